@@ -1,0 +1,88 @@
+# vigil — build, test, bench, fuzz, demo.  See README.md.
+CC      ?= gcc
+PKGS    := jansson sqlite3 libcurl libmicrohttpd munge
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lcurl -lmicrohttpd -lmunge) -ldl -lpthread -lm
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+LIB_SRC := $(sort $(wildcard src/*/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=build/obj/%.o)
+SAN_OBJ := $(LIB_SRC:%.c=build/san/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+TEST_HELPER_SRC := $(sort $(wildcard tests/unit/helpers/*.c))
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
+
+.PHONY: all check unit integration bench fuzz demo install clean
+all: build/vigil build/tests/libnvidia-ml.so.1
+
+build/vigil: build/obj/src/main.o build/libvigil.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/libvigil.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+build/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+build/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
+
+build/libvigil-san.a: $(SAN_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# The sanitized vigil binary the integration tests run.
+build/vigil-san: build/san/src/main.o build/libvigil-san.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lcmocka
+
+# The fake NVML library: the real dlopen path runs against it in tests and the lab.
+build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
+
+unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1
+
+# check, bench and demo install the Debian packages they need first (as root).
+check:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory unit integration
+	@tests/run
+
+bench:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory all
+	@bench/run
+
+build/fuzz/%: fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+	@fuzz/run $(FUZZ_BIN)
+
+demo:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory all
+	build/vigil lab demo
+
+install: build/vigil
+	install -D -m 0755 build/vigil $(DESTDIR)/usr/local/bin/vigil
+	install -D -m 0644 dist/vigil-agent.service $(DESTDIR)/etc/systemd/system/vigil-agent.service
+	install -D -m 0644 dist/vigil-serve.service $(DESTDIR)/etc/systemd/system/vigil-serve.service
+	mkdir -p $(DESTDIR)/usr/local/share/vigil && cp -r data/. $(DESTDIR)/usr/local/share/vigil/
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(SAN_OBJ:.o=.d) build/obj/src/main.d build/san/src/main.d

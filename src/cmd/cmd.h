@@ -1,0 +1,10 @@
+/* cmd.h — the subcommands: each is `int cmd_NAME(int argc, char **argv)` in
+ * src/cmd/NAME.c, listed in the table in src/main.c.  argv[0] is the
+ * subcommand's name; the return value is the process exit code
+ * (0 healthy, 1 findings/unhealthy, 2 usage or input error). */
+#ifndef VG_CMD_H
+#define VG_CMD_H
+
+int cmd_version(int argc, char **argv);
+
+#endif

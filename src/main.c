@@ -1,0 +1,43 @@
+/* main.c — vigil's entry point: the subcommand table (name → cmd_* function,
+ * one-line help), in the manner of git's.  Each subcommand lives in
+ * src/cmd/<name>.c. */
+#include "cmd/cmd.h"
+#include "util/log.h"
+#include <stdio.h>
+#include <string.h>
+
+struct subcommand {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct subcommand commands[] = {
+    { "version", cmd_version, "print the version and the data directory" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vigil [-v|-q] <command> [options]   (vigil <command> --help)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-v")) vg_log_level(vg_log_get_level() + 1);
+        else if (!strcmp(argv[i], "-q")) vg_log_level(0);
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        else return vg_input_error("unknown option '%s' (vigil --help)", argv[i]);
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return VG_EXIT_INPUT;
+    }
+    if (!strcmp(argv[i], "help")) { usage(stdout); return 0; }
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (!strcmp(argv[i], commands[c].name)) return commands[c].fn(argc - i, argv + i);
+    return vg_input_error("unknown command '%s' (vigil help)", argv[i]);
+}

@@ -1,0 +1,40 @@
+/* log.c — stderr logging with a level; see log.h. */
+#include "util/log.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int level = 1;
+
+void vg_log_level(int l) { level = l; }
+int vg_log_get_level(void) { return level; }
+
+static void emit(const char *tag, const char *fmt, va_list ap)
+{
+    char line[2048];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "vigil: %s%s\n", tag, line);
+}
+
+#define VG_LOG_FN(name, min, tag)                 \
+    void name(const char *fmt, ...)              \
+    {                                            \
+        if (level < (min)) return;               \
+        va_list ap;                              \
+        va_start(ap, fmt);                       \
+        emit(tag, fmt, ap);                      \
+        va_end(ap);                              \
+    }
+
+VG_LOG_FN(vg_err, 0, "")
+VG_LOG_FN(vg_warn, 1, "warning: ")
+VG_LOG_FN(vg_info, 2, "")
+VG_LOG_FN(vg_debug, 3, "debug: ")
+
+int vg_input_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("", fmt, ap);
+    va_end(ap);
+    return VG_EXIT_INPUT;
+}

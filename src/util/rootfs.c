@@ -1,0 +1,129 @@
+/* rootfs.c — root-relative file access; see rootfs.h. */
+#include "util/rootfs.h"
+#include "util/strutil.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *vg_root_path(const char *root, const char *path)
+{
+    if (!root || !*root || strcmp(root, "/") == 0) return vg_xstrdup(path);
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/') rl--;
+    while (*path == '/') path++;
+    char *p = vg_xmalloc(rl + strlen(path) + 2);
+    memcpy(p, root, rl);
+    p[rl] = '/';
+    strcpy(p + rl + 1, path);
+    return p;
+}
+
+int vg_read_file(const char *root, const char *path, size_t max, char **out, size_t *len)
+{
+    char *full = vg_root_path(root, path);
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    free(full);
+    if (fd < 0) return -1;
+    /* Reads up to max+1 bytes: one more than allowed means "too big". */
+    size_t cap = max < 4096 ? max + 1 : 4096, n = 0;
+    char *buf = vg_xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            if (n > max) {
+                free(buf);
+                close(fd);
+                errno = EFBIG;
+                return -1;
+            }
+            cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            buf = vg_xrealloc(buf, cap + 1);
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            free(buf);
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    if (n > max) {
+        free(buf);
+        close(fd);
+        errno = EFBIG;
+        return -1;
+    }
+    close(fd);
+    buf[n] = 0;
+    *out = buf;
+    if (len) *len = n;
+    return 0;
+}
+
+int vg_read_line(const char *root, const char *path, char *buf, size_t n)
+{
+    char *data;
+    if (vg_read_file(root, path, 1 << 16, &data, NULL) < 0) return -1;
+    char *nl = strchr(data, '\n');
+    if (nl) *nl = 0;
+    vg_strlcpy(buf, vg_trim(data), n);
+    free(data);
+    return 0;
+}
+
+bool vg_path_exists(const char *root, const char *path)
+{
+    char *full = vg_root_path(root, path);
+    struct stat st;
+    bool ok = stat(full, &st) == 0;
+    free(full);
+    return ok;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int vg_list_dir(const char *root, const char *path, char ***names)
+{
+    char *full = vg_root_path(root, path);
+    DIR *d = opendir(full);
+    free(full);
+    if (!d) return -1;
+    int n = 0, cap = 16;
+    char **v = vg_xmalloc(sizeof *v * (size_t)cap);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (n == cap) v = vg_xrealloc(v, sizeof *v * (size_t)(cap *= 2));
+        v[n++] = vg_xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *names = v;
+    return n;
+}
+
+void vg_free_list(char **names, int n)
+{
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+int vg_read_link(const char *root, const char *path, char *buf, size_t n)
+{
+    char *full = vg_root_path(root, path);
+    ssize_t r = readlink(full, buf, n - 1);
+    free(full);
+    if (r < 0) return -1;
+    buf[r] = 0;
+    return 0;
+}

@@ -1,0 +1,139 @@
+/* spawn.c — fork/execvp with pipes, poll, a deadline and process-group kill. */
+#include "util/spawn.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define VG_SPAWN_MAX_OUTPUT (256u << 20)
+
+static void child(const char *const argv[], const char *const env_extra[], int in, int out, int err)
+{
+    setpgid(0, 0);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    for (int i = 0; env_extra && env_extra[i]; i++) putenv((char *)env_extra[i]);
+    signal(SIGPIPE, SIG_DFL);
+    execvp(argv[0], (char *const *)argv);
+    dprintf(2, "cannot run %s: %s", argv[0], strerror(errno));
+    _exit(127);
+}
+
+int vg_spawn(const char *const argv[], const char *const env_extra[], const char *stdin_data,
+             int timeout_ms, struct vg_spawn_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int pin[2], pout[2], perr[2];
+    if (pipe2(pin, O_CLOEXEC) < 0) goto fail0;
+    if (pipe2(pout, O_CLOEXEC) < 0) goto fail1;
+    if (pipe2(perr, O_CLOEXEC) < 0) goto fail2;
+    pid_t pid = fork();
+    if (pid < 0) goto fail3;
+    if (pid == 0) child(argv, env_extra, pin[0], pout[1], perr[1]);
+    setpgid(pid, pid);
+    close(pin[0]);
+    close(pout[1]);
+    close(perr[1]);
+    int wfd = pin[1];
+    const char *wp = stdin_data;
+    size_t wleft = stdin_data ? strlen(stdin_data) : 0;
+    if (!wleft) { close(wfd); wfd = -1; }
+    else fcntl(wfd, F_SETFL, O_NONBLOCK);
+    struct sbuf out = SBUF_INIT, err = SBUF_INIT;
+    int64_t deadline = timeout_ms > 0 ? vg_mono_ms() + timeout_ms : 0;
+    int fds_open = 2;
+    int ofd = pout[0], efd = perr[0];
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    while (fds_open > 0 || wfd >= 0) {
+        struct pollfd p[3];
+        int np = 0;
+        if (ofd >= 0) p[np++] = (struct pollfd){ ofd, POLLIN, 0 };
+        if (efd >= 0) p[np++] = (struct pollfd){ efd, POLLIN, 0 };
+        if (wfd >= 0) p[np++] = (struct pollfd){ wfd, POLLOUT, 0 };
+        int wait = -1;
+        if (deadline) {
+            int64_t left = deadline - vg_mono_ms();
+            if (left <= 0) { r->timed_out = true; break; }
+            wait = (int)left;
+        }
+        int n = poll(p, (nfds_t)np, wait);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        if (n == 0) continue;
+        for (int i = 0; i < np; i++) {
+            if (!p[i].revents) continue;
+            if (p[i].fd == wfd) {
+                ssize_t w = write(wfd, wp, wleft);
+                if (w > 0) { wp += w; wleft -= (size_t)w; }
+                if (w < 0 && errno != EAGAIN) wleft = 0;
+                if (!wleft) { close(wfd); wfd = -1; }
+                continue;
+            }
+            char buf[65536];
+            ssize_t got = read(p[i].fd, buf, sizeof buf);
+            if (got > 0) {
+                struct sbuf *b = p[i].fd == ofd ? &out : &err;
+                if (b->len < VG_SPAWN_MAX_OUTPUT) sbuf_add(b, buf, (size_t)got);
+            } else if (got == 0 || errno != EINTR) {
+                close(p[i].fd);
+                if (p[i].fd == ofd) ofd = -1; else efd = -1;
+                fds_open--;
+            }
+        }
+    }
+    signal(SIGPIPE, old);
+    if (r->timed_out) kill(-pid, SIGKILL);
+    if (ofd >= 0) close(ofd);
+    if (efd >= 0) close(efd);
+    if (wfd >= 0) close(wfd);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (r->timed_out) kill(-pid, SIGKILL);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r->out_len = out.len;
+    r->out = sbuf_take(&out);
+    r->err_len = err.len;
+    r->err = sbuf_take(&err);
+    return 0;
+fail3:
+    close(perr[0]);
+    close(perr[1]);
+fail2:
+    close(pout[0]);
+    close(pout[1]);
+fail1:
+    close(pin[0]);
+    close(pin[1]);
+fail0:
+    r->status = -1;
+    r->out = vg_xstrdup("");
+    r->err = vg_xstrdup(strerror(errno));
+    r->err_len = strlen(r->err);
+    return -1;
+}
+
+void vg_spawn_result_free(struct vg_spawn_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+char *vg_argv_str(const char *const argv[])
+{
+    struct sbuf b = SBUF_INIT;
+    for (int i = 0; argv[i]; i++) {
+        if (i) sbuf_putc(&b, ' ');
+        sbuf_puts(&b, argv[i]);
+    }
+    return sbuf_take(&b);
+}

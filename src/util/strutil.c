@@ -1,0 +1,97 @@
+/* strutil.c — string helpers; see strutil.h. */
+#include "util/strutil.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *oom(void)
+{
+    fputs("vigil: out of memory\n", stderr);
+    abort();
+}
+
+void *vg_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    return p ? p : oom();
+}
+
+void *vg_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    return p ? p : oom();
+}
+
+void *vg_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : oom();
+}
+
+char *vg_xstrdup(const char *s) { return vg_xstrndup(s, strlen(s)); }
+
+char *vg_xstrndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *p = vg_xmalloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = 0;
+    return p;
+}
+
+char *vg_trim(char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
+    return s;
+}
+
+bool vg_startswith(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool vg_endswith(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+size_t vg_strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t n = strlen(src);
+    if (size) {
+        size_t c = n < size - 1 ? n : size - 1;
+        memcpy(dst, src, c);
+        dst[c] = 0;
+    }
+    return n;
+}
+
+int vg_split(char *s, const char *delims, char **fields, int max)
+{
+    int n = 0;
+    if (max <= 0) return 0;
+    fields[n++] = s;
+    for (char *p = s; *p && n < max; p++) {
+        if (strchr(delims, *p)) {
+            *p = 0;
+            fields[n++] = p + 1;
+        }
+    }
+    return n;
+}
+
+bool vg_parse_long(const char *s, long *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}

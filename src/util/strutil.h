@@ -1,0 +1,25 @@
+/* strutil.h — small string helpers and allocation wrappers that abort on OOM. */
+#ifndef VG_STRUTIL_H
+#define VG_STRUTIL_H
+#include <stdbool.h>
+#include <stddef.h>
+
+void *vg_xmalloc(size_t n);
+void *vg_xcalloc(size_t n, size_t size);
+void *vg_xrealloc(void *p, size_t n);
+char *vg_xstrdup(const char *s);
+char *vg_xstrndup(const char *s, size_t n);
+
+/* Trims ASCII whitespace in place; returns the start of the trimmed text. */
+char *vg_trim(char *s);
+bool vg_startswith(const char *s, const char *prefix);
+bool vg_endswith(const char *s, const char *suffix);
+/* Copies at most size-1 bytes and always terminates; returns strlen(src). */
+size_t vg_strlcpy(char *dst, const char *src, size_t size);
+/* Splits s in place on any of the delimiter characters; empty fields kept.
+ * Returns the number of fields stored (at most max). */
+int vg_split(char *s, const char *delims, char **fields, int max);
+/* Parses a decimal integer that must span the whole string. */
+bool vg_parse_long(const char *s, long *out);
+
+#endif

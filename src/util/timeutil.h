@@ -1,0 +1,16 @@
+/* timeutil.h — wall and monotonic clocks in milliseconds, and RFC 3339 UTC
+ * timestamps with milliseconds (the JSON contract). */
+#ifndef VG_TIMEUTIL_H
+#define VG_TIMEUTIL_H
+#include <stdbool.h>
+#include <stdint.h>
+
+int64_t vg_now_ms(void);   /* CLOCK_REALTIME, ms since the epoch */
+int64_t vg_mono_ms(void);  /* CLOCK_MONOTONIC */
+void vg_sleep_ms(int64_t ms);
+/* "2026-11-29T15:18:08.123Z" into buf (at least 32 bytes). */
+void vg_format_time(int64_t ms, char *buf);
+/* Parses RFC 3339 ("…Z" or "±hh:mm", optional fraction); false if malformed. */
+bool vg_parse_time(const char *s, int64_t *ms);
+
+#endif

@@ -1,0 +1,168 @@
+/* test_util.c — unit tests for src/util: strings, buffers, root-relative
+ * reads, time formatting, spawning with a deadline. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "util/rootfs.h"
+#include "util/sbuf.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include "signal/event.h"
+
+static void test_trim_split(void **state)
+{
+    (void)state;
+    char s[] = "  a:b::c \n";
+    char *t = vg_trim(s);
+    assert_string_equal(t, "a:b::c");
+    char *f[8];
+    assert_int_equal(vg_split(t, ":", f, 8), 4);
+    assert_string_equal(f[0], "a");
+    assert_string_equal(f[2], "");
+    assert_string_equal(f[3], "c");
+    long v;
+    assert_true(vg_parse_long("42", &v));
+    assert_int_equal(v, 42);
+    assert_false(vg_parse_long("42x", &v));
+    assert_false(vg_parse_long("", &v));
+}
+
+static void test_sbuf(void **state)
+{
+    (void)state;
+    struct sbuf b = SBUF_INIT;
+    for (int i = 0; i < 1000; i++) sbuf_printf(&b, "%d,", i);
+    assert_true(vg_startswith(b.s, "0,1,2,"));
+    assert_true(vg_endswith(b.s, "999,"));
+    char *s = sbuf_take(&b);
+    assert_null(b.s);
+    free(s);
+}
+
+static void test_time_roundtrip(void **state)
+{
+    (void)state;
+    char buf[32];
+    vg_format_time(1764430688123LL, buf);
+    assert_string_equal(buf, "2025-11-29T15:38:08.123Z");
+    int64_t ms;
+    assert_true(vg_parse_time(buf, &ms));
+    assert_int_equal(ms, 1764430688123LL);
+    assert_true(vg_parse_time("2025-11-29T16:38:08.5+01:00", &ms));
+    assert_int_equal(ms, 1764430688500LL);
+    assert_false(vg_parse_time("2025-13-29T16:38:08Z", &ms));
+    assert_false(vg_parse_time("yesterday", &ms));
+}
+
+static void test_rootfs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *p = vg_root_path(dir, "/etc/os-release");
+    assert_true(vg_endswith(p, "/etc/os-release"));
+    free(p);
+    p = vg_root_path("/", "/etc/x");
+    assert_string_equal(p, "/etc/x");
+    free(p);
+    char path[256];
+    snprintf(path, sizeof path, "%s/f", dir);
+    FILE *f = fopen(path, "w");
+    fputs("  first line  \nsecond\n", f);
+    fclose(f);
+    char line[64];
+    assert_int_equal(vg_read_line(dir, "/f", line, sizeof line), 0);
+    assert_string_equal(line, "first line");
+    char *data;
+    size_t len;
+    assert_int_equal(vg_read_file(dir, "f", 1 << 20, &data, &len), 0);
+    assert_int_equal(len, 22);
+    free(data);
+    assert_int_equal(vg_read_file(dir, "f", 8, &data, &len), -1);
+    assert_int_equal(vg_read_file(dir, "missing", 8, &data, &len), -1);
+    char **names;
+    assert_int_equal(vg_list_dir(dir, "/", &names), 1);
+    assert_string_equal(names[0], "f");
+    vg_free_list(names, 1);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_spawn(void **state)
+{
+    (void)state;
+    struct vg_spawn_result r;
+    const char *echo[] = { "echo", "hello", NULL };
+    assert_int_equal(vg_spawn(echo, NULL, NULL, 5000, &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "hello\n");
+    vg_spawn_result_free(&r);
+
+    const char *cat[] = { "cat", NULL };
+    assert_int_equal(vg_spawn(cat, NULL, "piped in", 5000, &r), 0);
+    assert_string_equal(r.out, "piped in");
+    vg_spawn_result_free(&r);
+
+    const char *env[] = { "VG_TEST_VAR=xyz", NULL };
+    const char *printenv[] = { "printenv", "VG_TEST_VAR", NULL };
+    assert_int_equal(vg_spawn(printenv, env, NULL, 5000, &r), 0);
+    assert_string_equal(r.out, "xyz\n");
+    vg_spawn_result_free(&r);
+
+    int64_t t0 = vg_mono_ms();
+    const char *sleeper[] = { "sleep", "30", NULL };
+    assert_int_equal(vg_spawn(sleeper, NULL, NULL, 200, &r), 0);
+    assert_true(r.timed_out);
+    assert_true(vg_mono_ms() - t0 < 10000);
+    vg_spawn_result_free(&r);
+
+    const char *missing[] = { "/nonexistent/prog", NULL };
+    assert_int_equal(vg_spawn(missing, NULL, NULL, 5000, &r), 0);
+    assert_int_equal(r.status, 127);
+    vg_spawn_result_free(&r);
+}
+
+static void test_event_json(void **state)
+{
+    (void)state;
+    struct vg_event e, back;
+    vg_event_init(&e);
+    strcpy(e.node, "n1");
+    strcpy(e.kind, "xid");
+    strcpy(e.source, "kmsg");
+    strcpy(e.pci, "0000:18:00.0");
+    e.code = 79;
+    e.gpu = 2;
+    e.action = VG_ACT_DRAIN_RMA;
+    e.time_ms = 1764430688123LL;
+    json_t *j = vg_event_to_json(&e);
+    char err[128];
+    assert_int_equal(vg_event_from_json(j, &back, err, sizeof err), 0);
+    assert_string_equal(back.pci, "0000:18:00.0");
+    assert_int_equal(back.code, 79);
+    assert_int_equal(back.gpu, 2);
+    assert_int_equal(back.action, VG_ACT_DRAIN_RMA);
+    assert_int_equal(back.time_ms, e.time_ms);
+    json_object_set_new(j, "action", json_string("explode"));
+    assert_int_equal(vg_event_from_json(j, &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "action"));
+    json_object_del(j, "kind");
+    assert_int_equal(vg_event_from_json(j, &back, err, sizeof err), -1);
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trim_split), cmocka_unit_test(test_sbuf),
+        cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
+        cmocka_unit_test(test_spawn), cmocka_unit_test(test_event_json),
+    };
+    return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
