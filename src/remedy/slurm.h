@@ -1,0 +1,43 @@
+/* slurm.h — the Slurm adapter: the only code in vigil that knows scontrol,
+ * squeue and sinfo exist.  Every call spawns the command with argv (never a
+ * shell) under a timeout; calls are batched (one `scontrol update` for many
+ * nodes, one `squeue` for many nodes) and counted, so callers can report how
+ * many Slurm commands an incident cost. */
+#ifndef VG_SLURM_H
+#define VG_SLURM_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Every reason vigil writes starts with this; vigil only undoes states whose
+ * reason starts with it. */
+#define VG_REASON_PREFIX "vigil:"
+
+struct vg_slurm {
+    const char *conf;      /* SLURM_CONF to pass to the commands, or NULL for the default */
+    int timeout_ms;        /* per command; 0 = 10 s */
+    unsigned calls;        /* commands issued so far */
+    char err[256];         /* last error, one line */
+};
+
+struct vg_node_state {
+    char name[64];
+    char state[64];        /* scontrol's State=, e.g. "IDLE+DRAIN", "DOWN+NOT_RESPONDING" */
+    char reason[256];      /* Reason= without the "[user@time]" suffix, "" when none */
+    char partitions[128];
+    char features[128];    /* AvailableFeatures */
+    bool drain, down, responding;
+};
+
+/* All nodes (nodelist NULL) or the named ones ("n1,n3" or "n[1-3]"): one
+ * `scontrol show node -o` call.  *out is malloc'd.  Returns 0 or -1 (err set). */
+int vg_slurm_nodes(struct vg_slurm *s, const char *nodelist, struct vg_node_state **out, size_t *n);
+/* state: "drain", "down", "resume" (or any scontrol State= value); one call for
+ * all nodes.  reason is required for drain/down and must start with "vigil:". */
+int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, const char *state,
+                       const char *reason);
+/* Job ids running (or completing) on any of the nodes: one squeue call. */
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs);
+/* One `scontrol requeue` for all the jobs. */
+int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n);
+
+#endif
