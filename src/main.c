@@ -13,6 +13,7 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
+    { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
 };
 

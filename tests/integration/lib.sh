@@ -4,6 +4,7 @@
 : "${VIGIL:=$(cd "$(dirname "$0")/../.." && pwd)/build/vigil-san}"
 _tap_n=0
 ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $*"; }
 nok()  { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $*"; }
 # check "description" command args…  — passes when the command exits 0.
 check() { d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }

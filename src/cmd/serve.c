@@ -1,0 +1,94 @@
+/* serve.c — `vigil serve`: the cluster controller.  Receives agents' events
+ * over HTTP (authenticated with MUNGE or a token), records incidents in SQLite
+ * (WAL; an accepted incident survives kill -9) and serves them back.
+ *   vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none]
+ *               [--token-file F] [--munge-socket S] [--window SECONDS] [--port-file F] */
+#include "cmd/cmd.h"
+#include "remedy/auth.h"
+#include "remedy/httpapi.h"
+#include "remedy/ingest.h"
+#include "remedy/store.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SERVE_USAGE                                                                                     \
+    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n" \
+    "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"
+
+int cmd_serve(int argc, char **argv)
+{
+    const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
+    const char *token_file = NULL, *munge_socket = NULL, *port_file = NULL;
+    long window = 60;
+    static const struct option opts[] = {
+        { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
+        { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
+        { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
+        { "port-file", required_argument, 0, 'p' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    };
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'l': listen = optarg; break;
+        case 'd': db = optarg; break;
+        case 'a': mode = optarg; break;
+        case 't': token_file = optarg; break;
+        case 'm': munge_socket = optarg; break;
+        case 'p': port_file = optarg; break;
+        case 'w':
+            if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
+            break;
+        case 'h': fputs(SERVE_USAGE, stdout); return 0;
+        default: fputs(SERVE_USAGE, stderr); return VG_EXIT_INPUT;
+        }
+    }
+    if (optind < argc) return vg_input_error("serve: unexpected argument '%s'", argv[optind]);
+
+    char err[512];
+    struct vg_auth auth;
+    if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) return vg_input_error("%s", err);
+    if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any client may post events");
+    struct vg_store *store;
+    if (vg_store_open(db, &store, err, sizeof err)) {
+        vg_auth_free(&auth);
+        return vg_input_error("%s", err);
+    }
+    struct vg_ingest ingest = { .store = store, .window_ms = window * 1000 };
+
+    /* Block the stop signals before the server's thread starts, then wait for one. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    struct vg_http *http = vg_http_start(listen, &auth, &ingest, err, sizeof err);
+    if (!http) {
+        vg_store_close(store);
+        vg_auth_free(&auth);
+        return vg_input_error("%s", err);
+    }
+    unsigned port = vg_http_port(http);
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (f) {
+            fprintf(f, "%u\n", port);
+            fclose(f);
+        } else {
+            vg_err("serve: cannot write %s", port_file);
+        }
+    }
+    vg_info("serve: listening on port %u, store %s, auth %s", port, db, mode);
+    int sig;
+    sigwait(&set, &sig);
+    vg_info("serve: stopping on signal %d", sig);
+    vg_http_stop(http);
+    vg_store_close(store);
+    vg_auth_free(&auth);
+    return 0;
+}

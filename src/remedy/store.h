@@ -1,0 +1,53 @@
+/* store.h — the controller's incident store: SQLite in WAL mode with
+ * synchronous=FULL, so an incident accepted (HTTP 202) is on disk before the
+ * agent hears back and survives kill -9 of the controller at any moment.
+ * Every step of an incident is timestamped: detected, isolated,
+ * jobs_requeued, spare_promoted, remediated, returned. */
+#ifndef VG_STORE_H
+#define VG_STORE_H
+#include "signal/event.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum vg_step {
+    VG_STEP_DETECTED = 0,
+    VG_STEP_ISOLATED,
+    VG_STEP_JOBS_REQUEUED,
+    VG_STEP_SPARE_PROMOTED,
+    VG_STEP_REMEDIATED,
+    VG_STEP_RETURNED,
+    VG_STEP_COUNT
+};
+const char *vg_step_name(enum vg_step s);
+
+struct vg_store;
+
+/* Opens (creating) the database.  Returns 0, or -1 with a message in err. */
+int vg_store_open(const char *path, struct vg_store **st, char *err, size_t errlen);
+void vg_store_close(struct vg_store *st);
+
+/* Accepts one event from an agent message (node, seq) received at `now`.
+ * A (node, seq) pair already stored is a duplicate: nothing changes and
+ * *duplicate is set (deliveries from a spool are idempotent).  Otherwise the
+ * event joins the open incident of the same node and event key when the last
+ * one was seen within window_ms (count and last updated), or opens a new
+ * incident with `detected` = now.  *incident gets its id, *is_new whether it
+ * was opened by this event.  One transaction.  Returns 0 or -1. */
+int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx,
+                    const struct vg_event *e, int64_t now, int64_t window_ms,
+                    int64_t *incident, bool *is_new, bool *duplicate);
+/* Records a step (the first time only: a step's time never moves) with a detail. */
+int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at,
+                  const char *detail);
+/* Sets the incident's free-text state ("open", "isolated", "held: breaker", "closed"…). */
+int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state);
+/* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
+json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
+json_t *vg_store_incident(struct vg_store *st, int64_t id);
+/* Per-node summary: open incidents, worst open action, last event time. */
+json_t *vg_store_nodes(struct vg_store *st);
+/* Counters for /metrics: incidents total and open, events accepted, duplicates. */
+int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int64_t *messages);
+
+#endif

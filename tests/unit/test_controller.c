@@ -1,0 +1,240 @@
+/* test_controller.c — the controller's store (real SQLite file), intake, token
+ * auth, and HTTP API (real libmicrohttpd server on loopback, real libcurl client). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "remedy/auth.h"
+#include "remedy/client.h"
+#include "remedy/httpapi.h"
+#include "remedy/ingest.h"
+#include "remedy/store.h"
+#include "util/timeutil.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/vigil-ctl-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "%s/incidents.db", dir);
+    unlink(cmd);
+    strcat(cmd, "-wal");
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/incidents.db-shm", dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/token", dir);
+    unlink(cmd);
+    rmdir(dir);
+    return 0;
+}
+
+static struct vg_store *open_store(void)
+{
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    struct vg_store *st;
+    assert_int_equal(vg_store_open(path, &st, err, sizeof err), 0);
+    return st;
+}
+
+static const char *msg79 =
+    "{\"node\":\"n2\",\"seq\":7,\"events\":[{\"kind\":\"xid\",\"code\":79,\"pci\":\"0000:18:00.0\",\"gpu\":1,"
+    "\"action\":\"drain-rma\",\"source\":\"kmsg\",\"time\":\"2026-11-29T10:00:00.000Z\","
+    "\"raw\":\"NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\"}]}";
+
+static void test_store_fold_and_duplicates(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    json_t *resp;
+    int64_t now = vg_now_ms();
+    assert_int_equal(vg_ingest_message(&in, msg79, now, &resp), 202);
+    assert_int_equal(json_array_size(json_object_get(resp, "new")), 1);
+    int64_t id = json_integer_value(json_array_get(json_object_get(resp, "incidents"), 0));
+    json_decref(resp);
+    /* The same delivery again (a spool retry): a duplicate, nothing new. */
+    assert_int_equal(vg_ingest_message(&in, msg79, now + 5, &resp), 202);
+    assert_int_equal(json_integer_value(json_object_get(resp, "duplicates")), 1);
+    assert_int_equal(json_array_size(json_object_get(resp, "new")), 0);
+    json_decref(resp);
+    /* The same fault in a new message within the window folds into the incident. */
+    char *again = strdup(msg79);
+    memcpy(strstr(again, "\"seq\":7"), "\"seq\":8", 7);
+    assert_int_equal(vg_ingest_message(&in, again, now + 10, &resp), 202);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(resp, "incidents"), 0)), id);
+    json_decref(resp);
+    free(again);
+    assert_int_equal(vg_store_step(st, id, VG_STEP_ISOLATED, now + 100, "scontrol down"), 0);
+    assert_int_equal(vg_store_step(st, id, VG_STEP_ISOLATED, now + 900, "again"), 0); /* first time wins */
+    json_t *inc = vg_store_incident(st, id);
+    assert_non_null(inc);
+    assert_int_equal(json_integer_value(json_object_get(inc, "count")), 2);
+    assert_string_equal(json_string_value(json_object_get(inc, "action")), "drain-rma");
+    json_t *steps = json_object_get(inc, "steps");
+    assert_true(json_is_object(json_object_get(steps, "detected")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(steps, "isolated"), "detail")),
+                        "scontrol down");
+    assert_true(json_is_null(json_object_get(steps, "returned")));
+    json_decref(inc);
+    int64_t total, open, msgs;
+    assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
+    assert_int_equal(total, 1);
+    assert_int_equal(msgs, 2);
+    assert_int_equal(vg_store_set_state(st, id, "closed"), 0);
+    assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
+    assert_int_equal(open, 0);
+    vg_store_close(st);
+    /* Reopened: everything is still there. */
+    st = open_store();
+    json_t *all = vg_store_incidents(st, "n2", false, 0);
+    assert_int_equal(json_array_size(all), 1);
+    json_decref(all);
+    vg_store_close(st);
+}
+
+static void test_ingest_rejects_bad_messages(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    const char *bad[] = {
+        "not json",
+        "{\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        "{\"node\":\"n1\",\"seq\":-1,\"events\":[{\"kind\":\"xid\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\"},{\"code\":3}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"action\":\"explode\"}]}",
+    };
+    const char *field[] = { "invalid JSON", "node", "seq", "events", "events[1]", "action" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *resp;
+        assert_int_equal(vg_ingest_message(&in, bad[i], vg_now_ms(), &resp), 400);
+        assert_non_null(strstr(json_string_value(json_object_get(resp, "error")), field[i]));
+        json_decref(resp);
+    }
+    int64_t total, open, msgs;
+    vg_store_counts(st, &total, &open, &msgs);
+    assert_int_equal(total, 0); /* all or nothing: the half-valid message stored nothing */
+    vg_store_close(st);
+}
+
+static void write_token(const char *token, mode_t mode)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/token", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%s\n", token);
+    fclose(f);
+    chmod(path, mode);
+}
+
+static void test_token_auth(void **state)
+{
+    (void)state;
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/token", dir);
+    struct vg_auth a;
+    write_token("0123456789abcdef0123", 0644);
+    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "group or others"));
+    write_token("0123456789abcdef0123", 0600);
+    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), 0);
+    char *json;
+    int64_t now = vg_now_ms();
+    char t[32];
+    snprintf(t, sizeof t, "%lld", (long long)now);
+    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n1", now, &json, err, sizeof err), 0);
+    free(json);
+    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n1", now, &json, err, sizeof err), -1);
+    assert_non_null(strstr(err, "replayed"));
+    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer wrong-token-wrong-token", t, "n2", now, &json, err, sizeof err), -1);
+    snprintf(t, sizeof t, "%lld", (long long)(now - 10 * 60 * 1000));
+    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n3", now, &json, err, sizeof err), -1);
+    vg_auth_free(&a);
+    assert_int_equal(vg_auth_init(&a, "kerberos", NULL, NULL, err, sizeof err), -1);
+}
+
+static void test_http_api(void **state)
+{
+    (void)state;
+    char path[128], err[256], url[128];
+    snprintf(path, sizeof path, "%s/token", dir);
+    write_token("s3cret-s3cret-s3cret", 0600);
+    struct vg_auth server_auth, client_auth, bad_auth;
+    assert_int_equal(vg_auth_init(&server_auth, "token", path, NULL, err, sizeof err), 0);
+    assert_int_equal(vg_auth_init(&client_auth, "token", path, NULL, err, sizeof err), 0);
+    memcpy(&bad_auth, &client_auth, sizeof bad_auth);
+    strcpy(bad_auth.token, "not-the-right-token");
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    struct vg_http *h = vg_http_start("127.0.0.1:0", &server_auth, &in, err, sizeof err);
+    assert_non_null(h);
+    unsigned port = vg_http_port(h);
+    assert_true(port > 0);
+    long status;
+    char *resp;
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/events", port);
+    assert_int_equal(vg_client_post(url, &bad_auth, msg79, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 401);
+    free(resp);
+    assert_int_equal(vg_client_post(url, &client_auth, msg79, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 202);
+    free(resp);
+    assert_int_equal(vg_client_post(url, &client_auth, "{\"node\":1}", 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 400);
+    free(resp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/incidents?node=n2", port);
+    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 200);
+    json_t *arr = json_loads(resp, 0, NULL);
+    free(resp);
+    assert_int_equal(json_array_size(arr), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "code")), 79);
+    json_decref(arr);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", port);
+    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_non_null(strstr(resp, "vigil_incidents_total 1\n"));
+    assert_non_null(strstr(resp, "vigil_rejected_total{reason=\"auth\"} 1\n"));
+    free(resp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/nodes", port);
+    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_non_null(strstr(resp, "\"worst_open_action\":\"drain-rma\""));
+    free(resp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/nope", port);
+    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 404);
+    free(resp);
+    vg_http_stop(h);
+    /* Nothing listens any more: the client says so instead of hanging. */
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/events", port);
+    assert_int_equal(vg_client_post(url, &client_auth, msg79, 2000, &status, &resp, err, sizeof err), -1);
+    vg_store_close(st);
+    vg_auth_free(&server_auth);
+    vg_auth_free(&client_auth);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_auth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
+}
