@@ -1,0 +1,90 @@
+/* policy.h — the controller's cluster-wide policy: what to do about a node
+ * that has a verdict.  Pure decisions (no Slurm calls here: the executor
+ * applies them through the adapter), so every rule is unit-testable:
+ *   - action per verdict: DRAIN (jobs finish) below `down_at`, DOWN and
+ *     requeue the node's jobs now at or above it; `ignore` is only recorded;
+ *   - ownership: a node unavailable for a reason vigil did not write is left
+ *     alone; vigil never touches it;
+ *   - hot spares: each production node isolated promotes one spare from the
+ *     pool so the requeued job finds room;
+ *   - rack / NVLink domain: when more than `domain_max_unavailable` nodes of a
+ *     domain are unavailable, the whole domain is isolated as a unit;
+ *   - blast-radius breaker: if isolating would bring the nodes vigil isolated
+ *     within `breaker_window_ms` above `breaker_percent` of the cluster, it
+ *     holds (records, alerts) instead of acting. */
+#ifndef VG_POLICY_H
+#define VG_POLICY_H
+#include "signal/event.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vg_policy {
+    enum vg_action down_at;       /* default reset-gpu */
+    enum vg_action drain_at;      /* default restart-app */
+    int domain_max_unavailable;   /* default 2 */
+    int breaker_percent;          /* default 10 */
+    int64_t breaker_window_ms;    /* default 10 min */
+    char **spares;                /* hot-spare pool, in order of preference */
+    size_t nspares;
+    char **domain_nodes, **domain_names; /* parallel: node i belongs to domain_names[i] */
+    size_t ndomain;
+    char **remediate;             /* argv template ({node}, {gpu}), NULL = none */
+    char **healthcheck;           /* argv template, NULL = none */
+    char spare_reservation[64];   /* Slurm reservation holding the pool, default "vigil_spares" */
+};
+
+/* The controller's view of one node (from one `scontrol show node` call). */
+struct vg_node_view {
+    const char *name;
+    bool unavailable;  /* DRAIN, DOWN, FAIL… */
+    bool ours;         /* its reason starts with "vigil:" */
+    bool spare;        /* in the spare pool (not in production) */
+};
+
+/* Isolations vigil made recently (for the breaker). */
+struct vg_isolation_log {
+    int64_t *at;
+    size_t n, cap;
+};
+
+enum vg_verdict_op {
+    VG_OP_RECORD,      /* ignore-class: record only */
+    VG_OP_DRAIN,
+    VG_OP_DOWN,        /* DOWN + requeue the node's jobs now */
+};
+
+struct vg_decision {
+    enum vg_verdict_op op;
+    char **isolate;        /* nodes to isolate (the node, plus its domain when the rule fires) */
+    size_t nisolate;
+    char **promote;        /* spares to move into production */
+    size_t npromote;
+    bool held;             /* the breaker or ownership stopped it: nothing to do */
+    char reason[256];      /* the Slurm reason, starts with "vigil:" */
+    char note[256];        /* why (held, domain rule, no spare left…) */
+};
+
+void vg_policy_defaults(struct vg_policy *p);
+void vg_policy_free(struct vg_policy *p);
+/* Loads a policy file ("key = value" lines, '#' comments):
+ *   down_at = reset-gpu | drain_at = restart-app | spares = n[9-10]
+ *   domain rack1 = n[1-4] | domain_max_unavailable = 2
+ *   breaker = 10% / 600s | spare_reservation = vigil_spares
+ *   remediate = nvidia-smi -r -i {gpu} | healthcheck = vigil check --node {node}
+ * Returns 0, or -1 with "FILE:LINE: what" in err. */
+int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errlen);
+int vg_policy_parse(struct vg_policy *p, const char *text, const char *name, char *err, size_t errlen);
+const char *vg_policy_domain(const struct vg_policy *p, const char *node);
+
+/* Decides what to do about `node` given a verdict `action` (what: a short
+ * description for the reason, e.g. "xid 79 gpu 2").  cluster: all nodes.
+ * Records the isolations it decides in log.  Fill d; free with
+ * vg_decision_free. */
+void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *cluster, size_t n, const char *node,
+                      enum vg_action action, const char *what, int64_t now, struct vg_isolation_log *log,
+                      struct vg_decision *d);
+void vg_decision_free(struct vg_decision *d);
+void vg_isolation_log_free(struct vg_isolation_log *log);
+
+#endif

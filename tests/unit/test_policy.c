@@ -1,0 +1,211 @@
+/* test_policy.c — the controller's policy: verdict → drain/down, ownership,
+ * hot spares, the rack/NVLink-domain rule, the blast-radius breaker, the policy
+ * file parser; and Slurm host-list expansion. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include "remedy/policy.h"
+#include "util/hostlist.h"
+
+static void test_hostlist(void **state)
+{
+    (void)state;
+    char **v;
+    int n = vg_hostlist_expand("n[1-3,7],gpu[08-10],login", &v, 100);
+    assert_int_equal(n, 8);
+    const char *want[] = { "n1", "n2", "n3", "n7", "gpu08", "gpu09", "gpu10", "login" };
+    for (int i = 0; i < n; i++) assert_string_equal(v[i], want[i]);
+    char *j = vg_hostlist_join((const char *const *)v, 3);
+    assert_string_equal(j, "n1,n2,n3");
+    free(j);
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+    const char *bad[] = { "n 1", "n\x89", "n[1-3", "n1-3]", "n[3-1]", "n[a-b]", "n[1-2][3]", "", "a,,b", "n[1-100000000]" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) assert_int_equal(vg_hostlist_expand(bad[i], &v, 1000), -1);
+}
+
+static const char *conf =
+    "# test policy\n"
+    "down_at = reset-gpu\n"
+    "spares = n[9-10]\n"
+    "domain rack1 = n[1-4]\n"
+    "domain rack2 = n[5-8]\n"
+    "domain_max_unavailable = 2\n"
+    "breaker = 25% / 600s\n"
+    "remediate = nvidia-smi -r -i {gpu}\n";
+
+static struct vg_node_view cluster[10];
+static char names[10][8];
+
+static void make_cluster(void)
+{
+    for (int i = 0; i < 10; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i + 1);
+        cluster[i] = (struct vg_node_view){ .name = names[i], .spare = i >= 8 };
+    }
+}
+
+static struct vg_policy load(const char *text)
+{
+    struct vg_policy p;
+    char err[256];
+    vg_policy_defaults(&p);
+    assert_int_equal(vg_policy_parse(&p, text, "policy.conf", err, sizeof err), 0);
+    return p;
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    struct vg_policy p = load(conf);
+    assert_int_equal(p.nspares, 2);
+    assert_string_equal(p.spares[1], "n10");
+    assert_string_equal(vg_policy_domain(&p, "n6"), "rack2");
+    assert_null(vg_policy_domain(&p, "n9"));
+    assert_int_equal(p.breaker_percent, 25);
+    assert_int_equal(p.breaker_window_ms, 600000);
+    assert_string_equal(p.remediate[2], "-i");
+    assert_string_equal(p.remediate[3], "{gpu}");
+    assert_null(p.remediate[4]);
+    vg_policy_free(&p);
+    const char *bad[] = { "down_at = explode\n", "spares = n[1-\n", "\n\nbreaker = lots\n", "frobnicate = 1\n",
+                          "domain = n1\n", "domain a = n1\ndomain b = n1\n", "no equals sign\n",
+                          "drain_at = reboot\ndown_at = restart-app\n" };
+    const char *where[] = { "policy.conf:1:", "policy.conf:1:", "policy.conf:3:", "policy.conf:1:",
+                            "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[256] = "";
+        vg_policy_defaults(&p);
+        assert_int_equal(vg_policy_parse(&p, bad[i], "policy.conf", err, sizeof err), -1);
+        assert_non_null(strstr(err, where[i]));
+        vg_policy_free(&p);
+    }
+}
+
+static void test_verdict_classes_and_spares(void **state)
+{
+    (void)state;
+    struct vg_policy p = load(conf);
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    p.breaker_percent = 100;
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_IGNORE, "xid 43", 1000, &log, &d);
+    assert_int_equal(d.op, VG_OP_RECORD);
+    assert_int_equal(d.nisolate, 0);
+    vg_decision_free(&d);
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_RESTART_APP, "xid 13", 1000, &log, &d);
+    assert_int_equal(d.op, VG_OP_DRAIN);
+    assert_int_equal(d.nisolate, 1);
+    assert_int_equal(d.npromote, 1);
+    assert_string_equal(d.promote[0], "n9");
+    assert_string_equal(d.reason, "vigil: xid 13");
+    vg_decision_free(&d);
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "xid 79 gpu 2", 1000, &log, &d);
+    assert_int_equal(d.op, VG_OP_DOWN);
+    assert_string_equal(d.isolate[0], "n3");
+    vg_decision_free(&d);
+    /* A spare that is itself unavailable is not promoted; the pool runs short. */
+    cluster[8].unavailable = true;
+    cluster[9].spare = false; /* already promoted */
+    vg_policy_decide(&p, cluster, 10, "n6", VG_ACT_REBOOT, "xid 48", 1000, &log, &d);
+    assert_int_equal(d.npromote, 0);
+    assert_non_null(strstr(d.note, "spare pool short by 1"));
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
+static void test_ownership(void **state)
+{
+    (void)state;
+    struct vg_policy p = load(conf);
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    cluster[1].unavailable = true; /* drained by an administrator */
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_true(d.held);
+    assert_int_equal(d.nisolate, 0);
+    assert_non_null(strstr(d.note, "did not write"));
+    vg_decision_free(&d);
+    cluster[1].ours = true; /* drained by vigil earlier: a worse verdict escalates to DOWN */
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_false(d.held);
+    assert_int_equal(d.op, VG_OP_DOWN);
+    assert_int_equal(d.nisolate, 1);
+    assert_int_equal(d.npromote, 0);
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
+static void test_domain_rule(void **state)
+{
+    (void)state;
+    struct vg_policy p = load(conf);
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    p.breaker_percent = 100;
+    cluster[0].unavailable = cluster[0].ours = true;
+    cluster[1].unavailable = cluster[1].ours = true;
+    /* The third of rack1's four nodes: the whole rack goes. */
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 2);
+    assert_string_equal(d.isolate[0], "n3");
+    assert_string_equal(d.isolate[1], "n4");
+    assert_non_null(strstr(d.reason, "domain rack1: 3 of 4"));
+    assert_int_equal(d.npromote, 2);
+    vg_decision_free(&d);
+    /* Two of rack2 down is tolerated. */
+    cluster[4].unavailable = cluster[4].ours = true;
+    vg_policy_decide(&p, cluster, 10, "n6", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 1);
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
+static void test_breaker(void **state)
+{
+    (void)state;
+    struct vg_policy p = load(conf); /* 25% of 10 nodes = 2 per 600 s */
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    int isolated = 0, held = 0;
+    for (int i = 0; i < 8; i++) {
+        vg_policy_decide(&p, cluster, 10, names[i], VG_ACT_DRAIN_RMA, "xid 79", 1000 + i, &log, &d);
+        if (d.held) held++;
+        else {
+            isolated += (int)d.nisolate;
+            for (size_t k = 0; k < d.nisolate; k++)
+                for (int c = 0; c < 10; c++)
+                    if (!strcmp(cluster[c].name, d.isolate[k])) cluster[c].unavailable = cluster[c].ours = true;
+        }
+        vg_decision_free(&d);
+    }
+    assert_int_equal(isolated, 2);
+    assert_int_equal(held, 6);
+    /* After the window the breaker lets the next one through. */
+    vg_policy_decide(&p, cluster, 10, "n8", VG_ACT_DRAIN_RMA, "xid 79", 1000 + 601000, &log, &d);
+    assert_false(d.held);
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_verdict_classes_and_spares), cmocka_unit_test(test_ownership),
+        cmocka_unit_test(test_domain_rule),       cmocka_unit_test(test_breaker),
+    };
+    return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
