@@ -124,7 +124,7 @@ int vg_inventory_add_pkg_rules(struct vg_inventory *inv, const struct vg_pkg_rul
 
 int vg_inventory_collect(struct vg_inventory *inv)
 {
-    if (!vg_path_exists(inv->root, "/")) return vg_input_error("%s: root directory not readable", inv->root);
+    if (!vg_path_exists(inv->root, "/")) return vg_input_error("%s: root directory not readable", inv->root), -1;
     if (vg_pkgdb_dpkg_load(inv) < 0) return -1;
     if (vg_pkgdb_rpm_load(inv) < 0) return -1;
     for (size_t i = 0; i < vg_ncollectors; i++) {
