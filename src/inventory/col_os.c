@@ -52,9 +52,10 @@ static int collect(struct vg_inventory *inv)
     }
     struct vg_component *k = vg_inventory_find(inv, "linux-kernel");
     if (k) {
-        /* "5.15.0-88-generic": the upstream release is the part before '-'. */
+        /* "5.15.0-88-generic" → "5.15.0-88": the flavour is not part of the version. */
         vg_strlcpy(k->upstream, k->version, sizeof k->upstream);
-        k->upstream[strcspn(k->upstream, "-+")] = 0;
+        char *dash = strrchr(k->upstream, '-');
+        if (dash && dash != strchr(k->upstream, '-') && dash[1] >= 'a' && dash[1] <= 'z') *dash = 0;
     }
     if (vg_read_line(inv->root, "/proc/sys/kernel/hostname", inv->hostname, sizeof inv->hostname) < 0 || !inv->hostname[0])
         if (vg_read_line(inv->root, "/etc/hostname", inv->hostname, sizeof inv->hostname) < 0) inv->hostname[0] = 0;

@@ -72,7 +72,7 @@ static void test_ubuntu_run535(void **state)
     assert_string_equal(inv.os_pretty, "Ubuntu 22.04.3 LTS");
     expect(&inv, "os", "22.04", "/etc/os-release");
     const struct vg_component *c = expect(&inv, "linux-kernel", "5.15.0-88-generic", "/proc/sys/kernel/osrelease");
-    assert_string_equal(c->upstream, "5.15.0");
+    assert_string_equal(c->upstream, "5.15.0-88");
     /* .run install: found from /proc, no package */
     c = expect(&inv, "nvidia-driver", "535.129.03", "/proc/driver/nvidia/version");
     assert_int_equal(c->eco, VG_ECO_NVIDIA);
@@ -135,8 +135,8 @@ static void test_clean_current(void **state)
     const struct vg_component *c = expect(&inv, "nvidia-driver", "580.159.03", "/proc/driver/nvidia/version");
     assert_string_equal(c->detail, "open kernel module");
     expect(&inv, "cuda-driver", "13.0", "/proc/driver/nvidia/version");
-    expect(&inv, "cuda-toolkit", "13.0.2", "file:/usr/local/cuda-13.0/version.json");
-    c = expect(&inv, "dcgm", "1:4.4.1-1", "dpkg:/var/lib/dpkg/status");
+    expect(&inv, "cuda-toolkit", "13.1.0", "file:/usr/local/cuda-13.1/version.json");
+    c = expect(&inv, "dcgm", "1:4.5.3-1", "dpkg:/var/lib/dpkg/status");
     assert_string_equal(c->package, "datacenter-gpu-manager-4-core");
     c = expect(&inv, "containerd", "2.3.4-1", "dpkg:/var/lib/dpkg/status");
     assert_string_equal(c->package, "containerd.io");
