@@ -14,6 +14,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
     { "version", cmd_version, "print the version and the data directory" },
+    { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
 };
 
 static void usage(FILE *f)
