@@ -15,6 +15,7 @@ struct subcommand {
 static const struct subcommand commands[] = {
     { "version", cmd_version, "print the version and the data directory" },
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
+    { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
 };
 
 static void usage(FILE *f)
