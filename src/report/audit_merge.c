@@ -269,7 +269,7 @@ int vg_audit_merge(int argc, char **argv)
     if (!rc && !npaths) rc = vg_input_error("usage: vigil audit merge REPORT.json…|DIR [--json|--format markdown]");
     if (!rc && !fl.nnodes) rc = vg_input_error("audit merge: no reports found");
     if (!rc) {
-        qsort(fl.f, (size_t)fl.nf, sizeof *fl.f, find_cmp);
+        if (fl.nf > 1) qsort(fl.f, (size_t)fl.nf, sizeof *fl.f, find_cmp);
         if (fmt == 1) vg_json_print(stdout, fleet_json(&fl), 0);
         else fleet_print(&fl, stdout, fmt == 2);
         bool bad = skewed(&fl) > 0;
