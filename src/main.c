@@ -13,6 +13,8 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
+    { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
+    { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
 };

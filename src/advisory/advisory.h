@@ -9,6 +9,7 @@
 #include "inventory/inventory.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 
 enum vg_severity { VG_SEV_NONE = 0, VG_SEV_LOW, VG_SEV_MEDIUM, VG_SEV_HIGH, VG_SEV_CRITICAL };
 const char *vg_severity_name(enum vg_severity s);      /* "none" "low" "medium" "high" "critical" */
@@ -59,5 +60,54 @@ size_t vg_advdb_count(const struct vg_advdb *db);
 /* Calls cb for every finding on one component: CVEs whose ranges contain its
  * version, then end-of-life and below-minimum findings.  Returns the count. */
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx);
+
+/* ---- end of life and minimum recommended versions ---- */
+struct vg_eol {            /* a version is end-of-life when it is on `branch`
+                              (or below `below`) and the audit date is >= `date` */
+    char component[48];
+    char branch[32];       /* "535": versions 535.*; "" = any */
+    char below[64];        /* "24.10": versions below it; "" = no bound */
+    char date[16];         /* YYYY-MM-DD end of life; "" = already unsupported */
+    char url[256];
+    char note[256];
+};
+
+struct vg_minimum {        /* the oldest version recommended; a branch-specific
+                              entry wins over the component-wide one ("" branch) */
+    char component[48];
+    char branch[32];
+    char version[64];
+    char url[256];
+    char reason[256];
+};
+
+/* The audit date (YYYY-MM-DD) EOL dates are compared with.  Default: $VIGIL_NOW
+ * (an RFC 3339 time or a date), else today (UTC). */
+void vg_advdb_set_date(struct vg_advdb *db, const char *yyyy_mm_dd);
+const char *vg_advdb_date(const struct vg_advdb *db);
+
+/* ---- building a database (the importers, `vigil advisories import`) ---- */
+struct vg_advdb *vg_advdb_new(void);
+/* Adds a copy of a (ranges and summary copied).  An advisory with the same
+ * (id, component) gets the ranges it lacks merged in.  Returns the number of
+ * new ranges (0: a duplicate). */
+int vg_advdb_add(struct vg_advdb *db, const struct vg_advisory *a);
+int vg_advdb_add_eol(struct vg_advdb *db, const struct vg_eol *e);         /* 0 = duplicate */
+int vg_advdb_add_minimum(struct vg_advdb *db, const struct vg_minimum *m); /* 0 = duplicate */
+/* Reads a database document already parsed (file names messages).  Merges into db. */
+int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file, char *err, size_t errlen);
+json_t *vg_advdb_to_json(const struct vg_advdb *db);
+int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t errlen);
+
+/* Read access, in a stable order (component, id). */
+const struct vg_advisory *vg_advdb_get(const struct vg_advdb *db, size_t i);
+size_t vg_advdb_eol_count(const struct vg_advdb *db);
+const struct vg_eol *vg_advdb_eol(const struct vg_advdb *db, size_t i);
+size_t vg_advdb_minimum_count(const struct vg_advdb *db);
+const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i);
+/* True when version v (compared as eco) lies in range r; "xx." in a bound
+ * stands for v's first field (NIC firmware trains: xx.39.5050). */
+bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const char *v);
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" */
 
 #endif

@@ -7,5 +7,7 @@
 
 int cmd_version(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_advisories(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 #endif

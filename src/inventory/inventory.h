@@ -5,6 +5,7 @@
 #ifndef VG_INVENTORY_H
 #define VG_INVENTORY_H
 #include "advisory/version.h"
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Canonical component ids (shared with the advisory database):
@@ -39,13 +40,22 @@ struct vg_inventory {
     struct vg_pkg *pkgs;   /* the package database(s), sorted by name */
     size_t npkgs;
     char pkgdb_source[256];/* "dpkg:/var/lib/dpkg/status" / "rpm:/var/lib/rpm" / "" */
+    size_t pkgcap;
+    char **bufs;           /* file/command buffers the pkgs' strings point into */
+    size_t nbufs;
 };
+
+struct vg_pkg_rule;
 
 struct vg_collector {
     const char *name;      /* "nvidia-driver" … */
-    /* Adds components to inv.  Returns 0, or -1 for an input error it has
-     * reported with vg_input_error (the audit then exits 2). */
+    /* Adds components to inv (NULL when the rules below say it all).  Returns
+     * 0, or -1 for an input error it has reported with vg_input_error (the
+     * audit then exits 2). */
     int (*collect)(struct vg_inventory *inv);
+    /* Components read from the package database, applied before collect. */
+    const struct vg_pkg_rule *rules;
+    size_t nrules;
 };
 
 void vg_inventory_init(struct vg_inventory *inv, const char *root);
@@ -55,5 +65,52 @@ int vg_inventory_collect(struct vg_inventory *inv);
 struct vg_component *vg_inventory_add(struct vg_inventory *inv, const char *name, const char *version,
                                       enum vg_ecosystem eco, const char *source);
 const struct vg_pkg *vg_inventory_pkg(const struct vg_inventory *inv, const char *name);
+/* The first component with that canonical id, or NULL. */
+struct vg_component *vg_inventory_find(struct vg_inventory *inv, const char *name);
+/* Packages whose name starts with prefix, in name order: start with *it = 0,
+ * returns NULL when done. */
+const struct vg_pkg *vg_inventory_pkg_prefix(const struct vg_inventory *inv, const char *prefix, size_t *it);
+/* Adds component `name` from the first installed package of the NULL-terminated
+ * list (an entry ending in '*' matches a name prefix: "nvidia-driver-*").
+ * Version = the package version, upstream = its upstream part, eco = the
+ * package ecosystem, source = inv->pkgdb_source.  Returns it, or NULL. */
+struct vg_component *vg_inventory_add_pkg(struct vg_inventory *inv, const char *name,
+                                          const char *const *pkgnames);
+/* A component and the packages that carry it, most specific first. */
+struct vg_pkg_rule {
+    const char *name;
+    const char *pkgs[8]; /* NULL-terminated (so at most 7) */
+};
+/* vg_inventory_add_pkg for each rule; returns how many were found. */
+int vg_inventory_add_pkg_rules(struct vg_inventory *inv, const struct vg_pkg_rule *rules, size_t n);
+
+/* Package-database readers (pkgdb_dpkg.c, pkgdb_rpm.c): each returns 0 (also
+ * when the root has no such database) or -1 after vg_input_error.
+ * vg_dpkg_parse parses a status file held in buf (len bytes, buf[len] == 0) in
+ * place; the packages' strings point into buf, which must outlive inv (the
+ * loader hands it to inv->bufs).  `path` names the file in messages. */
+int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *path);
+int vg_pkgdb_dpkg_load(struct vg_inventory *inv);
+/* Parses `rpm -qa` output lines "NAME\tEPOCH:VERSION-RELEASE\tARCH" in place. */
+int vg_rpm_parse(struct vg_inventory *inv, char *buf);
+int vg_pkgdb_rpm_load(struct vg_inventory *inv);
+/* Sorts inv->pkgs by name (the readers call it). */
+void vg_inventory_sort_pkgs(struct vg_inventory *inv);
+
+/* Helpers for collectors. */
+/* Copies the first dotted version ("535.129.03", "2.18.5") found in s into buf;
+ * false when there is none. */
+bool vg_scan_version(const char *s, char *buf, size_t n);
+/* Looks for a library "<stem>X.Y.Z" (stem like "libnccl.so.") in the usual
+ * library directories of the root; on success copies "X.Y.Z" into ver and the
+ * file's path into path.  */
+bool vg_find_lib_version(const char *root, const char *stem, char *ver, size_t vn, char *path, size_t pn);
+/* Reads "#define NAME value" integers from a C header: vals[i] for names[i]
+ * (-1 when absent).  Returns how many were found. */
+int vg_header_defines(const char *root, const char *path, const char *const *names, long *vals, int n);
+
+/* The collector table (collectors.c). */
+extern const struct vg_collector *const vg_collectors[];
+extern const size_t vg_ncollectors;
 
 #endif

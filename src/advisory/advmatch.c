@@ -1,0 +1,181 @@
+/* advmatch.c — matching one installed component against the advisory
+ * database: CVE findings (ranges containing the version), end-of-life and
+ * below-minimum findings.  Advisories are sorted by component, so a component
+ * costs one binary search plus its own advisories.
+ *
+ * Range semantics (docs/advisories.md): introduced <= v < fixed, or
+ * introduced <= v <= last_affected when no fix is known.  Within one advisory
+ * a fix on the version's own release line wins over an open-ended range: when
+ * ConnectX GA says "< xx.46.1006" and LTS23 says "[xx.39.0, xx.39.5050)",
+ * 28.39.6000 is fixed.  A distribution package is compared by its upstream
+ * version and its findings say the fix may have been backported. */
+#include "advisory/advdb_int.h"
+#include "util/strutil.h"
+#include <stdarg.h>
+#include "util/timeutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *vg_finding_kind_name(enum vg_finding_kind k)
+{
+    switch (k) {
+    case VG_FIND_CVE: return "cve";
+    case VG_FIND_EOL: return "eol";
+    default: return "below-minimum";
+    }
+}
+
+void vg_advdb_set_date(struct vg_advdb *db, const char *date)
+{
+    if (!date || !*date) date = getenv("VIGIL_NOW");
+    char buf[32];
+    int64_t ms;
+    if (date && vg_parse_time(date, &ms)) vg_format_time(ms, buf);
+    else if (date && strlen(date) == 10 && date[4] == '-' && date[7] == '-') vg_strlcpy(buf, date, sizeof buf);
+    else vg_format_time(vg_now_ms(), buf);
+    vg_strlcpy(db->date, buf, 11);
+}
+
+const char *vg_advdb_date(const struct vg_advdb *db) { return db->date; }
+
+/* Writes bound into out, with a leading "xx." replaced by v's first field. */
+static const char *resolve(const char *bound, const char *v, char *out, size_t n)
+{
+    if (strncmp(bound, "xx.", 3)) return bound;
+    size_t f = strcspn(v, ".");
+    snprintf(out, n, "%.*s%s", (int)f, v, bound + 2);
+    return out;
+}
+
+bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const char *v)
+{
+    char buf[160];
+    if (r->introduced[0] && vg_version_cmp(eco, v, resolve(r->introduced, v, buf, sizeof buf)) < 0) return false;
+    if (r->fixed[0]) return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) < 0;
+    if (r->last_affected[0]) return vg_version_cmp(eco, v, resolve(r->last_affected, v, buf, sizeof buf)) <= 0;
+    return true;
+}
+
+/* v is on the release line a range starts ("535.0" → 535.*, "xx.39.0" → *.39.*)
+ * and at or past that range's fix. */
+static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const char *v)
+{
+    if (!r->introduced[0] || !r->fixed[0]) return false;
+    char buf[160], line[160];
+    const char *intro = resolve(r->introduced, v, buf, sizeof buf);
+    vg_strlcpy(line, intro, sizeof line);
+    line[strcspn(line, "-~+")] = 0;                 /* 1.7.0-beta.0 → 1.7.0 */
+    size_t n = strlen(line);
+    while (n > 2 && !strcmp(line + n - 2, ".0")) line[n -= 2] = 0;
+    if (strncmp(v, line, n) || (v[n] && v[n] != '.' && v[n] != '-')) return false;
+    return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) >= 0;
+}
+
+/* The range of a that contains v, or NULL. */
+static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v)
+{
+    const struct vg_range *hit = NULL;   /* a range on v's own line is preferred */
+    for (size_t i = 0; i < a->nranges; i++)
+        if ((!hit || (!hit->introduced[0] && a->ranges[i].introduced[0])) && vg_range_contains(eco, &a->ranges[i], v))
+            hit = &a->ranges[i];
+    if (!hit) return NULL;
+    for (size_t i = 0; i < a->nranges; i++)
+        if (fixed_on_line(eco, &a->ranges[i], v)) return NULL;
+    return hit;
+}
+
+/* Formats the finding's note; long texts are cut at the field's size. */
+static void __attribute__((format(printf, 2, 3))) set_note(struct vg_finding *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->note, sizeof f->note, fmt, ap);
+    va_end(ap);
+}
+
+static bool on_branch(const char *v, const char *branch)
+{
+    size_t n = strlen(branch);
+    return !n || (!strncmp(v, branch, n) && (!v[n] || v[n] == '.' || v[n] == '-'));
+}
+
+int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
+{
+    vg_advdb_sort((struct vg_advdb *)db);
+    bool distro = c->package[0] && (c->eco == VG_ECO_DPKG || c->eco == VG_ECO_RPM);
+    char up[128];
+    if (c->upstream[0]) vg_strlcpy(up, c->upstream, sizeof up);
+    else vg_version_upstream(c->eco, c->version, up, sizeof up);
+    int count = 0;
+
+    /* first advisory of this component */
+    size_t lo = 0, hi = db->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(db->advs[mid].component, c->name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < db->n && !strcmp(db->advs[i].component, c->name); i++) {
+        const struct vg_advisory *a = &db->advs[i];
+        struct vg_finding f;
+        memset(&f, 0, sizeof f);
+        /* an advisory in the package's own ecosystem compares the full version */
+        bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
+        const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
+        if (!r) continue;
+        f.kind = VG_FIND_CVE;
+        f.comp = c;
+        f.adv = a;
+        f.severity = a->severity;
+        vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
+        if (vg_startswith(f.fixed, "xx.")) resolve(r->fixed, up, f.fixed, sizeof f.fixed);
+        f.backport_possible = distro && !native;
+        if (f.backport_possible)
+            set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
+        vg_strlcpy(f.url, a->url, sizeof f.url);
+        cb(&f, ctx);
+        count++;
+    }
+
+    for (size_t i = 0; i < db->neol; i++) {
+        const struct vg_eol *e = &db->eol[i];
+        if (strcmp(e->component, c->name) || !on_branch(up, e->branch)) continue;
+        if (e->below[0] && vg_version_cmp(VG_ECO_GENERIC, up, e->below) >= 0) continue;
+        if (e->date[0] && strcmp(db->date, e->date) < 0) continue;
+        struct vg_finding f;
+        memset(&f, 0, sizeof f);
+        f.kind = VG_FIND_EOL;
+        f.comp = c;
+        f.severity = VG_SEV_MEDIUM;
+        set_note(&f, "%s%s%s end of life%s%s%s%s", e->branch[0] ? "branch " : "",
+                 e->branch[0] ? e->branch : "release line", e->branch[0] ? " reached" : " is past its",
+                 e->date[0] ? " on " : "", e->date, e->note[0] ? "; " : "", e->note);
+        vg_strlcpy(f.url, e->url, sizeof f.url);
+        cb(&f, ctx);
+        count++;
+    }
+
+    const struct vg_minimum *best = NULL;
+    for (size_t i = 0; i < db->nmin; i++) {
+        const struct vg_minimum *m = &db->min[i];
+        if (strcmp(m->component, c->name) || !on_branch(up, m->branch)) continue;
+        if (!best || strlen(m->branch) > strlen(best->branch)) best = m;
+    }
+    enum vg_ecosystem meco = c->eco == VG_ECO_NVIDIA ? VG_ECO_NVIDIA : VG_ECO_GENERIC;
+    if (best && vg_version_cmp(meco, up, best->version) < 0) {
+        struct vg_finding f;
+        memset(&f, 0, sizeof f);
+        f.kind = VG_FIND_BELOW_MIN;
+        f.comp = c;
+        f.severity = VG_SEV_LOW;
+        vg_strlcpy(f.fixed, best->version, sizeof f.fixed);
+        f.backport_possible = distro;
+        set_note(&f, "below the recommended minimum %s%s%s", best->version, best->reason[0] ? ": " : "",
+                 best->reason);
+        vg_strlcpy(f.url, best->url, sizeof f.url);
+        cb(&f, ctx);
+        count++;
+    }
+    return count;
+}

@@ -1,0 +1,158 @@
+/* import_osv.c — importer for OSV records (https://ossf.github.io/osv-schema/):
+ * affected[].package {ecosystem, name} → component (import.c's name table),
+ * ranges of type ECOSYSTEM/SEMVER with introduced/fixed/last_affected events,
+ * explicit versions[], the CVE id among id/aliases, severity and CVSS from
+ * database_specific, the advisory URL from references.  GIT ranges (commit
+ * hashes) cannot be compared with installed versions and are skipped. */
+#include "advisory/importer.h"
+#include "util/jsonutil.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool detect(const json_t *doc)
+{
+    return json_is_object(doc) && json_is_string(json_object_get(doc, "id")) &&
+           json_is_array(json_object_get(doc, "affected")) && !json_object_get(doc, "document");
+}
+
+static enum vg_ecosystem eco_of(const char *osv_eco)
+{
+    if (vg_startswith(osv_eco, "Debian") || vg_startswith(osv_eco, "Ubuntu")) return VG_ECO_DPKG;
+    if (vg_startswith(osv_eco, "Red Hat") || vg_startswith(osv_eco, "AlmaLinux") || vg_startswith(osv_eco, "Rocky") ||
+        vg_startswith(osv_eco, "openSUSE") || vg_startswith(osv_eco, "SUSE"))
+        return VG_ECO_RPM;
+    return VG_ECO_GENERIC;
+}
+
+/* Appends the ranges one OSV range object describes. */
+static void add_ranges(const json_t *range, struct vg_range **rs, size_t *n)
+{
+    const json_t *events = json_object_get(range, "events");
+    struct vg_range cur;
+    bool open = false;
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        const json_t *e = json_array_get(events, i);
+        const char *intro = vg_json_str(e, "introduced", NULL), *fixed = vg_json_str(e, "fixed", NULL),
+                   *last = vg_json_str(e, "last_affected", NULL), *limit = vg_json_str(e, "limit", NULL);
+        if (intro) {
+            if (open) {   /* two introduced in a row: the first is open-ended */
+                *rs = vg_xrealloc(*rs, (*n + 1) * sizeof **rs);
+                (*rs)[(*n)++] = cur;
+            }
+            memset(&cur, 0, sizeof cur);
+            if (strcmp(intro, "0")) vg_strlcpy(cur.introduced, intro, sizeof cur.introduced);
+            open = true;
+        } else if ((fixed || last || limit) && open) {
+            if (fixed) vg_strlcpy(cur.fixed, fixed, sizeof cur.fixed);
+            else if (last) vg_strlcpy(cur.last_affected, last, sizeof cur.last_affected);
+            else vg_strlcpy(cur.fixed, limit, sizeof cur.fixed);
+            *rs = vg_xrealloc(*rs, (*n + 1) * sizeof **rs);
+            (*rs)[(*n)++] = cur;
+            open = false;
+        }
+    }
+    if (open) {
+        *rs = vg_xrealloc(*rs, (*n + 1) * sizeof **rs);
+        (*rs)[(*n)++] = cur;
+    }
+}
+
+static const char *pick_id(const json_t *doc)
+{
+    const char *id = vg_json_str(doc, "id", "");
+    if (vg_startswith(id, "CVE-")) return id;
+    const json_t *al = json_object_get(doc, "aliases");
+    for (size_t i = 0; i < json_array_size(al); i++) {
+        const json_t *a = json_array_get(al, i);
+        if (json_is_string(a) && vg_startswith(json_string_value(a), "CVE-")) return json_string_value(a);
+    }
+    return id;
+}
+
+static void pick_url(const json_t *doc, const char *id, char *url, size_t n)
+{
+    const json_t *refs = json_object_get(doc, "references");
+    const char *first = NULL;
+    for (size_t i = 0; i < json_array_size(refs); i++) {
+        const json_t *r = json_array_get(refs, i);
+        const char *u = vg_json_str(r, "url", NULL);
+        if (!u) continue;
+        if (!first) first = u;
+        if (!strcmp(vg_json_str(r, "type", ""), "ADVISORY")) {
+            vg_strlcpy(url, u, n);
+            return;
+        }
+    }
+    if (first) vg_strlcpy(url, first, n);
+    else snprintf(url, n, "https://osv.dev/vulnerability/%s", id);
+}
+
+static void pick_severity(const json_t *doc, const json_t *aff, struct vg_advisory *a)
+{
+    const json_t *ds = json_object_get(doc, "database_specific");
+    const char *sev = vg_json_str(ds, "severity", NULL);
+    if (!sev) sev = vg_json_str(json_object_get(aff, "ecosystem_specific"), "severity", NULL);
+    if (!sev || !vg_severity_parse(sev, &a->severity)) a->severity = VG_SEV_MEDIUM;   /* unscored */
+    const json_t *cv = json_object_get(ds, "cvss_score");
+    if (!cv) cv = json_object_get(ds, "cvss");
+    if (json_is_number(cv)) a->cvss = json_number_value(cv);
+}
+
+static int import(const json_t *doc, const char *file, struct vg_advdb *db, struct vg_import_report *rep, char *err,
+                  size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    const char *id = pick_id(doc);
+    if (!*id || strlen(id) >= sizeof ((struct vg_advisory *)0)->id) {
+        vg_strlist_add(&rep->warnings, "%s: id: empty or too long; record skipped", file);
+        rep->skipped_files++;
+        return 0;
+    }
+    const json_t *affected = json_object_get(doc, "affected");
+    for (size_t i = 0; i < json_array_size(affected); i++) {
+        const json_t *aff = json_array_get(affected, i);
+        const json_t *pkg = json_object_get(aff, "package");
+        const char *name = vg_json_str(pkg, "name", ""), *eco = vg_json_str(pkg, "ecosystem", "");
+        const char *comp = vg_component_for_name(name);
+        if (!comp) {
+            rep->products_skipped++;
+            vg_strlist_add(&rep->skipped, "%s: affected[%zu] %s/%s: package not tracked by vigil", file, i, eco, name);
+            continue;
+        }
+        struct vg_advisory a;
+        memset(&a, 0, sizeof a);
+        vg_strlcpy(a.id, id, sizeof a.id);
+        vg_strlcpy(a.component, comp, sizeof a.component);
+        a.eco = eco_of(eco);
+        pick_severity(doc, aff, &a);
+        a.summary = (char *)vg_json_str(doc, "summary", vg_json_str(doc, "details", ""));
+        pick_url(doc, id, a.url, sizeof a.url);
+        vg_strlcpy(a.published, vg_json_str(doc, "published", ""), 11);
+        const json_t *ranges = json_object_get(aff, "ranges");
+        for (size_t j = 0; j < json_array_size(ranges); j++) {
+            const json_t *r = json_array_get(ranges, j);
+            const char *type = vg_json_str(r, "type", "");
+            if (!strcmp(type, "ECOSYSTEM") || !strcmp(type, "SEMVER")) add_ranges(r, &a.ranges, &a.nranges);
+            else vg_strlist_add(&rep->warnings, "%s: affected[%zu].ranges[%zu]: type %s skipped", file, i, j, type);
+        }
+        const json_t *versions = json_object_get(aff, "versions");
+        for (size_t j = 0; j < json_array_size(versions); j++) {
+            const json_t *v = json_array_get(versions, j);
+            if (!json_is_string(v)) continue;
+            a.ranges = vg_xrealloc(a.ranges, (a.nranges + 1) * sizeof *a.ranges);
+            struct vg_range *g = &a.ranges[a.nranges++];
+            memset(g, 0, sizeof *g);
+            vg_strlcpy(g->introduced, json_string_value(v), sizeof g->introduced);
+            vg_strlcpy(g->last_affected, json_string_value(v), sizeof g->last_affected);
+        }
+        if (a.nranges) vg_import_add(db, rep, &a);
+        else vg_strlist_add(&rep->warnings, "%s: affected[%zu]: no comparable ranges or versions", file, i);
+        free(a.ranges);
+    }
+    return 0;
+}
+
+const struct vg_importer vg_importer_osv = { "osv", detect, import };

@@ -1,0 +1,242 @@
+/* advisories.c — `vigil advisories`: manage and query the offline advisory
+ * database.
+ *   import FILE|DIR… [--db PATH] [--out PATH] [--new] [--json] [-v]
+ *       merges CSAF 2.0 / OSV / vigil-format files into the database (default
+ *       the bundled one; --out defaults to --db; --new starts from empty).
+ *   list [--component C] [--db PATH] [--json]
+ *   check COMPONENT VERSION [--eco E] [--package P] [--date YYYY-MM-DD] [--db PATH] [--json]
+ *       the findings for one installed version (exit 1 when there are any). */
+#include "advisory/importer.h"
+#include "cmd/cmd.h"
+#include "report/table.h"
+#include "util/datadir.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct opts {
+    const char *db, *out, *component, *eco, *package, *date;
+    bool json, verbose, fresh;
+    const char *args[256];
+    int nargs;
+};
+
+static int usage(void)
+{
+    return vg_input_error("usage: vigil advisories import FILE|DIR... [--db PATH] [--out PATH] [--new] [--json] [-v]"
+                          " | list [--component C] [--json] | check COMPONENT VERSION [--eco E] [--package P]"
+                          " [--date YYYY-MM-DD] [--json]");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **val = !strcmp(a, "--db")          ? &o->db
+                           : !strcmp(a, "--out")       ? &o->out
+                           : !strcmp(a, "--component") ? &o->component
+                           : !strcmp(a, "--eco")       ? &o->eco
+                           : !strcmp(a, "--package")   ? &o->package
+                           : !strcmp(a, "--date")      ? &o->date
+                                                       : NULL;
+        if (val) {
+            if (++i >= argc) return vg_input_error("%s: needs a value", a);
+            *val = argv[i];
+        } else if (!strcmp(a, "--json")) o->json = true;
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
+        else if (!strcmp(a, "--new")) o->fresh = true;
+        else if (a[0] == '-' && a[1]) return vg_input_error("unknown option '%s' (vigil advisories --help)", a);
+        else if (o->nargs < (int)(sizeof o->args / sizeof o->args[0])) o->args[o->nargs++] = a;
+        else return vg_input_error("too many arguments");
+    }
+    return 0;
+}
+
+static int load_db(const struct opts *o, struct vg_advdb **db, char **path)
+{
+    *path = o->db ? vg_xstrdup(o->db) : vg_data_path("advisories.json");
+    char err[512];
+    if (vg_advdb_load(*path, db, err, sizeof err) < 0) {
+        vg_input_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *strlist_json(const struct vg_strlist *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < l->n; i++) json_array_append_new(a, json_string(l->v[i]));
+    return a;
+}
+
+static int do_import(const struct opts *o)
+{
+    if (!o->nargs) return usage();
+    struct vg_advdb *db = NULL;
+    char *path = NULL;
+    if (o->fresh) path = vg_xstrdup(o->db ? o->db : o->out ? o->out : "advisories.json"), db = vg_advdb_new();
+    else if (load_db(o, &db, &path) < 0) {
+        free(path);
+        return VG_EXIT_INPUT;
+    }
+    size_t before = vg_advdb_count(db);
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    char err[1024];
+    int rc = 0;
+    for (int i = 0; i < o->nargs && !rc; i++) rc = vg_import_path(o->args[i], db, &rep, err, sizeof err);
+    const char *out = o->out ? o->out : path;
+    if (!rc && vg_advdb_save(db, out, err, sizeof err) < 0) rc = -1;
+    if (rc) {
+        vg_input_error("%s", err);
+    } else if (o->json) {
+        json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "database", out, "files",
+                              rep.files, "skipped_files", rep.skipped_files, "advisory_records", rep.advisories,
+                              "new_advisories", (int)(vg_advdb_count(db) - before), "ranges_added", rep.ranges_added,
+                              "duplicates", rep.duplicates, "eol", rep.eol, "minimum", rep.minimum,
+                              "products_skipped", rep.products_skipped, "unparsed", (int)rep.unparsed.n);
+        json_object_set_new(j, "unparsed_names", strlist_json(&rep.unparsed));
+        json_object_set_new(j, "warnings", strlist_json(&rep.warnings));
+        if (o->verbose) json_object_set_new(j, "skipped_products", strlist_json(&rep.skipped));
+        vg_json_print(stdout, j, 0);
+    } else {
+        printf("imported %d files (%d skipped) into %s\n", rep.files, rep.skipped_files, out);
+        printf("  advisory records %d, new advisories %zu, new ranges %d, duplicates %d\n", rep.advisories,
+               vg_advdb_count(db) - before, rep.ranges_added, rep.duplicates);
+        printf("  end-of-life entries %d, minimum versions %d\n", rep.eol, rep.minimum);
+        printf("  product rows skipped (not tracked / not Linux data-center) %d\n", rep.products_skipped);
+        printf("  product names not parsed %zu%s\n", rep.unparsed.n, rep.unparsed.n && !o->verbose ? " (-v lists them)" : "");
+        printf("  database now holds %zu advisories\n", vg_advdb_count(db));
+        if (o->verbose) {
+            for (size_t i = 0; i < rep.unparsed.n; i++) printf("  unparsed: %s\n", rep.unparsed.v[i]);
+            for (size_t i = 0; i < rep.skipped.n; i++) printf("  skipped: %s\n", rep.skipped.v[i]);
+        }
+        for (size_t i = 0; i < rep.warnings.n; i++) vg_warn("%s", rep.warnings.v[i]);
+    }
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+    free(path);
+    return rc ? VG_EXIT_INPUT : VG_EXIT_OK;
+}
+
+static void range_str(const struct vg_advisory *a, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < a->nranges && k < n; i++) {
+        const struct vg_range *r = &a->ranges[i];
+        k += (size_t)snprintf(buf + k, n - k, "%s%s%s%s%s%s%s", i ? "; " : "", r->introduced[0] ? ">=" : "",
+                              r->introduced, r->introduced[0] && (r->fixed[0] || r->last_affected[0]) ? "," : "",
+                              r->fixed[0] ? "<" : r->last_affected[0] ? "<=" : "",
+                              r->fixed[0] ? r->fixed : r->last_affected, "");
+    }
+}
+
+static int do_list(const struct opts *o)
+{
+    struct vg_advdb *db;
+    char *path;
+    if (load_db(o, &db, &path) < 0) {
+        free(path);
+        return VG_EXIT_INPUT;
+    }
+    json_t *arr = o->json ? json_array() : NULL;
+    static const char *const hdr[] = { "COMPONENT", "ID", "SEVERITY", "AFFECTED", "URL" };
+    struct vg_table *t = vg_table_new(5, hdr);
+    for (size_t i = 0; i < vg_advdb_count(db); i++) {
+        const struct vg_advisory *a = vg_advdb_get(db, i);
+        if (o->component && strcmp(a->component, o->component)) continue;
+        char rs[1024];
+        range_str(a, rs, sizeof rs);
+        if (arr)
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:f, s:s, s:s}", "component", a->component, "id",
+                                                 a->id, "severity", vg_severity_name(a->severity), "cvss", a->cvss,
+                                                 "affected", rs, "url", a->url));
+        else vg_table_rowf(t, "%s\t%s\t%s\t%s\t%s", a->component, a->id, vg_severity_name(a->severity), rs, a->url);
+    }
+    if (arr) vg_json_print(stdout, json_pack("{s:s, s:o}", "database", path, "advisories", arr), 0);
+    else vg_table_print(t, stdout);
+    vg_table_free(t);
+    vg_advdb_free(db);
+    free(path);
+    return 0;
+}
+
+struct collect {
+    json_t *arr;
+    struct vg_table *t;
+};
+
+static void on_finding(const struct vg_finding *f, void *ctx)
+{
+    struct collect *c = ctx;
+    const char *id = f->adv ? f->adv->id : vg_finding_kind_name(f->kind);
+    if (c->arr) {
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s}", "kind", vg_finding_kind_name(f->kind), "id", id,
+                              "severity", vg_severity_name(f->severity), "installed", f->comp->version, "fixed",
+                              f->fixed, "backport_possible", f->backport_possible, "url", f->url);
+        if (f->note[0]) json_object_set_new(j, "note", json_string(f->note));
+        json_array_append_new(c->arr, j);
+    } else {
+        vg_table_rowf(c->t, "%s\t%s\t%s\t%s\t%s\t%s", vg_finding_kind_name(f->kind), id, vg_severity_name(f->severity),
+                      f->fixed[0] ? f->fixed : "-", f->url, f->note);
+    }
+}
+
+static int do_check(const struct opts *o)
+{
+    if (o->nargs != 2) return usage();
+    struct vg_component comp;
+    memset(&comp, 0, sizeof comp);
+    vg_strlcpy(comp.name, o->args[0], sizeof comp.name);
+    vg_strlcpy(comp.version, o->args[1], sizeof comp.version);
+    comp.eco = !strcmp(comp.name, "nvidia-driver") ? VG_ECO_NVIDIA : VG_ECO_GENERIC;
+    if (o->eco && !vg_eco_parse(o->eco, &comp.eco))
+        return vg_input_error("--eco: unknown ecosystem '%s' (generic, dpkg, rpm, nvidia)", o->eco);
+    if (o->package) vg_strlcpy(comp.package, o->package, sizeof comp.package);
+    vg_version_upstream(comp.eco, comp.version, comp.upstream, sizeof comp.upstream);
+    vg_strlcpy(comp.source, "command line", sizeof comp.source);
+    struct vg_advdb *db;
+    char *path;
+    if (load_db(o, &db, &path) < 0) {
+        free(path);
+        return VG_EXIT_INPUT;
+    }
+    if (o->date) vg_advdb_set_date(db, o->date);
+    static const char *const hdr[] = { "KIND", "ID", "SEVERITY", "FIXED", "URL", "NOTE" };
+    struct collect c = { o->json ? json_array() : NULL, vg_table_new(6, hdr) };
+    int n = vg_advdb_match(db, &comp, on_finding, &c);
+    if (c.arr)
+        vg_json_print(stdout,
+                      json_pack("{s:s, s:s, s:s, s:s, s:o}", "component", comp.name, "version", comp.version, "date",
+                                vg_advdb_date(db), "database", path, "findings", c.arr),
+                      0);
+    else if (n) vg_table_print(c.t, stdout);
+    else printf("%s %s: no known advisories (as of %s)\n", comp.name, comp.version, vg_advdb_date(db));
+    vg_table_free(c.t);
+    vg_advdb_free(db);
+    free(path);
+    return n ? VG_EXIT_FINDINGS : VG_EXIT_OK;
+}
+
+int cmd_advisories(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        if (argc >= 2) {
+            printf("usage: vigil advisories import|list|check ... (see docs/advisories.md)\n");
+            return 0;
+        }
+        return usage();
+    }
+    struct opts o;
+    if (parse(argc, argv, &o)) return VG_EXIT_INPUT;
+    if (!strcmp(argv[1], "import")) return do_import(&o);
+    if (!strcmp(argv[1], "list")) return do_list(&o);
+    if (!strcmp(argv[1], "check")) return do_check(&o);
+    return vg_input_error("advisories: unknown action '%s' (import, list, check)", argv[1]);
+}

@@ -1,0 +1,81 @@
+/* pkgdb_rpm.c — reads an rpm database through the rpm program, when the root
+ * has one (/usr/lib/sysimage/rpm or /var/lib/rpm) and rpm is installed here:
+ * `rpm -qa --root ROOT --dbpath DB --qf 'NAME\tEPOCH:VERSION-RELEASE\tARCH\n'`
+ * spawned with argv and a timeout (util/spawn.h), output parsed in place. */
+#include "inventory/inventory.h"
+#include "util/log.h"
+#include "util/rootfs.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RPM_TIMEOUT_MS 60000
+
+static const char *const rpm_dbpaths[] = { "/usr/lib/sysimage/rpm", "/var/lib/rpm", NULL };
+
+int vg_rpm_parse(struct vg_inventory *inv, char *buf)
+{
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        char *f[3];
+        if (vg_split(line, "\t", f, 3) == 3 && *f[0] && *f[1] && strcmp(f[0], "gpg-pubkey")) {
+            char *ver = f[1];
+            if (vg_startswith(ver, "0:")) ver += 2; /* no epoch */
+            if (inv->npkgs == inv->pkgcap) {
+                inv->pkgcap = inv->pkgcap ? inv->pkgcap * 2 : 256;
+                inv->pkgs = vg_xrealloc(inv->pkgs, inv->pkgcap * sizeof *inv->pkgs);
+            }
+            inv->pkgs[inv->npkgs++] = (struct vg_pkg){ f[0], ver, f[2], VG_ECO_RPM };
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    vg_inventory_sort_pkgs(inv);
+    return 0;
+}
+
+static bool has_rpmdb(const char *root, const char *dir)
+{
+    static const char *const files[] = { "rpmdb.sqlite", "Packages", "Packages.db", NULL };
+    char path[256];
+    for (int i = 0; files[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (vg_path_exists(root, path)) return true;
+    }
+    return false;
+}
+
+int vg_pkgdb_rpm_load(struct vg_inventory *inv)
+{
+    const char *db = NULL;
+    for (int i = 0; rpm_dbpaths[i] && !db; i++)
+        if (has_rpmdb(inv->root, rpm_dbpaths[i])) db = rpm_dbpaths[i];
+    if (!db) return 0;
+    const char *argv[] = { "rpm", "-qa", "--root", inv->root, "--dbpath", db,
+                           "--qf", "%{NAME}\\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\\t%{ARCH}\\n", NULL };
+    struct vg_spawn_result r;
+    int rc = vg_spawn(argv, NULL, NULL, RPM_TIMEOUT_MS, &r);
+    if (rc < 0 || r.status == 127) {
+        vg_warn("%s: rpm database found but the rpm program could not be run; rpm packages not read", db);
+        vg_spawn_result_free(&r);
+        return 0;
+    }
+    if (r.status != 0 || r.timed_out) {
+        char *cmd = vg_argv_str(argv);
+        char *nl = strchr(r.err, '\n');
+        if (nl) *nl = 0;
+        vg_input_error("%s: %s", cmd, r.timed_out ? "timed out" : r.err[0] ? r.err : "failed");
+        free(cmd);
+        vg_spawn_result_free(&r);
+        return -1;
+    }
+    inv->bufs = vg_xrealloc(inv->bufs, (inv->nbufs + 1) * sizeof *inv->bufs);
+    inv->bufs[inv->nbufs++] = r.out;
+    r.out = NULL;
+    vg_rpm_parse(inv, inv->bufs[inv->nbufs - 1]);
+    snprintf(inv->pkgdb_source, sizeof inv->pkgdb_source, "rpm:%s", db);
+    vg_spawn_result_free(&r);
+    return 0;
+}

@@ -1,0 +1,281 @@
+/* audit_merge.c — `vigil audit merge`: combines per-node `vigil audit --json`
+ * reports (files, or every *.json of a directory) into a fleet report: for
+ * each component, which versions run on how many nodes (nodes that differ are
+ * version skew, a failure mode of its own), and the union of CVE findings with
+ * the number of nodes each affects.  Exit 1 on skew or a finding at or above
+ * --fail-on (default high), 2 on a malformed report. */
+#include "report/audit_report.h"
+#include "report/table.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/rootfs.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct variant {           /* one set of versions of a component on some nodes */
+    char *versions;        /* "12.2.2, 12.4.1" */
+    int nodes;
+};
+struct mcomp {
+    char *name;
+    struct variant *v;
+    int nv;
+};
+struct mfind {
+    char *id, *component, *fixed, *url;
+    enum vg_severity sev;
+    int nodes, last_node;
+};
+struct fleet {
+    struct mcomp *c;
+    int nc;
+    struct mfind *f;
+    int nf;
+    char **nodes;
+    int nnodes;
+};
+
+static struct mcomp *comp_get(struct fleet *fl, const char *name)
+{
+    for (int i = 0; i < fl->nc; i++)
+        if (!strcmp(fl->c[i].name, name)) return &fl->c[i];
+    fl->c = vg_xrealloc(fl->c, sizeof *fl->c * (size_t)(fl->nc + 1));
+    fl->c[fl->nc] = (struct mcomp){ vg_xstrdup(name), NULL, 0 };
+    return &fl->c[fl->nc++];
+}
+
+static void variant_add(struct mcomp *c, const char *versions)
+{
+    for (int i = 0; i < c->nv; i++)
+        if (!strcmp(c->v[i].versions, versions)) { c->v[i].nodes++; return; }
+    c->v = vg_xrealloc(c->v, sizeof *c->v * (size_t)(c->nv + 1));
+    c->v[c->nv++] = (struct variant){ vg_xstrdup(versions), 1 };
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Components of one report: "name\tversion" sorted, grouped by name. */
+static void add_components(struct fleet *fl, const json_t *comps)
+{
+    size_t n = json_array_size(comps);
+    char **keys = vg_xcalloc(n + 1, sizeof *keys);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = json_array_get(comps, i);
+        const char *name = vg_json_str(c, "name", NULL), *ver = vg_json_str(c, "version", "");
+        if (!name) continue;
+        struct sbuf b = SBUF_INIT;
+        sbuf_printf(&b, "%s\t%s", name, ver);
+        keys[k++] = sbuf_take(&b);
+    }
+    qsort(keys, k, sizeof *keys, cmp_str);
+    for (size_t i = 0; i < k;) {
+        size_t nl = strcspn(keys[i], "\t"), j = i;
+        struct sbuf vers = SBUF_INIT;
+        for (; j < k && !strncmp(keys[j], keys[i], nl + 1); j++) {
+            if (j > i && !strcmp(keys[j], keys[j - 1])) continue;
+            if (vers.len) sbuf_puts(&vers, ", ");
+            sbuf_puts(&vers, keys[j] + nl + 1);
+        }
+        keys[i][nl] = 0;
+        variant_add(comp_get(fl, keys[i]), vers.s ? vers.s : "");
+        sbuf_free(&vers);
+        i = j;
+    }
+    for (size_t i = 0; i < k; i++) free(keys[i]);
+    free(keys);
+}
+
+static void add_findings(struct fleet *fl, const json_t *finds, int node)
+{
+    for (size_t i = 0; i < json_array_size(finds); i++) {
+        const json_t *f = json_array_get(finds, i);
+        const char *id = vg_json_str(f, "id", NULL), *comp = vg_json_str(f, "component", NULL);
+        if (!id || !comp) continue;
+        enum vg_severity sev = VG_SEV_NONE;
+        vg_severity_parse(vg_json_str(f, "severity", "none"), &sev);
+        struct mfind *m = NULL;
+        for (int j = 0; j < fl->nf && !m; j++)
+            if (!strcmp(fl->f[j].id, id) && !strcmp(fl->f[j].component, comp)) m = &fl->f[j];
+        if (!m) {
+            fl->f = vg_xrealloc(fl->f, sizeof *fl->f * (size_t)(fl->nf + 1));
+            m = &fl->f[fl->nf++];
+            *m = (struct mfind){ vg_xstrdup(id), vg_xstrdup(comp), vg_xstrdup(vg_json_str(f, "fixed", "")),
+                                 vg_xstrdup(vg_json_str(f, "url", "")), sev, 0, -1 };
+        }
+        if (sev > m->sev) m->sev = sev;
+        if (m->last_node != node) { m->nodes++; m->last_node = node; }
+    }
+}
+
+static int add_report(struct fleet *fl, const char *path)
+{
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    if (!doc) return vg_input_error("%s:%d: %s", path, e.line, e.text), -1;
+    const json_t *comps = json_object_get(doc, "components"), *finds = json_object_get(doc, "findings");
+    if (!json_is_array(comps) || !json_is_array(finds)) {
+        json_decref(doc);
+        return vg_input_error("%s: field 'components'/'findings': not a vigil audit report", path), -1;
+    }
+    const char *base = strrchr(path, '/');
+    fl->nodes = vg_xrealloc(fl->nodes, sizeof *fl->nodes * (size_t)(fl->nnodes + 1));
+    fl->nodes[fl->nnodes] = vg_xstrdup(vg_json_str(doc, "node", base ? base + 1 : path));
+    add_components(fl, comps);
+    add_findings(fl, finds, fl->nnodes);
+    fl->nnodes++;
+    json_decref(doc);
+    return 0;
+}
+
+static int add_path(struct fleet *fl, const char *path)
+{
+    char **names;
+    int n = vg_list_dir(NULL, path, &names);
+    if (n < 0) return add_report(fl, path);
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (!vg_endswith(names[i], ".json")) continue;
+        char *p = vg_xmalloc(strlen(path) + strlen(names[i]) + 2);
+        sprintf(p, "%s/%s", path, names[i]);
+        rc = add_report(fl, p);
+        free(p);
+    }
+    vg_free_list(names, n);
+    return rc;
+}
+
+static int skewed(const struct fleet *fl)
+{
+    int n = 0;
+    for (int i = 0; i < fl->nc; i++) n += fl->c[i].nv > 1;
+    return n;
+}
+
+static int find_cmp(const void *x, const void *y)
+{
+    const struct mfind *a = x, *b = y;
+    if (a->sev != b->sev) return a->sev > b->sev ? -1 : 1;
+    if (a->nodes != b->nodes) return b->nodes - a->nodes;
+    int c = strcmp(a->component, b->component);
+    return c ? c : strcmp(a->id, b->id);
+}
+
+static json_t *fleet_json(const struct fleet *fl)
+{
+    json_t *doc = json_object(), *nodes = json_array(), *comps = json_array(), *finds = json_array();
+    json_object_set_new(doc, "generated", vg_json_time(vg_now_ms()));
+    for (int i = 0; i < fl->nnodes; i++) json_array_append_new(nodes, json_string(fl->nodes[i]));
+    json_object_set_new(doc, "nodes", nodes);
+    for (int i = 0; i < fl->nc; i++) {
+        json_t *v = json_array();
+        for (int j = 0; j < fl->c[i].nv; j++)
+            json_array_append_new(v, json_pack("{s:s, s:i}", "version", fl->c[i].v[j].versions, "nodes", fl->c[i].v[j].nodes));
+        json_array_append_new(comps, json_pack("{s:s, s:b, s:o}", "name", fl->c[i].name, "skew", fl->c[i].nv > 1, "versions", v));
+    }
+    json_object_set_new(doc, "components", comps);
+    int sev[VG_SEV_CRITICAL + 1] = { 0 };
+    for (int i = 0; i < fl->nf; i++) {
+        const struct mfind *f = &fl->f[i];
+        sev[f->sev]++;
+        json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "id", f->id, "component", f->component, "severity",
+                              vg_severity_name(f->sev), "nodes", f->nodes);
+        vg_json_set_str(o, "fixed", f->fixed);
+        vg_json_set_str(o, "url", f->url);
+        json_array_append_new(finds, o);
+    }
+    json_object_set_new(doc, "findings", finds);
+    json_object_set_new(doc, "summary",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "nodes", fl->nnodes, "skewed_components", skewed(fl),
+                                  "critical", sev[VG_SEV_CRITICAL], "high", sev[VG_SEV_HIGH], "medium", sev[VG_SEV_MEDIUM],
+                                  "low", sev[VG_SEV_LOW]));
+    return doc;
+}
+
+static void fleet_print(const struct fleet *fl, FILE *f, bool md)
+{
+    fprintf(f, "%svigil audit merge — %d nodes, %d components, %d with version skew, %d distinct findings\n",
+            md ? "## " : "", fl->nnodes, fl->nc, skewed(fl), fl->nf);
+    static const char *const hc[] = { "COMPONENT", "VERSIONS", "NODES", "SKEW" };
+    struct vg_table *t = vg_table_new(4, hc);
+    for (int i = 0; i < fl->nc; i++)
+        for (int j = 0; j < fl->c[i].nv; j++)
+            vg_table_rowf(t, "%s\t%s\t%d\t%s", fl->c[i].name, fl->c[i].v[j].versions, fl->c[i].v[j].nodes,
+                          fl->c[i].nv > 1 ? "SKEW" : "");
+    fputs(md ? "\n### Components\n\n" : "\nComponents\n", f);
+    if (md) vg_table_print_markdown(t, f);
+    else vg_table_print(t, f);
+    vg_table_free(t);
+    if (!fl->nf) { fputs("\nNo known vulnerabilities on any node.\n", f); return; }
+    static const char *const hf[] = { "SEVERITY", "CVE", "COMPONENT", "NODES", "FIXED", "ADVISORY" };
+    t = vg_table_new(6, hf);
+    for (int i = 0; i < fl->nf; i++) {
+        const struct mfind *m = &fl->f[i];
+        vg_table_rowf(t, "%s\t%s\t%s\t%d/%d\t%s\t%s", vg_severity_name(m->sev), m->id, m->component, m->nodes, fl->nnodes,
+                      m->fixed[0] ? m->fixed : "none known", m->url);
+    }
+    fputs(md ? "\n### Findings\n\n" : "\nFindings\n", f);
+    if (md) vg_table_print_markdown(t, f);
+    else vg_table_print(t, f);
+    vg_table_free(t);
+}
+
+static void fleet_free(struct fleet *fl)
+{
+    for (int i = 0; i < fl->nc; i++) {
+        for (int j = 0; j < fl->c[i].nv; j++) free(fl->c[i].v[j].versions);
+        free(fl->c[i].v);
+        free(fl->c[i].name);
+    }
+    for (int i = 0; i < fl->nf; i++) {
+        free(fl->f[i].id);
+        free(fl->f[i].component);
+        free(fl->f[i].fixed);
+        free(fl->f[i].url);
+    }
+    for (int i = 0; i < fl->nnodes; i++) free(fl->nodes[i]);
+    free(fl->c);
+    free(fl->f);
+    free(fl->nodes);
+}
+
+int vg_audit_merge(int argc, char **argv)
+{
+    struct fleet fl = { 0 };
+    int fmt = 0, rc = 0, npaths = 0; /* 0 table, 1 json, 2 markdown */
+    bool fail_none = false;
+    enum vg_severity fail_on = VG_SEV_HIGH;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--json")) fmt = 1;
+        else if (!strcmp(a, "--format") && val) {
+            i++;
+            if (!strcmp(val, "json")) fmt = 1;
+            else if (!strcmp(val, "markdown")) fmt = 2;
+            else if (!strcmp(val, "table")) fmt = 0;
+            else rc = vg_input_error("audit merge: --format '%s': expected table, json or markdown", val);
+        } else if (!strcmp(a, "--fail-on") && val) {
+            i++;
+            fail_none = !strcmp(val, "none");
+            if (!fail_none && !vg_severity_parse(val, &fail_on))
+                rc = vg_input_error("audit merge: --fail-on '%s': expected none, low, medium, high or critical", val);
+        } else if (a[0] == '-') rc = vg_input_error("audit merge: unknown option '%s'", a);
+        else if (add_path(&fl, a) < 0) rc = VG_EXIT_INPUT;
+        else npaths++;
+    }
+    if (!rc && !npaths) rc = vg_input_error("usage: vigil audit merge REPORT.json…|DIR [--json|--format markdown]");
+    if (!rc && !fl.nnodes) rc = vg_input_error("audit merge: no reports found");
+    if (!rc) {
+        if (fl.nf > 1) qsort(fl.f, (size_t)fl.nf, sizeof *fl.f, find_cmp);
+        if (fmt == 1) vg_json_print(stdout, fleet_json(&fl), 0);
+        else fleet_print(&fl, stdout, fmt == 2);
+        bool bad = skewed(&fl) > 0;
+        for (int i = 0; i < fl.nf && !fail_none; i++) bad |= fl.f[i].sev >= fail_on;
+        rc = bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
+    }
+    fleet_free(&fl);
+    return rc;
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# audit.sh — CLI contract of `vigil audit` on the fixture roots: exit codes,
+# exact finding counts per severity (bundled database, fixed --now), bad input
+# giving exit 2 with one line naming the file, and `audit merge`.
+. "$(dirname "$0")/lib.sh"
+R=tests/fixtures/roots
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+A="$VIGIL audit --now 2026-09-01"
+exits_with "clean-current: no findings, exit 0" 0 $A --root $R/clean-current
+is "clean-current: table says clean" "$($A --root $R/clean-current | grep -c 'No known vulnerabilities')" 1
+exits_with "run535: findings >= high, exit 1" 1 $A --root $R/ubuntu2204-h100-run535
+exits_with "run535: --fail-on none, exit 0" 0 $A --root $R/ubuntu2204-h100-run535 --fail-on none
+$A --root $R/ubuntu2204-h100-run535 --json >"$T/run535.json"
+is "run535: summary" "$(tr -d ' \n' <"$T/run535.json" | grep -o '"summary":{[^}]*}')" \
+   '"summary":{"critical":8,"high":41,"medium":34,"low":28,"outdated":16,"components":25}'
+is "run535: driver found from /proc (no package)" "$($A --root $R/ubuntu2204-h100-run535 --components | grep -c '^nvidia-driver .*535.129.03  */proc/driver/nvidia/version')" 1
+check "run535: CVE-2024-0132 on the container toolkit" grep -q '"id": "CVE-2024-0132"' "$T/run535.json"
+check "run535: backport marker on distro packages" sh -c "$A --root $R/ubuntu2204-h100-run535 | grep -q 'may be backported by the distribution'"
+check "run535: markdown has severity headings" sh -c "$A --root $R/ubuntu2204-h100-run535 --format markdown | grep -q '^### CRITICAL (8)'"
+$A --root $R/multi-cuda --json >"$T/multi.json"
+is "multi-cuda: three toolkits" "$(grep -c '"name": "cuda-toolkit"' "$T/multi.json")" 3
+is "multi-cuda: --components lists 8" "$($A --root $R/multi-cuda --components | tail -n +2 | wc -l)" 8
+exits_with "unreadable root: exit 2" 2 $A --root "$T/nope"
+mkdir -p "$T/bad/var/lib/dpkg" && printf 'Package: a\nStatus: install ok installed\n\001\002garbage\n' >"$T/bad/var/lib/dpkg/status"
+exits_with "corrupt status file: exit 2" 2 $A --root "$T/bad"
+is "corrupt status file: one line naming file:line" "$($A --root "$T/bad" 2>&1 >/dev/null)" \
+   "vigil: $T/bad/var/lib/dpkg/status:3: binary data (byte 0x01), not a dpkg status file"
+printf '{"advisories": [' >"$T/bad.json"
+exits_with "malformed database: exit 2" 2 $A --root $R/clean-current --db "$T/bad.json"
+exits_with "bad --fail-on: exit 2" 2 $A --fail-on severe
+$A --root $R/clean-current --json >"$T/fleet-clean.json"
+cp "$T/run535.json" "$T/multi.json" "$T/fleet-clean.json" "$T/fleet/" 2>/dev/null || { mkdir "$T/fleet"; cp "$T/run535.json" "$T/multi.json" "$T/fleet-clean.json" "$T/fleet/"; }
+exits_with "merge: skew and findings, exit 1" 1 $VIGIL audit merge "$T/fleet"
+exits_with "merge of one clean report: exit 0" 0 $VIGIL audit merge "$T/fleet-clean.json"
+is "merge: 3 nodes" "$($VIGIL audit merge "$T/fleet" --json | grep -c '"gpu-')" 3
+check "merge: runc version skew flagged" sh -c "$VIGIL audit merge '$T/fleet' | grep -E '^runc .*SKEW' >/dev/null"
+exits_with "merge: a non-report is exit 2" 2 $VIGIL audit merge "$T/bad.json"

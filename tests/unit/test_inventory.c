@@ -1,0 +1,266 @@
+/* test_inventory.c — unit tests for the inventory and each collector, on the
+ * fixture roots in tests/fixtures/roots (and an rpm database built at test
+ * time for rhel9-rpm). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "inventory/inventory.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+
+#define ROOTS "tests/fixtures/roots/"
+
+static int count(struct vg_inventory *inv, const char *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < inv->n; i++) n += !strcmp(inv->items[i].name, name);
+    return n;
+}
+
+/* Asserts the first component `name` has this version and source. */
+static const struct vg_component *expect(struct vg_inventory *inv, const char *name, const char *version,
+                                         const char *source)
+{
+    const struct vg_component *c = vg_inventory_find(inv, name);
+    if (!c) fail_msg("component %s not found", name);
+    assert_string_equal(c->version, version);
+    assert_string_equal(c->source, source);
+    return c;
+}
+
+static void collect(struct vg_inventory *inv, const char *root)
+{
+    vg_inventory_init(inv, root);
+    assert_int_equal(vg_inventory_collect(inv), 0);
+}
+
+static void test_helpers(void **state)
+{
+    (void)state;
+    char v[32];
+    assert_true(vg_scan_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu", v, sizeof v));
+    assert_string_equal(v, "535.129.03");
+    assert_true(vg_scan_version("CUDA Version 11.8.89", v, sizeof v));
+    assert_string_equal(v, "11.8.89");
+    assert_false(vg_scan_version("x86_64 no version 42", v, sizeof v));
+    assert_true(vg_scan_version("abc2.5 then 3.4", v, sizeof v)); /* "abc2.5" is a word, not a version */
+    assert_string_equal(v, "3.4");
+    long vals[3];
+    static const char *const names[] = { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" };
+    assert_int_equal(vg_header_defines(ROOTS "multi-cuda", "/usr/include/nccl.h", names, vals, 3), 3);
+    assert_int_equal(vals[1], 21);
+    assert_int_equal(vg_header_defines(ROOTS "multi-cuda", "/nope.h", names, vals, 3), 0);
+    char path[256];
+    assert_true(vg_find_lib_version(ROOTS "ubuntu2204-h100-run535", "libcuda.so.", v, sizeof v, path, sizeof path));
+    assert_string_equal(v, "535.129.03");
+    assert_string_equal(path, "/usr/lib/x86_64-linux-gnu/libcuda.so.535.129.03");
+    assert_false(vg_find_lib_version(ROOTS "multi-cuda", "libcuda.so.", v, sizeof v, path, sizeof path));
+}
+
+static void test_ubuntu_run535(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    collect(&inv, ROOTS "ubuntu2204-h100-run535");
+    assert_string_equal(inv.hostname, "gpu-h100-017");
+    assert_string_equal(inv.os_id, "ubuntu");
+    assert_string_equal(inv.os_pretty, "Ubuntu 22.04.3 LTS");
+    expect(&inv, "os", "22.04", "/etc/os-release");
+    const struct vg_component *c = expect(&inv, "linux-kernel", "5.15.0-88-generic", "/proc/sys/kernel/osrelease");
+    assert_string_equal(c->upstream, "5.15.0-88");
+    /* .run install: found from /proc, no package */
+    c = expect(&inv, "nvidia-driver", "535.129.03", "/proc/driver/nvidia/version");
+    assert_int_equal(c->eco, VG_ECO_NVIDIA);
+    assert_string_equal(c->package, "");
+    assert_string_equal(c->detail, "proprietary kernel module");
+    c = expect(&inv, "cuda-toolkit", "12.2.2", "file:/usr/local/cuda-12.2/version.json");
+    assert_string_equal(c->detail, "/usr/local/cuda-12.2");
+    assert_int_equal(count(&inv, "cuda-toolkit"), 1); /* the cuda symlink is not a second toolkit */
+    c = expect(&inv, "cuda-driver", "12.2", "/proc/driver/nvidia/version");
+    c = expect(&inv, "nccl", "2.18.5-1+cuda12.2", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "2.18.5");
+    assert_string_equal(c->package, "libnccl2");
+    assert_int_equal(c->eco, VG_ECO_DPKG);
+    c = expect(&inv, "nvidia-container-toolkit", "1.14.3-1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "1.14.3");
+    expect(&inv, "libnvidia-container", "1.14.3-1", "dpkg:/var/lib/dpkg/status");
+    c = expect(&inv, "runc", "1.1.7-0ubuntu1~22.04.1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "1.1.7");
+    expect(&inv, "containerd", "1.7.2-0ubuntu1~22.04.1", "dpkg:/var/lib/dpkg/status");
+    c = expect(&inv, "docker", "24.0.5-0ubuntu1~22.04.1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "docker.io");
+    c = expect(&inv, "dcgm", "1:3.2.6", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "3.2.6");
+    c = expect(&inv, "fabricmanager", "535.129.03-1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "nvidia-fabricmanager-535");
+    c = expect(&inv, "slurm", "22.05.9-1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "slurmd");
+    c = expect(&inv, "munge", "0.5.14-6", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "munge");
+    expect(&inv, "pmix", "4.1.2-2ubuntu1", "dpkg:/var/lib/dpkg/status");
+    expect(&inv, "enroot", "3.4.1-1", "dpkg:/var/lib/dpkg/status");
+    expect(&inv, "mlnx-ofed", "23.10-1.1.9.0", "file:/usr/bin/ofed_info");
+    expect(&inv, "rdma-core", "2307mlnx47-1.2310119", "dpkg:/var/lib/dpkg/status");
+    /* two ConnectX-7 ports with one firmware → one component; the BlueField-3 apart */
+    assert_int_equal(count(&inv, "connectx-firmware"), 1);
+    c = expect(&inv, "connectx-firmware", "28.41.1000", "/sys/class/infiniband/mlx5_0/fw_ver");
+    assert_string_equal(c->package, "MT_0000000838");
+    assert_string_equal(c->detail, "ConnectX-7 board MT_0000000838 (mlx5_0,mlx5_1)");
+    c = expect(&inv, "bluefield-firmware", "32.38.3056", "/sys/class/infiniband/mlx5_bond_0/fw_ver");
+    assert_string_equal(c->detail, "BlueField-3 board MT_0000000884 (mlx5_bond_0)");
+    c = expect(&inv, "openssh", "1:8.9p1-3ubuntu0.4", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "8.9p1");
+    expect(&inv, "sudo", "1.9.9-1ubuntu2.4", "dpkg:/var/lib/dpkg/status");
+    expect(&inv, "glibc", "2.35-0ubuntu3.4", "dpkg:/var/lib/dpkg/status");
+    c = expect(&inv, "polkit", "0.105-33", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "policykit-1");
+    /* absent things stay absent */
+    assert_null(vg_inventory_find(&inv, "cudnn"));
+    assert_null(vg_inventory_find(&inv, "pyxis"));
+    assert_null(vg_inventory_find(&inv, "doca-ofed"));
+    assert_int_equal(inv.n, 25);
+    vg_inventory_free(&inv);
+}
+
+static void test_clean_current(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    collect(&inv, ROOTS "clean-current");
+    const struct vg_component *c = expect(&inv, "nvidia-driver", "580.159.03", "/proc/driver/nvidia/version");
+    assert_string_equal(c->detail, "open kernel module");
+    expect(&inv, "cuda-driver", "13.0", "/proc/driver/nvidia/version");
+    expect(&inv, "cuda-toolkit", "13.1.0", "file:/usr/local/cuda-13.1/version.json");
+    c = expect(&inv, "dcgm", "1:4.5.3-1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "datacenter-gpu-manager-4-core");
+    c = expect(&inv, "containerd", "2.3.4-1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "containerd.io");
+    c = expect(&inv, "docker", "5:29.9.0-1~ubuntu.24.04~noble", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->upstream, "29.9.0");
+    expect(&inv, "pyxis", "0.24.0-1", "dpkg:/var/lib/dpkg/status");
+    c = expect(&inv, "polkit", "124-2ubuntu1.24.04.2", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "polkitd");
+    expect(&inv, "connectx-firmware", "28.46.3008", "/sys/class/infiniband/mlx5_0/fw_ver");
+    vg_inventory_free(&inv);
+}
+
+static void test_multi_cuda(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    collect(&inv, ROOTS "multi-cuda");
+    assert_string_equal(inv.pkgdb_source, "");
+    expect(&inv, "os", "9.4", "/etc/os-release");
+    assert_string_equal(inv.os_id, "rocky");
+    assert_null(vg_inventory_find(&inv, "linux-kernel"));
+    expect(&inv, "nvidia-driver", "550.54.15", "/sys/module/nvidia/version");
+    expect(&inv, "cuda-driver", "12.4", "/sys/module/nvidia/version");
+    assert_int_equal(count(&inv, "cuda-toolkit"), 3);
+    const char *want[][3] = {
+        { "11.8.89", "11.8", "file:/usr/local/cuda-11.8/version.txt" },
+        { "12.2.2", "12.2.2", "file:/usr/local/cuda-12.2/version.json" },
+        { "12.4.1", "12.4.1", "file:/usr/local/cuda-12.4/version.json" },
+    };
+    int k = 0;
+    for (size_t i = 0; i < inv.n; i++) {
+        if (strcmp(inv.items[i].name, "cuda-toolkit")) continue;
+        assert_string_equal(inv.items[i].version, want[k][0]);
+        assert_string_equal(inv.items[i].upstream, want[k][1]);
+        assert_string_equal(inv.items[i].source, want[k][2]);
+        k++;
+    }
+    expect(&inv, "nccl", "2.21.5", "file:/usr/include/nccl.h");
+    expect(&inv, "cudnn", "9.1.0", "file:/usr/include/cudnn_version.h");
+    vg_inventory_free(&inv);
+}
+
+/* Copies the rhel9-rpm fixture to a temporary root and builds its rpm
+ * database with the real rpm tools. */
+static void test_rhel9_rpm(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/vg-rpm-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    const char *const cp[] = { "cp", "-r", ROOTS "rhel9-rpm/.", tmpl, NULL };
+    struct vg_spawn_result r;
+    assert_int_equal(vg_spawn(cp, NULL, NULL, 10000, &r), 0);
+    assert_int_equal(r.status, 0);
+    vg_spawn_result_free(&r);
+    const char *const mk[] = { "sh", "tests/fixtures/make-rpmdb.sh", tmpl, "tests/fixtures/rhel9-rpm.packages", NULL };
+    assert_int_equal(vg_spawn(mk, NULL, NULL, 120000, &r), 0);
+    int st = r.status;
+    vg_spawn_result_free(&r);
+    if (st == 77) {
+        const char *const rm[] = { "rm", "-rf", tmpl, NULL };
+        vg_spawn(rm, NULL, NULL, 10000, &r);
+        vg_spawn_result_free(&r);
+        skip();
+    }
+    assert_int_equal(st, 0);
+    struct vg_inventory inv;
+    collect(&inv, tmpl);
+    assert_string_equal(inv.pkgdb_source, "rpm:/var/lib/rpm");
+    assert_int_equal(inv.npkgs, 16);
+    const struct vg_component *c = expect(&inv, "runc", "4:1.1.12-4.el9", "rpm:/var/lib/rpm");
+    assert_int_equal(c->eco, VG_ECO_RPM);
+    assert_string_equal(c->upstream, "1.1.12");
+    /* the driver comes from /proc; the package is noted */
+    c = expect(&inv, "nvidia-driver", "550.90.07", "/proc/driver/nvidia/version");
+    assert_string_equal(c->package, "kmod-nvidia-open-dkms");
+    c = expect(&inv, "glibc", "2.34-100.el9_4.2", "rpm:/var/lib/rpm");
+    assert_string_equal(c->upstream, "2.34");
+    c = expect(&inv, "openssh", "8.7p1-38.el9", "rpm:/var/lib/rpm");
+    assert_string_equal(c->package, "openssh-server");
+    expect(&inv, "nccl", "2.21.5-1+cuda12.4", "rpm:/var/lib/rpm");
+    expect(&inv, "fabricmanager", "550.90.07-1", "rpm:/var/lib/rpm");
+    expect(&inv, "slurm", "23.11.7-1.el9", "rpm:/var/lib/rpm");
+    expect(&inv, "pmix", "3.2.3-5.el9", "rpm:/var/lib/rpm");
+    expect(&inv, "apptainer", "1.3.1-1.el9", "rpm:/var/lib/rpm");
+    expect(&inv, "containerd", "1.6.28-3.1.el9", "rpm:/var/lib/rpm");
+    expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4.x86_64", "/proc/sys/kernel/osrelease");
+    vg_inventory_free(&inv);
+    const char *const rm[] = { "rm", "-rf", tmpl, NULL };
+    vg_spawn(rm, NULL, NULL, 10000, &r);
+    vg_spawn_result_free(&r);
+}
+
+static void test_rpm_parse(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    vg_inventory_init(&inv, "/");
+    char *out = vg_xstrdup("sudo\t0:1.9.5p2-10.el9_3\tx86_64\ngpg-pubkey\t0:fd431d51-4ae0493b\t(none)\n"
+                           "garbage line\nrunc\t4:1.1.12-4.el9\tx86_64\n");
+    inv.bufs = vg_xmalloc(sizeof *inv.bufs);
+    inv.bufs[inv.nbufs++] = out;
+    assert_int_equal(vg_rpm_parse(&inv, out), 0);
+    assert_int_equal(inv.npkgs, 2);
+    assert_string_equal(vg_inventory_pkg(&inv, "sudo")->version, "1.9.5p2-10.el9_3");
+    assert_string_equal(vg_inventory_pkg(&inv, "runc")->version, "4:1.1.12-4.el9");
+    assert_null(vg_inventory_pkg(&inv, "gpg-pubkey"));
+    vg_inventory_free(&inv);
+}
+
+static void test_bad_root(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    vg_inventory_init(&inv, "/nonexistent/root");
+    assert_int_equal(vg_inventory_collect(&inv), -1);
+    vg_inventory_free(&inv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_helpers),     cmocka_unit_test(test_ubuntu_run535), cmocka_unit_test(test_clean_current),
+        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse),
+        cmocka_unit_test(test_bad_root),
+    };
+    return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
+}
