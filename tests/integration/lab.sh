@@ -21,6 +21,15 @@ check "sbatch --requeue job ran on a lab node" grep -q '^ran on n[1-5]$' "$out"
 is "status: healthy" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | grep -c '"healthy": true')" "1"
 exits_with "status exits 0" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 is "env prints the client environment" "$("$VIGIL" lab env --dir "$LAB_DIR" | head -1)" "export SLURM_CONF=$LAB_DIR/etc/slurm.conf"
+second=$(mktemp -d)
+"$VIGIL" lab up 2 --dir "$second" --json >"$second.json"
+is "a second lab comes up beside the first" "$?" "0"
+p1=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")
+p2=$(sed -n 's/.*"port_base": \([0-9]*\).*/\1/p' "$second.json")
+check "on other ports ($p1, $p2)" test -n "$p2" -a "$p1" != "$p2"
+"$VIGIL" lab down --dir "$second"
+rm -f "$second.json"
+exits_with "the first lab is still healthy" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 sbatch -N2 -o /dev/null --wrap 'srun sleep 307' >/dev/null
 sleep 1
 "$VIGIL" lab down --dir "$LAB_DIR"
