@@ -304,6 +304,15 @@ static bool wait_file(const char *path, int ms)
     return false;
 }
 
+static bool listening(int port)
+{
+    int *ports, n = vg_listen_ports(&ports);
+    bool found = false;
+    for (int i = 0; i < n && !found; i++) found = ports[i] == port;
+    free(ports);
+    return found;
+}
+
 /* Polls the nodes (one scontrol call each 100 ms) until all are idle, failing
  * early when a daemon died. */
 static int wait_idle(struct lab *l, pid_t ctld, int ms)
@@ -318,6 +327,10 @@ static int wait_idle(struct lab *l, pid_t ctld, int ms)
             free(p);
             lab_err(l, "slurmctld exited: %s", tail);
             return -1;
+        }
+        if (!listening(l->port_base)) {   /* scontrol would back off for a second */
+            vg_sleep_ms(10);
+            continue;
         }
         struct vg_node_state *st;
         size_t n;
@@ -452,6 +465,9 @@ static int start_all(struct lab *l)
     const char *cargv[] = { "slurmctld", "-D", "-f", l->conf, NULL };
     pid_t ctld = start(l, "slurmctld", NULL, cargv, NULL, NULL, NULL);
     if (ctld < 0) return -1;
+    /* slurmds started before slurmctld listens retry their registration a second later */
+    for (int64_t end = vg_mono_ms() + 10000; vg_mono_ms() < end && vg_proc_alive(ctld); vg_sleep_ms(5))
+        if (listening(l->port_base)) break;
     for (int i = 1; i <= l->o->nodes; i++) {
         char node[16];
         snprintf(node, sizeof node, "n%d", i);
