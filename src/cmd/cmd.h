@@ -5,9 +5,10 @@
 #ifndef VG_CMD_H
 #define VG_CMD_H
 
-int cmd_version(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
 int cmd_advisories(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 #endif

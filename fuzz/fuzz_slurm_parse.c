@@ -1,0 +1,23 @@
+/* fuzz_slurm_parse.c — libFuzzer target for the Slurm adapter's parsers of
+ * `scontrol show node -o`, `scontrol show job -o` and `squeue -o %A` output. */
+#include "remedy/slurm.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text) return 0;
+    memcpy(text, data, size);
+    text[size] = 0;
+    struct vg_node_state *n;
+    size_t k;
+    if (vg_slurm_parse_nodes(text, &n, &k) == 0) free(n);
+    struct vg_job_state j;
+    vg_slurm_parse_job(text, &j);
+    long *ids;
+    if (vg_slurm_parse_jobids(text, &ids, &k) == 0) free(ids);
+    free(text);
+    return 0;
+}
