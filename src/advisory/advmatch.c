@@ -122,6 +122,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         memset(&f, 0, sizeof f);
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
+        if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
         const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
         if (!r) continue;
         f.kind = VG_FIND_CVE;
