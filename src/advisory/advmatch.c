@@ -67,7 +67,7 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
     vg_strlcpy(line, intro, sizeof line);
     line[strcspn(line, "-~+")] = 0;                 /* 1.7.0-beta.0 → 1.7.0 */
     size_t n = strlen(line);
-    while (n > 2 && !strcmp(line + n - 2, ".0")) line[n -= 2] = 0;
+    if (n > 2 && !strcmp(line + n - 2, ".0")) line[n -= 2] = 0;     /* 535.0 → 535, 1.7.0 → 1.7 */
     if (strncmp(v, line, n) || (v[n] && v[n] != '.' && v[n] != '-')) return false;
     return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) >= 0;
 }
