@@ -100,8 +100,15 @@ static bool on_branch(const char *v, const char *branch)
     return !n || (!strncmp(v, branch, n) && (!v[n] || v[n] == '.' || v[n] == '-'));
 }
 
+static void count_only(const struct vg_finding *f, void *ctx)
+{
+    (void)f;
+    (void)ctx;
+}
+
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
 {
+    if (!cb) cb = count_only;
     vg_advdb_sort((struct vg_advdb *)db);
     bool distro = c->package[0] && (c->eco == VG_ECO_DPKG || c->eco == VG_ECO_RPM);
     char up[128];
