@@ -67,7 +67,7 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
     vg_strlcpy(line, intro, sizeof line);
     line[strcspn(line, "-~+")] = 0;                 /* 1.7.0-beta.0 → 1.7.0 */
     size_t n = strlen(line);
-    while (n > 2 && !strcmp(line + n - 2, ".0")) line[n -= 2] = 0;
+    if (n > 2 && !strcmp(line + n - 2, ".0")) line[n -= 2] = 0;     /* 535.0 → 535, 1.7.0 → 1.7 */
     if (strncmp(v, line, n) || (v[n] && v[n] != '.' && v[n] != '-')) return false;
     return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) >= 0;
 }
@@ -100,8 +100,15 @@ static bool on_branch(const char *v, const char *branch)
     return !n || (!strncmp(v, branch, n) && (!v[n] || v[n] == '.' || v[n] == '-'));
 }
 
+static void count_only(const struct vg_finding *f, void *ctx)
+{
+    (void)f;
+    (void)ctx;
+}
+
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
 {
+    if (!cb) cb = count_only;
     vg_advdb_sort((struct vg_advdb *)db);
     bool distro = c->package[0] && (c->eco == VG_ECO_DPKG || c->eco == VG_ECO_RPM);
     char up[128];
@@ -122,6 +129,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         memset(&f, 0, sizeof f);
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
+        if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
         const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
         if (!r) continue;
         f.kind = VG_FIND_CVE;

@@ -1,0 +1,230 @@
+/* test_advdb.c — the advisory database: load errors naming file and field,
+ * save/load round trip, dedup and range merging, matching (ranges, lines,
+ * distro packages and the backport flag, distro-native advisories),
+ * end-of-life as of an audit date, minimum recommended versions, and the
+ * bundled data/advisories.json (every LIFECYCLE row of the TSV). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "advisory/advisory.h"
+#include "util/strutil.h"
+
+struct got {
+    int n, cve, eol, min;
+    struct vg_finding last[16];
+};
+
+static void collect(const struct vg_finding *f, void *ctx)
+{
+    struct got *g = ctx;
+    if (g->n < 16) g->last[g->n] = *f;
+    g->n++;
+    if (f->kind == VG_FIND_CVE) g->cve++;
+    else if (f->kind == VG_FIND_EOL) g->eol++;
+    else g->min++;
+}
+
+static struct got match(const struct vg_advdb *db, const char *name, const char *version, enum vg_ecosystem eco,
+                        const char *package)
+{
+    struct vg_component c;
+    memset(&c, 0, sizeof c);
+    vg_strlcpy(c.name, name, sizeof c.name);
+    vg_strlcpy(c.version, version, sizeof c.version);
+    c.eco = eco;
+    if (package) vg_strlcpy(c.package, package, sizeof c.package);
+    vg_version_upstream(eco, version, c.upstream, sizeof c.upstream);
+    struct got g;
+    memset(&g, 0, sizeof g);
+    int n = vg_advdb_match(db, &c, collect, &g);
+    assert_int_equal(n, g.n);
+    return g;
+}
+
+static void expect_error(const char *file, const char *want)
+{
+    struct vg_advdb *db = (struct vg_advdb *)1;
+    char err[512];
+    assert_int_equal(vg_advdb_load(file, &db, err, sizeof err), -1);
+    assert_null(db);
+    if (!strstr(err, want)) fail_msg("error '%s' lacks '%s'", err, want);
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    expect_error("tests/fixtures/advdb/missing-url.json", "missing-url.json: advisories[1].url: missing");
+    expect_error("tests/fixtures/advdb/syntax.json", "syntax.json:3:");
+    expect_error("tests/fixtures/advdb/bad-severity.json", "advisories[0].severity: unknown 'awful'");
+    expect_error("tests/fixtures/advdb/schema2.json", "schema: unsupported");
+    expect_error("tests/fixtures/advdb/does-not-exist.json", "does-not-exist.json");
+}
+
+static struct vg_advdb *sample(void)
+{
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_range r1[] = { { "", "1.1.12", "" }, { "1.2.0", "1.2.8", "" } };
+    struct vg_advisory a = { "CVE-2024-21626", "runc", VG_ECO_GENERIC, VG_SEV_HIGH, 8.6, "leaky fd", "https://x/runc",
+                             "2024-01-31", r1, 2 };
+    assert_int_equal(vg_advdb_add(db, &a), 2);
+    assert_int_equal(vg_advdb_add(db, &a), 0);   /* duplicate */
+    struct vg_range r2[] = { { "1.3.0", "1.3.3", "" } };
+    a.ranges = r2;
+    a.nranges = 1;
+    assert_int_equal(vg_advdb_add(db, &a), 1);   /* merged into the same advisory */
+    struct vg_range r3[] = { { "535.0", "535.183.01", "" }, { "550.0", "550.90.07", "" } };
+    struct vg_advisory d = { "CVE-2024-0090", "nvidia-driver", VG_ECO_NVIDIA, VG_SEV_HIGH, 7.8, "oob", "https://x/5551",
+                             "2024-06-06", r3, 2 };
+    vg_advdb_add(db, &d);
+    struct vg_range r4[] = { { "", "6.8.0-87.88", "" } };
+    struct vg_advisory k = { "CVE-2025-40300", "linux-kernel", VG_ECO_DPKG, VG_SEV_HIGH, 0, "usn", "https://x/usn",
+                             "2025-11-06", r4, 1 };
+    vg_advdb_add(db, &k);
+    struct vg_eol e = { "nvidia-driver", "535", "", "2026-06-30", "https://x/eol", "move to R580" };
+    vg_advdb_add_eol(db, &e);
+    struct vg_eol e2 = { "nvidia-driver", "", "535", "", "https://x/eol", "old branches" };
+    vg_advdb_add_eol(db, &e2);
+    struct vg_minimum m = { "runc", "", "1.3.6", "https://x/min", "newest fix" };
+    struct vg_minimum m4 = { "runc", "1.4", "1.4.3", "https://x/min", "1.4 line" };
+    vg_advdb_add_minimum(db, &m);
+    vg_advdb_add_minimum(db, &m4);
+    vg_advdb_set_date(db, "2026-01-15");
+    return db;
+}
+
+static void test_match(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = sample();
+    assert_int_equal(vg_advdb_count(db), 3);
+    struct got g = match(db, "runc", "1.1.11", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.cve, 1);
+    assert_string_equal(g.last[0].fixed, "1.1.12");
+    assert_false(g.last[0].backport_possible);
+    assert_int_equal(g.min, 1);
+    g = match(db, "runc", "1.1.12", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.cve, 0);
+    g = match(db, "runc", "1.2.7", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.cve, 1);
+    assert_string_equal(g.last[0].fixed, "1.2.8");
+    g = match(db, "runc", "1.3.2", VG_ECO_GENERIC, NULL);
+    assert_string_equal(g.last[0].fixed, "1.3.3");
+    g = match(db, "runc", "1.4.1", VG_ECO_GENERIC, NULL);   /* branch minimum wins over the global one */
+    assert_int_equal(g.cve, 0);
+    assert_int_equal(g.min, 1);
+    assert_string_equal(g.last[0].fixed, "1.4.3");
+    g = match(db, "runc", "1.4.3", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.n, 0);
+    /* a distro package: the upstream number is compared, the finding says so */
+    g = match(db, "runc", "1.1.7-0ubuntu1~22.04.2", VG_ECO_DPKG, "runc");
+    assert_int_equal(g.cve, 1);
+    assert_true(g.last[0].backport_possible);
+    assert_non_null(strstr(g.last[0].note, "backported"));
+    /* a distro-native advisory compares the full package version ... */
+    g = match(db, "linux-kernel", "6.8.0-86.87", VG_ECO_DPKG, "linux-image-6.8.0-86-generic");
+    assert_int_equal(g.cve, 1);
+    assert_false(g.last[0].backport_possible);
+    g = match(db, "linux-kernel", "6.8.0-87.88", VG_ECO_DPKG, "linux-image-6.8.0-87-generic");
+    assert_int_equal(g.cve, 0);
+    /* ... and is not applied to a version of another kind */
+    g = match(db, "linux-kernel", "6.8.0-86-generic", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.cve, 0);
+    g = match(db, "nope", "1.0", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.n, 0);
+    vg_advdb_free(db);
+}
+
+static void test_eol(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = sample();
+    struct got g = match(db, "nvidia-driver", "535.183.01", VG_ECO_NVIDIA, NULL);
+    assert_int_equal(g.cve, 0);
+    assert_int_equal(g.eol, 0);   /* 2026-01-15: R535 still supported */
+    vg_advdb_set_date(db, "2026-06-30");
+    g = match(db, "nvidia-driver", "535.183.01", VG_ECO_NVIDIA, NULL);
+    assert_int_equal(g.eol, 1);
+    assert_non_null(strstr(g.last[0].note, "2026-06-30"));
+    assert_string_equal(g.last[0].url, "https://x/eol");
+    g = match(db, "nvidia-driver", "535.183.00", VG_ECO_NVIDIA, NULL);
+    assert_int_equal(g.cve, 1);
+    g = match(db, "nvidia-driver", "470.256.02", VG_ECO_NVIDIA, NULL);   /* below every listed branch */
+    assert_int_equal(g.eol, 1);
+    g = match(db, "nvidia-driver", "5350.1", VG_ECO_NVIDIA, NULL);       /* not branch 535 */
+    assert_int_equal(g.eol, 0);
+    setenv("VIGIL_NOW", "2027-01-01T00:00:00.000Z", 1);
+    vg_advdb_set_date(db, NULL);
+    assert_string_equal(vg_advdb_date(db), "2027-01-01");
+    unsetenv("VIGIL_NOW");
+    vg_advdb_free(db);
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = sample();
+    char path[] = "/tmp/vigil-advdb-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char err[256];
+    assert_int_equal(vg_advdb_save(db, path, err, sizeof err), 0);
+    struct vg_advdb *back;
+    assert_int_equal(vg_advdb_load(path, &back, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(vg_advdb_count(back), 3);
+    assert_int_equal(vg_advdb_eol_count(back), 2);
+    assert_int_equal(vg_advdb_minimum_count(back), 2);
+    const struct vg_advisory *a = vg_advdb_get(back, 2);   /* sorted: linux-kernel, nvidia-driver, runc */
+    assert_string_equal(a->component, "runc");
+    assert_int_equal(a->nranges, 3);
+    assert_int_equal(a->severity, VG_SEV_HIGH);
+    assert_string_equal(a->published, "2024-01-31");
+    assert_int_equal(vg_advdb_get(back, 0)->eco, VG_ECO_DPKG);
+    vg_advdb_free(back);
+    vg_advdb_free(db);
+}
+
+/* The bundled database: the TSV's driver LIFECYCLE rows become EOL findings. */
+static void test_bundled(void **state)
+{
+    (void)state;
+    struct vg_advdb *db;
+    char err[512];
+    assert_int_equal(vg_advdb_load("data/advisories.json", &db, err, sizeof err), 0);
+    assert_true(vg_advdb_count(db) > 150);
+    vg_advdb_set_date(db, "2026-07-01");
+    static const struct { const char *v; int eol; } rows[] = {
+        { "535.309.01", 1 }, { "580.159.03", 0 }, { "595.71.05", 0 }, { "610.10.01", 0 }, { "620.1.1", 0 },
+        { "550.163.01", 1 }, { "570.211.01", 1 }, { "575.51.02", 1 }, { "590.48.01", 1 }, { "470.256.02", 1 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct got g = match(db, "nvidia-driver", rows[i].v, VG_ECO_NVIDIA, NULL);
+        if (g.eol != rows[i].eol) fail_msg("%s: eol %d, want %d", rows[i].v, g.eol, rows[i].eol);
+        assert_int_equal(g.cve, 0);   /* these are each branch's latest fix */
+    }
+    vg_advdb_set_date(db, "2026-09-01");
+    assert_int_equal(match(db, "nvidia-driver", "610.10.01", VG_ECO_NVIDIA, NULL).eol, 1);
+    struct got g = match(db, "mlnx-ofed", "23.10-5.1.4.0", VG_ECO_GENERIC, NULL);
+    assert_int_equal(g.eol, 1);
+    assert_int_equal(g.cve, 0);
+    assert_int_equal(match(db, "mlnx-ofed", "24.10-3.2.5.0", VG_ECO_GENERIC, NULL).eol, 0);
+    /* every shipped entry keeps its source URL */
+    for (size_t i = 0; i < vg_advdb_count(db); i++) assert_true(vg_advdb_get(db, i)->url[0] != 0);
+    vg_advdb_free(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_errors), cmocka_unit_test(test_match),   cmocka_unit_test(test_eol),
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_bundled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,257 @@
+/* test_csaf.c — the CSAF 2.0 importer: product-name patterns on a small
+ * hand-made document, missing fields, and the whole bundled NVIDIA corpus
+ * (data/sources/nvidia-csaf) checked against the sourced facts in
+ * tests/fixtures/advisories.tsv.
+ *
+ * Sample: EVERY row of the TSV whose component is the Linux data-center
+ * driver and a CVE id (127 rows; the 6 LIFECYCLE rows are tested in
+ * test_advdb.c), plus every NVIDIA Container Toolkit / GPU Operator row.
+ * For each row: the version just below the fixed one on that branch (last
+ * field minus one) must be affected by that CVE with that fixed version, and
+ * the fixed version itself must not be. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "advisory/importer.h"
+#include "util/strutil.h"
+
+struct hit {
+    const char *id;
+    char fixed[64];
+    int found;
+};
+
+static void on_finding(const struct vg_finding *f, void *ctx)
+{
+    struct hit *h = ctx;
+    if (f->kind == VG_FIND_CVE && !strcmp(f->adv->id, h->id)) {
+        h->found++;
+        vg_strlcpy(h->fixed, f->fixed, sizeof h->fixed);
+    }
+}
+
+static int affected_by(const struct vg_advdb *db, const char *comp, enum vg_ecosystem eco, const char *version,
+                       const char *id, char *fixed)
+{
+    struct vg_component c;
+    memset(&c, 0, sizeof c);
+    vg_strlcpy(c.name, comp, sizeof c.name);
+    vg_strlcpy(c.version, version, sizeof c.version);
+    vg_strlcpy(c.upstream, version, sizeof c.upstream);
+    c.eco = eco;
+    struct hit h = { id, "", 0 };
+    vg_advdb_match(db, &c, on_finding, &h);
+    if (fixed) strcpy(fixed, h.fixed);
+    return h.found;
+}
+
+/* "535.183.01" → "535.183.00"; "535.183.00" → "535.182.99". */
+static void just_below(const char *v, char *out, size_t n)
+{
+    vg_strlcpy(out, v, n);
+    char *dot = strrchr(out, '.');
+    if (!dot) return;
+    long last = strtol(dot + 1, NULL, 10);
+    if (last > 0) {
+        snprintf(dot + 1, n - (size_t)(dot + 1 - out), "%0*ld", (int)strlen(dot + 1), last - 1);
+        return;
+    }
+    *dot = 0;
+    char *prev = strrchr(out, '.');
+    long p = strtol(prev ? prev + 1 : out, NULL, 10);
+    char *tail = prev ? prev + 1 : out;
+    snprintf(tail, n - (size_t)(tail - out), "%ld.99", p - 1);
+}
+
+static struct vg_advdb *corpus;
+static struct vg_import_report corpus_rep;
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[512];
+    corpus = vg_advdb_new();
+    if (vg_import_path("data/sources/nvidia-csaf", corpus, &corpus_rep, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    vg_advdb_free(corpus);
+    vg_import_report_free(&corpus_rep);
+    return 0;
+}
+
+static void test_corpus_counts(void **state)
+{
+    (void)state;
+    assert_int_equal(corpus_rep.files, 181);
+    assert_int_equal(corpus_rep.skipped_files, 0);
+    assert_int_equal(corpus_rep.unparsed.n, 0);
+    assert_true(corpus_rep.products_skipped > 100);   /* Windows, GeForce, vGPU, Triton, … */
+    assert_true(vg_advdb_count(corpus) > 150);
+}
+
+/* Splits a TSV line in place; returns the field count. */
+static int fields(char *line, char **f, int max)
+{
+    line[strcspn(line, "\r\n")] = 0;
+    return vg_split(line, "\t", f, max);
+}
+
+static void check_rows(const char *component_prefix, const char *comp, enum vg_ecosystem eco, int min_rows)
+{
+    FILE *fp = fopen("tests/fixtures/advisories.tsv", "r");
+    assert_non_null(fp);
+    char line[8192];
+    int rows = 0;
+    while (fgets(line, sizeof line, fp)) {
+        char *f[12];
+        if (fields(line, f, 12) < 9 || !vg_startswith(f[0], component_prefix) || !vg_startswith(f[2], "CVE-")) continue;
+        const char *id = f[2], *fixed = f[7];
+        char below[64], got[64];
+        if (vg_startswith(f[6], "<=")) {   /* "<=1.16.1": the last affected version itself */
+            vg_strlcpy(below, f[6] + 2, sizeof below);
+        } else just_below(fixed, below, sizeof below);
+        if (affected_by(corpus, comp, eco, below, id, got) != 1)
+            fail_msg("%s %s: %s should be affected (row range %s)", comp, id, below, f[6]);
+        if (vg_version_cmp(eco, got, fixed) != 0) fail_msg("%s %s at %s: fixed %s, TSV says %s", comp, id, below, got, fixed);
+        if (affected_by(corpus, comp, eco, fixed, id, NULL) != 0)
+            fail_msg("%s %s: fixed version %s reported affected", comp, id, fixed);
+        rows++;
+    }
+    fclose(fp);
+    if (rows < min_rows) fail_msg("%s: only %d rows checked", comp, rows);
+}
+
+static void test_driver_rows(void **state)
+{
+    (void)state;
+    check_rows("NVIDIA GPU display driver (Linux, data center)", "nvidia-driver", VG_ECO_NVIDIA, 120);
+}
+
+static void test_container_rows(void **state)
+{
+    (void)state;
+    check_rows("NVIDIA Container Toolkit", "nvidia-container-toolkit", VG_ECO_GENERIC, 5);
+    check_rows("NVIDIA GPU Operator", "gpu-operator", VG_ECO_GENERIC, 8);
+}
+
+static void test_branches_and_trains(void **state)
+{
+    (void)state;
+    /* a branch the bulletin does not name is not claimed */
+    assert_int_equal(affected_by(corpus, "nvidia-driver", VG_ECO_NVIDIA, "545.29.06", "CVE-2024-0090", NULL), 0);
+    /* ConnectX: the LTS23 fix counts although the GA line's fix is higher */
+    char got[64];
+    assert_int_equal(affected_by(corpus, "connectx-firmware", VG_ECO_GENERIC, "28.39.3000", "CVE-2024-0105", got), 1);
+    assert_string_equal(got, "28.39.3560");
+    assert_int_equal(affected_by(corpus, "connectx-firmware", VG_ECO_GENERIC, "28.39.3560", "CVE-2024-0105", NULL), 0);
+    assert_int_equal(affected_by(corpus, "connectx-firmware", VG_ECO_GENERIC, "28.40.1000", "CVE-2024-0105", got), 1);
+    assert_string_equal(got, "28.41.1000");
+    /* OFED lines: 23.10 has its own fix */
+    assert_int_equal(affected_by(corpus, "mlnx-ofed", VG_ECO_GENERIC, "23.10-4.0.9.0", "CVE-2025-23263", got), 1);
+    assert_string_equal(got, "23.10-5.1.4.0");
+    assert_int_equal(affected_by(corpus, "mlnx-ofed", VG_ECO_GENERIC, "23.10-5.1.4.0", "CVE-2025-23263", NULL), 0);
+    /* "12.0 Update 1" = 12.0.1 */
+    assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.0", "CVE-2023-25513", got), 1);
+    assert_string_equal(got, "12.0.1");
+    assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.0.1", "CVE-2023-25513", NULL), 0);
+}
+
+static int import_text(const char *json, struct vg_advdb *db, struct vg_import_report *rep)
+{
+    json_error_t je;
+    json_t *doc = json_loads(json, 0, &je);
+    assert_non_null(doc);
+    const struct vg_importer *imp = vg_importer_for(doc);
+    assert_non_null(imp);
+    assert_string_equal(imp->name, "csaf");
+    char err[256];
+    int rc = imp->import(doc, "mem.json", db, rep, err, sizeof err);
+    json_decref(doc);
+    return rc;
+}
+
+static void test_patterns(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"document\":{\"csaf_version\":\"2.0\",\"publisher\":{\"name\":\"NVIDIA\"},\"tracking\":{\"id\":\"9999\","
+        "\"initial_release_date\":\"2026-01-02T00:00:00Z\"}},"
+        "\"product_tree\":{\"branches\":[{\"category\":\"vendor\",\"name\":\"NVIDIA\",\"branches\":["
+        "{\"category\":\"architecture\",\"name\":\"Linux(R570)\",\"branches\":["
+        "{\"category\":\"product_version\",\"name\":\"Tesla\",\"product\":{\"name\":\"All driver version prior to 570.172.08\",\"product_id\":\"a1\"}},"
+        "{\"category\":\"product_version\",\"name\":\"Tesla\",\"product\":{\"name\":\"570.172.08\",\"product_id\":\"f1\"}},"
+        "{\"category\":\"product_version\",\"name\":\"GeForce\",\"product\":{\"name\":\"All driver version prior to 570.172.08\",\"product_id\":\"g1\"}}]},"
+        "{\"category\":\"architecture\",\"name\":\"Linux\",\"branches\":["
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA Container Toolkit\",\"product\":{\"name\":\"All versions up to and including v1.16.1 (CDI mode only for versions prior to 1.10)\",\"product_id\":\"a2\"}},"
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA Container Toolkit\",\"product\":{\"name\":\"v1.16.2\",\"product_id\":\"f2\"}},"
+        "{\"category\":\"product_version\",\"name\":\"DCGM\",\"product\":{\"name\":\"0.0  to 4.5.2\",\"product_id\":\"a3\"}},"
+        "{\"category\":\"product_version\",\"name\":\"DCGM\",\"product\":{\"name\":\"4.5.3\",\"product_id\":\"f3\"}},"
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA CUDA Toolkit\",\"product\":{\"name\":\"whatever came first\",\"product_id\":\"a4\"}}]}]}]},"
+        "\"vulnerabilities\":[{\"cve\":\"CVE-2099-0001\",\"notes\":[{\"category\":\"summary\",\"text\":\"sum\"}],"
+        "\"scores\":[{\"cvss_v3\":{\"baseScore\":7.8,\"baseSeverity\":\"HIGH\"}}],"
+        "\"product_status\":{\"known_affected\":[\"a1\",\"g1\",\"a2\",\"a3\",\"a4\",\"nope\"],\"fixed\":[\"f1\",\"f2\",\"f3\"]}}]}";
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(import_text(doc, db, &rep), 0);
+    assert_int_equal(vg_advdb_count(db), 3);   /* driver, toolkit, dcgm */
+    assert_int_equal(rep.unparsed.n, 1);
+    assert_non_null(strstr(rep.unparsed.v[0], "whatever came first"));
+    assert_int_equal(rep.products_skipped, 1);  /* the GeForce row */
+    assert_int_equal(rep.warnings.n, 1);        /* "nope" is not in the tree */
+    char got[64];
+    assert_int_equal(affected_by(db, "nvidia-driver", VG_ECO_NVIDIA, "570.172.07", "CVE-2099-0001", got), 1);
+    assert_string_equal(got, "570.172.08");
+    assert_int_equal(affected_by(db, "nvidia-driver", VG_ECO_NVIDIA, "565.57.01", "CVE-2099-0001", NULL), 0);
+    assert_int_equal(affected_by(db, "nvidia-container-toolkit", VG_ECO_GENERIC, "1.16.1", "CVE-2099-0001", got), 1);
+    assert_string_equal(got, "1.16.2");
+    assert_int_equal(affected_by(db, "nvidia-container-toolkit", VG_ECO_GENERIC, "1.16.2", "CVE-2099-0001", NULL), 0);
+    assert_int_equal(affected_by(db, "dcgm", VG_ECO_GENERIC, "3.3.9", "CVE-2099-0001", NULL), 1);
+    assert_int_equal(affected_by(db, "dcgm", VG_ECO_GENERIC, "4.5.3", "CVE-2099-0001", NULL), 0);
+    const struct vg_advisory *a = vg_advdb_get(db, 0);
+    assert_string_equal(a->url, "https://nvidia.custhelp.com/app/answers/detail/a_id/9999");
+    assert_string_equal(a->published, "2026-01-02");
+    assert_int_equal(a->severity, VG_SEV_HIGH);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
+static void test_missing_fields(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(import_text("{\"document\":{\"csaf_version\":\"2.0\"}}", db, &rep), 0);
+    assert_int_equal(rep.skipped_files, 1);
+    assert_int_equal(rep.warnings.n, 1);
+    assert_non_null(strstr(rep.warnings.v[0], "product_tree"));
+    /* wrong types everywhere: nothing imported, nothing crashes */
+    assert_int_equal(import_text("{\"document\":{\"csaf_version\":2},\"product_tree\":{\"branches\":7},"
+                                 "\"vulnerabilities\":[1,{\"product_status\":{\"known_affected\":[3]}}]}", db, &rep), 0);
+    assert_int_equal(vg_advdb_count(db), 0);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus_counts),   cmocka_unit_test(test_driver_rows),
+        cmocka_unit_test(test_container_rows),  cmocka_unit_test(test_branches_and_trains),
+        cmocka_unit_test(test_patterns),        cmocka_unit_test(test_missing_fields),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

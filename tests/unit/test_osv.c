@@ -1,0 +1,161 @@
+/* test_osv.c — the OSV importer: event ranges (introduced/fixed/last_affected,
+ * open-ended, several per range), versions[], CVE from aliases, package-name
+ * mapping, distro ecosystems, and the bundled data/sources/osv records
+ * checked against every non-NVIDIA CVE row of tests/fixtures/advisories.tsv
+ * with a plain range: the introduced (or last affected) version is affected,
+ * the fixed version is not. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "advisory/importer.h"
+#include "util/strutil.h"
+
+struct hit {
+    const char *id;
+    int n;
+};
+
+static void cb(const struct vg_finding *f, void *ctx)
+{
+    struct hit *h = ctx;
+    if (f->kind == VG_FIND_CVE && !strcmp(f->adv->id, h->id)) h->n++;
+}
+
+static int hits(const struct vg_advdb *db, const char *comp, const char *version, enum vg_ecosystem eco,
+                const char *id)
+{
+    struct vg_component c;
+    memset(&c, 0, sizeof c);
+    vg_strlcpy(c.name, comp, sizeof c.name);
+    vg_strlcpy(c.version, version, sizeof c.version);
+    vg_strlcpy(c.upstream, version, sizeof c.upstream);
+    c.eco = eco;
+    struct hit h = { id, 0 };
+    vg_advdb_match(db, &c, cb, &h);
+    return h.n;
+}
+
+static void import_str(struct vg_advdb *db, struct vg_import_report *rep, const char *text)
+{
+    json_error_t je;
+    json_t *doc = json_loads(text, 0, &je);
+    assert_non_null(doc);
+    const struct vg_importer *imp = vg_importer_for(doc);
+    assert_non_null(imp);
+    assert_string_equal(imp->name, "osv");
+    char err[256];
+    assert_int_equal(imp->import(doc, "mem.json", db, rep, err, sizeof err), 0);
+    json_decref(doc);
+}
+
+static void test_events(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    import_str(db, &rep,
+               "{\"id\":\"GHSA-xxxx\",\"aliases\":[\"CVE-2099-1\"],\"summary\":\"s\",\"published\":\"2025-03-17T00:00:00Z\","
+               "\"database_specific\":{\"severity\":\"MODERATE\"},"
+               "\"references\":[{\"type\":\"WEB\",\"url\":\"https://w\"},{\"type\":\"ADVISORY\",\"url\":\"https://a\"}],"
+               "\"affected\":[{\"package\":{\"ecosystem\":\"Go\",\"name\":\"github.com/containerd/containerd/v2\"},"
+               "\"ranges\":[{\"type\":\"SEMVER\",\"events\":[{\"introduced\":\"0\"},{\"fixed\":\"1.6.38\"},"
+               "{\"introduced\":\"1.7.0-beta.0\"},{\"fixed\":\"1.7.27\"},{\"introduced\":\"2.2.0\"}]},"
+               "{\"type\":\"GIT\",\"repo\":\"r\",\"events\":[{\"introduced\":\"abc\"}]}],"
+               "\"versions\":[\"2.1.0\"]},"
+               "{\"package\":{\"ecosystem\":\"npm\",\"name\":\"left-pad\"},\"ranges\":[]}]}");
+    assert_int_equal(vg_advdb_count(db), 1);
+    const struct vg_advisory *a = vg_advdb_get(db, 0);
+    assert_string_equal(a->id, "CVE-2099-1");
+    assert_string_equal(a->component, "containerd");
+    assert_string_equal(a->url, "https://a");
+    assert_string_equal(a->published, "2025-03-17");
+    assert_int_equal(a->severity, VG_SEV_MEDIUM);
+    assert_int_equal(a->nranges, 4);
+    assert_int_equal(rep.products_skipped, 1);   /* left-pad */
+    assert_int_equal(rep.warnings.n, 1);         /* the GIT range */
+    assert_int_equal(hits(db, "containerd", "1.6.37", VG_ECO_GENERIC, "CVE-2099-1"), 1);
+    assert_int_equal(hits(db, "containerd", "1.6.38", VG_ECO_GENERIC, "CVE-2099-1"), 0);
+    assert_int_equal(hits(db, "containerd", "1.7.0-rc.1", VG_ECO_GENERIC, "CVE-2099-1"), 1);
+    assert_int_equal(hits(db, "containerd", "1.7.27", VG_ECO_GENERIC, "CVE-2099-1"), 0);
+    assert_int_equal(hits(db, "containerd", "2.1.0", VG_ECO_GENERIC, "CVE-2099-1"), 1);
+    assert_int_equal(hits(db, "containerd", "2.1.1", VG_ECO_GENERIC, "CVE-2099-1"), 0);
+    assert_int_equal(hits(db, "containerd", "2.3.0", VG_ECO_GENERIC, "CVE-2099-1"), 1);   /* open-ended */
+    /* the same record again adds nothing */
+    int before = rep.duplicates;
+    import_str(db, &rep,
+               "{\"id\":\"CVE-2099-1\",\"affected\":[{\"package\":{\"ecosystem\":\"Go\",\"name\":\"containerd\"},"
+               "\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},{\"fixed\":\"1.6.38\"}]}]}]}");
+    assert_int_equal(rep.duplicates, before + 1);
+    /* a distro record compares distro versions */
+    import_str(db, &rep,
+               "{\"id\":\"USN-1\",\"aliases\":[\"CVE-2099-2\"],\"affected\":[{\"package\":{\"ecosystem\":\"Ubuntu:24.04:LTS\","
+               "\"name\":\"linux\"},\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},"
+               "{\"last_affected\":\"6.8.0-86.87\"}]}]}]}");
+    assert_int_equal(hits(db, "linux-kernel", "6.8.0-86.87", VG_ECO_DPKG, "CVE-2099-2"), 1);
+    assert_int_equal(hits(db, "linux-kernel", "6.8.0-86.88", VG_ECO_DPKG, "CVE-2099-2"), 0);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
+static void test_bundled_rows(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    char err[512];
+    assert_int_equal(vg_import_path("data/sources/osv", db, &rep, err, sizeof err), 0);
+    assert_int_equal(rep.warnings.n, 0);
+    static const struct { const char *prefix, *comp; } map[] = {
+        { "runc", "runc" },       { "containerd", "containerd" }, { "Docker", "docker" },  { "Kubernetes", "kubelet" },
+        { "Slurm", "slurm" },     { "MUNGE", "munge" },           { "OpenPMIx", "pmix" },  { "Apptainer", "apptainer" },
+        { "OpenSSH", "openssh" }, { "sudo", "sudo" },             { "glibc", "glibc" },    { "Linux kernel\t", "linux-kernel" },
+    };
+    FILE *fp = fopen("tests/fixtures/advisories.tsv", "r");
+    assert_non_null(fp);
+    char line[8192];
+    int rows = 0;
+    while (fgets(line, sizeof line, fp)) {
+        const char *comp = NULL;
+        for (size_t i = 0; i < sizeof map / sizeof map[0] && !comp; i++)
+            if (vg_startswith(line, map[i].prefix)) comp = map[i].comp;
+        char *f[12];
+        line[strcspn(line, "\r\n")] = 0;
+        if (!comp || vg_split(line, "\t", f, 12) < 9 || !vg_startswith(f[2], "CVE-")) continue;
+        char range[256];
+        vg_strlcpy(range, f[6], sizeof range);
+        range[strcspn(range, " (")] = 0;
+        char *parts[8];
+        int np = vg_split(range, ";", parts, 8);
+        for (int p = 0; p < np; p++) {
+            char *b[2];
+            char *part = vg_trim(parts[p]);
+            int nb = vg_split(part, ",", b, 2);
+            const char *aff = NULL, *fixed = NULL;
+            for (int k = 0; k < nb; k++) {
+                if (vg_startswith(b[k], ">=") || (b[k][0] == '=' && b[k][1] != '=')) aff = b[k] + (b[k][0] == '=' ? 1 : 2);
+                else if (vg_startswith(b[k], "<=")) aff = b[k] + 2;
+                else if (b[k][0] == '<') fixed = b[k] + 1;
+            }
+            if (aff && hits(db, comp, aff, VG_ECO_GENERIC, f[2]) != 1) fail_msg("%s %s: %s should be affected", comp, f[2], aff);
+            if (fixed && hits(db, comp, fixed, VG_ECO_GENERIC, f[2]) != 0) fail_msg("%s %s: %s is fixed", comp, f[2], fixed);
+            if (aff || fixed) rows++;
+        }
+    }
+    fclose(fp);
+    if (rows < 60) fail_msg("only %d ranges checked", rows);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_events), cmocka_unit_test(test_bundled_rows) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
