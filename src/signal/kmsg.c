@@ -12,8 +12,6 @@
 #include <strings.h>
 #include <time.h>
 
-static const char *const anchors[] = { "NVRM", "SXid", "AER", "PCIe Bus Error" };
-#define NANCHOR (sizeof anchors / sizeof anchors[0])
 
 void vg_kmsg_init(struct vg_kmsg *k, const struct vg_kmsg_opts *o, vg_kmsg_emit_fn emit, void *arg)
 {
@@ -621,21 +619,54 @@ void vg_kmsg_line(struct vg_kmsg *k, const char *line, size_t n)
     parse_line(k, line, n > VG_KMSG_LINE_MAX ? VG_KMSG_LINE_MAX : n, n > VG_KMSG_LINE_MAX);
 }
 
-/* Newlines in [p, e), eight bytes at a time. */
-static uint64_t count_nl(const char *p, const char *e)
+/* Is there an anchor whose two-byte signature is at q?  (NVRM, SXid, AER, PCIe Bus Error) */
+static bool anchor_at(const char *base, const char *q, const char *end)
 {
-    uint64_t c = 0;
-    const uint64_t ones = 0x0101010101010101ULL, nl = ones * '\n', lo7 = ones * 0x7f;
-    while (e - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t x = w ^ nl;
-        uint64_t t = ((x & lo7) + lo7) | x; /* high bit clear only for zero bytes */
-        c += (uint64_t)__builtin_popcountll(~t & (ones << 7));
-        p += 8;
+    switch (q[0]) {
+    case 'V': return q > base && end - q >= 3 && memcmp(q - 1, "NVRM", 4) == 0;
+    case 'X': return q > base && end - q >= 3 && memcmp(q - 1, "SXid", 4) == 0;
+    case 'A': return end - q >= 3 && memcmp(q, "AER", 3) == 0;
+    case 'B': return end - q >= 9 && memcmp(q, "Bus Error", 9) == 0;
+    default: return false;
     }
-    for (; p < e; p++) c += *p == '\n';
-    return c;
+}
+
+typedef unsigned char vg_v16 __attribute__((vector_size(16)));
+
+/* The first anchor in [p, end) (or end), and the newlines before it: one pass,
+ * sixteen bytes at a time, looking for the byte pairs VR, Xi, AE and Bu (GCC
+ * vector extensions: SSE2 on x86-64, NEON on aarch64). */
+static const char *scan_anchor(const char *base, const char *p, const char *end, uint64_t *nls)
+{
+    uint64_t n = 0;
+    while (end - p >= 17) {
+        vg_v16 a, b;
+        memcpy(&a, p, 16);
+        memcpy(&b, p + 1, 16);
+        vg_v16 m = (vg_v16)(((a == 'V') & (b == 'R')) | ((a == 'X') & (b == 'i')) | ((a == 'A') & (b == 'E')) |
+                            ((a == 'B') & (b == 'u')));
+        vg_v16 l = (vg_v16)(a == '\n');
+        uint64_t m2[2], l2[2];
+        memcpy(m2, &m, 16);
+        memcpy(l2, &l, 16);
+        if (m2[0] | m2[1]) {
+            for (int i = 0; i < 16; i++) {
+                if (((const unsigned char *)&m)[i] && anchor_at(base, p + i, end)) {
+                    for (int j = 0; j < i; j++) n += p[j] == '\n';
+                    *nls = n;
+                    return p + i;
+                }
+            }
+        }
+        n += (uint64_t)(__builtin_popcountll(l2[0]) + __builtin_popcountll(l2[1])) / 8;
+        p += 16;
+    }
+    for (; p < end; p++) {
+        if (anchor_at(base, p, end)) break;
+        n += *p == '\n';
+    }
+    *nls = n;
+    return p;
 }
 
 void vg_kmsg_feed(struct vg_kmsg *k, const char *buf, size_t n)
@@ -659,23 +690,15 @@ void vg_kmsg_feed(struct vg_kmsg *k, const char *buf, size_t n)
         k->carry_over = false;
         p = nl + 1;
     }
-    const char *next[NANCHOR];
-    for (size_t i = 0; i < NANCHOR; i++) next[i] = NULL;
     while (p < end) {
         if (!k->need_next) {
             /* jump to the line of the nearest anchor, counting the lines skipped */
-            const char *a = end;
-            for (size_t i = 0; i < NANCHOR; i++) {
-                if (!next[i] || (next[i] != end && next[i] < p)) {
-                    const char *f = memmem(p, (size_t)(end - p), anchors[i], strlen(anchors[i]));
-                    next[i] = f ? f : end;
-                }
-                if (next[i] < a) a = next[i];
-            }
-            const char *ls = a == p ? NULL : memrchr(p, '\n', (size_t)(a - p));
-            if (ls) {
+            uint64_t skipped;
+            const char *a = scan_anchor(buf, p, end, &skipped);
+            if (skipped) {
+                const char *ls = memrchr(p, '\n', (size_t)(a - p));
                 flush(k);
-                k->lines += count_nl(p, ls + 1);
+                k->lines += skipped;
                 p = ls + 1;
             }
             if (a == end) break; /* p is now the start of the (partial) last line */
