@@ -16,6 +16,7 @@ static const struct subcommand commands[] = {
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
+    { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
 };
