@@ -74,7 +74,7 @@ fuzz: $(FUZZ_BIN)
 demo:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory all
-	build/vigil lab demo
+	@scripts/demo.sh
 
 install: build/vigil
 	install -D -m 0755 build/vigil $(DESTDIR)/usr/local/bin/vigil
