@@ -124,8 +124,8 @@ void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct
     if (st->retired_pending == 1 &&
         (e = add(st, node, ev, n, max, "retired-pages-pending", VG_ACT_RESET_GPU)))
         snprintf(e->raw, sizeof e->raw, "GPU %d: page retirement pending, reset required", st->index);
-    if (st->pcie_width > 0 && st->pcie_width_max > 0 &&
-        (st->pcie_width < st->pcie_width_max || (st->pcie_gen > 0 && st->pcie_gen < st->pcie_gen_max)) &&
+    /* Width only: an idle GPU lowers its link speed to save power. */
+    if (st->pcie_width > 0 && st->pcie_width_max > 0 && st->pcie_width < st->pcie_width_max &&
         (e = add(st, node, ev, n, max, "pcie-degraded", VG_ACT_REBOOT)))
         snprintf(e->raw, sizeof e->raw, "GPU %d: PCIe link gen%d x%d, max gen%d x%d", st->index,
                  st->pcie_gen, st->pcie_width, st->pcie_gen_max, st->pcie_width_max);

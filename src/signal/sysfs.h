@@ -45,8 +45,9 @@ struct vg_pci_dev {
 size_t vg_pci_devices(const char *root, struct vg_pci_dev **out);
 /* "32.0 GT/s PCIe" → 5; -1 when unknown. */
 int vg_pcie_gen_of_speed(const char *speed);
-/* pcie-degraded when the link trained below its maximum; aer when it has fatal
- * or non-fatal uncorrectable errors.  Source "sysfs". */
+/* pcie-degraded when the link is narrower than its maximum (speed is not
+ * compared: idle devices slow their links down); aer-fatal / aer-nonfatal
+ * when it has uncorrectable errors.  Source "sysfs". */
 void vg_pci_dev_events(const struct vg_pci_dev *d, const char *node, struct vg_event *ev, int *n, int max);
 
 #endif

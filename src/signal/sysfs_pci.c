@@ -108,14 +108,16 @@ static struct vg_event *add(const struct vg_pci_dev *d, const char *node, const 
 void vg_pci_dev_events(const struct vg_pci_dev *d, const char *node, struct vg_event *ev, int *n, int max)
 {
     struct vg_event *e;
-    if (d->width > 0 && d->width_max > 0 && d->gen > 0 && d->gen_max > 0 &&
-        (d->width < d->width_max || d->gen < d->gen_max) && (e = add(d, node, "pcie-degraded", ev, n, max))) {
+    /* Width only: an idle device lowers its link speed to save power. */
+    if (d->width > 0 && d->width_max > 0 && d->width < d->width_max &&
+        (e = add(d, node, "pcie-degraded", ev, n, max))) {
         e->action = !strcmp(d->kind, "gpu") ? VG_ACT_REBOOT : VG_ACT_IGNORE;
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe link gen%d x%d, max gen%d x%d", d->kind, d->addr, d->gen,
                  d->width, d->gen_max, d->width_max);
     }
-    if ((d->aer_fatal > 0 || d->aer_nonfatal > 0) && (e = add(d, node, "aer", ev, n, max))) {
-        e->action = d->aer_fatal > 0 ? VG_ACT_REBOOT : VG_ACT_IGNORE;
+    if ((d->aer_fatal > 0 || d->aer_nonfatal > 0) &&
+        (e = add(d, node, d->aer_fatal > 0 ? "aer-fatal" : "aer-nonfatal", ev, n, max))) {
+        e->action = d->aer_fatal > 0 ? VG_ACT_REBOOT : VG_ACT_RESTART_APP;
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe AER fatal=%lld nonfatal=%lld correctable=%lld", d->kind,
                  d->addr, d->aer_fatal, d->aer_nonfatal, d->aer_cor);
     }

@@ -96,11 +96,11 @@ static void test_pci_devices(void **st)
     for (size_t i = 0; i < n; i++)
         if (!strcmp(d[i].kind, "gpu")) vg_pci_dev_events(&d[i], "n1", ev, &ne, 8);
     assert_int_equal(ne, 0);
-    /* The bond NIC trained at gen4 of gen5: reported, but not a GPU fault. */
+    /* The bond NIC runs at gen4 of gen5 (idle links slow down): not a fault. */
+    assert_int_equal(d[4].gen, 4);
+    assert_int_equal(d[4].gen_max, 5);
     for (size_t i = 0; i < n; i++) vg_pci_dev_events(&d[i], "n1", ev, &ne, 8);
-    assert_int_equal(ne, 1);
-    assert_string_equal(ev[0].pci, "0000:9b:00.0");
-    assert_int_equal(ev[0].action, VG_ACT_IGNORE);
+    assert_int_equal(ne, 0);
     free(d);
 }
 
@@ -126,7 +126,7 @@ static void test_pci_degraded(void **st)
     assert_int_equal(ne, 2);
     assert_string_equal(ev[0].kind, "pcie-degraded");
     assert_int_equal(ev[0].action, VG_ACT_REBOOT);
-    assert_string_equal(ev[1].kind, "aer");
+    assert_string_equal(ev[1].kind, "aer-fatal");
     assert_int_equal(ev[1].action, VG_ACT_REBOOT);
     free(d);
 }
