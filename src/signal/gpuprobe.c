@@ -38,30 +38,29 @@ static int child(void *arg, FILE *out)
     return 0;
 }
 
-void vg_gpu_probe(const struct vg_gpu_backend *b, int timeout_ms, struct vg_gpu_probe_result *r)
+int vg_gpu_probe_start(struct vg_probe *p, const struct vg_gpu_backend *b)
+{
+    return vg_probe_start(p, b->name, child, (void *)b);
+}
+
+void vg_gpu_probe_collect(struct vg_probe *p, struct vg_gpu_probe_result *r)
 {
     memset(r, 0, sizeof *r);
     r->count = -1;
     r->hung_gpu = -1;
-    struct vg_probe p;
-    if (vg_probe_start(&p, b->name, child, (void *)b) < 0) {
-        snprintf(r->error, sizeof r->error, "cannot start the %s probe", b->name);
-        return;
-    }
-    vg_probe_wait(&p, 1, vg_mono_ms() + timeout_ms);
-    r->elapsed_ms = p.elapsed_ms;
+    r->elapsed_ms = p->elapsed_ms;
     bool done = false;
     int reading = -1;
     char step[16] = "init";
     char *save = NULL;
-    for (char *line = p.out.s ? strtok_r(p.out.s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *line = p->out.s ? strtok_r(p->out.s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
         json_t *j = json_loads(line, 0, NULL);
         if (!j) continue;   /* a line cut by the kill */
         json_t *v;
-        if ((v = json_object_get(j, "step"))) vg_strlcpy(step, json_string_value(v) ? json_string_value(v) : "", sizeof step);
-        if ((v = json_object_get(j, "error"))) vg_strlcpy(r->error, json_string_value(v) ? json_string_value(v) : "error", sizeof r->error);
-        if ((v = json_object_get(j, "count"))) r->count = (int)json_integer_value(v);
-        if ((v = json_object_get(j, "reading"))) {
+        if ((v = json_object_get(j, "step")) && json_is_string(v)) vg_strlcpy(step, json_string_value(v), sizeof step);
+        if ((v = json_object_get(j, "error")) && json_is_string(v)) vg_strlcpy(r->error, json_string_value(v), sizeof r->error);
+        if ((v = json_object_get(j, "count")) && json_is_integer(v)) r->count = (int)json_integer_value(v);
+        if ((v = json_object_get(j, "reading")) && json_is_integer(v)) {
             reading = (int)json_integer_value(v);
             vg_strlcpy(step, "read", sizeof step);
         }
@@ -77,11 +76,25 @@ void vg_gpu_probe(const struct vg_gpu_backend *b, int timeout_ms, struct vg_gpu_
         json_decref(j);
     }
     if (!done && !r->error[0]) {
-        r->hung = p.timed_out;
+        r->hung = p->timed_out;
         r->hung_gpu = reading;
         vg_strlcpy(r->hung_call, step, sizeof r->hung_call);
-        if (!p.timed_out) snprintf(r->error, sizeof r->error, "the %s probe died while at step %s", b->name, step);
+        if (!p->timed_out) snprintf(r->error, sizeof r->error, "the %s probe died at step %s", p->name, step);
     }
+}
+
+void vg_gpu_probe(const struct vg_gpu_backend *b, int timeout_ms, struct vg_gpu_probe_result *r)
+{
+    struct vg_probe p;
+    if (vg_gpu_probe_start(&p, b) < 0) {
+        memset(r, 0, sizeof *r);
+        r->count = -1;
+        r->hung_gpu = -1;
+        snprintf(r->error, sizeof r->error, "cannot start the %s probe", b->name);
+        return;
+    }
+    vg_probe_wait(&p, 1, vg_mono_ms() + timeout_ms);
+    vg_gpu_probe_collect(&p, r);
     vg_probe_free(&p);
 }
 
