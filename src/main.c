@@ -14,6 +14,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
     { "version", cmd_version, "print the version and the data directory" },
+    { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
 };
 
 static void usage(FILE *f)

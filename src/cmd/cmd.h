@@ -6,5 +6,6 @@
 #define VG_CMD_H
 
 int cmd_version(int argc, char **argv);
+int cmd_lab(int argc, char **argv);
 
 #endif

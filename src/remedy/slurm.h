@@ -39,5 +39,28 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs);
 /* One `scontrol requeue` for all the jobs. */
 int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n);
+/* Resumes those of the nodes whose Reason starts with VG_REASON_PREFIX (vigil
+ * only undoes what it did): one query and, when any qualifies, one update.
+ * Returns how many nodes were resumed, or -1 (err set). */
+int vg_slurm_resume_ours(struct vg_slurm *s, const char *const *nodes, size_t n);
+
+struct vg_job_state {
+    long id;
+    char name[128];
+    char state[32];        /* JobState=, e.g. "RUNNING", "PENDING", "NODE_FAIL" */
+    char reason[128];      /* Reason=, e.g. "BeginTime", "None" */
+    char nodelist[256];    /* NodeList=, "(null)" mapped to "" */
+    char batch_host[64];   /* BatchHost= */
+    int restarts;          /* Restarts= */
+};
+/* One `scontrol show job -o ID`.  Returns 0, or -1 (err set; also when the
+ * job is unknown). */
+int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out);
+
+/* The parsers behind the calls, on the commands' text (tests and fuzzing). */
+int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
+int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
+/* One job id per line (squeue -h -o %A); duplicates dropped; -1 on a bad line. */
+int vg_slurm_parse_jobids(const char *text, long **jobs, size_t *njobs);
 
 #endif

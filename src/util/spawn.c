@@ -137,3 +137,61 @@ char *vg_argv_str(const char *const argv[])
     }
     return sbuf_take(&b);
 }
+
+/* The daemon's side of vg_spawn_daemon: reports its pid, then exec's (or the
+ * errno of what failed) through the close-on-exec pipe fd. */
+static void daemon_child(const char *const argv[], const char *const env_extra[], const char *log_path,
+                         int (*pre_exec)(void *), void *arg, int fd)
+{
+    pid_t self = getpid();
+    if (write(fd, &self, sizeof self) != sizeof self) _exit(127);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int e = errno;
+    if (in < 0 || out < 0) goto fail;
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    for (int i = 3; i < 1024; i++)
+        if (i != fd) close(i);
+    for (int i = 0; env_extra && env_extra[i]; i++) putenv((char *)env_extra[i]);
+    signal(SIGPIPE, SIG_DFL);
+    if (pre_exec && pre_exec(arg)) { e = errno ? errno : EINVAL; goto fail; }
+    execvp(argv[0], (char *const *)argv);
+    e = errno;
+fail:
+    if (write(fd, &e, sizeof e) < 0) {}
+    _exit(127);
+}
+
+pid_t vg_spawn_daemon(const char *const argv[], const char *const env_extra[], const char *log_path,
+                      int (*pre_exec)(void *arg), void *arg)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) return -1;
+    pid_t mid = fork();
+    if (mid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (mid == 0) {
+        close(p[0]);
+        setsid();
+        pid_t d = fork();
+        if (d == 0) daemon_child(argv, env_extra, log_path, pre_exec, arg, p[1]);
+        _exit(d < 0 ? 1 : 0);
+    }
+    close(p[1]);
+    int st;
+    while (waitpid(mid, &st, 0) < 0 && errno == EINTR) {}
+    pid_t pid = -1;
+    int e = 0;
+    ssize_t got;
+    while ((got = read(p[0], &pid, sizeof pid)) < 0 && errno == EINTR) {}
+    if (got != sizeof pid) { close(p[0]); errno = ECHILD; return -1; }
+    while ((got = read(p[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+    close(p[0]);
+    if (got == sizeof e) { errno = e; return -1; }
+    return pid;
+}

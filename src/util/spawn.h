@@ -4,6 +4,7 @@
 #define VG_SPAWN_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct vg_spawn_result {
     int status;      /* exit code; 128+signal when killed; -1 when exec failed */
@@ -23,6 +24,14 @@ struct vg_spawn_result {
 int vg_spawn(const char *const argv[], const char *const env_extra[], const char *stdin_data,
              int timeout_ms, struct vg_spawn_result *r);
 void vg_spawn_result_free(struct vg_spawn_result *r);
+/* Starts argv as a daemon detached from the caller: double fork (so it is
+ * re-parented to init, never the caller's zombie), its own session, stdin
+ * /dev/null, stdout and stderr appended to log_path (or /dev/null), every
+ * other descriptor closed, env_extra added.  pre_exec, when not NULL, runs in
+ * the daemon just before exec (namespaces, hostname); non-zero aborts it.
+ * Returns the daemon's pid once it has exec'd, or -1 with errno set. */
+pid_t vg_spawn_daemon(const char *const argv[], const char *const env_extra[], const char *log_path,
+                      int (*pre_exec)(void *arg), void *arg);
 /* Formats argv as one line for messages (not for execution). */
 char *vg_argv_str(const char *const argv[]);
 

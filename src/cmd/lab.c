@@ -1,0 +1,202 @@
+/* lab.c — `vigil lab up|status|down|env`: a real local Slurm cluster on this
+ * machine (see drill/lab.h and docs/lab.md).  `up` prints the `export` lines
+ * a client needs, so `eval "$(vigil lab up 5)"` works. */
+#include "cmd/cmd.h"
+#include "drill/lab.h"
+#include "remedy/slurm.h"
+#include "report/table.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAB_USAGE                                                                               \
+    "usage: vigil lab up N [--spares K] [--rack-size R] [--cpus C] [--port-base P] [--wait SECS]\n" \
+    "                      [--conf-extra Key=Value]... [--dir DIR] [--json]\n"                     \
+    "       vigil lab status [--dir DIR] [--json]\n"                                                \
+    "       vigil lab down [--dir DIR]\n"                                                           \
+    "       vigil lab env [--dir DIR]\n"                                                            \
+    "DIR defaults to " VG_LAB_DEFAULT_DIR "\n"
+
+struct args {
+    const char *dir;
+    int json;
+    struct vg_lab_opts o;
+    const char **extra;
+};
+
+/* "--name value" or "--name=value"; returns the value and advances *i. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t l = strlen(name);
+    if (strncmp(argv[*i], name, l)) return NULL;
+    if (argv[*i][l] == '=') return argv[*i] + l + 1;
+    if (argv[*i][l] || *i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int opt_int(const char *name, const char *v, int *out)
+{
+    long x;
+    if (!vg_parse_long(v, &x) || x < 0 || x > 100000)
+        return vg_input_error("lab: %s: '%s' is not a non-negative integer", name, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int parse(int argc, char **argv, bool up, struct args *a)
+{
+    static const char *const ints[] = { "--spares", "--rack-size", "--cpus", "--port-base", "--wait" };
+    int *dst[] = { &a->o.spares, &a->o.rack_size, &a->o.cpus, &a->o.port_base, &a->o.wait_ms };
+    bool have_n = false;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if (!strcmp(argv[i], "--json")) { a->json = 1; continue; }
+        if ((v = opt_value(argc, argv, &i, "--dir"))) { a->dir = v; continue; }
+        if (!up) return vg_input_error("lab: unknown argument '%s'\n%s", argv[i], LAB_USAGE);
+        if ((v = opt_value(argc, argv, &i, "--conf-extra"))) {
+            a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
+            a->extra[a->o.nconf_extra++] = v;
+            continue;
+        }
+        bool matched = false;
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched; k++)
+            if ((v = opt_value(argc, argv, &i, ints[k]))) {
+                if (opt_int(ints[k], v, dst[k])) return VG_EXIT_INPUT;
+                matched = true;
+            }
+        if (matched) continue;
+        if (argv[i][0] != '-' && !have_n) {
+            if (opt_int("N", argv[i], &a->o.nodes)) return VG_EXIT_INPUT;
+            have_n = true;
+            continue;
+        }
+        return vg_input_error("lab: unknown argument '%s'\n%s", argv[i], LAB_USAGE);
+    }
+    if (up && !have_n) return vg_input_error("lab up: the number of nodes N is missing\n%s", LAB_USAGE);
+    a->o.wait_ms *= 1000;
+    a->o.conf_extra = a->extra;
+    a->o.dir = a->dir = a->dir ? a->dir : VG_LAB_DEFAULT_DIR;
+    return 0;
+}
+
+static int lab_up(struct args *a)
+{
+    struct vg_lab_info info;
+    char err[2048];
+    int rc = vg_lab_up(&a->o, &info, err, sizeof err);
+    if (rc == -2) return vg_input_error("lab up: %s", err);
+    if (rc) {
+        vg_err("lab up: %s", err);
+        return VG_EXIT_FINDINGS;
+    }
+    if (a->json) {
+        json_t *nodes = json_array(), *spares = json_array();
+        for (int i = 1; i <= info.nodes; i++)
+            json_array_append_new(i > info.nodes - info.spares ? spares : nodes, json_sprintf("n%d", i));
+        json_t *doc = json_pack("{s:s, s:o, s:o, s:i, s:i, s:I, s:{s:s, s:s}}", "dir", info.dir, "nodes",
+                                nodes, "spares", spares, "rack_size", info.rack_size, "port_base",
+                                info.port_base, "up_ms", (json_int_t)info.up_ms, "env", "SLURM_CONF",
+                                info.conf, "VIGIL_LAB", info.dir);
+        return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : 0;
+    }
+    char *env = vg_lab_env(info.dir);
+    fputs(env, stdout);
+    free(env);
+    vg_info("lab up: %d nodes idle in %ld ms (ports %d-%d)", info.nodes, info.up_ms, info.port_base,
+            info.port_base + info.nodes);
+    return 0;
+}
+
+static int lab_status(struct args *a)
+{
+    struct vg_lab_info info;
+    if (!vg_lab_is_lab(a->dir) || vg_lab_info(a->dir, &info))
+        return vg_input_error("lab status: %s: not a vigil lab (no readable %s)", a->dir, VG_LAB_MARKER);
+    struct vg_lab_daemon *d;
+    size_t nd;
+    vg_lab_daemons(a->dir, &d, &nd);
+    struct vg_slurm s = { .conf = info.conf, .timeout_ms = 5000 };
+    struct vg_node_state *ns = NULL;
+    size_t nn = 0;
+    bool ctld_ok = vg_slurm_nodes(&s, NULL, &ns, &nn) == 0;
+    bool healthy = ctld_ok;
+    for (size_t i = 0; i < nd; i++) healthy = healthy && d[i].alive;
+    for (size_t i = 0; i < nn; i++) healthy = healthy && ns[i].responding;
+    if (a->json) {
+        json_t *dj = json_array(), *nj = json_array();
+        for (size_t i = 0; i < nd; i++) {
+            json_t *o = json_pack("{s:s, s:i, s:b}", "name", d[i].name, "pid", (int)d[i].pid, "alive", d[i].alive);
+            vg_json_set_str(o, "node", d[i].node);
+            json_array_append_new(dj, o);
+        }
+        for (size_t i = 0; i < nn; i++) {
+            json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "name", ns[i].name, "state", ns[i].state,
+                                  "features", ns[i].features, "drain", ns[i].drain, "down", ns[i].down,
+                                  "responding", ns[i].responding);
+            vg_json_set_str(o, "reason", ns[i].reason);
+            json_array_append_new(nj, o);
+        }
+        json_t *doc = json_pack("{s:s, s:s, s:i, s:b, s:o, s:o}", "dir", a->dir, "slurm_conf", info.conf,
+                                "port_base", info.port_base, "healthy", healthy, "daemons", dj, "nodes", nj);
+        vg_json_print(stdout, doc, 0);
+    } else {
+        static const char *const dh[] = { "DAEMON", "NODE", "PID", "ALIVE" };
+        struct vg_table *t = vg_table_new(4, dh);
+        for (size_t i = 0; i < nd; i++)
+            vg_table_rowf(t, "%s\t%s\t%d\t%s", d[i].name, d[i].node[0] ? d[i].node : "-", (int)d[i].pid,
+                          d[i].alive ? "yes" : "NO");
+        vg_table_print(t, stdout);
+        vg_table_free(t);
+        static const char *const nh[] = { "NODE", "STATE", "FEATURES", "REASON" };
+        t = vg_table_new(4, nh);
+        for (size_t i = 0; i < nn; i++)
+            vg_table_rowf(t, "%s\t%s\t%s\t%s", ns[i].name, ns[i].state, ns[i].features[0] ? ns[i].features : "-",
+                          ns[i].reason[0] ? ns[i].reason : "-");
+        printf("\n");
+        if (ctld_ok) vg_table_print(t, stdout);
+        else printf("slurmctld: %s\n", s.err);
+        vg_table_free(t);
+    }
+    free(d);
+    free(ns);
+    return healthy ? 0 : VG_EXIT_FINDINGS;
+}
+
+int cmd_lab(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(LAB_USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? VG_EXIT_INPUT : 0;
+    }
+    const char *act = argv[1];
+    bool up = !strcmp(act, "up");
+    if (!up && strcmp(act, "status") && strcmp(act, "down") && strcmp(act, "env"))
+        return vg_input_error("lab: unknown action '%s' (up, status, down, env)", act);
+    struct args a = { 0 };
+    int rc = parse(argc, argv, up, &a);
+    if (rc) {
+        free(a.extra);
+        return rc;
+    }
+    if (up) rc = lab_up(&a);
+    else if (!strcmp(act, "status")) rc = lab_status(&a);
+    else if (!strcmp(act, "env")) {
+        if (!vg_lab_is_lab(a.dir)) return vg_input_error("lab env: %s: not a vigil lab (no %s)", a.dir, VG_LAB_MARKER);
+        char *env = vg_lab_env(a.dir);
+        fputs(env, stdout);
+        free(env);
+    } else {
+        char err[1024];
+        int d = vg_lab_down(a.dir, err, sizeof err);
+        if (d == -2) rc = vg_input_error("lab down: %s", err);
+        else if (d) {
+            vg_err("lab down: %s", err);
+            rc = VG_EXIT_FINDINGS;
+        }
+    }
+    free(a.extra);
+    return rc;
+}

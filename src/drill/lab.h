@@ -1,0 +1,65 @@
+/* lab.h — a real local Slurm cluster on one machine (`vigil lab`): one
+ * munged, one slurmctld and N `slurmd -N nX` (each in its own UTS namespace,
+ * hostname nX), all under one state directory, with per-node simulated
+ * hardware directories.  Started and stopped by PID; usable from C tests. */
+#ifndef VG_LAB_H
+#define VG_LAB_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define VG_LAB_DEFAULT_DIR "/tmp/vigil-lab"
+#define VG_LAB_MARKER ".vigil-lab"
+/* Every lab daemon (and so every slurmstepd) carries VG_LAB_TAG=DIR; clients
+ * get VIGIL_LAB=DIR instead, so `down` never matches a client's shell. */
+#define VG_LAB_TAG "VIGIL_LAB_DAEMON"
+#define VG_LAB_PORT_FIRST 16800
+#define VG_LAB_PORT_STEP 100
+
+struct vg_lab_opts {
+    const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR */
+    int nodes;                       /* n1..nN, spares included */
+    int spares;                      /* the last K nodes: Weight=100 Feature=spare */
+    int rack_size;                   /* nodes per rack (switch); 0 = one rack */
+    int cpus;                        /* CPUs per node; 0 = 2 */
+    int port_base;                   /* 0 = the first free block from 16800 */
+    int wait_ms;                     /* for all nodes idle; 0 = 60 s */
+    const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
+    size_t nconf_extra;
+};
+
+struct vg_lab_info {
+    char dir[512];
+    char conf[600];                  /* DIR/etc/slurm.conf: SLURM_CONF for clients */
+    int nodes, spares, rack_size, port_base;
+    long up_ms;                      /* from the call to all nodes idle */
+};
+
+/* Brings the lab up (a lab already in dir is taken down first).  Returns 0;
+ * -1 when it failed (err: one line, with the tail of the log at fault; the
+ * half-started lab is taken down); -2 for bad options or a dir that is
+ * neither empty, absent nor a lab. */
+int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, size_t errlen);
+/* Stops every process of the lab (its daemons, anything carrying its tag, and
+ * their descendants: SIGTERM, then SIGKILL after a grace) and removes dir.
+ * 0 (also when dir is absent); -2 when dir is not a lab (no marker); -1 else. */
+int vg_lab_down(const char *dir, char *err, size_t errlen);
+bool vg_lab_is_lab(const char *dir);
+/* Reads the lab's marker into info; 0 or -1. */
+int vg_lab_info(const char *dir, struct vg_lab_info *info);
+
+struct vg_lab_daemon {
+    char name[32];                   /* "munged", "slurmctld", "slurmd", … */
+    char node[64];                   /* "" for cluster-wide daemons */
+    pid_t pid;
+    bool alive;
+};
+/* The daemons the lab started, with whether each still runs. */
+int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
+/* PIDs of the lab's live processes: those carrying its tag, and its
+ * slurmstepds (found by their open files under dir); not their descendants. */
+int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
+/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n", malloc'd. */
+char *vg_lab_env(const char *dir);
+
+#endif

@@ -1,0 +1,224 @@
+/* lab_down.c — `vigil lab down` and what `status`/`env` read: the lab's
+ * marker, the daemons it recorded, the processes carrying its tag, and the
+ * teardown (every checked PID: SIGTERM, grace, SIGKILL; then the directory). */
+#include "drill/lab.h"
+#include "util/log.h"
+#include "util/proc.h"
+#include "util/rootfs.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* slurmctld with running jobs on its books does not finish its SIGTERM
+ * shutdown within seconds; the lab's state is thrown away, so it is killed */
+#define DOWN_GRACE_MS 2000
+#define DOWN_KILL_MS 5000
+
+bool vg_lab_is_lab(const char *dir)
+{
+    char *p = vg_root_path(dir, "/" VG_LAB_MARKER);
+    bool ok = access(p, F_OK) == 0;
+    free(p);
+    return ok;
+}
+
+int vg_lab_info(const char *dir, struct vg_lab_info *info)
+{
+    memset(info, 0, sizeof *info);
+    char *text;
+    if (vg_read_file(dir, "/" VG_LAB_MARKER, 1 << 16, &text, NULL)) return -1;
+    vg_strlcpy(info->dir, dir, sizeof info->dir);
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *eq = strchr(l, '=');
+        long v = 0;
+        if (!eq) continue;
+        *eq++ = 0;
+        if (!strcmp(l, "conf")) vg_strlcpy(info->conf, eq, sizeof info->conf);
+        if (!vg_parse_long(eq, &v) || v < 0 || v > 1000000) continue;
+        if (!strcmp(l, "nodes")) info->nodes = (int)v;
+        else if (!strcmp(l, "spares")) info->spares = (int)v;
+        else if (!strcmp(l, "rack_size")) info->rack_size = (int)v;
+        else if (!strcmp(l, "port_base")) info->port_base = (int)v;
+    }
+    free(text);
+    return info->nodes > 0 && info->conf[0] ? 0 : -1;
+}
+
+static char *tag_of(const char *dir)
+{
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "%s=%s", VG_LAB_TAG, dir);
+    return sbuf_take(&b);
+}
+
+int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
+{
+    *d = NULL;
+    *n = 0;
+    char *text;
+    if (vg_read_file(dir, "/run/daemons", 1 << 20, &text, NULL)) return errno == ENOENT ? 0 : -1;
+    char *tag = tag_of(dir), *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *f[3];
+        long pid;
+        if (vg_split(l, " ", f, 3) != 3 || !vg_parse_long(f[2], &pid) || pid <= 1) continue;
+        *d = vg_xrealloc(*d, (*n + 1) * sizeof **d);
+        struct vg_lab_daemon *x = &(*d)[(*n)++];
+        memset(x, 0, sizeof *x);
+        vg_strlcpy(x->name, f[0], sizeof x->name);
+        if (strcmp(f[1], "-")) vg_strlcpy(x->node, f[1], sizeof x->node);
+        x->pid = (pid_t)pid;
+        /* the tag guards against a recycled PID */
+        x->alive = vg_proc_alive(x->pid) && vg_proc_has_env(x->pid, tag);
+    }
+    free(tag);
+    free(text);
+    return 0;
+}
+
+/* A lab process: it carries the tag, or it is a slurmstepd writing to the
+ * lab's logs (slurmstepd's setproctitle wipes most of its environment block,
+ * tag included, from /proc/<pid>/environ). */
+static bool is_lab_proc(pid_t pid, const char *dir, const char *tag)
+{
+    if (!vg_proc_alive(pid)) return false;
+    if (vg_proc_has_env(pid, tag)) return true;
+    char comm[32];
+    return vg_proc_comm(pid, comm, sizeof comm) == 0 && !strcmp(comm, "slurmstepd") &&
+           vg_proc_has_fd_under(pid, dir);
+}
+
+int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n)
+{
+    *pids = NULL;
+    *n = 0;
+    pid_t *all;
+    int na = vg_proc_list(&all);
+    if (na < 0) return -1;
+    char *tag = tag_of(dir);
+    for (int i = 0; i < na; i++)
+        if (is_lab_proc(all[i], dir, tag)) {
+            *pids = vg_xrealloc(*pids, (*n + 1) * sizeof **pids);
+            (*pids)[(*n)++] = all[i];
+        }
+    free(tag);
+    free(all);
+    return 0;
+}
+
+static bool in(const pid_t *set, size_t n, pid_t p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == p) return true;
+    return false;
+}
+
+/* The lab's processes: its daemons and slurmstepds, and all their live
+ * descendants (a job's tasks need not carry the tag); never the caller or its
+ * ancestors.  gentle[i] is true for the daemons (tagged, not slurmstepd): they
+ * get SIGTERM first; job processes are simply killed. */
+static size_t lab_procs(const char *dir, pid_t **out, bool **gentle)
+{
+    size_t n;
+    vg_lab_tagged(dir, out, &n);
+    size_t ntagged = n;
+    pid_t *all;
+    int na = vg_proc_list(&all);
+    pid_t *ppid = vg_xcalloc(na > 0 ? (size_t)na : 1, sizeof *ppid);
+    for (int i = 0; i < na; i++) ppid[i] = vg_proc_alive(all[i]) ? vg_proc_ppid(all[i]) : -1;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int i = 0; i < na; i++)
+            if (ppid[i] > 1 && in(*out, n, ppid[i]) && !in(*out, n, all[i])) {
+                *out = vg_xrealloc(*out, (n + 1) * sizeof **out);
+                (*out)[n++] = all[i];
+                grew = true;
+            }
+    }
+    free(ppid);
+    free(all);
+    *gentle = vg_xcalloc(n + 1, sizeof **gentle);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (vg_proc_is_self_or_ancestor((*out)[i])) continue;
+        char comm[32] = "";
+        vg_proc_comm((*out)[i], comm, sizeof comm);
+        (*gentle)[k] = i < ntagged && strcmp(comm, "slurmstepd");
+        (*out)[k++] = (*out)[i];
+    }
+    return k;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT ? -1 : 0;
+}
+
+int vg_lab_down(const char *dir, char *err, size_t errlen)
+{
+    err[0] = 0;
+    if (!dir || !*dir) dir = VG_LAB_DEFAULT_DIR;
+    if (access(dir, F_OK) && errno == ENOENT) return 0;
+    if (!vg_lab_is_lab(dir))
+        return snprintf(err, errlen, "%s: not a vigil lab (no %s marker); refusing to touch it", dir,
+                        VG_LAB_MARKER), -2;
+    int64_t start = vg_mono_ms();
+    pid_t *termed = NULL;   /* SIGTERM once each, SIGKILL after the grace */
+    size_t nt = 0;
+    for (;;) {
+        pid_t *p;
+        bool *gentle;
+        size_t n = lab_procs(dir, &p, &gentle);
+        if (!n) { free(p); free(gentle); break; }
+        int64_t t = vg_mono_ms() - start;
+        if (t > DOWN_GRACE_MS + DOWN_KILL_MS) {
+            snprintf(err, errlen, "%s: %zu processes survive SIGKILL (first pid %d)", dir, n, (int)p[0]);
+            free(p);
+            free(gentle);
+            free(termed);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (t > DOWN_GRACE_MS || !gentle[i]) {
+                if (gentle[i]) {
+                    char comm[32] = "?";
+                    vg_proc_comm(p[i], comm, sizeof comm);
+                    vg_info("lab down: %s (pid %d) outlived SIGTERM by %d ms; killing it", comm, (int)p[i],
+                            DOWN_GRACE_MS);
+                }
+                kill(p[i], SIGKILL);
+            }
+            else if (!in(termed, nt, p[i])) {
+                kill(p[i], SIGTERM);
+                termed = vg_xrealloc(termed, (nt + 1) * sizeof *termed);
+                termed[nt++] = p[i];
+            }
+        }
+        free(p);
+        free(gentle);
+        vg_sleep_ms(50);
+    }
+    free(termed);
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
+        return snprintf(err, errlen, "%s: cannot remove: %s", dir, strerror(errno)), -1;
+    return 0;
+}
+
+char *vg_lab_env(const char *dir)
+{
+    struct vg_lab_info info;
+    struct sbuf b = SBUF_INIT;
+    if (vg_lab_info(dir, &info)) return sbuf_take(&b);
+    sbuf_printf(&b, "export SLURM_CONF=%s\nexport VIGIL_LAB=%s\n", info.conf, dir);
+    return sbuf_take(&b);
+}

@@ -1,0 +1,339 @@
+/* slurm.c — the Slurm adapter (see slurm.h): scontrol and squeue spawned with
+ * argv under a timeout, batched, counted; and the parsers of their one-line
+ * (`-o`) key=value output, whose values (Reason, OS, Command) may hold spaces. */
+#include "remedy/slurm.h"
+#include "util/sbuf.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- key=value lines ---------------------------------------------------- */
+
+struct kv {
+    const char *key, *val;
+    size_t klen, vlen;
+};
+
+/* A key starts a new field: " Key=" with an upper-case first letter, the way
+ * scontrol prints every field name (free text in Reason, OS or Command would
+ * need an upper-case word glued to '=' to be mistaken for one). */
+static size_t key_len_at(const char *p, const char *end)
+{
+    if (p >= end || !isupper((unsigned char)*p)) return 0;
+    const char *q = p;
+    while (q < end && (isalnum((unsigned char)*q) || *q == '_' || *q == ':')) q++;
+    return q < end && *q == '=' ? (size_t)(q - p) : 0;
+}
+
+/* In Reason=text [user@time], where the "[user@time]" stamp ends; NULL when the
+ * value has none before the next line end. */
+static const char *stamp_end(const char *v, const char *end)
+{
+    for (const char *b = v; b < end; b++) {
+        if (*b != '[' || (b > v && b[-1] != ' ')) continue;
+        const char *at = NULL, *q = b + 1;
+        for (; q < end && *q != ']' && *q != '[' && *q != ' '; q++)
+            if (*q == '@') at = q;
+        if (q < end && *q == ']' && at && (q + 1 == end || q[1] == ' ')) return q + 1;
+    }
+    return NULL;
+}
+
+/* Splits one line into fields; returns the count (at most max). */
+static int kv_split(const char *p, const char *end, struct kv *kv, int max)
+{
+    int n = 0;
+    while (p < end && n < max) {
+        while (p < end && *p == ' ') p++;
+        size_t kl = key_len_at(p, end);
+        if (!kl) {                       /* not a field: skip the word */
+            while (p < end && *p != ' ') p++;
+            continue;
+        }
+        const char *v = p + kl + 1, *ve = NULL;
+        if (kl == 6 && !memcmp(p, "Reason", 6)) ve = stamp_end(v, end);
+        if (!ve)
+            for (ve = v; ve < end; ve++)
+                if (*ve == ' ' && key_len_at(ve + 1, end)) break;
+        const char *vt = ve;
+        while (vt > v && vt[-1] == ' ') vt--;
+        kv[n++] = (struct kv){ p, v, kl, (size_t)(vt - v) };
+        p = ve;
+    }
+    return n;
+}
+
+static const struct kv *kv_find(const struct kv *kv, int n, const char *key)
+{
+    size_t kl = strlen(key);
+    for (int i = 0; i < n; i++)
+        if (kv[i].klen == kl && !memcmp(kv[i].key, key, kl)) return &kv[i];
+    return NULL;
+}
+
+/* Copies the value of key into buf; "(null)" and absent give "". */
+static void kv_copy(const struct kv *kv, int n, const char *key, char *buf, size_t size)
+{
+    const struct kv *f = kv_find(kv, n, key);
+    buf[0] = 0;
+    if (!f || (f->vlen == 6 && !memcmp(f->val, "(null)", 6))) return;
+    size_t l = f->vlen < size - 1 ? f->vlen : size - 1;
+    memcpy(buf, f->val, l);
+    buf[l] = 0;
+}
+
+/* Drops the " [user@time]" stamp scontrol appends to a reason. */
+static void strip_stamp(char *r)
+{
+    char *b = strrchr(r, '[');
+    if (b && strchr(b, '@') && vg_endswith(b, "]")) {
+        while (b > r && b[-1] == ' ') b--;
+        *b = 0;
+    }
+}
+
+#define KV_MAX 96
+
+int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    struct kv kv[KV_MAX];
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e) e = p + strlen(p);
+        int k = kv_split(p, e, kv, KV_MAX);
+        const struct kv *name = kv_find(kv, k, "NodeName");
+        p = *e ? e + 1 : e;
+        if (!name || !name->vlen) continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *out = vg_xrealloc(*out, cap * sizeof **out);
+        }
+        struct vg_node_state *s = &(*out)[(*n)++];
+        memset(s, 0, sizeof *s);
+        kv_copy(kv, k, "NodeName", s->name, sizeof s->name);
+        kv_copy(kv, k, "State", s->state, sizeof s->state);
+        kv_copy(kv, k, "Reason", s->reason, sizeof s->reason);
+        strip_stamp(s->reason);
+        kv_copy(kv, k, "Partitions", s->partitions, sizeof s->partitions);
+        kv_copy(kv, k, "AvailableFeatures", s->features, sizeof s->features);
+        s->drain = strstr(s->state, "DRAIN") != NULL;
+        s->down = vg_startswith(s->state, "DOWN");
+        s->responding = strstr(s->state, "NOT_RESPONDING") == NULL;
+    }
+    return 0;
+}
+
+int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
+{
+    memset(out, 0, sizeof *out);
+    struct kv kv[KV_MAX];
+    const char *e = strchr(text, '\n');
+    if (!e) e = text + strlen(text);
+    int k = kv_split(text, e, kv, KV_MAX);
+    char buf[32];
+    kv_copy(kv, k, "JobId", buf, sizeof buf);
+    if (!vg_parse_long(buf, &out->id) || out->id <= 0) return -1;
+    kv_copy(kv, k, "JobName", out->name, sizeof out->name);
+    kv_copy(kv, k, "JobState", out->state, sizeof out->state);
+    kv_copy(kv, k, "Reason", out->reason, sizeof out->reason);
+    kv_copy(kv, k, "NodeList", out->nodelist, sizeof out->nodelist);
+    kv_copy(kv, k, "BatchHost", out->batch_host, sizeof out->batch_host);
+    kv_copy(kv, k, "Restarts", buf, sizeof buf);
+    long r = 0;
+    out->restarts = vg_parse_long(buf, &r) && r >= 0 && r < 1000000 ? (int)r : 0;
+    return 0;
+}
+
+int vg_slurm_parse_jobids(const char *text, long **jobs, size_t *njobs)
+{
+    *jobs = NULL;
+    *njobs = 0;
+    char *copy = vg_xstrdup(text), *save = NULL;
+    int rc = 0;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *t = vg_trim(line);
+        long id;
+        if (!*t) continue;
+        if (!vg_parse_long(t, &id) || id <= 0) { rc = -1; break; }
+        size_t i = 0;
+        while (i < *njobs && (*jobs)[i] != id) i++;
+        if (i < *njobs) continue;
+        *jobs = vg_xrealloc(*jobs, (*njobs + 1) * sizeof **jobs);
+        (*jobs)[(*njobs)++] = id;
+    }
+    free(copy);
+    if (rc) { free(*jobs); *jobs = NULL; *njobs = 0; }
+    return rc;
+}
+
+/* ---- running the commands ---------------------------------------------- */
+
+static int fail(struct vg_slurm *s, const char *fmt, const char *a, const char *b)
+{
+    snprintf(s->err, sizeof s->err, fmt, a, b);
+    char *nl = strchr(s->err, '\n');
+    if (nl) *nl = 0;
+    return -1;
+}
+
+/* Runs one Slurm command; on success *r holds its output (free it). */
+static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_result *r)
+{
+    char confenv[4096];
+    const char *env[2] = { NULL, NULL };
+    if (s->conf && *s->conf) {
+        snprintf(confenv, sizeof confenv, "SLURM_CONF=%s", s->conf);
+        env[0] = confenv;
+    }
+    s->calls++;
+    s->err[0] = 0;
+    vg_spawn(argv, env, NULL, s->timeout_ms > 0 ? s->timeout_ms : 10000, r);
+    if (r->status == 0 && !r->timed_out) return 0;
+    char *cmd = vg_argv_str(argv);
+    if (r->timed_out) fail(s, "%s: timed out%s", cmd, "");
+    else fail(s, "%s: %s", cmd, *vg_trim(r->err) ? vg_trim(r->err) : "failed");
+    free(cmd);
+    vg_spawn_result_free(r);
+    return -1;
+}
+
+/* Node names are passed inside one argv word; refuse anything that could be
+ * read as another field or list ("a State=idle", spaces, quotes). */
+static bool valid_chars(const char *n)
+{
+    for (const char *p = n; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("-_.[],", *p)) return false;
+    return *n != 0;
+}
+
+static bool valid_name(const char *n) { return strlen(n) < 64 && valid_chars(n); }
+
+/* "prefix" followed by the names joined with commas; NULL (err set) when a name is bad. */
+static char *join_nodes(struct vg_slurm *s, const char *prefix, const char *const *nodes, size_t n)
+{
+    struct sbuf b = SBUF_INIT;
+    sbuf_puts(&b, prefix);
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i] || !valid_name(nodes[i])) {
+            sbuf_free(&b);
+            fail(s, "invalid node name '%s'%s", nodes[i] ? nodes[i] : "(null)", "");
+            return NULL;
+        }
+        if (i) sbuf_putc(&b, ',');
+        sbuf_puts(&b, nodes[i]);
+    }
+    return sbuf_take(&b);
+}
+
+int vg_slurm_nodes(struct vg_slurm *s, const char *nodelist, struct vg_node_state **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (nodelist && !valid_chars(nodelist)) return fail(s, "invalid node list '%.64s'%s", nodelist, "");
+    const char *argv[] = { "scontrol", "show", "node", "-o", nodelist, NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    vg_slurm_parse_nodes(r.out, out, n);
+    vg_spawn_result_free(&r);
+    return 0;
+}
+
+int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, const char *state,
+                       const char *reason)
+{
+    if (!n) return 0;
+    if (!state || !*state || strchr(state, ' ') || strchr(state, '='))
+        return fail(s, "invalid node state '%s'%s", state ? state : "(null)", "");
+    bool needs_reason = !strcasecmp(state, "drain") || !strcasecmp(state, "down") ||
+                        !strcasecmp(state, "fail");
+    if (needs_reason && (!reason || !vg_startswith(reason, VG_REASON_PREFIX)))
+        return fail(s, "state %s needs a reason starting with '%s'", state, VG_REASON_PREFIX);
+    if (reason && strchr(reason, '\n')) return fail(s, "reason holds a newline%s%s", "", "");
+    char *names = join_nodes(s, "NodeName=", nodes, n);
+    if (!names) return -1;
+    char st[64], *rs = NULL;
+    snprintf(st, sizeof st, "State=%s", state);
+    if (reason) {
+        rs = vg_xmalloc(strlen(reason) + 8);
+        sprintf(rs, "Reason=%s", reason);
+    }
+    const char *argv[] = { "scontrol", "update", names, st, rs, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
+    free(names);
+    free(rs);
+    return rc;
+}
+
+int vg_slurm_resume_ours(struct vg_slurm *s, const char *const *nodes, size_t n)
+{
+    if (!n) return 0;
+    char *list = join_nodes(s, "", nodes, n);
+    if (!list) return -1;
+    struct vg_node_state *st;
+    size_t ns;
+    int rc = vg_slurm_nodes(s, list, &st, &ns);
+    free(list);
+    if (rc) return -1;
+    const char **ours = vg_xcalloc(ns + 1, sizeof *ours);
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++)
+        if ((st[i].drain || st[i].down) && vg_startswith(st[i].reason, VG_REASON_PREFIX))
+            ours[k++] = st[i].name;
+    rc = k ? vg_slurm_set_state(s, ours, k, "resume", NULL) : 0;
+    free(ours);
+    free(st);
+    return rc ? -1 : (int)k;
+}
+
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs)
+{
+    *jobs = NULL;
+    *njobs = 0;
+    if (!n) return 0;
+    char *names = join_nodes(s, "", nodes, n);
+    if (!names) return -1;
+    const char *argv[] = { "squeue", "-h", "-o", "%A", "-t", "RUNNING,COMPLETING", "-w", names, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    free(names);
+    if (rc) return -1;
+    rc = vg_slurm_parse_jobids(r.out, jobs, njobs);
+    if (rc) fail(s, "squeue: unexpected output '%.80s'%s", r.out, "");
+    vg_spawn_result_free(&r);
+    return rc;
+}
+
+int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n)
+{
+    if (!n) return 0;
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%ld", i ? "," : "", jobs[i]);
+    const char *argv[] = { "scontrol", "requeue", b.s, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
+    sbuf_free(&b);
+    return rc;
+}
+
+int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out)
+{
+    memset(out, 0, sizeof *out);
+    char ids[32];
+    snprintf(ids, sizeof ids, "%ld", id);
+    const char *argv[] = { "scontrol", "show", "job", "-o", ids, NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    int rc = vg_slurm_parse_job(r.out, out);
+    if (rc) fail(s, "scontrol show job %s: unexpected output%s", ids, "");
+    vg_spawn_result_free(&r);
+    return rc;
+}

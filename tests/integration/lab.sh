@@ -1,0 +1,40 @@
+#!/bin/sh
+# lab.sh — `vigil lab`: a real 5-node Slurm cluster (n5 a spare) comes up, runs
+# srun and a requeueable batch job on distinct nodes, reports its status, and
+# goes down leaving no process and no directory; `down` refuses a non-lab dir.
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
+    echo "ok 1 # skip vigil lab needs root and slurmctld"; exit 0
+fi
+lab_up 5 --spares 1 --rack-size 2 || { nok "lab up 5"; exit 1; }
+ok "lab up 5 --spares 1"
+is "SLURM_CONF points into the lab" "$SLURM_CONF" "$LAB_DIR/etc/slurm.conf"
+is "sinfo: 5 idle nodes" "$(sinfo -h -o '%n %t' | sort | tr '\n' ' ')" "n1 idle n2 idle n3 idle n4 idle n5 idle "
+is "n5 is the spare" "$(sinfo -h -n n5 -o '%f')" "rack3,spare"
+is "racks file" "$(grep -c rack "$LAB_DIR/racks")" "5"
+check "per-node directories" test -f "$LAB_DIR/nodes/n3/kmsg" -a -f "$LAB_DIR/nodes/n3/nvml-state" -a -d "$LAB_DIR/nodes/n3/sys"
+is "srun -N3 hostname: 3 distinct node names" "$(timeout 30 srun -N3 hostname | sort -u | grep -c '^n[1-5]$')" "3"
+out=$LAB_DIR/job.out
+job=$(sbatch --parsable --requeue -N1 -o "$out" --wrap 'echo "ran on $(hostname)"') 
+for i in $(seq 1 100); do grep -q 'ran on n' "$out" 2>/dev/null && break; sleep 0.1; done
+check "sbatch --requeue job ran on a lab node" grep -q '^ran on n[1-5]$' "$out"
+is "status: healthy" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | grep -c '"healthy": true')" "1"
+exits_with "status exits 0" 0 "$VIGIL" lab status --dir "$LAB_DIR"
+is "env prints the client environment" "$("$VIGIL" lab env --dir "$LAB_DIR" | head -1)" "export SLURM_CONF=$LAB_DIR/etc/slurm.conf"
+sbatch -N2 -o /dev/null --wrap 'srun sleep 307' >/dev/null
+sleep 1
+"$VIGIL" lab down --dir "$LAB_DIR"
+is "down exits 0" "$?" "0"
+check "down removed the lab directory" test ! -e "$LAB_DIR"
+left=0
+for e in /proc/[0-9]*/environ; do grep -qs "VIGIL_LAB_DAEMON=$LAB_DIR" "$e" && left=$((left + 1)); done
+is "no process carries the lab's tag" "$left" "0"
+is "no slurmstepd of the lab left" "$(pgrep -c -f "sleep 307" || true)" "0"
+not_lab=$(mktemp -d)
+touch "$not_lab/precious"
+exits_with "down on a non-lab dir exits 2" 2 "$VIGIL" lab down --dir "$not_lab"
+check "and leaves it alone" test -f "$not_lab/precious"
+rm -rf "$not_lab"
+exits_with "status on a non-lab dir exits 2" 2 "$VIGIL" lab status --dir /nonexistent
+exits_with "up without N exits 2" 2 "$VIGIL" lab up --dir /tmp/x
+exits_with "up with all nodes spares exits 2" 2 "$VIGIL" lab up 2 --spares 2 --dir /tmp/x

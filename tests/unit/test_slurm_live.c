@@ -1,0 +1,156 @@
+/* test_slurm_live.c — the Slurm adapter against a real lab brought up through
+ * drill/lab.h: one batched drain for two nodes, states and reasons read back,
+ * a running job found with squeue and requeued, only vigil's own drains
+ * resumed; then `down` leaves no tagged process and no directory.  Skipped
+ * (TAP "ok # skip") only without root or slurmctld. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "drill/lab.h"
+#include "remedy/slurm.h"
+#include "util/spawn.h"
+#include "util/timeutil.h"
+
+static bool runnable(void)
+{
+    return geteuid() == 0 && access("/usr/sbin/slurmctld", X_OK) == 0;
+}
+
+static struct vg_node_state *find(struct vg_node_state *n, size_t k, const char *name)
+{
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(n[i].name, name)) return &n[i];
+    fail_msg("node %s missing", name);
+    return NULL;
+}
+
+/* Runs a Slurm client command directly (what an admin, not vigil, does). */
+static char *client(const char *conf, const char *const argv[])
+{
+    char env[700];
+    snprintf(env, sizeof env, "SLURM_CONF=%s", conf);
+    const char *e[] = { env, NULL };
+    struct vg_spawn_result r;
+    assert_int_equal(vg_spawn(argv, e, NULL, 10000, &r), 0);
+    if (r.status) fail_msg("%s: %s", argv[0], r.err);
+    free(r.err);
+    return r.out;
+}
+
+static void wait_state(struct vg_slurm *s, long id, const char *want, struct vg_job_state *j)
+{
+    for (int64_t end = vg_mono_ms() + 10000; vg_mono_ms() < end; vg_sleep_ms(50))
+        if (vg_slurm_job(s, id, j) == 0 && !strcmp(j->state, want)) return;
+    fail_msg("job %ld not %s (last %s)", id, want, j->state);
+}
+
+static void test_adapter_on_lab(void **state)
+{
+    (void)state;
+    if (!runnable()) skip();
+    char dir[] = "/tmp/vigil-live-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct vg_lab_opts o = { .dir = dir, .nodes = 4, .spares = 1 };
+    struct vg_lab_info info;
+    char err[2048];
+    if (vg_lab_up(&o, &info, err, sizeof err)) fail_msg("lab up: %s", err);
+    struct vg_slurm s = { .conf = info.conf };
+
+    /* a job pinned to n2 */
+    const char *sb[] = { "sbatch", "--parsable", "--requeue", "-N1", "-w", "n2", "-o", "/dev/null",
+                         "--wrap", "sleep 311", NULL };
+    char *out = client(info.conf, sb);
+    long id = atol(out);
+    free(out);
+    assert_true(id > 0);
+    struct vg_job_state j;
+    wait_state(&s, id, "RUNNING", &j);
+    assert_string_equal(j.batch_host, "n2");
+    assert_string_equal(j.nodelist, "n2");
+
+    /* one call drains two nodes */
+    const char *two[] = { "n1", "n2" };
+    unsigned before = s.calls;
+    assert_int_equal(vg_slurm_set_state(&s, two, 2, "drain", "vigil: xid 79 on gpu 0 (test)"), 0);
+    assert_int_equal(s.calls - before, 1);
+    struct vg_node_state *n;
+    size_t k;
+    assert_int_equal(vg_slurm_nodes(&s, NULL, &n, &k), 0);
+    assert_int_equal(k, 4);
+    assert_true(find(n, k, "n1")->drain);
+    assert_true(find(n, k, "n2")->drain);
+    assert_false(find(n, k, "n3")->drain);
+    assert_string_equal(find(n, k, "n2")->reason, "vigil: xid 79 on gpu 0 (test)");
+    assert_string_equal(find(n, k, "n4")->features, "rack1,spare");
+    free(n);
+
+    /* the job on the drained nodes, found and requeued (one call each) */
+    long *jobs;
+    size_t nj;
+    before = s.calls;
+    assert_int_equal(vg_slurm_jobs_on(&s, two, 2, &jobs, &nj), 0);
+    assert_int_equal(nj, 1);
+    assert_int_equal(jobs[0], id);
+    assert_int_equal(vg_slurm_requeue(&s, jobs, nj), 0);
+    assert_int_equal(s.calls - before, 2);
+    free(jobs);
+    wait_state(&s, id, "PENDING", &j);
+    assert_int_equal(j.restarts, 1);
+
+    /* an admin's drain on n3 is not vigil's to undo */
+    const char *adm[] = { "scontrol", "update", "NodeName=n3", "State=DRAIN", "Reason=admin: maintenance", NULL };
+    free(client(info.conf, adm));
+    const char *three[] = { "n1", "n2", "n3" };
+    assert_int_equal(vg_slurm_resume_ours(&s, three, 3), 2);
+    assert_int_equal(vg_slurm_nodes(&s, "n1,n2,n3", &n, &k), 0);
+    assert_int_equal(k, 3);
+    assert_false(find(n, k, "n1")->drain);
+    assert_false(find(n, k, "n2")->drain);
+    assert_true(find(n, k, "n3")->drain);
+    assert_string_equal(find(n, k, "n3")->reason, "admin: maintenance");
+    free(n);
+
+    /* errors come back as one line, not a crash */
+    assert_int_equal(vg_slurm_job(&s, 999999, &j), -1);
+    assert_non_null(strstr(s.err, "999999"));
+
+    /* down: nothing of the lab is left */
+    pid_t *pids;
+    size_t np;
+    assert_int_equal(vg_lab_tagged(dir, &pids, &np), 0);
+    assert_true(np >= 6);   /* munged, slurmctld, 4 slurmd (+ the job's slurmstepd) */
+    free(pids);
+    if (vg_lab_down(dir, err, sizeof err)) fail_msg("lab down: %s", err);
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_int_equal(vg_lab_tagged(dir, &pids, &np), 0);
+    assert_int_equal(np, 0);
+    free(pids);
+}
+
+static void test_down_refuses_non_lab(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-notlab-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char err[512];
+    assert_int_equal(vg_lab_down(dir, err, sizeof err), -2);
+    assert_non_null(strstr(err, "not a vigil lab"));
+    assert_int_equal(access(dir, F_OK), 0);
+    rmdir(dir);
+    assert_int_equal(vg_lab_down(dir, err, sizeof err), 0);   /* absent: nothing to do */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_adapter_on_lab),
+        cmocka_unit_test(test_down_refuses_non_lab),
+    };
+    return cmocka_run_group_tests_name("slurm_live", tests, NULL, NULL);
+}

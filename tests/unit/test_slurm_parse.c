@@ -1,0 +1,166 @@
+/* test_slurm_parse.c — the Slurm adapter's parsers on output captured from a
+ * real slurm-wlm 22.05 lab (tests/fixtures/slurm/), on hand-made edge cases,
+ * and the argument checks that refuse a call before anything is spawned. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "remedy/slurm.h"
+#include "util/rootfs.h"
+
+static char *fixture(const char *name)
+{
+    char path[256], *text;
+    snprintf(path, sizeof path, "tests/fixtures/slurm/%s", name);
+    assert_int_equal(vg_read_file(NULL, path, 1 << 20, &text, NULL), 0);
+    return text;
+}
+
+static void test_nodes_idle(void **state)
+{
+    (void)state;
+    char *t = fixture("show-node-idle.txt");
+    struct vg_node_state *n;
+    size_t k;
+    assert_int_equal(vg_slurm_parse_nodes(t, &n, &k), 0);
+    assert_int_equal(k, 5);
+    assert_string_equal(n[0].name, "n1");
+    assert_string_equal(n[0].state, "IDLE");
+    assert_string_equal(n[0].reason, "");
+    assert_string_equal(n[0].partitions, "gpu");
+    assert_string_equal(n[0].features, "rack1");
+    assert_string_equal(n[4].name, "n5");
+    assert_string_equal(n[4].features, "rack3,spare");
+    for (size_t i = 0; i < k; i++) assert_true(!n[i].drain && !n[i].down && n[i].responding);
+    free(n);
+    free(t);
+}
+
+static void test_nodes_drained_and_down(void **state)
+{
+    (void)state;
+    char *t = fixture("show-node-mixed.txt");
+    struct vg_node_state *n;
+    size_t k;
+    assert_int_equal(vg_slurm_parse_nodes(t, &n, &k), 0);
+    assert_int_equal(k, 5);
+    assert_string_equal(n[0].state, "MIXED");
+    assert_false(n[0].drain);
+    assert_string_equal(n[2].state, "IDLE+DRAIN");
+    assert_true(n[2].drain);
+    assert_false(n[2].down);
+    /* spaces, an upper-case "Xid=79" and the [user@time] stamp in one reason */
+    assert_string_equal(n[2].reason, "vigil: xid 79 GPU fallen off the bus (Xid=79) on gpu 0");
+    assert_string_equal(n[4].state, "DOWN");
+    assert_true(n[4].down);
+    assert_string_equal(n[4].reason, "vigil: ecc-dbe [gpu 1]");
+    free(n);
+    free(t);
+}
+
+static void test_nodes_edge_cases(void **state)
+{
+    (void)state;
+    struct vg_node_state *n;
+    size_t k;
+    /* a field after the reason; NOT_RESPONDING; a line without NodeName */
+    const char *t = "NodeName=a State=DOWN+DRAIN+NOT_RESPONDING Reason=Not responding [slurm@2026-01-01T00:00:00] "
+                    "Comment=x y AvailableFeatures=(null)\n"
+                    "garbage line without fields\n"
+                    "NodeName=b State=IDLE Reason=no stamp here Partitions=p1,p2";
+    assert_int_equal(vg_slurm_parse_nodes(t, &n, &k), 0);
+    assert_int_equal(k, 2);
+    assert_string_equal(n[0].reason, "Not responding");
+    assert_true(n[0].down && n[0].drain && !n[0].responding);
+    assert_string_equal(n[0].features, "");
+    assert_string_equal(n[1].reason, "no stamp here");
+    assert_string_equal(n[1].partitions, "p1,p2");
+    free(n);
+    assert_int_equal(vg_slurm_parse_nodes("", &n, &k), 0);
+    assert_int_equal(k, 0);
+    free(n);
+    assert_int_equal(vg_slurm_parse_nodes("NodeName= State==x =y Reason=[", &n, &k), 0);
+    assert_int_equal(k, 0);
+    free(n);
+}
+
+static void test_job(void **state)
+{
+    (void)state;
+    char *t = fixture("show-job-running.txt");
+    struct vg_job_state j;
+    assert_int_equal(vg_slurm_parse_job(t, &j), 0);
+    assert_int_equal(j.id, 2);
+    assert_string_equal(j.name, "train job");
+    assert_string_equal(j.state, "RUNNING");
+    assert_string_equal(j.reason, "None");
+    assert_string_equal(j.nodelist, "n[1-2]");   /* not ReqNodeList=(null) */
+    assert_string_equal(j.batch_host, "n1");
+    assert_int_equal(j.restarts, 0);
+    free(t);
+    t = fixture("show-job-pending.txt");
+    assert_int_equal(vg_slurm_parse_job(t, &j), 0);
+    assert_string_equal(j.state, "PENDING");
+    assert_string_equal(j.reason, "BeginTime");
+    assert_string_equal(j.nodelist, "");
+    assert_int_equal(j.restarts, 1);
+    free(t);
+    assert_int_equal(vg_slurm_parse_job("slurm_load_jobs error: Invalid job id specified", &j), -1);
+    assert_int_equal(vg_slurm_parse_job("JobId=-3 JobState=RUNNING", &j), -1);
+}
+
+static void test_jobids(void **state)
+{
+    (void)state;
+    char *t = fixture("squeue-ids.txt");
+    long *ids;
+    size_t n;
+    assert_int_equal(vg_slurm_parse_jobids(t, &ids, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], 2);
+    free(ids);
+    free(t);
+    assert_int_equal(vg_slurm_parse_jobids("7\n9\n7\n\n", &ids, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[1], 9);
+    free(ids);
+    assert_int_equal(vg_slurm_parse_jobids("7\n12_3\n", &ids, &n), -1);
+    assert_null(ids);
+}
+
+/* Refused calls spawn nothing: s.calls stays 0 and err names the fault. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    struct vg_slurm s = { .conf = "/nonexistent/slurm.conf" };
+    const char *bad[] = { "n1", "n2 State=resume" };
+    const char *ok[] = { "n1", "n[2-3]" };
+    assert_int_equal(vg_slurm_set_state(&s, ok, 2, "drain", "no prefix"), -1);
+    assert_non_null(strstr(s.err, "vigil:"));
+    assert_int_equal(vg_slurm_set_state(&s, ok, 2, "down", NULL), -1);
+    assert_int_equal(vg_slurm_set_state(&s, bad, 2, "drain", "vigil: x"), -1);
+    assert_non_null(strstr(s.err, "invalid node name"));
+    assert_int_equal(vg_slurm_set_state(&s, ok, 2, "drain", "vigil: two\nlines"), -1);
+    assert_int_equal(vg_slurm_set_state(&s, ok, 0, "drain", "vigil: none"), 0);
+    long *jobs;
+    size_t nj;
+    assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, &jobs, &nj), -1);
+    struct vg_node_state *ns;
+    size_t nn;
+    assert_int_equal(vg_slurm_nodes(&s, "n1 n2", &ns, &nn), -1);
+    assert_int_equal(s.calls, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
+        cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
+        cmocka_unit_test(test_jobids), cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);
+}
