@@ -13,6 +13,7 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
+    { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "version", cmd_version, "print the version and the data directory" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
 };

@@ -5,6 +5,7 @@
 #ifndef VG_CMD_H
 #define VG_CMD_H
 
+int cmd_scan(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 

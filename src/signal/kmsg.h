@@ -1,0 +1,59 @@
+/* kmsg.h — the kernel-log parser: a streaming line parser that recognises the
+ * framing (/dev/kmsg records, dmesg raw / -T / --ctime / --time-format iso,
+ * syslog and journal lines with or without a hostname, RFC 5424, localized
+ * month names) and extracts GPU fault events: NVRM Xid (every driver
+ * generation's format), NVSwitch SXid, "GPU has fallen off the bus" (also
+ * multi-line and without an Xid), RmInitAdapter failures, PCIe AER errors and
+ * GSP timeouts.  Memory is flat: one fixed line buffer, no allocation per
+ * line.  Malformed lines are skipped and counted. */
+#ifndef VG_KMSG_H
+#define VG_KMSG_H
+#include "signal/event.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VG_KMSG_LINE_MAX 4096   /* longer lines are counted as malformed */
+#define VG_KMSG_GPUMAP 32
+
+typedef void (*vg_kmsg_emit_fn)(const struct vg_event *e, void *arg);
+
+struct vg_kmsg_opts {
+    int64_t boot_ms;   /* boot time, to turn boot-relative stamps into UTC; 0 = unknown (time null) */
+    int year;          /* year for syslog stamps without one; 0 = the current year */
+    const char *node;  /* copied into each event's node, or NULL */
+};
+
+struct vg_kmsg {
+    struct vg_kmsg_opts o;
+    vg_kmsg_emit_fn emit;
+    void *arg;
+    uint64_t lines, events, malformed;
+    /* internal state */
+    char carry[VG_KMSG_LINE_MAX];   /* a partial line between two feeds */
+    size_t carry_len;
+    bool carry_over;                /* the partial line overflowed: skip to its end */
+    bool need_next;                 /* a kmsg record may continue on the next line */
+    bool have_pend;                 /* pend waits for continuation lines */
+    struct vg_event pend;
+    struct vg_event last;           /* the last event seen, to join multi-line records */
+    uint64_t last_line;             /* k->lines when `last` was seen (0: none) */
+    char probe_pci[16];             /* "NVRM: The NVIDIA GPU <bdf>" awaiting "fallen off the bus" */
+    uint64_t probe_line;
+    struct { char pci[16]; int gpu; } gpumap[VG_KMSG_GPUMAP];
+    int ngpumap;
+};
+
+void vg_kmsg_init(struct vg_kmsg *k, const struct vg_kmsg_opts *o, vg_kmsg_emit_fn emit, void *arg);
+/* Feeds a buffer of any size; complete lines are parsed, a partial last line is kept. */
+void vg_kmsg_feed(struct vg_kmsg *k, const char *buf, size_t n);
+/* Parses one line (without its newline). */
+void vg_kmsg_line(struct vg_kmsg *k, const char *line, size_t n);
+/* Parses a kept partial line and emits any event still waiting. */
+void vg_kmsg_finish(struct vg_kmsg *k);
+
+/* Normalises a PCI address ("PCI:0000:3b:00", "3b:00.0", "0018:01:00") to
+ * "0000:3b:00.0" form; returns false when it is not one. */
+bool vg_pci_normalize(const char *s, size_t n, char out[16]);
+
+#endif
