@@ -16,6 +16,7 @@ static const struct subcommand commands[] = {
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "version", cmd_version, "print the version and the data directory" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
+    { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
 };
 
 static void usage(FILE *f)

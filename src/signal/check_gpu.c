@@ -152,7 +152,9 @@ void vg_check_gpu_responsive(const struct vg_check_ctx *ctx, struct vg_check_res
     struct sbuf bad = SBUF_INIT;
     if (g->error[0]) sbuf_printf(&bad, "%s", g->error);
     for (int i = 0; i < g->n; i++)
-        if (g->gpus[i].lost) sbuf_printf(&bad, "%sGPU %d (%s) is lost", bad.len ? "; " : "", g->gpus[i].index, g->gpus[i].pci);
+        if (g->gpus[i].lost)
+            sbuf_printf(&bad, "%sGPU %d%s%s%s is lost", bad.len ? "; " : "", g->gpus[i].index,
+                        g->gpus[i].pci[0] ? " (" : "", g->gpus[i].pci, g->gpus[i].pci[0] ? ")" : "");
     if (g->hung) {
         if (g->hung_gpu >= 0)
             sbuf_printf(&bad, "%sGPU %d unresponsive: NVML did not answer within %lld ms", bad.len ? "; " : "",

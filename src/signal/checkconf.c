@@ -26,26 +26,29 @@ static int fail(char *err, size_t n, const char *file, int line, const char *fmt
     return -1;
 }
 
-/* One "prefix[ranges]suffix" pattern; ranges "a-b,c".  Returns 1/0, -1 bad. */
+/* One "prefix[ranges]suffix" pattern; ranges "a-b,c" (zero-padded ranges
+ * such as "01-16" match names of that width only).  Returns 1/0, -1 bad. */
 static int match_range(const char *mask, const char *node)
 {
     const char *lb = strchr(mask, '['), *rb = lb ? strchr(lb, ']') : NULL;
     if (!lb || !rb || strchr(rb + 1, '[')) return -1;
-    size_t plen = (size_t)(lb - mask);
-    if (strncmp(node, mask, plen) != 0) return 0;
-    const char *suffix = rb + 1, *num = node + plen;
-    size_t nlen = strlen(num), slen = strlen(suffix);
-    if (nlen <= slen || strcmp(num + nlen - slen, suffix) != 0) return 0;
-    nlen -= slen;
-    for (size_t i = 0; i < nlen; i++)
-        if (!isdigit((unsigned char)num[i])) return 0;
-    if (nlen > 9) return 0;
-    long v = strtol(num, NULL, 10);
     char spec[128];
     size_t sl = (size_t)(rb - lb - 1);
     if (sl == 0 || sl >= sizeof spec) return -1;
     memcpy(spec, lb + 1, sl);
     spec[sl] = 0;
+    /* The node's number, when prefix and suffix match. */
+    size_t plen = (size_t)(lb - mask);
+    const char *suffix = rb + 1, *num = node + plen;
+    size_t nlen = strlen(node) >= plen ? strlen(num) : 0, slen = strlen(suffix);
+    bool cand = strncmp(node, mask, plen) == 0 && nlen > slen && strcmp(num + nlen - slen, suffix) == 0;
+    if (cand) {
+        nlen -= slen;
+        for (size_t i = 0; i < nlen; i++)
+            if (!isdigit((unsigned char)num[i])) cand = false;
+        if (nlen > 9) cand = false;
+    }
+    long v = cand ? strtol(num, NULL, 10) : -1;
     int hit = 0;
     char *save = NULL;
     for (char *r = strtok_r(spec, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
@@ -54,11 +57,12 @@ static int match_range(const char *mask, const char *node)
         if (dash) *dash = 0;
         long lo, hi;
         if (!vg_parse_long(r, &lo) || !vg_parse_long(hi_s, &hi) || lo < 0 || hi < lo) return -1;
-        /* Zero-padded ranges ("01-16") require the same width. */
         size_t width = strlen(r);
         bool padded = width > 1 && r[0] == '0';
-        if (v >= lo && v <= hi && (!padded || nlen == width)) hit = 1;
+        if (cand && v >= lo && v <= hi && (!padded || nlen == width)) hit = 1;
     }
+    /* Empty items ("1,,3") leave strtok_r nothing to complain about. */
+    if (strstr(lb, ",,") || lb[1] == ',' || rb[-1] == ',') return -1;
     return hit;
 }
 
@@ -69,7 +73,8 @@ static bool is_range(const char *m)
     if (!lb || !rb || rb == lb + 1) return false;
     for (const char *c = lb + 1; c < rb; c++)
         if (!isdigit((unsigned char)*c) && *c != ',' && *c != '-') return false;
-    return strchr(lb + 1, '-') < rb || strchr(lb + 1, ',') < rb || rb - lb > 2;
+    const char *dash = strchr(lb + 1, '-'), *comma = strchr(lb + 1, ',');
+    return (dash && dash < rb) || (comma && comma < rb);
 }
 
 static int match_one(const char *m, const char *node)

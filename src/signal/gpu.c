@@ -1,10 +1,10 @@
 /* gpu.c — backend-independent GPU state: init, JSON form (what a probe child
  * sends its parent) and the events a state implies; see gpu.h. */
 #include "signal/gpu.h"
+#include "signal/kmsg.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,18 +24,12 @@ void vg_gpu_state_init(struct vg_gpu_state *st, int index)
     st->clock_reasons = -1;
 }
 
-bool vg_pci_normalize(const char *in, char out[16])
+bool vg_gpu_pci_id(const char *id, char out[16])
 {
-    unsigned dom = 0, bus, dev, fn;
-    int used = 0;
-    if (!in || in[strspn(in, "0123456789abcdefABCDEF:.")] != 0) return false;
-    if (sscanf(in, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &used) != 4) {
-        dom = 0;
-        if (sscanf(in, "%x:%x.%x%n", &bus, &dev, &fn, &used) != 3) return false;
-    }
-    if (in[used] != 0 || bus > 0xff || dev > 0x1f || fn > 7 || dom > 0xffff) return false;
-    snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-    return true;
+    size_t n = strlen(id);
+    /* An 8-digit domain ("00000000:18:00.0"): its top half is always zero. */
+    if (n == 16 && id[8] == ':' && strncmp(id, "0000", 4) == 0) id += 4, n -= 4;
+    return vg_pci_normalize(id, n, out);
 }
 
 /* The integer fields, by name, for the JSON form. */

@@ -63,9 +63,9 @@ void vg_gpu_state_init(struct vg_gpu_state *st, int index);
 json_t *vg_gpu_state_to_json(const struct vg_gpu_state *st);
 /* Fills st from JSON; -1 when j is not a GPU state object. */
 int vg_gpu_state_from_json(const json_t *j, struct vg_gpu_state *st);
-/* Normalises a PCI bus id ("00000000:18:00.0", "0000:18:00.0", "18:00.0")
- * to "0000:bb:dd.f" (lower case) in out (16 bytes); false when malformed. */
-bool vg_pci_normalize(const char *in, char out[16]);
+/* "0000:bb:dd.f" from NVML's busId ("00000000:18:00.0", 8-digit domain) or
+ * any form vg_pci_normalize (kmsg.h) reads; false when malformed. */
+bool vg_gpu_pci_id(const char *bus_id, char out[16]);
 /* Appends to ev[*n] (room for max) the faults st shows, source "nvml",
  * node `node`: gpu-lost, ecc-dbe, row-remap-failure, row-remap-pending,
  * retired-pages-pending, pcie-degraded, nvlink-down, thermal-slowdown. */

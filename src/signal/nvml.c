@@ -202,7 +202,7 @@ static int nvml_read(int index, struct vg_gpu_state *st)
     CALL(GetPci, "nvmlDeviceGetPciInfo", d, &pci);
     if (ok_) {
         pci.busId[sizeof pci.busId - 1] = 0;
-        if (!vg_pci_normalize(pci.busId, st->pci))
+        if (!vg_gpu_pci_id(pci.busId, st->pci))
             snprintf(st->pci, sizeof st->pci, "%04x:%02x:%02x.0", pci.domain & 0xffff, pci.bus & 0xff,
                      pci.device & 0x1f);
     }
@@ -300,7 +300,7 @@ static int device_index(nvmlDevice_t dev, char pci[16])
             nvmlPciInfo_t p;
             if (N.GetPci && N.GetPci(d, &p) == NVML_SUCCESS) {
                 p.busId[sizeof p.busId - 1] = 0;
-                if (!vg_pci_normalize(p.busId, pci)) pci[0] = 0;
+                if (!vg_gpu_pci_id(p.busId, pci)) pci[0] = 0;
             }
             return i;
         }

@@ -48,7 +48,7 @@ static void hca_pci(const char *root, const char *dev, char pci[16])
     if (!ib) return;
     *ib = 0;
     char *slash = strrchr(target, '/');
-    if (!vg_pci_normalize(slash ? slash + 1 : target, pci)) pci[0] = 0;
+    if (!vg_gpu_pci_id(slash ? slash + 1 : target, pci)) pci[0] = 0;
 }
 
 static void read_port(const char *root, const char *dev, int port, struct vg_ib_port *p)

@@ -66,7 +66,7 @@ size_t vg_pci_devices(const char *root, struct vg_pci_dev **out)
     size_t n = 0, cap = 0;
     for (int i = 0; i < nn; i++) {
         char addr[16];
-        if (!vg_pci_normalize(names[i], addr)) continue;
+        if (!vg_gpu_pci_id(names[i], addr)) continue;
         int vendor = read_int(root, names[i], "vendor", 16), cls = read_int(root, names[i], "class", 16);
         if (vendor < 0 || cls < 0) continue;
         const char *kind = (vendor == 0x10de && (cls >> 16) == 0x03) ? "gpu" : (cls >> 16) == 0x02 ? "nic" : NULL;

@@ -307,13 +307,12 @@ static void test_state_json_and_pci(void **st)
 {
     (void)st;
     char out[16];
-    assert_true(vg_pci_normalize("00000000:18:00.0", out));
+    assert_true(vg_gpu_pci_id("00000000:18:00.0", out));
     assert_string_equal(out, "0000:18:00.0");
-    assert_true(vg_pci_normalize("DB:00.0", out));
+    assert_true(vg_gpu_pci_id("0000:DB:00.0", out));
     assert_string_equal(out, "0000:db:00.0");
-    assert_false(vg_pci_normalize("0000:18:00", out));
-    assert_false(vg_pci_normalize("zz:00.0", out));
-    assert_false(vg_pci_normalize("0000:18:00.0x", out));
+    assert_false(vg_gpu_pci_id("0000:18", out));
+    assert_false(vg_gpu_pci_id("zz:00.0", out));
     struct vg_gpu_state a, b;
     vg_gpu_state_init(&a, 6);
     strcpy(a.pci, "0000:ba:00.0");
