@@ -116,7 +116,8 @@ static int do_init(struct opts *o, const struct vg_check_opts *co)
     return rc;
 }
 
-/* Sets each event's action from the fault catalog, when it loads. */
+/* Sets each event's action from the fault catalog, when it loads and knows
+ * the kind (otherwise the check's own action stays). */
 static void classify(struct vg_check_results *rs)
 {
     char err[256];
@@ -126,7 +127,9 @@ static void classify(struct vg_check_results *rs)
         return;
     }
     for (size_t i = 0; i < rs->n; i++)
-        for (int k = 0; k < rs->r[i].nev; k++) vg_catalog_classify(cat, &rs->r[i].ev[k]);
+        for (int k = 0; k < rs->r[i].nev; k++)
+            if (vg_catalog_lookup(cat, rs->r[i].ev[k].kind, rs->r[i].ev[k].code))
+                vg_catalog_classify(cat, &rs->r[i].ev[k]);
     vg_catalog_free(cat);
 }
 

@@ -115,6 +115,22 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         }
         if (!probes[i].done || out->n == before) hung_result(o, l, &probes[i], out);
     }
+    /* A failure with no signal behind it (a missing mount, a wrong driver,
+     * fewer GPUs) still becomes an event, source "check". */
+    for (size_t i = 0; i < out->n; i++) {
+        struct vg_check_result *r = &out->r[i];
+        if (r->ok || r->nev) continue;
+        struct vg_event e;
+        vg_event_init(&e);
+        vg_strlcpy(e.node, o->node ? o->node : "", sizeof e.node);
+        e.time_ms = e.seen_ms = vg_now_ms();
+        vg_strlcpy(e.source, "check", sizeof e.source);
+        bool count = strcmp(r->name, "gpu count") == 0;
+        vg_strlcpy(e.kind, count ? "gpu-count-mismatch" : "check-failed", sizeof e.kind);
+        e.action = count ? VG_ACT_REBOOT : VG_ACT_RESTART_APP;
+        snprintf(e.raw, sizeof e.raw, "%.90s: %.400s", r->name, r->detail);
+        vg_check_add_event(r, &e);
+    }
     for (size_t i = 0; i <= c->n; i++)
         if (started[i]) vg_probe_free(&probes[i]);
     vg_gpu_probe_free(&gr);

@@ -229,6 +229,11 @@ static void test_run_degraded(void **st)
     assert_string_equal(find(&rs, "ib mlx5_0:1 rate")->ev[0].kind, "ib-degraded");
     assert_string_equal(find(&rs, "pcie gpu width")->ev[0].kind, "pcie-degraded");
     assert_non_null(strstr(find(&rs, "driver version")->detail, "535.161.08"));   /* from /proc */
+    r = find(&rs, "service munged");   /* no signal behind it: a "check" event */
+    assert_int_equal(r->nev, 1);
+    assert_string_equal(r->ev[0].source, "check");
+    assert_string_equal(r->ev[0].kind, "check-failed");
+    assert_non_null(strstr(r->ev[0].raw, "service munged: no process"));
     vg_check_results_free(&rs);
 }
 
@@ -282,6 +287,7 @@ static void test_init_round_trip(void **st)
     write_state("gpus=7\n");
     run(text.s, DEGRADED, 20000, &rs);
     assert_false(find(&rs, "gpu count")->ok);
+    assert_string_equal(find(&rs, "gpu count")->ev[0].kind, "gpu-count-mismatch");
     assert_false(find(&rs, "ib mlx5_1:1 state")->ok);
     vg_check_results_free(&rs);
     sbuf_free(&text);

@@ -139,6 +139,11 @@ static void test_pcie_x8(void **st)
     assert_int_equal(events_of(&s, ev), 1);
     assert_string_equal(ev[0].kind, "pcie-degraded");
     assert_non_null(strstr(ev[0].raw, "x8"));
+    /* A link that only slowed down (an idle GPU saves power) is not degraded. */
+    write_state("gpus=4\ngpu1.pcie_gen=1\n");
+    assert_int_equal(read_gpu(1, &s), 0);
+    assert_int_equal(s.pcie_gen, 1);
+    assert_int_equal(events_of(&s, ev), 0);
 }
 
 static void test_nvlink_down(void **st)
