@@ -169,6 +169,17 @@ static void handle(struct vg_executor *x, struct item *it)
         size_t njobs = 0;
         if (d.op == VG_OP_DOWN && vg_slurm_jobs_on(&x->slurm, iso, d.nisolate, &jobs, &njobs))
             vg_warn("incident %lld: cannot list jobs: %s", (long long)it->incident, x->slurm.err);
+        /* Requeue first, then DOWN: the requeued job is held for cred_expire+1 s
+         * anyway, and by then the node is out; slurmctld never has to notice. */
+        bool requeued = false;
+        char ids[512] = "";
+        for (size_t i = 0, l = 0; i < njobs && l < sizeof ids - 24; i++)
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%ld", i ? "," : "", jobs[i]);
+        if (njobs && vg_slurm_requeue(&x->slurm, jobs, njobs))
+            vg_warn("incident %lld: requeue %s: %s", (long long)it->incident, ids, x->slurm.err);
+        else
+            requeued = njobs > 0;
+        int64_t requeued_at = vg_now_ms();
         if (vg_slurm_set_state(&x->slurm, iso, d.nisolate, d.op == VG_OP_DOWN ? "down" : "drain", d.reason)) {
             x->failures++;
             state(x, it->incident, "failed: %s%s", x->slurm.err, "");
@@ -177,17 +188,9 @@ static void handle(struct vg_executor *x, struct item *it)
             x->actions++;
             char detail[1024];
             snprintf(detail, sizeof detail, "%s %s (%s)%s%s", d.op == VG_OP_DOWN ? "DOWN" : "DRAIN", iso[0], d.reason,
-                     d.nisolate > 1 ? "; domain: " : "", d.note);
+                     d.note[0] ? "; " : "", d.note);
             vg_store_step(x->store, it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
-            if (njobs) {
-                struct sbuf ids = SBUF_INIT;
-                for (size_t i = 0; i < njobs; i++) sbuf_printf(&ids, "%s%ld", i ? "," : "", jobs[i]);
-                if (vg_slurm_requeue(&x->slurm, jobs, njobs))
-                    vg_warn("incident %lld: requeue %s: %s", (long long)it->incident, ids.s, x->slurm.err);
-                else
-                    vg_store_step(x->store, it->incident, VG_STEP_JOBS_REQUEUED, vg_now_ms(), ids.s);
-                sbuf_free(&ids);
-            }
+            if (requeued) vg_store_step(x->store, it->incident, VG_STEP_JOBS_REQUEUED, requeued_at, ids);
             if (d.npromote) {
                 pthread_mutex_lock(&x->pool_lock);
                 size_t keep = 0;

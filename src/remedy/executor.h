@@ -5,9 +5,10 @@
  * repair never delays isolating the next failed node.  Per incident:
  *   1 call   scontrol show node -o              (the cluster, for the policy)
  *   1 call   squeue -w NODES                    (jobs to requeue; DOWN only)
+ *   1 call   scontrol requeue JOBS              (DOWN only, when jobs ran there; before
+ *                                                the DOWN, so slurmctld never has to notice)
  *   1 call   scontrol update NodeName=… State=DOWN|DRAIN Reason="vigil: …"
- *   1 call   scontrol requeue JOBS               (DOWN only, when jobs ran there)
- *   1 call   scontrol update ReservationName=…   (a hot spare joins production)
+ *   1 call   scontrol update ReservationName=…  (a hot spare joins production)
  * The spare pool is a Slurm reservation (Users=root, no end): nodes in it are
  * up and healthy but no job is scheduled on them; promoting a spare is one
  * update of the reservation's node list, effective at once, and a repaired

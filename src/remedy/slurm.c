@@ -198,7 +198,7 @@ static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_res
     if (r->status == 0 && !r->timed_out) return 0;
     char *cmd = vg_argv_str(argv);
     if (r->timed_out) fail(s, "%s: timed out%s", cmd, "");
-    else fail(s, "%s: %s", cmd, *vg_trim(r->err) ? vg_trim(r->err) : "failed");
+    else fail(s, "%s: %s", cmd, *vg_trim(r->err) ? vg_trim(r->err) : *vg_trim(r->out) ? vg_trim(r->out) : "failed");
     free(cmd);
     vg_spawn_result_free(r);
     return -1;
