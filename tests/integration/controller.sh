@@ -113,3 +113,26 @@ scontrol update NodeName=n4 State=RESUME
 sqlite3 "$W/incidents.db" "update incidents set state='open'; delete from steps where step!='detected';"
 start_serve "breaker = 100% / 600s"
 check "restarted controller finishes the pending incident" wait_for 10 is_down n4
+
+# ---- 6. repair and return: a passing health check returns the node to the spare pool
+reset_nodes
+start_serve "spares = n5
+breaker = 100% / 600s
+remediate = true {node} {gpu}
+healthcheck = true {node}"
+wait_for 10 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
+post_xid n2 79 >/dev/null
+check "repaired node returned to the pool" wait_for 15 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n2 "'
+check "repaired node resumed" wait_for 10 sh -c "scontrol show node -o n2 | grep -q 'State=IDLE' && ! scontrol show node -o n2 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+inc=$(curl -s "$URL/v1/incidents?node=n2")
+for step in remediated returned; do
+    case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
+done
+case "$inc" in *'"state":"closed"'*) ok "incident closed" ;; *) nok "incident closed: $inc" ;; esac
+# ---- 7. a failing health check keeps the node out, with the reason in the incident
+reset_nodes
+start_serve "breaker = 100% / 600s
+healthcheck = false"
+post_xid n3 79 >/dev/null
+check "failed health check recorded" wait_for 15 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'health check failed, node stays isolated'"
+check "node stays isolated" is_down n3
