@@ -37,7 +37,7 @@ void vg_html_end(struct sbuf *b) { sbuf_puts(b, "</body></html>\n"); }
 
 void vg_svg_bars(struct sbuf *b, const struct vg_svg_bar *bars, size_t n, int width)
 {
-    const int row = 28, lw = 150, nw = 130, bw = width - lw - nw;
+    const int row = 28, lw = 150, nw = 200, bw = width - lw - nw;
     sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" role=\"img\">\n", width, n * row + 8);
     sbuf_puts(b, "<defs><pattern id=\"hatch\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
                  "<rect width=\"8\" height=\"8\" fill=\"#f1f3f6\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#c5cad3\" stroke-width=\"3\"/></pattern></defs>\n");
