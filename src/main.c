@@ -18,6 +18,7 @@ static const struct subcommand commands[] = {
     { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
+    { "score", cmd_score, "a ClusterMAX-style scorecard from audit, security, check and drill reports" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
 };

@@ -6,6 +6,7 @@
  * 2 usage or input error (unreadable root, corrupt status file, bad database). */
 #include "cmd/cmd.h"
 #include "report/audit_report.h"
+#include "security/security.h"
 #include "util/datadir.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -17,6 +18,7 @@
 static const char usage_text[] =
     "usage: vigil audit [--root DIR] [--db FILE] [--json] [--format table|json|markdown]\n"
     "                   [--fail-on none|low|medium|high|critical] [--now YYYY-MM-DD] [--components]\n"
+    "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
     "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n";
 
 enum fmt { FMT_TABLE, FMT_JSON, FMT_MARKDOWN };
@@ -63,6 +65,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 int cmd_audit(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "merge")) return vg_audit_merge(argc - 1, argv + 1);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--security")) return vg_audit_security(argc, argv);
     struct opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc) return rc < 0 ? VG_EXIT_OK : VG_EXIT_INPUT;

@@ -394,3 +394,14 @@ int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *c
     if (!rc) vg_spawn_result_free(&r);
     return rc;
 }
+
+int vg_slurm_show_config(struct vg_slurm *s, struct vg_slurm_kv **kv, size_t *n)
+{
+    const char *argv[] = { "scontrol", "show", "config", NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    int rc = vg_slurm_parse_config(r.out, kv, n);
+    if (rc) fail(s, "scontrol show config: unexpected output%s%s", "", "");
+    vg_spawn_result_free(&r);
+    return rc;
+}

@@ -71,4 +71,23 @@ int vg_slurm_reservation_nodes(struct vg_slurm *s, const char *name, char ***nod
  * does not exist, updates its node list when it does, deletes it when n == 0. */
 int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *const *nodes, size_t n, bool exists);
 
+/* Configuration as key/value pairs: `scontrol show config` ("Key = Value"
+ * lines; "(null)" values become "") or a slurm.conf/cgroup.conf file
+ * ("Key=Value", comments, NodeName=/PartitionName= lines skipped).  Keys
+ * compare case-insensitively; the first occurrence wins for show config, the
+ * last for a file (as Slurm reads it). */
+struct vg_slurm_kv {
+    char *key, *value;
+};
+int vg_slurm_show_config(struct vg_slurm *s, struct vg_slurm_kv **kv, size_t *n);
+int vg_slurm_parse_config(const char *text, struct vg_slurm_kv **kv, size_t *n);
+int vg_slurm_parse_conf_file(const char *text, struct vg_slurm_kv **kv, size_t *n);
+/* The value of key, or NULL when absent. */
+const char *vg_slurm_kv_get(const struct vg_slurm_kv *kv, size_t n, const char *key);
+void vg_slurm_kv_free(struct vg_slurm_kv *kv, size_t n);
+/* The value of opt in a comma-separated "a=1,b=2,flag" list (e.g. AuthInfo's
+ * cred_expire, SchedulerParameters' sched_interval) copied into buf; "" for a
+ * bare flag.  Returns false when absent. */
+bool vg_slurm_param(const char *list, const char *opt, char *buf, size_t n);
+
 #endif

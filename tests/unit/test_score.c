@@ -1,0 +1,269 @@
+/* test_score.c — `vigil score`: evidence told apart by shape, the path
+ * language, the questionnaire and rubric parsers (errors name the line or
+ * field), and the final tiers of the well- and badly-configured clusters
+ * (tests/fixtures/score/: the bad one must not reach Bronze), missing evidence
+ * shown as not measured, and the HTML scorecard's self-containment. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "score/score.h"
+
+#define FIX "tests/fixtures/score"
+static const char *const kinds[] = { "audit", "security", "check", "drill", "fleet" };
+
+static void load(struct vg_evidence *ev, const char *which, bool quest)
+{
+    char p[256], err[512];
+    *ev = (struct vg_evidence){ 0 };
+    for (int i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, FIX "/%s/%s.json", which, kinds[i]);
+        if (vg_evidence_add(ev, p, err, sizeof err)) fail_msg("%s", err);
+        assert_non_null(ev->doc[vg_ev_kind_parse(kinds[i])]);   /* detected by shape as its kind */
+    }
+    snprintf(p, sizeof p, FIX "/%s/questionnaire.txt", which);
+    if (quest && vg_evidence_questionnaire(ev, p, err, sizeof err)) fail_msg("%s", err);
+}
+
+static void rubric(struct vg_rubric *r)
+{
+    char err[512];
+    if (vg_rubric_load("data/rubric.json", r, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r->ncrit, 10);
+    assert_string_equal(r->tiers[r->pass_tier].name, "Bronze");
+}
+
+static size_t tier_index(const struct vg_rubric *r, const char *name)
+{
+    for (size_t i = 0; i < r->ntiers; i++)
+        if (!strcmp(r->tiers[i].name, name)) return i;
+    fail_msg("no tier %s", name);
+    return 0;
+}
+
+static const struct vg_rule_result *rule(const struct vg_score *s, const char *id)
+{
+    for (size_t i = 0; i < s->rubric->nrules; i++)
+        if (!strcmp(s->rules[i].rule->id, id)) return &s->rules[i];
+    fail_msg("no rule %s", id);
+    return NULL;
+}
+
+static void test_good_cluster(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence ev;
+    struct vg_score s;
+    rubric(&r);
+    load(&ev, "good", true);
+    vg_score_compute(&r, &ev, &s);
+    assert_string_equal(r.tiers[s.tier].name, "Platinum");
+    assert_true(s.coverage == 1.0);
+    assert_int_equal(s.nmoves, 0);
+    /* the management-network check could not run: not measured, no points either way */
+    assert_int_equal(rule(&s, "sec-mgmt")->state, VG_RULE_UNMEASURED);
+    assert_true(rule(&s, "sec-mgmt")->awarded == 0);
+    assert_int_equal(rule(&s, "rel-detect")->state, VG_RULE_MET);
+    assert_non_null(strstr(rule(&s, "rel-detect")->evidence, "drill.json: stages.detect.median = 0.4"));
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    vg_rubric_free(&r);
+}
+
+static void test_bad_cluster(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence ev;
+    struct vg_score s;
+    rubric(&r);
+    load(&ev, "bad", true);
+    vg_score_compute(&r, &ev, &s);
+    assert_true(s.tier > tier_index(&r, "Bronze"));
+    assert_string_equal(r.tiers[s.tier].name, "Underperforming");
+    assert_true(s.score < 25);
+    const struct vg_rule_result *u = rule(&s, "rel-replace");   /* restart never happened: null misses */
+    assert_int_equal(u->state, VG_RULE_MISSED);
+    assert_true(u->awarded == -4);
+    assert_int_equal(rule(&s, "net-ib-events")->state, VG_RULE_MISSED);
+    assert_int_equal(rule(&s, "sec-cve-critical")->state, VG_RULE_MISSED);
+    assert_true(s.nmoves >= 3);
+    assert_non_null(strstr(s.moves[0], "Reliability"));   /* the largest weighted gain first */
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    vg_rubric_free(&r);
+}
+
+static void test_not_measured(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence ev = { 0 };
+    struct vg_score s;
+    char err[256];
+    rubric(&r);
+    assert_int_equal(vg_evidence_add(&ev, FIX "/good/security.json", err, sizeof err), 0);
+    vg_score_compute(&r, &ev, &s);
+    /* perfect security alone cannot climb past what its coverage allows */
+    assert_true(s.score == 100);
+    assert_true(s.coverage < 0.75);
+    assert_true(s.tier >= tier_index(&r, "Silver"));
+    size_t c = 0;
+    while (strcmp(r.crit[c].name, "Pricing")) c++;
+    assert_false(s.crit[c].measured);
+    assert_int_equal(rule(&s, "rel-detect")->state, VG_RULE_UNMEASURED);
+    assert_string_equal(rule(&s, "rel-detect")->evidence, "no drill evidence given");
+    bool asks = false;
+    for (size_t i = 0; i < s.nmoves; i++) asks |= strstr(s.moves[i], "measure Pricing") != NULL;
+    assert_true(asks);
+    json_t *j = vg_score_json(&s, &ev);
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "criteria"), c), "score")));
+    json_decref(j);
+    vg_score_free(&s);
+    /* nothing at all: the last tier, never a silent score */
+    vg_evidence_free(&ev);
+    vg_score_compute(&r, &ev, &s);
+    assert_int_equal(s.tier, r.ntiers - 1);
+    assert_true(s.coverage == 0);
+    vg_score_free(&s);
+    vg_rubric_free(&r);
+}
+
+static void test_resolve(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *d = json_loads("{\"a\":[{\"id\":\"x.y\",\"s\":\"fail\",\"ok\":false},{\"id\":\"z\",\"s\":\"pass\",\"ok\":true}],"
+                           "\"st\":{\"detect\":{\"median\":1.5}}}", 0, &je);
+    assert_non_null(d);
+    json_t *v = vg_ev_resolve(d, "a[id=x.y].s");
+    assert_string_equal(json_string_value(v), "fail");
+    json_decref(v);
+    v = vg_ev_resolve(d, "a[ok=true]#");
+    assert_int_equal(json_integer_value(v), 1);
+    json_decref(v);
+    v = vg_ev_resolve(d, "st.detect.median");
+    assert_true(json_real_value(v) == 1.5);
+    json_decref(v);
+    assert_null(vg_ev_resolve(d, "a[id=nope].s"));
+    assert_null(vg_ev_resolve(d, "st.missing.median"));
+    assert_null(vg_ev_resolve(d, "a[broken"));
+    json_decref(d);
+    d = json_loads("[]", 0, &je);
+    assert_int_equal(vg_ev_detect(d), -1);
+    json_decref(d);
+}
+
+static void test_questionnaire(void **state)
+{
+    (void)state;
+    char err[256];
+    const char *t = "# c\nsla = 99.5\nok = yes\nname = \"Acme GPU\"\nn = 30\n";
+    json_t *q = vg_questionnaire_parse(t, strlen(t), "q.txt", err, sizeof err);
+    assert_non_null(q);
+    assert_true(json_real_value(json_object_get(q, "sla")) == 99.5);
+    assert_true(json_is_true(json_object_get(q, "ok")));
+    assert_string_equal(json_string_value(json_object_get(q, "name")), "Acme GPU");
+    assert_int_equal(json_integer_value(json_object_get(q, "n")), 30);
+    json_decref(q);
+    static const struct {
+        const char *text, *err;
+    } bad[] = {
+        { "a = 1\nnovalue\n", "q.txt:2: expected" },
+        { "Bad-Key = 1\n", "q.txt:1: key 'Bad-Key'" },
+        { "a = 1\n\na = 2\n", "q.txt:3: a given twice" },
+        { "a =\n", "q.txt:1: a: empty value" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_null(vg_questionnaire_parse(bad[i].text, strlen(bad[i].text), "q.txt", err, sizeof err));
+        if (strncmp(err, bad[i].err, strlen(bad[i].err))) fail_msg("got '%s', expected '%s…'", err, bad[i].err);
+    }
+}
+
+static void test_rubric_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *err;
+    } bad[] = {
+        { "{", "r.json:1: not JSON" },
+        { "{\"title\":\"t\"}", "r.json: title and follows" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":0}],\"rules\":[],\"tiers\":[]}",
+          "r.json: tiers: need at least two" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":0}],\"rules\":[],"
+          "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":0}]}",
+          "r.json: criteria[0].weight" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":1}],"
+          "\"rules\":[{\"id\":\"x\",\"criterion\":\"A\",\"source\":\"drill\",\"path\":\"p\",\"op\":\"about\",\"value\":1,\"points\":1,\"text\":\"t\"}],"
+          "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":0}]}",
+          "r.json: rules[0].op: 'about'" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":1}],"
+          "\"rules\":[{\"id\":\"x\",\"criterion\":\"B\",\"source\":\"drill\",\"path\":\"p\",\"op\":\"le\",\"value\":1,\"points\":1,\"text\":\"t\"}],"
+          "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":0}]}",
+          "r.json: rules[0].criterion: 'B'" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":1}],\"rules\":[],"
+          "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":10}]}",
+          "r.json: tiers[1]: the last tier" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct vg_rubric r;
+        char err[512];
+        assert_int_equal(vg_rubric_parse(bad[i].text, strlen(bad[i].text), "r.json", &r, err, sizeof err), -1);
+        if (strncmp(err, bad[i].err, strlen(bad[i].err))) fail_msg("got '%s', expected '%s…'", err, bad[i].err);
+    }
+}
+
+static void test_evidence_errors(void **state)
+{
+    (void)state;
+    struct vg_evidence ev = { 0 };
+    char err[512];
+    assert_int_equal(vg_evidence_add(&ev, FIX "/good/questionnaire.txt", err, sizeof err), -1);
+    assert_non_null(strstr(err, "questionnaire.txt:"));
+    assert_int_equal(vg_evidence_add(&ev, "data/rubric.json", err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a vigil audit"));
+    assert_int_equal(vg_evidence_add(&ev, FIX "/good/drill.json", err, sizeof err), 0);
+    assert_int_equal(vg_evidence_add(&ev, FIX "/bad/drill.json", err, sizeof err), -1);
+    assert_non_null(strstr(err, "a second drill report"));
+    vg_evidence_free(&ev);
+}
+
+static void test_html(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence ev;
+    struct vg_score s;
+    rubric(&r);
+    load(&ev, "bad", false);
+    vg_score_compute(&r, &ev, &s);
+    char *h = vg_score_html(&s, &ev);
+    assert_true(vg_ev_kind_parse("questionnaire") == VG_EV_QUESTIONNAIRE);
+    assert_non_null(strstr(h, "<svg"));
+    assert_non_null(strstr(h, "Drill timeline"));
+    assert_non_null(strstr(h, "never happened"));
+    assert_non_null(strstr(h, "not measured"));          /* Pricing: no questionnaire */
+    assert_non_null(strstr(h, "other tenants&#39; jobs"));  /* escaped */
+    assert_null(strstr(h, "<script"));
+    assert_null(strstr(h, "src=\"http"));
+    assert_null(strstr(h, "href=\"http"));
+    free(h);
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    vg_rubric_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_cluster),  cmocka_unit_test(test_bad_cluster),    cmocka_unit_test(test_not_measured),
+        cmocka_unit_test(test_resolve),       cmocka_unit_test(test_questionnaire),  cmocka_unit_test(test_rubric_errors),
+        cmocka_unit_test(test_evidence_errors), cmocka_unit_test(test_html),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
