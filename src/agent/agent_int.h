@@ -73,7 +73,8 @@ void agent_signal(struct agent *a, struct vg_event *e);
 /* kfollow.c */
 int kf_open(struct agent *a, char *err, size_t errlen);
 int kf_fd(const struct agent *a);
-void kf_ready(struct agent *a);
+void kf_ready(struct agent *a);           /* its fd is readable */
+void kf_drain(struct agent *a);           /* reads whatever is new */
 void kf_close(struct agent *a);
 /* nvmlwatch.c */
 void nv_start(struct agent *a);

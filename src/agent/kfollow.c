@@ -146,6 +146,16 @@ void kf_ready(struct agent *a)
             p += sizeof *ie + ie->len;
         }
     if (!ours) return;
+    kf_drain(a);
+}
+
+void kf_drain(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    if (kf->stream) {
+        read_stream(a);
+        return;
+    }
     struct stat now, cur;
     bool exists = stat(kf->path, &now) == 0;
     if (kf->fd >= 0 && (!exists || now.st_ino != kf->inode || now.st_dev != kf->dev)) {

@@ -123,7 +123,7 @@ static void run_loop(struct agent *a, int sfd)
 /* --once: what the log holds now, one periodic check, one delivery attempt. */
 static void run_once(struct agent *a)
 {
-    kf_ready(a);
+    kf_drain(a);
     if (a->o->interval_ms > 0) {
         per_tick(a);
         while (a->per.running) {
