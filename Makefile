@@ -4,6 +4,8 @@ PKGS    := jansson sqlite3 libcurl libmicrohttpd munge
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lcurl -lmicrohttpd -lmunge) -ldl -lpthread -lm
+# `make V=1` shows the full commands.
+Q       := $(if $(V),,@)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC := $(sort $(wildcard src/*/*.c))
@@ -19,31 +21,36 @@ FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 all: build/vigil build/tests/libnvidia-ml.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/libvigil.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 build/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 build/san/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
+	$(if $(Q),@echo "  CC/SAN  $<")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
 
 build/libvigil-san.a: $(SAN_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The sanitized vigil binary the integration tests run.
 build/vigil-san: build/san/src/main.o build/libvigil-san.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
 build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lcmocka
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lcmocka
 
 # The fake NVML library: the real dlopen path runs against it in tests and the lab.
 build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c

@@ -16,11 +16,11 @@ static const struct subcommand commands[] = {
     { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
+    { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
-    { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
 };
 
 static void usage(FILE *f)

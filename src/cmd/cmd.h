@@ -9,9 +9,9 @@ int cmd_advisories(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_version(int argc, char **argv);
-int cmd_check(int argc, char **argv);
 
 #endif

@@ -2,9 +2,13 @@
  * over HTTP (authenticated with MUNGE or a token), records incidents in SQLite
  * (WAL; an accepted incident survives kill -9) and serves them back.
  *   vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none]
- *               [--token-file F] [--munge-socket S] [--window SECONDS] [--port-file F] */
+ *               [--token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]
+ *               [--policy FILE] [--slurm-conf FILE] [--dry-run]
+ * Each new incident goes to the executor, which applies the policy to Slurm. */
 #include "cmd/cmd.h"
 #include "remedy/auth.h"
+#include "remedy/executor.h"
+#include "remedy/policy.h"
 #include "remedy/httpapi.h"
 #include "remedy/ingest.h"
 #include "remedy/store.h"
@@ -18,18 +22,30 @@
 
 #define SERVE_USAGE                                                                                     \
     "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n" \
-    "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"
+    "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"                            \
+    "                   [--policy FILE] [--slurm-conf FILE] [--dry-run]\n"
+
+static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
+{
+    vg_executor_submit(ctx, incident, e);
+}
+
+static void executor_metrics(void *ctx, struct sbuf *out) { vg_executor_metrics(ctx, out); }
 
 int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
-    const char *token_file = NULL, *munge_socket = NULL, *port_file = NULL;
+    const char *token_file = NULL, *munge_socket = NULL, *port_file = NULL, *policy_file = NULL;
+    const char *slurm_conf = getenv("SLURM_CONF");
+    bool act = true;
     long window = 60;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
         { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
-        { "port-file", required_argument, 0, 'p' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "port-file", required_argument, 0, 'p' }, { "policy", required_argument, 0, 'P' },
+        { "slurm-conf", required_argument, 0, 'S' }, { "dry-run", no_argument, 0, 'n' },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
     optind = 1;
@@ -41,6 +57,9 @@ int cmd_serve(int argc, char **argv)
         case 't': token_file = optarg; break;
         case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
+        case 'P': policy_file = optarg; break;
+        case 'S': slurm_conf = optarg; break;
+        case 'n': act = false; break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -51,15 +70,21 @@ int cmd_serve(int argc, char **argv)
     if (optind < argc) return vg_input_error("serve: unexpected argument '%s'", argv[optind]);
 
     char err[512];
+    struct vg_policy policy;
+    vg_policy_defaults(&policy);
+    if (policy_file && vg_policy_load(&policy, policy_file, err, sizeof err)) return vg_input_error("%s", err);
     struct vg_auth auth;
-    if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) return vg_input_error("%s", err);
+    if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) {
+        vg_policy_free(&policy);
+        return vg_input_error("%s", err);
+    }
     if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any client may post events");
     struct vg_store *store;
     if (vg_store_open(db, &store, err, sizeof err)) {
         vg_auth_free(&auth);
+        vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
-    struct vg_ingest ingest = { .store = store, .window_ms = window * 1000 };
 
     /* Block the stop signals before the server's thread starts, then wait for one. */
     sigset_t set;
@@ -67,8 +92,13 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    struct vg_executor *exec = vg_executor_start(store, &policy, slurm_conf, act);
+    struct vg_ingest ingest = { .store = store, .window_ms = window * 1000, .on_new_incident = on_new_incident,
+                                .metrics = executor_metrics, .ctx = exec };
     struct vg_http *http = vg_http_start(listen, &auth, &ingest, err, sizeof err);
     if (!http) {
+        vg_executor_stop(exec);
+        vg_policy_free(&policy);
         vg_store_close(store);
         vg_auth_free(&auth);
         return vg_input_error("%s", err);
@@ -83,11 +113,14 @@ int cmd_serve(int argc, char **argv)
             vg_err("serve: cannot write %s", port_file);
         }
     }
-    vg_info("serve: listening on port %u, store %s, auth %s", port, db, mode);
+    vg_info("serve: listening on port %u, store %s, auth %s, %s", port, db, mode,
+            act ? "acting on Slurm" : "dry run (no Slurm changes)");
     int sig;
     sigwait(&set, &sig);
     vg_info("serve: stopping on signal %d", sig);
     vg_http_stop(http);
+    vg_executor_stop(exec);
+    vg_policy_free(&policy);
     vg_store_close(store);
     vg_auth_free(&auth);
     return 0;

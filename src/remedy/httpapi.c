@@ -99,6 +99,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
                 "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n",
                 (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input);
+    if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
 }
 

@@ -7,6 +7,7 @@
 #ifndef VG_INGEST_H
 #define VG_INGEST_H
 #include "remedy/store.h"
+#include "util/sbuf.h"
 #include <jansson.h>
 #include <stdint.h>
 
@@ -15,6 +16,8 @@ struct vg_ingest {
     int64_t window_ms;   /* fold identical events into one incident within this window */
     /* Called for every incident a message opened (after it is committed). */
     void (*on_new_incident)(void *ctx, int64_t incident, const struct vg_event *e);
+    /* Adds Prometheus lines to GET /metrics (may be NULL). */
+    void (*metrics)(void *ctx, struct sbuf *out);
     void *ctx;
 };
 

@@ -3,6 +3,7 @@
  * (`-o`) key=value output, whose values (Reason, OS, Command) may hold spaces. */
 #include "remedy/slurm.h"
 #include "util/sbuf.h"
+#include "util/hostlist.h"
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include <ctype.h>
@@ -197,7 +198,7 @@ static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_res
     if (r->status == 0 && !r->timed_out) return 0;
     char *cmd = vg_argv_str(argv);
     if (r->timed_out) fail(s, "%s: timed out%s", cmd, "");
-    else fail(s, "%s: %s", cmd, *vg_trim(r->err) ? vg_trim(r->err) : "failed");
+    else fail(s, "%s: %s", cmd, *vg_trim(r->err) ? vg_trim(r->err) : *vg_trim(r->out) ? vg_trim(r->out) : "failed");
     free(cmd);
     vg_spawn_result_free(r);
     return -1;
@@ -335,5 +336,61 @@ int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out)
     int rc = vg_slurm_parse_job(r.out, out);
     if (rc) fail(s, "scontrol show job %s: unexpected output%s", ids, "");
     vg_spawn_result_free(&r);
+    return rc;
+}
+
+/* ---- reservations (the hot-spare pool) ---------------------------------- */
+
+int vg_slurm_reservation_nodes(struct vg_slurm *s, const char *name, char ***nodes, size_t *n)
+{
+    *nodes = NULL;
+    *n = 0;
+    if (!valid_name(name)) return fail(s, "invalid reservation name '%s'%s", name, "");
+    const char *argv[] = { "scontrol", "show", "reservation", "-o", name, NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return strstr(s->err, "not found") ? (s->err[0] = 0, 1) : -1;
+    int rc = 1;
+    const char *p = strstr(r.out, " Nodes=");
+    if (p) {
+        p += 7;
+        size_t len = strcspn(p, " \n");
+        char *list = vg_xstrndup(p, len);
+        int cnt = strcmp(list, "(null)") ? vg_hostlist_expand(list, nodes, 100000) : 0;
+        free(list);
+        if (cnt < 0) rc = fail(s, "reservation %s: unexpected node list%s", name, "");
+        else {
+            *n = (size_t)cnt;
+            rc = 0;
+        }
+    }
+    vg_spawn_result_free(&r);
+    return rc;
+}
+
+int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *const *nodes, size_t n, bool exists)
+{
+    if (!valid_name(name)) return fail(s, "invalid reservation name '%s'%s", name, "");
+    char rn[96];
+    snprintf(rn, sizeof rn, "ReservationName=%s", name);
+    struct vg_spawn_result r;
+    int rc;
+    if (!n) {
+        if (!exists) return 0;
+        const char *argv[] = { "scontrol", "delete", rn, NULL };
+        rc = run(s, argv, &r);
+    } else {
+        char *list = join_nodes(s, "Nodes=", nodes, n);
+        if (!list) return -1;
+        if (exists) {
+            const char *argv[] = { "scontrol", "update", rn, list, NULL };
+            rc = run(s, argv, &r);
+        } else {
+            const char *argv[] = { "scontrol", "create", "reservation", rn, list, "Users=root", "StartTime=now",
+                                   "Duration=infinite", "Flags=IGNORE_JOBS", NULL };
+            rc = run(s, argv, &r);
+        }
+        free(list);
+    }
+    if (!rc) vg_spawn_result_free(&r);
     return rc;
 }

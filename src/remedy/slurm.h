@@ -63,4 +63,12 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
 /* One job id per line (squeue -h -o %A); duplicates dropped; -1 on a bad line. */
 int vg_slurm_parse_jobids(const char *text, long **jobs, size_t *njobs);
 
+/* The nodes of a reservation (`scontrol show reservation NAME -o`, one call),
+ * expanded.  Returns 0 when it exists, 1 when it does not (*n = 0), -1 on error. */
+int vg_slurm_reservation_nodes(struct vg_slurm *s, const char *name, char ***nodes, size_t *n);
+/* Makes the reservation hold exactly these nodes, in one call: creates it
+ * (Users=root, StartTime=now, Duration=infinite, Flags=IGNORE_JOBS) when it
+ * does not exist, updates its node list when it does, deletes it when n == 0. */
+int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *const *nodes, size_t n, bool exists);
+
 #endif

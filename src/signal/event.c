@@ -111,6 +111,20 @@ int vg_event_from_json(const json_t *j, struct vg_event *e, char *err, size_t er
     return 0;
 }
 
+struct vg_event *vg_event_append(struct vg_event *ev, int *n, int max, const char *node, const char *source,
+                                 const char *kind, const char *pci)
+{
+    if (*n >= max) return NULL;
+    struct vg_event *e = &ev[(*n)++];
+    vg_event_init(e);
+    vg_strlcpy(e->node, node ? node : "", sizeof e->node);
+    e->time_ms = e->seen_ms = vg_now_ms();
+    vg_strlcpy(e->source, source, sizeof e->source);
+    vg_strlcpy(e->kind, kind, sizeof e->kind);
+    vg_strlcpy(e->pci, pci ? pci : "", sizeof e->pci);
+    return e;
+}
+
 void vg_event_key(const struct vg_event *e, char *buf, size_t n)
 {
     if (e->pci[0]) snprintf(buf, n, "%s:%d@%s", e->kind, e->code, e->pci);

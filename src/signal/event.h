@@ -40,6 +40,11 @@ void vg_event_init(struct vg_event *e);
 json_t *vg_event_to_json(const struct vg_event *e);
 /* Fills e from JSON; on a bad or missing field returns -1 and names it in err. */
 int vg_event_from_json(const json_t *j, struct vg_event *e, char *err, size_t errlen);
+/* Appends a fresh event (time and seen = now) to ev[*n] when *n < max and
+ * returns it, NULL when the array is full.  Used by the signal readers that
+ * fill an array of events (NVML states, sysfs). */
+struct vg_event *vg_event_append(struct vg_event *ev, int *n, int max, const char *node, const char *source,
+                                 const char *kind, const char *pci);
 /* "kind:code@pci" (or gpu index when no pci): the identity used for dedup and causes. */
 void vg_event_key(const struct vg_event *e, char *buf, size_t n);
 

@@ -85,16 +85,11 @@ int vg_gpu_state_from_json(const json_t *j, struct vg_gpu_state *st)
 static struct vg_event *add(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,
                             int max, const char *kind, enum vg_action action)
 {
-    if (*n >= max) return NULL;
-    struct vg_event *e = &ev[(*n)++];
-    vg_event_init(e);
-    vg_strlcpy(e->node, node ? node : "", sizeof e->node);
-    e->time_ms = e->seen_ms = vg_now_ms();
-    vg_strlcpy(e->source, "nvml", sizeof e->source);
-    vg_strlcpy(e->kind, kind, sizeof e->kind);
-    vg_strlcpy(e->pci, st->pci, sizeof e->pci);
-    e->gpu = st->index;
-    e->action = action;
+    struct vg_event *e = vg_event_append(ev, n, max, node, "nvml", kind, st->pci);
+    if (e) {
+        e->gpu = st->index;
+        e->action = action;
+    }
     return e;
 }
 

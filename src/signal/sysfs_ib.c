@@ -118,32 +118,18 @@ const struct vg_ib_port *vg_ib_find(const struct vg_ib_port *ports, size_t n, co
     return NULL;
 }
 
-static struct vg_event *add(const char *node, const char *kind, const char *pci, struct vg_event *ev, int *n,
-                            int max)
-{
-    if (*n >= max) return NULL;
-    struct vg_event *e = &ev[(*n)++];
-    vg_event_init(e);
-    vg_strlcpy(e->node, node ? node : "", sizeof e->node);
-    e->time_ms = e->seen_ms = vg_now_ms();
-    vg_strlcpy(e->source, "sysfs", sizeof e->source);
-    vg_strlcpy(e->kind, kind, sizeof e->kind);
-    vg_strlcpy(e->pci, pci, sizeof e->pci);
-    return e;
-}
-
 void vg_ib_port_events(const struct vg_ib_port *p, double min_gbps, const char *node, struct vg_event *ev,
                        int *n, int max)
 {
     struct vg_event *e;
     if (p->state != 4) {
-        if ((e = add(node, "ib-down", p->pci, ev, n, max))) {
+        if ((e = vg_event_append(ev, n, max, node, "sysfs", "ib-down", p->pci))) {
             e->code = p->port;
             e->action = VG_ACT_REBOOT;
             snprintf(e->raw, sizeof e->raw, "%s port %d is %s (%s), link_downed=%lld", p->dev, p->port,
                      p->state_name[0] ? p->state_name : "unreadable", p->phys_name, p->link_downed);
         }
-    } else if (min_gbps > 0 && p->rate_gbps < min_gbps && (e = add(node, "ib-degraded", p->pci, ev, n, max))) {
+    } else if (min_gbps > 0 && p->rate_gbps < min_gbps && (e = vg_event_append(ev, n, max, node, "sysfs", "ib-degraded", p->pci))) {
         e->code = p->port;
         e->action = VG_ACT_REBOOT;
         snprintf(e->raw, sizeof e->raw, "%s port %d runs at %s, expected %g Gb/sec", p->dev, p->port, p->rate,

@@ -91,32 +91,18 @@ size_t vg_pci_devices(const char *root, struct vg_pci_dev **out)
     return n;
 }
 
-static struct vg_event *add(const struct vg_pci_dev *d, const char *node, const char *kind, struct vg_event *ev,
-                            int *n, int max)
-{
-    if (*n >= max) return NULL;
-    struct vg_event *e = &ev[(*n)++];
-    vg_event_init(e);
-    vg_strlcpy(e->node, node ? node : "", sizeof e->node);
-    e->time_ms = e->seen_ms = vg_now_ms();
-    vg_strlcpy(e->source, "sysfs", sizeof e->source);
-    vg_strlcpy(e->kind, kind, sizeof e->kind);
-    vg_strlcpy(e->pci, d->addr, sizeof e->pci);
-    return e;
-}
-
 void vg_pci_dev_events(const struct vg_pci_dev *d, const char *node, struct vg_event *ev, int *n, int max)
 {
     struct vg_event *e;
     /* Width only: an idle device lowers its link speed to save power. */
     if (d->width > 0 && d->width_max > 0 && d->width < d->width_max &&
-        (e = add(d, node, "pcie-degraded", ev, n, max))) {
+        (e = vg_event_append(ev, n, max, node, "sysfs", "pcie-degraded", d->addr))) {
         e->action = !strcmp(d->kind, "gpu") ? VG_ACT_REBOOT : VG_ACT_IGNORE;
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe link gen%d x%d, max gen%d x%d", d->kind, d->addr, d->gen,
                  d->width, d->gen_max, d->width_max);
     }
     if ((d->aer_fatal > 0 || d->aer_nonfatal > 0) &&
-        (e = add(d, node, d->aer_fatal > 0 ? "aer-fatal" : "aer-nonfatal", ev, n, max))) {
+        (e = vg_event_append(ev, n, max, node, "sysfs", d->aer_fatal > 0 ? "aer-fatal" : "aer-nonfatal", d->addr))) {
         e->action = d->aer_fatal > 0 ? VG_ACT_REBOOT : VG_ACT_RESTART_APP;
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe AER fatal=%lld nonfatal=%lld correctable=%lld", d->kind,
                  d->addr, d->aer_fatal, d->aer_nonfatal, d->aer_cor);

@@ -16,7 +16,7 @@ trap cleanup EXIT
 
 start_serve() { # args: extra serve options
     rm -f "$T/port"
-    "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/incidents.db" "$@" 2>>"$T/serve.log" &
+    "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/incidents.db" "$@" 2>>"$T/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     PORT=$(cat "$T/port" 2>/dev/null)

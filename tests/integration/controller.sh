@@ -1,0 +1,138 @@
+#!/bin/sh
+# controller.sh — `vigil serve` acting on a real Slurm cluster (the lab: 4
+# compute nodes + 1 hot spare, munge): an XID 79 on a node of a running
+# 3-node --requeue job makes the controller DOWN the node with a "vigil:"
+# reason, requeue the job and promote the spare, and the job runs again on a
+# node set that includes the spare, with a complete incident timeline.  Then
+# ownership (an administrator's drain is left alone), the rack rule (3 of a
+# 4-node domain → the whole domain), the blast-radius breaker, and recovery of
+# an incident accepted but not acted on before a crash.
+# Events are posted the way an agent posts them (token auth).
+. "$(dirname "$0")/lib.sh"
+W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-ctl.XXXXXX")
+chmod 755 "$W"   # munged refuses a socket under a 0700 parent
+LAB_DIR=$W/lab
+SERVE_PID=
+stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
+trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT
+lab_up 5 --spares 1 --dir "$LAB_DIR" >/dev/null || { nok "lab up"; exit 1; }
+umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
+echo 0 >"$W/seq"
+
+start_serve() { # policy text
+    printf '%s\n' "$1" >"$W/policy.conf"
+    rm -f "$W/port"
+    "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
+        --token-file "$W/token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
+    SERVE_PID=$!
+    i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    URL="http://127.0.0.1:$(cat "$W/port")"
+}
+post_xid() { # node code → HTTP status (the message number lives in a file: callers use $(…))
+    SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
+    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
+        --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
+        "$URL/v1/events"
+}
+node_field() { scontrol show node -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+reason() { scontrol show node -o "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+wait_for() { # seconds command… — polls until the command succeeds
+    t=$(( $(date +%s) + $1 )); shift
+    while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
+}
+is_down() { node_field "$1" State | grep -q 'DOWN\|DRAIN'; }
+job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+job_running_again() { [ "$(job_field "$1" JobState)" = RUNNING ] && [ "$(job_field "$1" Restarts)" -ge 1 ]; }
+incident_field() { curl -s "$URL/v1/incidents?node=$1&limit=1" | grep -o "\"$2\":[^,}]*" | head -1; }
+reset_nodes() {
+    stop_serve
+    scontrol delete ReservationName=vigil_spares >/dev/null 2>&1
+    scancel -u root >/dev/null 2>&1
+    for n in n1 n2 n3 n4 n5; do scontrol update NodeName=$n State=RESUME >/dev/null 2>&1; done
+    rm -f "$W/incidents.db"*
+    wait_for 20 sh -c '[ "$(sinfo -h -o %t | sort -u)" = idle ]'
+}
+
+# ---- 1. XID 79 on a node of a running job: DOWN, requeue, spare, RUNNING again
+start_serve "spares = n5
+breaker = 100% / 600s"
+check "the spare pool is a reservation holding n5" wait_for 10 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
+filler=$(sbatch --parsable --exclusive -N1 -w n4 --wrap 'sleep 600' -o /dev/null)
+job=$(sbatch --parsable --exclusive --requeue -N3 --open-mode=append -o "$W/job.out" --wrap 'srun sleep 600')
+check "3-node job running" wait_for 20 sh -c "[ \"\$(scontrol show job -o $job | grep -o 'JobState=[A-Z]*')\" = JobState=RUNNING ]"
+nodes=$(job_field "$job" NodeList)
+is "job on n[1-3] (n4 busy, n5 reserved)" "$nodes" "n[1-3]"
+is "XID 79 accepted" "$(post_xid n2 79)" 202
+check "n2 DOWN or DRAIN" wait_for 10 is_down n2
+case "$(reason n2)" in vigil:*) ok "n2's reason starts with vigil:" ;; *) nok "n2's reason: '$(reason n2)'" ;; esac
+check "job RUNNING again after a requeue" wait_for 40 job_running_again "$job"
+is "job now runs on the spare" "$(job_field "$job" NodeList)" "n[1,3,5]"
+check "spare left the pool" sh -c '! scontrol show reservation vigil_spares 2>/dev/null | grep -q "Nodes=n5"'
+inc=$(curl -s "$URL/v1/incidents?node=n2")
+for step in detected isolated jobs_requeued spare_promoted; do
+    case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
+done
+check "metrics count the Slurm commands" sh -c "curl -s $URL/metrics | grep -q '^vigil_slurm_commands_total [1-9]'"
+scancel "$filler" "$job"
+
+# ---- 2. ownership: an administrator's drain is left alone
+scontrol update NodeName=n3 State=DRAIN Reason="bad DIMM, ticket 4711"
+is "XID on an admin-drained node accepted" "$(post_xid n3 79)" 202
+check "incident held: not ours" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'left alone'"
+is "admin's reason untouched" "$(reason n3)" "bad DIMM, ticket 4711"
+
+# ---- 3. rack rule: 3 of a 4-node domain unavailable → the whole domain
+reset_nodes
+start_serve "domain rackA = n[1-4]
+domain_max_unavailable = 2
+breaker = 100% / 600s"
+post_xid n1 79 >/dev/null; post_xid n2 79 >/dev/null
+wait_for 10 sh -c "is_down() { scontrol show node -o \$1 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'; }; is_down n1 && is_down n2"
+check "two of rackA down: n4 still up" sh -c "! scontrol show node -o n4 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+post_xid n3 79 >/dev/null
+check "third of rackA: n4 isolated with the domain" wait_for 10 is_down n4
+case "$(reason n4)" in *"domain rackA: 3 of 4"*) ok "n4's reason names the domain rule" ;; *) nok "n4's reason: '$(reason n4)'" ;; esac
+
+# ---- 4. breaker: an XID on every node isolates at most the configured share
+reset_nodes
+start_serve "breaker = 40% / 600s"
+for n in n1 n2 n3 n4 n5; do post_xid $n 79 >/dev/null; done
+wait_for 10 sh -c "[ \$(curl -s '$URL/v1/incidents' | grep -o '\"state\":\"[a-z]*' | grep -c 'isolated\|held') -eq 5 ]"
+down=0; for n in n1 n2 n3 n4 n5; do is_down $n && down=$((down + 1)); done
+is "breaker: 2 of 5 nodes isolated (40%)" "$down" 2
+check "breaker: holds counted and alerted" sh -c "curl -s $URL/metrics | grep -q '^vigil_breaker_holds_total 3' && grep -q 'ALERT' '$W/serve.log'"
+
+# ---- 5. an incident accepted but not acted on before a crash is acted on after restart
+reset_nodes
+start_serve "breaker = 100% / 600s"
+post_xid n4 79 >/dev/null
+wait_for 10 is_down n4
+kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
+scontrol update NodeName=n4 State=RESUME
+sqlite3 "$W/incidents.db" "update incidents set state='open'; delete from steps where step!='detected';"
+start_serve "breaker = 100% / 600s"
+check "restarted controller finishes the pending incident" wait_for 10 is_down n4
+
+# ---- 6. repair and return: a passing health check returns the node to the spare pool
+reset_nodes
+start_serve "spares = n5
+breaker = 100% / 600s
+remediate = true {node} {gpu}
+healthcheck = true {node}"
+wait_for 10 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
+post_xid n2 79 >/dev/null
+check "repaired node returned to the pool" wait_for 15 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n2 "'
+check "repaired node resumed" wait_for 10 sh -c "scontrol show node -o n2 | grep -q 'State=IDLE' && ! scontrol show node -o n2 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+inc=$(curl -s "$URL/v1/incidents?node=n2")
+for step in remediated returned; do
+    case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
+done
+case "$inc" in *'"state":"closed"'*) ok "incident closed" ;; *) nok "incident closed: $inc" ;; esac
+# ---- 7. a failing health check keeps the node out, with the reason in the incident
+reset_nodes
+start_serve "breaker = 100% / 600s
+healthcheck = false"
+post_xid n3 79 >/dev/null
+check "failed health check recorded" wait_for 15 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'health check failed, node stays isolated'"
+check "node stays isolated" is_down n3
