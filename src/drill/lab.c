@@ -355,8 +355,11 @@ static int start_serve(struct lab *l)
     char *sdir = dpath(l->dir, "serve"), *db = dpath(l->dir, "serve/incidents.db");
     char *pf = dpath(l->dir, "run/serve.port"), *sock = dpath(l->dir, "munge/munge.socket");
     int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
+    /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
+    char *policy = dpath(l->dir, "etc/vigil-policy.conf");
     const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
-                           "--munge-socket", sock, "--port-file", pf, NULL };
+                           "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf,
+                           access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
     pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
     char port[16] = "";
     if (pid < 0) rc = -1;
@@ -381,7 +384,7 @@ static int start_serve(struct lab *l)
         }
         free(m);
     }
-    free(sdir), free(db), free(pf), free(sock);
+    free(sdir), free(db), free(pf), free(sock), free(policy);
     return rc;
 }
 

@@ -21,7 +21,7 @@ trap cleanup EXIT
 start_serve() { # PORT (0 = any)
     rm -f "$T/port"
     "$VIGIL" serve --listen "127.0.0.1:$1" --port-file "$T/port" --db "$T/incidents.db" --auth token \
-        --token-file "$T/token" 2>>"$T/serve.log" &
+        --token-file "$T/token" --dry-run 2>>"$T/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
     PORT=$(cat "$T/port" 2>/dev/null)
