@@ -13,6 +13,7 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
+    { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },

@@ -6,6 +6,7 @@
 #define VG_CMD_H
 
 int cmd_advisories(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_check(int argc, char **argv);

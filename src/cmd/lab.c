@@ -14,7 +14,7 @@
 
 #define LAB_USAGE                                                                               \
     "usage: vigil lab up N [--spares K] [--rack-size R] [--cpus C] [--port-base P] [--wait SECS]\n" \
-    "                      [--conf-extra Key=Value]... [--dir DIR] [--json]\n"                     \
+    "                      [--conf-extra Key=Value]... [--no-vigil] [--dir DIR] [--json]\n"        \
     "       vigil lab status [--dir DIR] [--json]\n"                                                \
     "       vigil lab down [--dir DIR]\n"                                                           \
     "       vigil lab env [--dir DIR]\n"                                                            \
@@ -56,6 +56,7 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         if (!strcmp(argv[i], "--json")) { a->json = 1; continue; }
         if ((v = opt_value(argc, argv, &i, "--dir"))) { a->dir = v; continue; }
         if (!up) return vg_input_error("lab: unknown argument '%s'\n%s", argv[i], LAB_USAGE);
+        if (!strcmp(argv[i], "--no-vigil")) { a->o.no_vigil = true; continue; }
         if ((v = opt_value(argc, argv, &i, "--conf-extra"))) {
             a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
             a->extra[a->o.nconf_extra++] = v;
@@ -100,6 +101,8 @@ static int lab_up(struct args *a)
                                 nodes, "spares", spares, "rack_size", info.rack_size, "port_base",
                                 info.port_base, "up_ms", (json_int_t)info.up_ms, "env", "SLURM_CONF",
                                 info.conf, "VIGIL_LAB", info.dir);
+        if (info.controller[0])
+            json_object_set_new(json_object_get(doc, "env"), "VIGIL_CONTROLLER", json_string(info.controller));
         return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : 0;
     }
     char *env = vg_lab_env(info.dir);

@@ -29,6 +29,9 @@ struct lab {
     char conf[600];
     int port_base;
     char tag[600], vlab[600], sconf[700];   /* environment entries of every daemon */
+    char vigil[600];                        /* this vigil binary (serve and the agents) */
+    char fake_nvml[600];                    /* the fake libnvidia-ml for the agents, or "" */
+    char controller[64];                    /* http://127.0.0.1:PORT of the lab's serve */
     char *err;
     size_t errlen;
 };
@@ -244,9 +247,10 @@ static void record_daemon(const struct lab *l, const char *name, const char *nod
 }
 
 static pid_t start(struct lab *l, const char *name, const char *node, const char *const argv[],
-                   const char *extra_env, int (*pre)(void *), void *arg)
+                   const char *const *extra_env, int (*pre)(void *), void *arg)
 {
-    const char *env[] = { l->tag, l->vlab, l->sconf, extra_env, NULL };
+    const char *env[8] = { l->tag, l->vlab, l->sconf };
+    for (int i = 0, k = 3; extra_env && extra_env[i] && k < 7; i++) env[k++] = extra_env[i];
     char *out = node ? dpath(l->dir, "log/%s-%s.out", name, node) : dpath(l->dir, "log/%s.out", name);
     pid_t pid = vg_spawn_daemon(argv, env, out, pre, arg);
     free(out);
@@ -266,35 +270,122 @@ static int enter_node(void *arg)
     return sethostname(node, strlen(node));
 }
 
-/* The per-node daemons, started in the node's namespace in this order.  A
- * later issue adds the agent here: one line, one argv builder. */
-typedef void (*node_argv_fn)(const struct lab *l, const char *node, char *buf, size_t n, const char *argv[]);
+/* The per-node daemons, started in the node's namespace in this order: one
+ * line and one argv builder each (buf holds the strings argv and env point
+ * into; env gets extra environment entries). */
+typedef void (*node_argv_fn)(const struct lab *l, const char *node, char *buf, size_t n, const char *argv[],
+                             const char *env[]);
 
-static void slurmd_argv(const struct lab *l, const char *node, char *buf, size_t n, const char *argv[])
+static void slurmd_argv(const struct lab *l, const char *node, char *buf, size_t n, const char *argv[],
+                        const char *env[])
 {
     (void)buf;
     (void)n;
+    (void)env;
     const char *a[] = { "slurmd", "-D", "-N", node, "-f", l->conf, NULL };
     memcpy(argv, a, sizeof a);
+}
+
+/* `vigil agent` for the node: its kernel-log file, the fake NVML library
+ * reading the node's nvml-state, the lab's controller over MUNGE. */
+static void agent_argv(const struct lab *l, const char *node, char *buf, size_t n, const char *argv[],
+                       const char *env[])
+{
+    char *p = buf, *end = buf + n;
+#define PUT(var, ...) (var = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
+    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate;
+    PUT(kmsg, "%s/nodes/%s/kmsg", l->dir, node);
+    PUT(spool, "%s/nodes/%s/agent.spool", l->dir, node);
+    PUT(sock, "%s/munge/munge.socket", l->dir);
+    PUT(nvstate, "FAKE_NVML_STATE=%s/nodes/%s/nvml-state", l->dir, node);
+    if (l->fake_nvml[0]) PUT(nvlib, "VIGIL_NVML_LIB=%s", l->fake_nvml);
+#undef PUT
+    const char *a[] = { l->vigil, "agent", "--node", node, "--kmsg", kmsg, "--controller", l->controller, "--auth",
+                        "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", NULL };
+    memcpy(argv, a, sizeof a);
+    env[0] = nvstate;
+    env[1] = nvlib;
 }
 
 static const struct {
     const char *name;
     node_argv_fn argv;
+    bool vigil;                      /* not started with --no-vigil */
 } node_daemons[] = {
-    { "slurmd", slurmd_argv },
+    { "slurmd", slurmd_argv, false },
+    { "agent", agent_argv, true },
 };
 
 static int start_node(struct lab *l, const char *node)
 {
-    char envnode[96], buf[1024];
+    char envnode[96], buf[4096];
     snprintf(envnode, sizeof envnode, "VIGIL_NODE=%s", node);
     for (size_t i = 0; i < sizeof node_daemons / sizeof node_daemons[0]; i++) {
-        const char *argv[16] = { NULL };
-        node_daemons[i].argv(l, node, buf, sizeof buf, argv);
-        if (start(l, node_daemons[i].name, node, argv, envnode, enter_node, (void *)node) < 0) return -1;
+        if (node_daemons[i].vigil && l->o->no_vigil) continue;
+        const char *argv[24] = { NULL }, *env[6] = { envnode };
+        node_daemons[i].argv(l, node, buf, sizeof buf, argv, env + 1);
+        if (start(l, node_daemons[i].name, node, argv, env, enter_node, (void *)node) < 0) return -1;
     }
     return 0;
+}
+
+/* The fake libnvidia-ml the agents load: $VIGIL_FAKE_NVML, $FAKE_NVML, or
+ * tests/libnvidia-ml.so.1 next to this binary (build/vigil → build/tests/). */
+static void find_fake_nvml(struct lab *l)
+{
+    const char *env = getenv("VIGIL_FAKE_NVML");
+    if (!env || !*env) env = getenv("FAKE_NVML");
+    if (env && *env && access(env, R_OK) == 0) {
+        vg_strlcpy(l->fake_nvml, env, sizeof l->fake_nvml);
+        return;
+    }
+    char exe[sizeof l->vigil];
+    vg_strlcpy(exe, l->vigil, sizeof exe);
+    char *slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = 0;
+    snprintf(l->fake_nvml, sizeof l->fake_nvml, "%.500s/tests/libnvidia-ml.so.1", exe);
+    if (access(l->fake_nvml, R_OK)) l->fake_nvml[0] = 0;
+}
+
+/* The lab's controller: `vigil serve` on a free port, MUNGE through the
+ * lab's munged, its store under DIR/serve; the URL goes into the marker. */
+static int start_serve(struct lab *l)
+{
+    char *sdir = dpath(l->dir, "serve"), *db = dpath(l->dir, "serve/incidents.db");
+    char *pf = dpath(l->dir, "run/serve.port"), *sock = dpath(l->dir, "munge/munge.socket");
+    int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
+    /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
+    char *policy = dpath(l->dir, "etc/vigil-policy.conf");
+    const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
+                           "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf,
+                           access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
+    pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
+    char port[16] = "";
+    if (pid < 0) rc = -1;
+    for (int64_t end = vg_mono_ms() + 10000; !rc && vg_mono_ms() < end; vg_sleep_ms(5)) {
+        if (vg_read_line(NULL, pf, port, sizeof port) == 0 && port[0]) break;
+        if (!vg_proc_alive(pid)) break;
+    }
+    if (!rc && !port[0]) {
+        char tail[1024], *log = dpath(l->dir, "log/serve.out");
+        log_tail(log, tail, sizeof tail);
+        free(log);
+        lab_err(l, "vigil serve did not start: %s", tail);
+        rc = -1;
+    }
+    if (!rc) {
+        snprintf(l->controller, sizeof l->controller, "http://127.0.0.1:%s", port);
+        char *m = dpath(l->dir, VG_LAB_MARKER);
+        FILE *f = fopen(m, "ae");
+        if (f) {
+            fprintf(f, "controller=%s\n", l->controller);
+            fclose(f);
+        }
+        free(m);
+    }
+    free(sdir), free(db), free(pf), free(sock), free(policy);
+    return rc;
 }
 
 static bool wait_file(const char *path, int ms)
@@ -468,6 +559,7 @@ static int start_all(struct lab *l)
     /* slurmds started before slurmctld listens retry their registration a second later */
     for (int64_t end = vg_mono_ms() + 10000; vg_mono_ms() < end && vg_proc_alive(ctld); vg_sleep_ms(5))
         if (listening(l->port_base)) break;
+    if (!l->o->no_vigil && start_serve(l)) return -1;
     for (int i = 1; i <= l->o->nodes; i++) {
         char node[16];
         snprintf(node, sizeof node, "n%d", i);
@@ -497,6 +589,10 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
     snprintf(l.tag, sizeof l.tag, "%s=%s", VG_LAB_TAG, dir);
     snprintf(l.vlab, sizeof l.vlab, "VIGIL_LAB=%s", dir);
     snprintf(l.sconf, sizeof l.sconf, "SLURM_CONF=%s", l.conf);
+    ssize_t el = readlink("/proc/self/exe", l.vigil, sizeof l.vigil - 1);
+    l.vigil[el > 0 ? el : 0] = 0;
+    if (el <= 0) vg_strlcpy(l.vigil, "vigil", sizeof l.vigil);
+    find_fake_nvml(&l);
     l.port_base = o->port_base > 0 ? o->port_base : free_port_block(o->nodes);
     if (l.port_base <= 0) return snprintf(err, errlen, "no free block of %d TCP ports", o->nodes + 1), -1;
     /* the marker goes first (in write_files), so a half-made lab can be taken down */
@@ -516,6 +612,7 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
         info->nodes = o->nodes, info->spares = o->spares, info->rack_size = o->rack_size;
         info->port_base = l.port_base;
         info->up_ms = (long)(vg_mono_ms() - t0);
+        vg_strlcpy(info->controller, l.controller, sizeof info->controller);
     }
     return 0;
 }

@@ -26,6 +26,7 @@ struct vg_lab_opts {
     int wait_ms;                     /* for all nodes idle; 0 = 60 s */
     const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
     size_t nconf_extra;
+    bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
 };
 
 struct vg_lab_info {
@@ -33,6 +34,7 @@ struct vg_lab_info {
     char conf[600];                  /* DIR/etc/slurm.conf: SLURM_CONF for clients */
     int nodes, spares, rack_size, port_base;
     long up_ms;                      /* from the call to all nodes idle */
+    char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
 };
 
 /* Brings the lab up (a lab already in dir is taken down first).  Returns 0;
@@ -59,7 +61,8 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
 /* PIDs of the lab's live processes: those carrying its tag, and its
  * slurmstepds (found by their open files under dir); not their descendants. */
 int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
-/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n", malloc'd. */
+/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
+ * the lab runs vigil), malloc'd. */
 char *vg_lab_env(const char *dir);
 
 #endif

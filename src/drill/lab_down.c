@@ -42,6 +42,7 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         if (!eq) continue;
         *eq++ = 0;
         if (!strcmp(l, "conf")) vg_strlcpy(info->conf, eq, sizeof info->conf);
+        if (!strcmp(l, "controller")) vg_strlcpy(info->controller, eq, sizeof info->controller);
         if (!vg_parse_long(eq, &v) || v < 0 || v > 1000000) continue;
         if (!strcmp(l, "nodes")) info->nodes = (int)v;
         else if (!strcmp(l, "spares")) info->spares = (int)v;
@@ -220,5 +221,6 @@ char *vg_lab_env(const char *dir)
     struct sbuf b = SBUF_INIT;
     if (vg_lab_info(dir, &info)) return sbuf_take(&b);
     sbuf_printf(&b, "export SLURM_CONF=%s\nexport VIGIL_LAB=%s\n", info.conf, dir);
+    if (info.controller[0]) sbuf_printf(&b, "export VIGIL_CONTROLLER=%s\n", info.controller);
     return sbuf_take(&b);
 }

@@ -1,0 +1,38 @@
+/* agent.h — `vigil agent`, the per-node daemon: one poll() loop over the
+ * kernel log, the NVML event child, a timer for periodic checks (run in a
+ * watchdog probe) and the spool's retry deadline.  Signals become events,
+ * events get the catalog's verdict, the dedup folds repeats, and each new
+ * incident is spooled and POSTed to the controller — or, with no controller,
+ * acted on locally like `vigil check --slurm`.  See docs/agent.md. */
+#ifndef VG_AGENT_H
+#define VG_AGENT_H
+#include "signal/event.h"
+#include <stdbool.h>
+
+struct vg_agent_opts {
+    const char *node;            /* this node's name */
+    const char *controller;      /* base URL (http://host:port), NULL = standalone */
+    const char *auth_mode;       /* munge | token | none */
+    const char *token_file, *munge_socket;
+    const char *kmsg;            /* /dev/kmsg, a file to follow, or a FIFO */
+    bool kmsg_from_start;        /* read what the log holds already */
+    const char *spool;           /* the spool file */
+    const char *config;          /* a `vigil check` config for the periodic checks, or NULL */
+    const char *policy;          /* a site policy file for the catalog, or NULL */
+    const char *catalog;         /* NULL = the bundled one */
+    int interval_ms;             /* periodic checks; 0 = none */
+    int window_ms;               /* dedup window */
+    int retry_max_ms;            /* the longest wait between delivery attempts */
+    enum vg_action drain_at;     /* standalone: drain at or above this */
+    bool slurm;                  /* standalone: act on Slurm */
+    bool nvml_events;            /* watch the NVML event set */
+    bool once;                   /* one pass, then exit */
+    bool json;                   /* JSON lines on stdout */
+};
+
+/* Runs until SIGTERM/SIGINT (or one pass with once).  Returns the exit code:
+ * 0, 1 (once: a verdict at or above drain_at was seen), 2 (setup error, one
+ * line printed). */
+int vg_agent_run(const struct vg_agent_opts *o);
+
+#endif

@@ -1,0 +1,100 @@
+/* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
+ * loop and the event path), kfollow.c (the kernel log), nvmlwatch.c (the
+ * NVML event child), periodic.c (checks under the watchdog), sender.c
+ * (spool and delivery) and standalone.c (local Slurm action). */
+#ifndef VG_AGENT_INT_H
+#define VG_AGENT_INT_H
+#include "agent/agent.h"
+#include "agent/spool.h"
+#include "catalog/catalog.h"
+#include "remedy/auth.h"
+#include "signal/checkconf.h"
+#include "signal/dedup.h"
+#include "signal/kmsg.h"
+#include "signal/probe.h"
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kfollow {
+    char *path;
+    char base[256];         /* the file's name in its directory */
+    bool stream;            /* /dev/kmsg or a FIFO: poll the fd itself */
+    int fd;                 /* the log (-1 while a followed file is missing) */
+    int ino;                /* inotify fd (files) */
+    off_t off;
+    dev_t dev;
+    ino_t inode;
+    char *buf;
+    struct vg_kmsg k;
+};
+
+struct periodic {
+    int tfd;                /* timerfd */
+    bool running;
+    struct vg_probe p;
+    bool gpu_only;          /* the GPU probe, not a check config */
+    int64_t deadline;       /* vg_mono_ms() */
+    struct vg_checkconf conf;
+    bool have_conf;
+};
+
+struct agent {
+    const struct vg_agent_opts *o;
+    char node[64];
+    struct vg_catalog *cat;
+    struct vg_dedup *dd;
+    struct kfollow kf;
+    /* NVML event child */
+    pid_t nvml_pid;
+    int nvml_fd;
+    int64_t nvml_restart;   /* vg_mono_ms() after which a dead child is restarted */
+    struct periodic per;
+    /* delivery */
+    struct vg_spool *spool;
+    struct vg_auth auth;
+    bool auth_ok;
+    char url[512];
+    int64_t retry_at;       /* vg_mono_ms(); 0 = now */
+    int backoff_ms;
+    json_t *batch;          /* events of the message being assembled */
+    /* standalone */
+    bool sticky;            /* a signal at or above drain_at was seen: stay drained */
+    bool maybe_ours;        /* the node may carry vigil's drain */
+    char drained_reason[256];
+    /* counters */
+    uint64_t incidents, sent, dropped, failed_posts;
+    bool unhealthy;
+    bool stop;
+};
+
+/* loop.c: the event path — classify, dedup, queue (or act). */
+void agent_signal(struct agent *a, struct vg_event *e);
+/* kfollow.c */
+int kf_open(struct agent *a, char *err, size_t errlen);
+int kf_fd(const struct agent *a);
+void kf_ready(struct agent *a);           /* its fd is readable */
+void kf_drain(struct agent *a);           /* reads whatever is new */
+void kf_close(struct agent *a);
+/* nvmlwatch.c */
+void nv_start(struct agent *a);
+void nv_ready(struct agent *a);
+void nv_stop(struct agent *a);
+/* periodic.c */
+int per_init(struct agent *a, char *err, size_t errlen);
+void per_tick(struct agent *a);           /* the timer fired */
+void per_ready(struct agent *a);          /* the probe's fd is readable */
+void per_deadline(struct agent *a);       /* called each loop turn */
+void per_close(struct agent *a);
+/* sender.c */
+int snd_init(struct agent *a, char *err, size_t errlen);
+void snd_queue(struct agent *a, const struct vg_event *e);
+void snd_flush(struct agent *a);          /* the batch → one spooled message */
+void snd_deliver(struct agent *a, bool once);
+int snd_wait_ms(const struct agent *a);   /* until the next attempt; -1 none */
+void snd_close(struct agent *a);
+/* standalone.c */
+void sa_event(struct agent *a, const struct vg_event *e);
+void sa_checks(struct agent *a, bool healthy, const char *reason);
+
+#endif

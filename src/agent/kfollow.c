@@ -1,0 +1,183 @@
+/* kfollow.c — the agent's kernel-log source.  /dev/kmsg (or a FIFO) is polled
+ * directly: each read returns one record.  A regular file is followed like
+ * `tail -F`: inotify says when it grew, was truncated, or was replaced (log
+ * rotation), and only the new bytes are read.  No sleeps, no polling. */
+#include "agent/agent_int.h"
+#include "util/log.h"
+#include "util/rootfs.h"
+#include "util/strutil.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KF_BUF 8192
+
+static void on_kmsg(const struct vg_event *e, void *arg)
+{
+    struct vg_event c = *e;
+    agent_signal(arg, &c);
+}
+
+/* Boot time from /proc/stat's btime, in ms (0 when unknown). */
+static int64_t boot_ms(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int64_t ms = 0;
+    if (vg_read_file(NULL, "/proc/stat", 1 << 20, &text, &len) == 0) {
+        const char *p = strstr(text, "\nbtime ");
+        if (p) ms = strtoll(p + 7, NULL, 10) * 1000;
+    }
+    free(text);
+    return ms;
+}
+
+/* Opens the followed file (when it exists), at its end unless from_start. */
+static void open_file(struct agent *a, bool at_end)
+{
+    struct kfollow *kf = &a->kf;
+    kf->fd = open(kf->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (kf->fd < 0) return;
+    struct stat st;
+    fstat(kf->fd, &st);
+    kf->dev = st.st_dev, kf->inode = st.st_ino;
+    kf->off = at_end ? lseek(kf->fd, 0, SEEK_END) : 0;
+    if (kf->off < 0) kf->off = 0;
+}
+
+int kf_open(struct agent *a, char *err, size_t errlen)
+{
+    struct kfollow *kf = &a->kf;
+    kf->fd = kf->ino = -1;
+    kf->path = vg_xstrdup(a->o->kmsg ? a->o->kmsg : "/dev/kmsg");
+    kf->buf = vg_xmalloc(KF_BUF + 1);
+    struct stat st;
+    bool exists = stat(kf->path, &st) == 0;
+    kf->stream = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+    /* Boot-relative stamps only mean something for the live kernel log. */
+    struct vg_kmsg_opts ko = { exists && S_ISCHR(st.st_mode) ? boot_ms() : 0, 0, a->node };
+    vg_kmsg_init(&kf->k, &ko, on_kmsg, a);
+    if (kf->stream) {
+        /* a FIFO opened read-write never reports end-of-file when a writer leaves */
+        kf->fd = open(kf->path, (S_ISFIFO(st.st_mode) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+        if (kf->fd < 0) return snprintf(err, errlen, "%s: %s", kf->path, strerror(errno)), -1;
+        if (S_ISCHR(st.st_mode) && !a->o->kmsg_from_start) lseek(kf->fd, 0, SEEK_END);
+        return 0;
+    }
+    kf->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (kf->ino < 0) return snprintf(err, errlen, "inotify: %s", strerror(errno)), -1;
+    char *copy = vg_xstrdup(kf->path), *bcopy = vg_xstrdup(kf->path);
+    vg_strlcpy(kf->base, basename(bcopy), sizeof kf->base);
+    free(bcopy);
+    int wd = inotify_add_watch(kf->ino, dirname(copy), IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_ATTRIB);
+    free(copy);
+    if (wd < 0) return snprintf(err, errlen, "%s: cannot watch its directory: %s", kf->path, strerror(errno)), -1;
+    open_file(a, !a->o->kmsg_from_start);
+    if (kf->fd < 0 && errno != ENOENT) return snprintf(err, errlen, "%s: %s", kf->path, strerror(errno)), -1;
+    if (kf->fd < 0) vg_warn("agent: %s does not exist yet; waiting for it", kf->path);
+    return 0;
+}
+
+int kf_fd(const struct agent *a) { return a->kf.stream ? a->kf.fd : a->kf.ino; }
+
+/* Flushes an event the parser holds back for continuation lines, unless a
+ * partial line is still waiting for its end. */
+static void settle(struct kfollow *kf)
+{
+    if (!kf->k.carry_len && !kf->k.carry_over) vg_kmsg_finish(&kf->k);
+}
+
+static void read_stream(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    for (;;) {
+        ssize_t n = read(kf->fd, kf->buf, KF_BUF);
+        if (n > 0) {
+            vg_kmsg_feed(&kf->k, kf->buf, (size_t)n);
+            if (kf->buf[n - 1] != '\n') vg_kmsg_feed(&kf->k, "\n", 1);   /* a kmsg record */
+            continue;
+        }
+        if (n < 0 && (errno == EINTR || errno == EPIPE)) continue;   /* EPIPE: records overwritten */
+        break;
+    }
+    settle(kf);
+}
+
+/* Reads the followed file from kf->off to its end. */
+static void read_file(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    if (kf->fd < 0) return;
+    for (;;) {
+        ssize_t n = pread(kf->fd, kf->buf, KF_BUF, kf->off);
+        if (n > 0) {
+            kf->off += n;
+            vg_kmsg_feed(&kf->k, kf->buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        break;
+    }
+    settle(kf);
+}
+
+void kf_ready(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    if (kf->stream) {
+        read_stream(a);
+        return;
+    }
+    /* Drain the notifications (the directory's, so only those naming the
+     * file count); what happened is then read from the file itself. */
+    char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    bool ours = false;
+    ssize_t n;
+    while ((n = read(kf->ino, ev, sizeof ev)) > 0)
+        for (char *p = ev; p < ev + n;) {
+            const struct inotify_event *ie = (const struct inotify_event *)p;
+            if (ie->len && !strcmp(ie->name, kf->base)) ours = true;
+            if (ie->mask & IN_Q_OVERFLOW) ours = true;
+            p += sizeof *ie + ie->len;
+        }
+    if (!ours) return;
+    kf_drain(a);
+}
+
+void kf_drain(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    if (kf->stream) {
+        read_stream(a);
+        return;
+    }
+    struct stat now, cur;
+    bool exists = stat(kf->path, &now) == 0;
+    if (kf->fd >= 0 && (!exists || now.st_ino != kf->inode || now.st_dev != kf->dev)) {
+        read_file(a);   /* the rest of the old file, then the new one from its start */
+        vg_kmsg_finish(&kf->k);
+        close(kf->fd);
+        kf->fd = -1;
+        if (exists) vg_info("agent: %s was replaced; following the new file", kf->path);
+    }
+    if (kf->fd < 0 && exists) open_file(a, false);
+    if (kf->fd >= 0 && fstat(kf->fd, &cur) == 0 && cur.st_size < kf->off) {
+        vg_info("agent: %s was truncated; reading from its start", kf->path);
+        kf->off = 0;
+    }
+    read_file(a);
+}
+
+void kf_close(struct agent *a)
+{
+    struct kfollow *kf = &a->kf;
+    if (kf->fd >= 0) close(kf->fd);
+    if (kf->ino >= 0) close(kf->ino);
+    free(kf->path);
+    free(kf->buf);
+}

@@ -1,0 +1,183 @@
+/* loop.c — the agent's poll() loop and its event path: every source (kernel
+ * log, NVML event child, periodic probe) hands events to agent_signal(),
+ * which sets the catalog's verdict and passes them through the dedup; a new
+ * incident goes out at the end of the loop turn (one message per turn), a
+ * repeat is folded and its count follows when the dedup window closes.  The
+ * loop blocks in poll() with no timeout while nothing is pending. */
+#include "agent/agent_int.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+void agent_signal(struct agent *a, struct vg_event *e)
+{
+    vg_strlcpy(e->node, a->node, sizeof e->node);
+    if (!e->seen_ms) e->seen_ms = vg_now_ms();
+    if (vg_catalog_lookup(a->cat, e->kind, e->code)) vg_catalog_classify(a->cat, e);
+    const struct vg_dedup_stats *st = vg_dedup_stats(a->dd);
+    uint64_t folded = st->folded, dropped = st->storm_dropped;
+    vg_dedup_add(a->dd, e);
+    if (st->folded != folded || st->storm_dropped != dropped) return;   /* counted, sent with the fold */
+    a->incidents++;
+    vg_info("agent: %s %d%s%s (%s) from %s", e->kind, e->code, e->pci[0] ? " on " : "", e->pci,
+            vg_action_name(e->action), e->source);
+    snd_queue(a, e);
+    sa_event(a, e);
+}
+
+/* The dedup closed an incident: the repeats folded into it since the first
+ * (already sent) go out as one event carrying their count. */
+static void on_close(const struct vg_event *e, void *arg)
+{
+    struct agent *a = arg;
+    if (e->count <= 1) return;
+    struct vg_event rest = *e;
+    rest.count = e->count - 1;
+    snd_queue(a, &rest);
+}
+
+static void node_name(const struct vg_agent_opts *o, char *buf, size_t n)
+{
+    const char *v = o->node;
+    if (!v || !*v) v = getenv("VIGIL_NODE");
+    if (!v || !*v) v = getenv("SLURMD_NODENAME");
+    if (v && *v) vg_strlcpy(buf, v, n);
+    else if (gethostname(buf, n - 1) < 0) vg_strlcpy(buf, "localhost", n);
+    buf[n - 1] = 0;
+    buf[strcspn(buf, ".")] = 0;
+}
+
+static int open_dedup(struct agent *a, char *err, size_t errlen)
+{
+    a->cat = vg_catalog_load(a->o->catalog, err, errlen);
+    if (!a->cat) return -1;
+    if (a->o->policy && vg_catalog_apply_policy(a->cat, a->o->policy, err, errlen)) return -1;
+    struct vg_dedup_opts d = { a->o->window_ms, 0, 0 };
+    a->dd = vg_dedup_new(&d, a->cat, on_close, a);
+    return 0;
+}
+
+static bool open_incidents(const struct agent *a)
+{
+    const struct vg_dedup_stats *s = vg_dedup_stats(a->dd);
+    return s->in > s->folded + s->storm_dropped + s->emitted;
+}
+
+static int min_timeout(int t, int64_t ms)
+{
+    if (ms < 0) return t;
+    if (ms > 3600000) ms = 3600000;
+    return t < 0 || ms < t ? (int)ms : t;
+}
+
+static void run_loop(struct agent *a, int sfd)
+{
+    while (!a->stop) {
+        struct pollfd p[5];
+        int np = 0, ik = -1, in = -1, it = -1, ip = -1, is;
+        if (kf_fd(a) >= 0) p[ik = np++] = (struct pollfd){ kf_fd(a), POLLIN, 0 };
+        if (a->nvml_fd >= 0) p[in = np++] = (struct pollfd){ a->nvml_fd, POLLIN, 0 };
+        if (a->per.tfd >= 0) p[it = np++] = (struct pollfd){ a->per.tfd, POLLIN, 0 };
+        if (a->per.running) p[ip = np++] = (struct pollfd){ a->per.p.fd, POLLIN, 0 };
+        p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
+        int64_t now = vg_mono_ms();
+        int timeout = snd_wait_ms(a);
+        if (a->per.running) timeout = min_timeout(timeout, a->per.deadline - now > 0 ? a->per.deadline - now : 0);
+        if (open_incidents(a)) timeout = min_timeout(timeout, 1000);
+        if (a->o->nvml_events && a->nvml_fd < 0)
+            timeout = min_timeout(timeout, a->nvml_restart - now > 0 ? a->nvml_restart - now : 0);
+        int r = poll(p, (nfds_t)np, timeout);
+        if (r < 0 && errno != EINTR) {
+            vg_err("agent: poll: %s", strerror(errno));
+            break;
+        }
+        if (r > 0) {
+            if (ik >= 0 && p[ik].revents) kf_ready(a);
+            if (in >= 0 && p[in].revents) nv_ready(a);
+            if (it >= 0 && p[it].revents) per_tick(a);
+            if (ip >= 0 && p[ip].revents && a->per.running) per_ready(a);
+            if (p[is].revents) {
+                struct signalfd_siginfo si;
+                if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                    vg_info("agent: stopping on signal %u", si.ssi_signo);
+                    a->stop = true;
+                }
+            }
+        }
+        per_deadline(a);
+        if (a->o->nvml_events && a->nvml_fd < 0 && vg_mono_ms() >= a->nvml_restart) nv_start(a);
+        if (open_incidents(a)) vg_dedup_tick(a->dd, vg_now_ms());
+        snd_flush(a);
+        snd_deliver(a, false);
+    }
+}
+
+/* --once: what the log holds now, one periodic check, one delivery attempt. */
+static void run_once(struct agent *a)
+{
+    kf_drain(a);
+    if (a->o->interval_ms > 0) {
+        per_tick(a);
+        while (a->per.running) {
+            int64_t left = a->per.deadline - vg_mono_ms();
+            struct pollfd p = { a->per.p.fd, POLLIN, 0 };
+            if (left > 0 && poll(&p, 1, (int)left) > 0) per_ready(a);
+            per_deadline(a);
+        }
+    }
+}
+
+int vg_agent_run(const struct vg_agent_opts *o)
+{
+    struct agent *a = vg_xcalloc(1, sizeof *a);
+    a->o = o;
+    a->nvml_fd = a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
+    a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
+    node_name(o, a->node, sizeof a->node);
+    char err[512];
+    int rc = VG_EXIT_OK, sfd = -1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    signal(SIGPIPE, SIG_IGN);
+    if (open_dedup(a, err, sizeof err) || snd_init(a, err, sizeof err) || kf_open(a, err, sizeof err) ||
+        per_init(a, err, sizeof err)) {
+        rc = vg_input_error("agent: %s", err);
+        goto out;
+    }
+    if (!o->once) {
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (o->nvml_events) nv_start(a);
+    }
+    vg_info("agent: node %s, kernel log %s, %s%s", a->node, a->kf.path, o->controller ? "controller " : "standalone",
+            o->controller ? a->url : (o->slurm ? " (drains via Slurm)" : " (log only)"));
+    if (o->once) run_once(a);
+    else run_loop(a, sfd);
+    vg_kmsg_finish(&a->kf.k);
+    vg_dedup_finish(a->dd);
+    snd_flush(a);
+    snd_deliver(a, true);
+    if (o->once && a->unhealthy) rc = VG_EXIT_FINDINGS;
+    if (a->spool && vg_spool_pending(a->spool))
+        vg_warn("agent: %zu messages not delivered yet (kept in %s)", vg_spool_pending(a->spool), o->spool);
+out:
+    nv_stop(a);
+    per_close(a);
+    if (a->kf.path) kf_close(a);
+    snd_close(a);
+    vg_dedup_free(a->dd);
+    vg_catalog_free(a->cat);
+    if (sfd >= 0) close(sfd);
+    free(a);
+    return rc;
+}

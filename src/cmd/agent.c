@@ -1,0 +1,103 @@
+/* agent.c — `vigil agent`: the per-node daemon (agent/agent.h): options,
+ * defaults, then the loop.  See docs/agent.md. */
+#include "cmd/cmd.h"
+#include "agent/agent.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AGENT_USAGE                                                                                        \
+    "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
+    "                   [--munge-socket S] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"            \
+    "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--policy FILE]\n"    \
+    "                   [--catalog FILE] [--drain-at ACTION] [--slurm] [--no-nvml-events] [--once]\n"     \
+    "                   [--json] [-v]\n"                                                                    \
+    "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the NVML event set and periodic checks\n"  \
+    "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe), and\n"     \
+    "sends each new incident to the controller (spooled in FILE first, default\n"                          \
+    "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --slurm it drains this node\n" \
+    "at or above ACTION (default restart-app) with a \"vigil:\" reason.  NAME defaults to $VIGIL_NODE,\n"  \
+    "$SLURMD_NODENAME, then the host name.  --once: one pass (a file is read from its start), then exit.\n"
+
+static int seconds(const char *opt, const char *v, int min_ms, int *out)
+{
+    char *end;
+    double s = strtod(v, &end);
+    if (end == v || *end || s * 1000 < min_ms || s > 86400)
+        return vg_input_error("agent: %s '%s': expected seconds (%g to 86400)", opt, v, min_ms / 1000.0);
+    *out = (int)(s * 1000);
+    return 0;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+    struct vg_agent_opts o = {
+        .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
+        .retry_max_ms = 5000, .drain_at = VG_ACT_RESTART_APP, .nvml_events = true,
+    };
+    enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
+           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_SLURM, O_NONVML, O_ONCE, O_JSON, O_HELP };
+    static const struct option opts[] = {
+        { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
+        { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
+        { "munge-socket", required_argument, 0, O_MUNGE }, { "kmsg", required_argument, 0, O_KMSG },
+        { "kmsg-from-start", no_argument, 0, O_FROMSTART }, { "spool", required_argument, 0, O_SPOOL },
+        { "config", required_argument, 0, O_CONFIG },     { "interval", required_argument, 0, O_INTERVAL },
+        { "window", required_argument, 0, O_WINDOW },     { "retry-max", required_argument, 0, O_RETRY },
+        { "policy", required_argument, 0, O_POLICY },     { "catalog", required_argument, 0, O_CATALOG },
+        { "drain-at", required_argument, 0, O_DRAINAT },  { "slurm", no_argument, 0, O_SLURM },
+        { "no-nvml-events", no_argument, 0, O_NONVML },   { "once", no_argument, 0, O_ONCE },
+        { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
+        { 0, 0, 0, 0 },
+    };
+    int c, verbose = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+        switch (c) {
+        case O_NODE: o.node = optarg; break;
+        case O_CTRL: o.controller = *optarg ? optarg : NULL; break;
+        case O_AUTH: o.auth_mode = optarg; break;
+        case O_TOKEN: o.token_file = optarg; break;
+        case O_MUNGE: o.munge_socket = optarg; break;
+        case O_KMSG: o.kmsg = optarg; break;
+        case O_FROMSTART: o.kmsg_from_start = true; break;
+        case O_SPOOL: o.spool = optarg; break;
+        case O_CONFIG: o.config = optarg; break;
+        case O_POLICY: o.policy = optarg; break;
+        case O_CATALOG: o.catalog = optarg; break;
+        case O_SLURM: o.slurm = true; break;
+        case O_NONVML: o.nvml_events = false; break;
+        case O_ONCE: o.once = o.kmsg_from_start = true; break;
+        case O_JSON: o.json = true; break;
+        case 'v': verbose++; break;
+        case O_INTERVAL:
+            if (!strcmp(optarg, "0")) o.interval_ms = 0;
+            else if (seconds("--interval", optarg, 100, &o.interval_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_WINDOW:
+            if (seconds("--window", optarg, 100, &o.window_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_RETRY:
+            if (seconds("--retry-max", optarg, 100, &o.retry_max_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_DRAINAT:
+            if (!vg_action_parse(optarg, &o.drain_at) || o.drain_at == VG_ACT_IGNORE)
+                return vg_input_error("agent: --drain-at '%s': expected restart-app, reset-gpu, reboot or drain-rma",
+                                      optarg);
+            break;
+        case O_HELP: fputs(AGENT_USAGE, stdout); return 0;
+        default:
+            fputs(AGENT_USAGE, stderr);
+            return vg_input_error("agent: unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return vg_input_error("agent: unexpected argument '%s'", argv[optind]);
+    if (o.controller && o.slurm) vg_warn("agent: --slurm is for standalone mode; the controller acts on Slurm");
+    if (verbose) vg_log_level(verbose + 1 > 3 ? 3 : verbose + 1);
+    else if (vg_log_get_level() < 2) vg_log_level(2);   /* a daemon says what it does */
+    return vg_agent_run(&o);
+}

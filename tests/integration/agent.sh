@@ -1,0 +1,159 @@
+#!/bin/sh
+# agent.sh — `vigil agent` as a real process against a real `vigil serve`:
+# (a) a kernel-log line becomes an incident with the right fields, repeats
+# fold into its count; (b) controller down: the agent spools, and delivers
+# everything once, in order, when it returns; (c) the controller is killed
+# with SIGKILL mid-storm and restarted: nothing is lost; (d) the fake NVML:
+# an ECC state, an XID event, a hung call (the loop keeps reading the log);
+# (e) standalone on a real lab node: drains it with a "vigil:" reason.
+. "$(dirname "$0")/lib.sh"
+T=$(mktemp -d /tmp/vigil-agent-XXXXXX)
+SERVE_PID= AGENT_PID=
+cleanup() {
+    [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
+    [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null
+    wait 2>/dev/null
+    lab_down
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+start_serve() { # PORT (0 = any)
+    rm -f "$T/port"
+    "$VIGIL" serve --listen "127.0.0.1:$1" --port-file "$T/port" --db "$T/incidents.db" --auth token \
+        --token-file "$T/token" --dry-run 2>>"$T/serve.log" &
+    SERVE_PID=$!
+    i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    PORT=$(cat "$T/port" 2>/dev/null)
+}
+stop_serve() { kill -9 "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
+start_agent() { # extra options
+    : >"$T/agent.log"
+    "$VIGIL" agent --node n7 --kmsg "$T/kmsg" --controller "http://127.0.0.1:$PORT" --auth token \
+        --token-file "$T/token" --spool "$T/agent.spool" --retry-max 0.5 "$@" 2>>"$T/agent.log" &
+    AGENT_PID=$!
+    wait_for 'grep -q '\''agent: node n7'\'' "$T/agent.log"'
+}
+stop_agent() { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=; }
+# wait_for 'shell condition' — evaluates it every 20 ms for up to 10 s (quietly)
+wait_for() { i=0; while ! eval "$1" 2>/dev/null; do [ $i -ge 500 ] && return 1; sleep 0.02; i=$((i + 1)); done; }
+xid() { # CODE BUS → one /dev/kmsg-format line
+    printf '6,%d,%d,-;NVRM: Xid (PCI:0000:%s:00): %d, pid=1, name=python, test\n' 1 1000 "$2" "$1"
+}
+q() { sqlite3 "$T/incidents.db" "$1"; }
+incidents() { q "select count(*) from incidents"; }
+
+umask 077
+echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+: >"$T/kmsg"
+
+# (a) detection and folding
+start_serve 0
+check "serve up" test -n "$PORT"
+start_agent --interval 0 --no-nvml-events --window 3
+t0=$(date +%s%N)
+xid 79 3b >>"$T/kmsg"
+wait_for 'test "$(incidents)" = 1'
+t1=$(date +%s%N)
+echo "# kernel-log line -> incident stored: $(( (t1 - t0) / 1000000 )) ms"
+is "an XID 79 line becomes one incident" "$(incidents)" 1
+is "incident fields: node, kind, code, pci, action" \
+    "$(q "select node||' '||kind||' '||code||' '||pci||' '||action from incidents")" "n7 xid 79 0000:3b:00.0 reboot"
+is "it arrived over the HTTP API" \
+    "$(curl -s "http://127.0.0.1:$PORT/v1/incidents" | grep -o '"pci":"0000:3b:00.0"' | head -1)" '"pci":"0000:3b:00.0"'
+for i in 1 2 3 4; do xid 79 3b >>"$T/kmsg"; done
+wait_for 'test "$(q '\''select count from incidents'\'')" = 5'
+is "four repeats fold into the incident's count" "$(q 'select count from incidents')" 5
+is "still one incident" "$(incidents)" 1
+is "the repeats took one message, not four" "$(q 'select count(distinct seq) from messages')" 2
+check "the spool is empty after the acknowledgements" grep -qx 'vigil-spool 1 next=3' "$T/agent.spool"
+
+# (b) controller down → spooled → delivered once, in order
+APORT=$PORT
+stop_serve
+for b in 41 42 43 44 45; do xid 48 $b >>"$T/kmsg"; sleep 0.05; done
+wait_for 'test "$(grep -c '\''^M '\'' "$T/agent.spool")" = 5'
+is "controller down: five messages spooled" "$(grep -c '^M ' "$T/agent.spool")" 5
+check "the agent says it is unreachable" grep -q 'controller unreachable' "$T/agent.log"
+start_serve "$APORT"
+wait_for 'grep -qx '\''vigil-spool 1 next=8'\'' "$T/agent.spool"'
+is "controller back: all five arrived" "$(q "select count(*) from incidents where code=48")" 5
+is "in order" "$(q "select group_concat(substr(pci,6,2),',') from (select pci from incidents where code=48 order by id)")" \
+    "41,42,43,44,45"
+is "exactly once" "$(q "select count(*) from messages")" 7
+
+# (c) SIGKILL mid-storm
+( for b in $(seq 100 159); do xid 95 "$(printf '%02x' "$b")" >>"$T/kmsg"; sleep 0.01; done ) &
+STORM=$!
+sleep 0.3
+stop_serve
+wait $STORM
+start_serve "$APORT"
+wait_for 'test "$(q "select count(*) from incidents where code=95")" = 60'
+is "kill -9 mid-storm: all 60 incidents arrived" "$(q "select count(*) from incidents where code=95")" 60
+is "none doubled" "$(q "select count(*) from incidents where code=95 and count<>1")" 0
+stop_agent
+check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/agent.log"
+
+# (d) fake NVML: state, events, a hung call
+if [ -r "$FAKE_NVML" ]; then
+    export VIGIL_NVML_LIB="$FAKE_NVML" FAKE_NVML_STATE="$T/nvml-state"
+    printf 'gpus=4\n' >"$T/nvml-state"
+    : >"$T/nvml-state.events"
+    start_agent --interval 1 --window 1
+    wait_for 'grep -q '\''nvml: watching'\'' "$T/agent.log"'
+    check "the NVML event watcher is up" grep -q 'nvml: watching XID and ECC events on 4 GPUs' "$T/agent.log"
+    printf 'gpus=4\ngpu2.ecc_dbe_volatile=1\n' >"$T/nvml-state.new" && mv "$T/nvml-state.new" "$T/nvml-state"
+    wait_for 'test "$(q "select count(*) from incidents where kind='\''ecc-dbe'\'' and gpu=2")" -ge 1'
+    is "an ECC DBE in the NVML state → an ecc-dbe incident for GPU 2" \
+        "$(q "select count(*) from incidents where kind='ecc-dbe' and gpu=2")" 1
+    echo 'event=79 gpu=1' >>"$T/nvml-state.events"
+    wait_for 'test "$(q "select count(*) from incidents where kind='\''xid'\'' and code=79 and gpu=1")" = 1'
+    is "an XID from the NVML event set is delivered" \
+        "$(q "select json_extract(event,'\$.source')||' '||pci from incidents where kind='xid' and code=79 and gpu=1")" \
+        "nvml 0000:2a:00.0"
+    printf 'gpus=4\ngpu*.hang=nvmlDeviceGetTotalEccErrors\n' >"$T/nvml-state.new" && mv "$T/nvml-state.new" "$T/nvml-state"
+    wait_for 'test "$(q "select count(*) from incidents where kind='\''probe-hung'\''")" -ge 1'
+    is "a hung NVML call → a probe-hung incident" "$(q "select count(*) from incidents where kind='probe-hung'")" 1
+    xid 43 77 >>"$T/kmsg"
+    wait_for 'test "$(q "select count(*) from incidents where code=43")" = 1'
+    is "the kernel log is still read while NVML hangs" "$(q "select count(*) from incidents where code=43")" 1
+    stop_agent
+    unset VIGIL_NVML_LIB FAKE_NVML_STATE
+else
+    skip "fake NVML library not built"
+fi
+
+# input errors
+exits_with "bad --interval is an input error" 2 "$VIGIL" agent --interval abc
+exits_with "bad --drain-at is an input error" 2 "$VIGIL" agent --drain-at sometimes
+exits_with "unknown option is an input error" 2 "$VIGIL" agent --bogus
+exits_with "unwritable spool is an input error" 2 "$VIGIL" agent --controller http://127.0.0.1:1 --auth none \
+    --spool /nonexistent/dir/spool --kmsg "$T/kmsg"
+msg=$("$VIGIL" agent --controller http://127.0.0.1:1 --auth none --spool /nonexistent/dir/spool --kmsg "$T/kmsg" 2>&1)
+check "the error names the spool file" sh -c "echo '$msg' | grep -q /nonexistent/dir/spool"
+exits_with "--once with a fault in the log exits 1" 1 "$VIGIL" agent --once --kmsg "$T/kmsg" --interval 0 \
+    --no-nvml-events
+printf 'plain text\n' >"$T/quiet"
+exits_with "--once on a clean log exits 0" 0 "$VIGIL" agent --once --kmsg "$T/quiet" --interval 0 --no-nvml-events
+
+# (e) standalone on a real lab node
+umask 022
+if command -v slurmctld >/dev/null && [ "$(id -u)" = 0 ] && lab_up 2 --no-vigil; then
+    trap cleanup EXIT   # lab_up set its own
+    check "--no-vigil: no controller in the lab's env" sh -c "! $VIGIL lab env --dir $LAB_DIR | grep -q VIGIL_CONTROLLER"
+    : >"$T/agent.log"
+    "$VIGIL" agent --node n1 --kmsg "$LAB_DIR/nodes/n1/kmsg" --slurm --interval 0 --no-nvml-events \
+        2>>"$T/agent.log" &
+    AGENT_PID=$!
+    wait_for 'grep -q '\''agent: node n1'\'' "$T/agent.log"'
+    xid 79 18 >>"$LAB_DIR/nodes/n1/kmsg"
+    wait_for 'sh -c "scontrol show node n1 | grep -q '\''State=.*DRAIN'\''"'
+    st=$(scontrol show node n1)
+    check "standalone: the node is drained" sh -c "echo '$st' | grep -q 'State=.*DRAIN'"
+    check "with a vigil: reason naming the XID" sh -c "echo '$st' | grep -q 'Reason=vigil: xid 79 on 0000:18:00.0'"
+    check "the other node is untouched" sh -c "scontrol show node n2 | grep -q 'State=IDLE '"
+    stop_agent
+else
+    skip "standalone drain: needs root, Slurm and a lab"
+fi
