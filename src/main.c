@@ -19,6 +19,7 @@ static const struct subcommand commands[] = {
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
+    { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
 };
 
 static void usage(FILE *f)

@@ -11,5 +11,6 @@ int cmd_lab(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif
