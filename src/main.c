@@ -20,6 +20,9 @@ static const struct subcommand commands[] = {
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "version", cmd_version, "print the version and the data directory" },
     { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
+    { "inject", cmd_inject, "make a node fail like a real one (XID, lost GPU, crash, freeze…); clear undoes it" },
+    { "trainer", cmd_trainer, "stand-in training job for drills: timed steps, checkpoints, resume (run with srun)" },
+    { "drill", cmd_drill, "timed node-failure drill: detect, isolate, requeue, restart, resume (--html report)" },
 };
 
 static void usage(FILE *f)

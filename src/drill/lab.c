@@ -519,3 +519,36 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
     }
     return 0;
 }
+
+/* ---- restarting a node (after a crash drill) ----------------------------- */
+
+int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen)
+{
+    struct vg_lab_info info;
+    err[0] = 0;
+    if (vg_lab_info(dir, &info)) return snprintf(err, errlen, "%s: not a vigil lab", dir), -1;
+    struct vg_lab_opts o = { .dir = dir, .nodes = info.nodes, .spares = info.spares,
+                             .rack_size = info.rack_size, .port_base = info.port_base };
+    struct lab l = { .o = &o, .dir = dir, .port_base = info.port_base, .err = err, .errlen = errlen };
+    vg_strlcpy(l.conf, info.conf, sizeof l.conf);
+    snprintf(l.tag, sizeof l.tag, "%s=%s", VG_LAB_TAG, dir);
+    snprintf(l.vlab, sizeof l.vlab, "VIGIL_LAB=%s", dir);
+    snprintf(l.sconf, sizeof l.sconf, "SLURM_CONF=%s", l.conf);
+    struct vg_lab_daemon *d;
+    size_t nd;
+    if (vg_lab_daemons(dir, &d, &nd)) return snprintf(err, errlen, "%s/run/daemons: unreadable", dir), -1;
+    char envnode[96], buf[1024];
+    snprintf(envnode, sizeof envnode, "VIGIL_NODE=%s", node);
+    int rc = 0;
+    for (size_t i = 0; i < sizeof node_daemons / sizeof node_daemons[0] && !rc; i++) {
+        bool alive = false;
+        for (size_t k = 0; k < nd; k++)
+            alive |= d[k].alive && !strcmp(d[k].node, node) && !strcmp(d[k].name, node_daemons[i].name);
+        if (alive) continue;
+        const char *argv[16] = { NULL };
+        node_daemons[i].argv(&l, node, buf, sizeof buf, argv);
+        if (start(&l, node_daemons[i].name, node, argv, envnode, enter_node, (void *)node) < 0) rc = -1;
+    }
+    free(d);
+    return rc;
+}

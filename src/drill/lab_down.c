@@ -222,3 +222,10 @@ char *vg_lab_env(const char *dir)
     sbuf_printf(&b, "export SLURM_CONF=%s\nexport VIGIL_LAB=%s\n", info.conf, dir);
     return sbuf_take(&b);
 }
+
+const char *vg_lab_resolve_dir(const char *dir)
+{
+    if (dir && *dir) return dir;
+    const char *env = getenv("VIGIL_LAB");
+    return env && *env ? env : VG_LAB_DEFAULT_DIR;
+}
