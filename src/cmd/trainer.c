@@ -75,14 +75,18 @@ int cmd_trainer(int argc, char **argv)
     if (!dir) return vg_input_error("trainer: --ckpt-dir DIR is required\n%s", TRAINER_USAGE);
     long rank = env_long("SLURM_PROCID", 0), ntasks = env_long("SLURM_NTASKS", 1);
     long restart = env_long("SLURM_RESTART_COUNT", 0);
-    if (rank == 0 && mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
+    if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
     say("start rank %ld/%ld restart %ld", rank, ntasks, restart);
     long step = vg_ckpt_latest(dir);
-    if (step < 0 && rank == 0) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
-    if (step < 0) step = 0;   /* another rank: rank 0 creates the directory */
+    if (step < 0) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
     if (step > 0 && rank == 0) say("resumed from step %ld", step);
     int64_t next = vg_mono_ms();
     while (step < steps) {
+        if (ntasks > 1) {   /* the collective: every rank finished the previous step */
+            if (vg_progress_write(dir, restart, rank, step))
+                return vg_err("trainer: %s: %s", dir, strerror(errno)), VG_EXIT_FINDINGS;
+            while (vg_progress_min(dir, restart, ntasks) < step) vg_sleep_ms(5);
+        }
         next += step_ms;
         int64_t now = vg_mono_ms();
         if (next > now) vg_sleep_ms(next - now);

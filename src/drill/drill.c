@@ -78,10 +78,11 @@ static int write_script(struct run *r, char *err, size_t errlen)
         return snprintf(err, errlen, "paths with a quote cannot go in a job script: %s", self), -1;
     /* enough steps to outlast the drill */
     long steps = (long)o->deadline_s * 1000 / (o->step_ms > 0 ? o->step_ms : 1) * 2 + 1000;
+    if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
     FILE *f = fopen(r->script, "we");
     if (!f) return snprintf(err, errlen, "%.300s: %s", r->script, strerror(errno)), -1;
     fprintf(f, "#!/bin/sh\n# vigil drill: the stand-in trainer, one rank per node\n"
-               "exec srun --ntasks-per-node=1 '%s' trainer --ckpt-dir '%s' --steps %ld --step-ms %d "
+               "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 '%s' trainer --ckpt-dir '%s' --steps %ld --step-ms %d "
                "--ckpt-every %d\n",
             self, r->ckpt, steps, o->step_ms, o->ckpt_every);
     int rc = fclose(f);
@@ -216,44 +217,51 @@ static bool any_spare(const char *nodelist, const struct vg_node_state *ns, size
     return spare;
 }
 
+/* One poll: the job first, then all nodes (one call each).  Slurm requeues a
+ * job because its node went down, so a node seen DOWN right after the job was
+ * seen requeued was isolated by then: its time is taken as the requeue's. */
 static void poll_once(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
-    struct vg_node_state *ns = NULL;
-    size_t nn = 0;
-    if (vg_slurm_nodes(r->s, NULL, &ns, &nn) == 0) {
-        int64_t now = vg_now_ms();
-        for (size_t i = 0; i < nn; i++) {
-            if (strcmp(ns[i].name, r->victim)) continue;
-            char d[256];
-            snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "", ns[i].reason);
-            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, "slurm", d);
-            if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
-        }
-    }
-    if (o->controller && !r->at[VG_ST_DETECT]) {
-        int64_t at = vigil_detected(r);
-        if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
-    }
     struct vg_job_state js;
-    if (vg_slurm_job(r->s, r->job, &js) == 0) {
-        int64_t now = vg_now_ms();
+    bool requeued_now = false;
+    int64_t tj = vg_now_ms();
+    bool have_job = vg_slurm_job(r->s, r->job, &js) == 0;
+    if (have_job) {
         bool requeued = js.restarts > r->restarts0 || !strcmp(js.state, "PENDING") ||
                         vg_startswith(js.state, "REQUEUE");
-        if (requeued) mark(r, VG_ST_REQUEUE, now, "", "");
-        if (js.restarts > r->restarts0 && !strcmp(js.state, "RUNNING") && !r->at[VG_ST_RESTART]) {
-            mark(r, VG_ST_RESTART, now, "", "");
-            vg_strlcpy(r->restart_nodes, js.nodelist, sizeof r->restart_nodes);
-            r->restart_spare = any_spare(js.nodelist, ns, nn, r->victim, &r->restart_victim);
-        }
+        if (requeued && !r->at[VG_ST_REQUEUE]) requeued_now = true, mark(r, VG_ST_REQUEUE, tj, "", "");
         if (job_terminal(js.state)) {
             r->job_over = true;
             vg_strlcpy(r->job_end, js.state, sizeof r->job_end);
         }
     }
+    struct vg_node_state *ns = NULL;
+    size_t nn = 0;
+    if (vg_slurm_nodes(r->s, NULL, &ns, &nn) == 0) {
+        int64_t now = requeued_now ? tj : vg_now_ms();
+        for (size_t i = 0; i < nn; i++) {
+            if (strcmp(ns[i].name, r->victim)) continue;
+            char d[256];
+            snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "",
+                     ns[i].reason);
+            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, "slurm", d);
+            if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
+        }
+    }
+    if (have_job && js.restarts > r->restarts0 && !strcmp(js.state, "RUNNING") && !r->at[VG_ST_RESTART]) {
+        mark(r, VG_ST_RESTART, tj, "", "");
+        vg_strlcpy(r->restart_nodes, js.nodelist, sizeof r->restart_nodes);
+        r->restart_spare = any_spare(js.nodelist, ns, nn, r->victim, &r->restart_victim);
+    }
     free(ns);
+    if (o->controller && !r->at[VG_ST_DETECT]) {
+        int64_t at = vigil_detected(r);
+        if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
+    }
     vg_joblog_poll(&r->log_state);
-    if (r->log_state.resume_step >= 0 && r->at[VG_ST_RESTART]) mark(r, VG_ST_RESUME, r->log_state.resume_step_at, "", "");
+    if (r->log_state.resume_step >= 0 && r->at[VG_ST_RESTART])
+        mark(r, VG_ST_RESUME, r->log_state.resume_step_at, "", "");
 }
 
 static int inject(struct run *r, char *err, size_t errlen)

@@ -227,7 +227,7 @@ static int set_ib(const struct vg_inject_opts *o, json_t *undo)
     int rc = 0;
     for (int i = 0; i < 2 && !rc; i++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "/sys" IB_PORT "/%s", leaf[i]);
+        snprintf(rel, sizeof rel, IB_PORT "/%s", leaf[i]);
         char *path = node_path(o->lab, o->node, rel);
         make_parents(path);
         char *old = read_or_null(path);
@@ -586,7 +586,7 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
         json_object_foreach((json_t *)sys, key, v) {
             if (strcmp(key, "state") && strcmp(key, "phys_state")) continue;
             char rel[128];
-            snprintf(rel, sizeof rel, "/sys" IB_PORT "/%s", key);
+            snprintf(rel, sizeof rel, IB_PORT "/%s", key);
             char *path = node_path(lab, node, rel);
             rc |= replace_file(path, json_string_value(v));
             free(path);

@@ -101,3 +101,33 @@ long vg_ckpt_latest(const char *dir)
     vg_free_list(names, n);
     return best;
 }
+
+int vg_progress_write(const char *dir, long restart, long rank, long step)
+{
+    struct sbuf tmp = SBUF_INIT, dst = SBUF_INIT;
+    sbuf_printf(&tmp, "%s/.progress-%ld-%ld.tmp", dir, restart, rank);
+    sbuf_printf(&dst, "%s/.progress-%ld-%ld", dir, restart, rank);
+    char body[32];
+    int len = snprintf(body, sizeof body, "%ld\n", step);
+    int rc = -1, fd = open(tmp.s, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        rc = write(fd, body, (size_t)len) == len ? 0 : -1;
+        if (close(fd)) rc = -1;
+        if (!rc) rc = rename(tmp.s, dst.s);
+    }
+    sbuf_free(&tmp), sbuf_free(&dst);
+    return rc;
+}
+
+long vg_progress_min(const char *dir, long restart, long ntasks)
+{
+    long min = -1;
+    for (long r = 0; r < ntasks; r++) {
+        char path[64], line[32];
+        snprintf(path, sizeof path, "/.progress-%ld-%ld", restart, r);
+        long step;
+        if (vg_read_line(dir, path, line, sizeof line) || !vg_parse_long(line, &step)) return -1;
+        if (min < 0 || step < min) min = step;
+    }
+    return min;
+}

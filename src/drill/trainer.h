@@ -18,4 +18,12 @@ int vg_ckpt_write(const char *dir, long step);
  * (a fresh start); -1 when dir cannot be read. */
 long vg_ckpt_latest(const char *dir);
 
+/* The ranks' progress, a file barrier standing in for the collective of a real
+ * job (one rank dead or frozen stalls all, as NCCL would): each rank records
+ * the step it finished in DIR/.progress-C-R (C: the restart count). */
+int vg_progress_write(const char *dir, long restart, long rank, long step);
+/* The smallest step all ntasks ranks of that restart finished; -1 when a
+ * rank has not written yet. */
+long vg_progress_min(const char *dir, long restart, long ntasks);
+
 #endif

@@ -79,8 +79,10 @@ static void timeline(FILE *f, const json_t *run, double deadline)
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", X(a), X(a), bar_y - 4,
                 bar_y + bar_h + 4);
         /* labels alternate above and below so close stages stay readable */
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\">%s %.2f s</text>\n", X(a) + 2,
-                s % 2 ? bar_y + bar_h + 16 : bar_y - 8, vg_stage_name((enum vg_stage)s), a);
+        bool right = X(a) > W * 0.8;   /* near the right edge the label ends at its mark */
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\" text-anchor=\"%s\">%s %.2f s</text>\n",
+                X(a) + (right ? -2 : 2), s % 2 ? bar_y + bar_h + 16 : bar_y - 8, right ? "end" : "start",
+                vg_stage_name((enum vg_stage)s), a);
         prev = a;
     }
     double step = tick_step(span);
@@ -108,10 +110,9 @@ static void stats_table(FILE *f, const json_t *rep)
     for (int s = 0; s <= VG_ST_COUNT; s++) {
         const char *name = s < VG_ST_COUNT ? vg_stage_name((enum vg_stage)s) : "work_lost_steps";
         const json_t *st = json_object_get(rep, name);
-        fprintf(f, "<tr><td>%s%s</td>", s < VG_ST_COUNT ? "<span class=\"sw\" style=\"background:" : "",
-                s < VG_ST_COUNT ? colors[s] : "");
-        if (s < VG_ST_COUNT) fprintf(f, "\"></span>%s</td>", name);
-        else fputs("work lost (steps)</td>", f);
+        if (s < VG_ST_COUNT)
+            fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td>", colors[s], name);
+        else fputs("<tr><td>work lost (steps)</td>", f);
         cell_secs(f, json_object_get(st, "median"));
         cell_secs(f, json_object_get(st, "p90"));
         cell_secs(f, json_object_get(st, "max"));
