@@ -58,7 +58,7 @@ static void timeline(FILE *f, const json_t *run, double deadline)
     double span = end * 1.05, plot = W - LEFT - RIGHT;
     const int bar_y = 30, bar_h = 26, h = 100;
 #define X(t) (LEFT + (t) / span * plot)
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+    fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "role=\"img\" aria-label=\"timeline of run %lld\">\n",
             W, h, W, h, vg_json_int(run, "run", 0));
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%g\" height=\"%d\" fill=\"#f3f3f3\"/>\n", LEFT, bar_y, plot, bar_h);
