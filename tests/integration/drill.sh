@@ -89,7 +89,7 @@ if command -v chromium >/dev/null 2>&1; then
         --screenshot="$T/crash.png" "file://$T/crash.html" >/dev/null 2>&1
     size=$(stat -c %s "$T/crash.png" 2>/dev/null || echo 0)
     check "html: chromium renders a screenshot ($size bytes)" test "$size" -gt 20000
-    [ -n "$DRILL_SCREENSHOT" ] && cp "$T/crash.png" "$DRILL_SCREENSHOT"
+    if [ -n "$DRILL_SCREENSHOT" ]; then cp "$T/crash.png" "$DRILL_SCREENSHOT"; fi
 else
     skip "html: chromium is not installed"
 fi
