@@ -13,14 +13,17 @@ struct subcommand {
 };
 
 static const struct subcommand commands[] = {
-    { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
+    { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "check", cmd_check, "one-shot node health check (NHC-style; Slurm HealthCheckProgram)" },
+    { "drill", cmd_drill, "timed node-failure drill: detect, isolate, requeue, restart, resume (--html report)" },
+    { "inject", cmd_inject, "make a node fail like a real one (XID, lost GPU, crash, freeze…); clear undoes it" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "score", cmd_score, "a ClusterMAX-style scorecard from audit, security, check and drill reports" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
+    { "trainer", cmd_trainer, "stand-in training job for drills: timed steps, checkpoints, resume (run with srun)" },
     { "version", cmd_version, "print the version and the data directory" },
 };
 

@@ -3,7 +3,7 @@
 # when any is missing.  Used by `make check`, `make bench`, `make demo` and .ci/run.
 PKGS="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
 libmicrohttpd-dev libmunge-dev libcmocka-dev munge slurmctld slurmd slurm-client
-clang libclang-rt-14-dev rpm procps iproute2 util-linux sqlite3 curl ca-certificates chromium"
+clang libclang-rt-14-dev rpm procps iproute2 util-linux sqlite3 curl ca-certificates jq chromium"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -14,5 +14,8 @@ int cmd_scan(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_drill(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
+int cmd_trainer(int argc, char **argv);
 
 #endif

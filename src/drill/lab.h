@@ -61,6 +61,11 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
 /* PIDs of the lab's live processes: those carrying its tag, and its
  * slurmstepds (found by their open files under dir); not their descendants. */
 int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
+/* dir when given, else $VIGIL_LAB, else VG_LAB_DEFAULT_DIR. */
+const char *vg_lab_resolve_dir(const char *dir);
+/* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
+ * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
+int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
  * the lab runs vigil), malloc'd. */
 char *vg_lab_env(const char *dir);

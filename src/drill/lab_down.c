@@ -224,3 +224,10 @@ char *vg_lab_env(const char *dir)
     if (info.controller[0]) sbuf_printf(&b, "export VIGIL_CONTROLLER=%s\n", info.controller);
     return sbuf_take(&b);
 }
+
+const char *vg_lab_resolve_dir(const char *dir)
+{
+    if (dir && *dir) return dir;
+    const char *env = getenv("VIGIL_LAB");
+    return env && *env ? env : VG_LAB_DEFAULT_DIR;
+}

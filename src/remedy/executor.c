@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define VG_REPAIR_TIMEOUT_MS (30 * 60 * 1000)
 
@@ -52,11 +53,20 @@ static void push(struct queue *q, struct item *it)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Blocks for the next item; NULL once stopped and drained. */
-static struct item *pop(struct queue *q)
+/* Blocks for the next item, at most timeout_ms when >= 0; NULL once stopped
+ * and drained, or at the timeout (then *stopped tells which). */
+static struct item *pop_timed(struct queue *q, int64_t timeout_ms, bool *stopped)
 {
     pthread_mutex_lock(&q->lock);
-    while (!q->head && !q->stop) pthread_cond_wait(&q->cond, &q->lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(timeout_ms / 1000);
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    while (!q->head && !q->stop)
+        if (timeout_ms < 0) pthread_cond_wait(&q->cond, &q->lock);
+        else if (pthread_cond_timedwait(&q->cond, &q->lock, &until)) break;
+    if (stopped) *stopped = q->stop && !q->head;
     struct item *it = q->head;
     if (it) {
         q->head = it->next;
@@ -306,13 +316,47 @@ static void repair(struct vg_executor *x, struct item *it)
     vg_store_set_state(x->store, it->incident, "closed");
 }
 
+/* A node vigil isolated that is back in service (an operator or a drill
+ * resumed it) closes its incident with a `returned` step, so the next fault
+ * on it opens a new incident instead of folding into the old one.  One
+ * `scontrol show node` for all nodes, every 2 s, only while such incidents exist. */
+static bool reconcile(struct vg_executor *x)
+{
+    json_t *open = vg_store_incidents(x->store, NULL, true, 0);
+    bool watching = false;
+    struct vg_node_state *ns = NULL;
+    size_t nn = 0;
+    for (size_t i = 0; i < json_array_size(open); i++) {
+        json_t *inc = json_array_get(open, i);
+        if (!vg_startswith(vg_json_str(inc, "state", ""), "isolated")) continue;
+        watching = true;
+        if (!ns && vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) break;
+        for (size_t k = 0; k < nn; k++)
+            if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
+                vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, vg_now_ms(),
+                              "back in service outside vigil (resumed by someone else)");
+                vg_store_set_state(x->store, vg_json_int(inc, "id", 0), "closed");
+            }
+    }
+    free(ns);
+    json_decref(open);
+    return watching;
+}
+
 static void *worker_main(void *arg)
 {
     struct vg_executor *x = arg;
     pool_init(x);
-    for (struct item *it; (it = pop(&x->work));) {
-        handle(x, it);
-        free(it);
+    bool watching = x->act, stopped = false;
+    while (!stopped) {
+        struct item *it = pop_timed(&x->work, watching ? 2000 : -1, &stopped);
+        if (it) {
+            handle(x, it);
+            free(it);
+            watching = x->act;
+        } else if (!stopped) {
+            watching = reconcile(x);
+        }
     }
     return NULL;
 }
@@ -320,7 +364,7 @@ static void *worker_main(void *arg)
 static void *repair_main(void *arg)
 {
     struct vg_executor *x = arg;
-    for (struct item *it; (it = pop(&x->repair));) {
+    for (struct item *it; (it = pop_timed(&x->repair, -1, NULL));) {
         repair(x, it);
         free(it);
     }

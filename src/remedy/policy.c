@@ -185,22 +185,30 @@ static bool contains(char *const *v, size_t n, const char *s)
     return false;
 }
 
-static size_t recent(struct vg_isolation_log *log, int64_t now, int64_t window)
+/* Isolations within the window whose node is still out (a node that came
+ * back no longer counts); older entries are dropped. */
+static size_t recent(struct vg_isolation_log *log, int64_t now, int64_t window, const struct vg_node_view *cluster,
+                     size_t n)
 {
-    size_t keep = 0;
-    for (size_t i = 0; i < log->n; i++)
-        if (now - log->at[i] <= window) log->at[keep++] = log->at[i];
+    size_t keep = 0, out = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        if (now - log->e[i].at > window) continue;
+        log->e[keep++] = log->e[i];
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(cluster[k].name, log->e[i].node) && cluster[k].unavailable) out++;
+    }
     log->n = keep;
-    return keep;
+    return out;
 }
 
-static void log_add(struct vg_isolation_log *log, int64_t now)
+static void log_add(struct vg_isolation_log *log, int64_t now, const char *node)
 {
     if (log->n == log->cap) {
         log->cap = log->cap ? log->cap * 2 : 16;
-        log->at = vg_xrealloc(log->at, log->cap * sizeof *log->at);
+        log->e = vg_xrealloc(log->e, log->cap * sizeof *log->e);
     }
-    log->at[log->n++] = now;
+    log->e[log->n].at = now;
+    vg_strlcpy(log->e[log->n++].node, node, sizeof log->e[0].node);
 }
 
 void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *cluster, size_t n, const char *node,
@@ -260,7 +268,7 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
 
     size_t allowed = n * (size_t)p->breaker_percent / 100;
     if (allowed < 1) allowed = 1;
-    size_t already = recent(log, now, p->breaker_window_ms);
+    size_t already = recent(log, now, p->breaker_window_ms, cluster, n);
     if (already + d->nisolate > allowed) {
         d->held = true;
         snprintf(d->note, sizeof d->note,
@@ -268,7 +276,7 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
                  already + d->nisolate, (long long)(p->breaker_window_ms / 1000), p->breaker_percent, n, allowed);
         return;
     }
-    for (size_t i = 0; i < d->nisolate; i++) log_add(log, now);
+    for (size_t i = 0; i < d->nisolate; i++) log_add(log, now, d->isolate[i]);
 
     size_t want = 0;
     for (size_t i = 0; i < d->nisolate; i++) {
@@ -297,6 +305,6 @@ void vg_decision_free(struct vg_decision *d)
 
 void vg_isolation_log_free(struct vg_isolation_log *log)
 {
-    free(log->at);
+    free(log->e);
     memset(log, 0, sizeof *log);
 }

@@ -10,8 +10,9 @@
  *   - rack / NVLink domain: when more than `domain_max_unavailable` nodes of a
  *     domain are unavailable, the whole domain is isolated as a unit;
  *   - blast-radius breaker: if isolating would bring the nodes vigil isolated
- *     within `breaker_window_ms` above `breaker_percent` of the cluster, it
- *     holds (records, alerts) instead of acting. */
+ *     within `breaker_window_ms` (and that are still out) above
+ *     `breaker_percent` of the cluster, it holds (records, alerts) instead of
+ *     acting. */
 #ifndef VG_POLICY_H
 #define VG_POLICY_H
 #include "signal/event.h"
@@ -43,8 +44,12 @@ struct vg_node_view {
 };
 
 /* Isolations vigil made recently (for the breaker). */
+struct vg_isolation {
+    int64_t at;
+    char node[64];
+};
 struct vg_isolation_log {
-    int64_t *at;
+    struct vg_isolation *e;
     size_t n, cap;
 };
 

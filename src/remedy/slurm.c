@@ -367,6 +367,30 @@ int vg_slurm_reservation_nodes(struct vg_slurm *s, const char *name, char ***nod
     return rc;
 }
 
+/* ---- jobs ------------------------------------------------------------------ */
+
+int vg_slurm_submit(struct vg_slurm *s, const char *const *opts, size_t nopts, const char *script, long *jobid)
+{
+    *jobid = 0;
+    if (!script || !*script || nopts > 32) return fail(s, "sbatch: no script or too many options%s%s", "", "");
+    const char *argv[36];
+    size_t a = 0;
+    argv[a++] = "sbatch";
+    argv[a++] = "--parsable";
+    for (size_t i = 0; i < nopts; i++) argv[a++] = opts[i];
+    argv[a++] = script;
+    argv[a] = NULL;
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    /* "123" or "123;cluster" */
+    char *semi = strchr(r.out, ';');
+    if (semi) *semi = 0;
+    int rc = vg_parse_long(vg_trim(r.out), jobid) && *jobid > 0 ? 0
+             : fail(s, "sbatch: unexpected output '%.80s'%s", r.out, "");
+    vg_spawn_result_free(&r);
+    return rc;
+}
+
 int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *const *nodes, size_t n, bool exists)
 {
     if (!valid_name(name)) return fail(s, "invalid reservation name '%s'%s", name, "");
@@ -403,5 +427,16 @@ int vg_slurm_show_config(struct vg_slurm *s, struct vg_slurm_kv **kv, size_t *n)
     int rc = vg_slurm_parse_config(r.out, kv, n);
     if (rc) fail(s, "scontrol show config: unexpected output%s%s", "", "");
     vg_spawn_result_free(&r);
+    return rc;
+}
+
+int vg_slurm_cancel(struct vg_slurm *s, long id)
+{
+    char ids[32];
+    snprintf(ids, sizeof ids, "%ld", id);
+    const char *argv[] = { "scancel", ids, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
     return rc;
 }

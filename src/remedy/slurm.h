@@ -57,6 +57,12 @@ struct vg_job_state {
  * job is unknown). */
 int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out);
 
+/* `sbatch --parsable OPTS… SCRIPT`: submits a batch job; *jobid gets its id.
+ * opts are whole sbatch arguments ("--requeue", "-N3", "--output=FILE"). */
+int vg_slurm_submit(struct vg_slurm *s, const char *const *opts, size_t nopts, const char *script, long *jobid);
+/* `scancel ID`. */
+int vg_slurm_cancel(struct vg_slurm *s, long id);
+
 /* The parsers behind the calls, on the commands' text (tests and fuzzing). */
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out);

@@ -192,6 +192,15 @@ static void test_breaker(void **state)
     }
     assert_int_equal(isolated, 2);
     assert_int_equal(held, 6);
+    /* A node that came back no longer counts: one more may go within the window. */
+    cluster[0].unavailable = cluster[0].ours = false;
+    vg_policy_decide(&p, cluster, 10, "n7", VG_ACT_DRAIN_RMA, "xid 79", 2000, &log, &d);
+    assert_false(d.held);
+    cluster[6].unavailable = cluster[6].ours = true;
+    vg_decision_free(&d);
+    vg_policy_decide(&p, cluster, 10, "n6", VG_ACT_DRAIN_RMA, "xid 79", 2001, &log, &d);
+    assert_true(d.held);
+    vg_decision_free(&d);
     /* After the window the breaker lets the next one through. */
     vg_policy_decide(&p, cluster, 10, "n8", VG_ACT_DRAIN_RMA, "xid 79", 1000 + 601000, &log, &d);
     assert_false(d.held);

@@ -1,0 +1,124 @@
+/* drill.c — `vigil drill`: the timed node-failure drill (see drill/drill.h and
+ * docs/drill.md).  Exit 0 when every run went through every stage, 1 when a
+ * stage never happened in some run (the report says which), 2 for bad
+ * options. */
+#include "cmd/cmd.h"
+#include "drill/drill.h"
+#include "drill/lab.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DRILL_USAGE                                                                                     \
+    "usage: vigil drill [--lab [--dir DIR]] [--partition P] [--nodes N] [--fault KIND] [--gpu G]\n"     \
+    "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
+    "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
+    "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via srun|ssh]\n"      \
+    "                   [--workdir DIR] [--poll-ms MS] [--json] [--html FILE]\n"                        \
+    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
+
+static int int_opt(const char *name, const char *v, long min, long max, int *out)
+{
+    long x;
+    if (!vg_parse_long(v, &x) || x < min || x > max)
+        return vg_input_error("drill: %s: '%s' is not a number in %ld..%ld", name, v, min, max);
+    *out = (int)x;
+    return 0;
+}
+
+int cmd_drill(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "lab", no_argument, 0, 'L' },           { "dir", required_argument, 0, 'd' },
+        { "partition", required_argument, 0, 'p' }, { "nodes", required_argument, 0, 'N' },
+        { "fault", required_argument, 0, 'f' },   { "gpu", required_argument, 0, 'g' },
+        { "runs", required_argument, 0, 'r' },    { "deadline", required_argument, 0, 'D' },
+        { "steady-steps", required_argument, 0, 's' }, { "step-ms", required_argument, 0, 'm' },
+        { "ckpt-every", required_argument, 0, 'k' }, { "job-script", required_argument, 0, 'J' },
+        { "resume-pattern", required_argument, 0, 'R' }, { "step-pattern", required_argument, 0, 'S' },
+        { "controller", required_argument, 0, 'c' }, { "victim", required_argument, 0, 'v' },
+        { "hit-batch-host", no_argument, 0, 'B' }, { "via", required_argument, 0, 'V' },
+        { "workdir", required_argument, 0, 'w' }, { "poll-ms", required_argument, 0, 'P' },
+        { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
+        { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
+    };
+    struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
+                               .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
+                               .step_pattern = "step ([0-9]+)", .resume_pattern = "resumed from step ([0-9]+)",
+                               .via = "srun", .fault_name = "xid:79" };
+    bool lab = false, json = false, resume_given = false;
+    const char *dir = NULL, *html = NULL;
+    int c, rc = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
+        switch (c) {
+        case 'L': lab = true; break;
+        case 'd': dir = optarg, lab = true; break;
+        case 'p': o.partition = optarg; break;
+        case 'N': rc = int_opt("--nodes", optarg, 1, 4096, &o.nodes); break;
+        case 'f':
+            if (!vg_inj_kind_parse(optarg, &o.kind, &o.code) || (o.kind == VG_INJ_XID && !strchr(optarg, ':')))
+                return vg_input_error("drill: --fault: '%s' is not xid:CODE, gpu-lost, ecc-dbe, ib-down, "
+                                      "nvml-hang, node-crash or node-freeze", optarg);
+            o.fault_name = optarg;
+            break;
+        case 'g': rc = int_opt("--gpu", optarg, 0, 7, &o.gpu); break;
+        case 'r': rc = int_opt("--runs", optarg, 1, 1000, &o.runs); break;
+        case 'D': rc = int_opt("--deadline", optarg, 1, 86400, &o.deadline_s); break;
+        case 's': rc = int_opt("--steady-steps", optarg, 1, 1000000, &o.steady_steps); break;
+        case 'm': rc = int_opt("--step-ms", optarg, 1, 600000, &o.step_ms); break;
+        case 'k': rc = int_opt("--ckpt-every", optarg, 1, 1000000, &o.ckpt_every); break;
+        case 'J': o.job_script = optarg; break;
+        case 'R': o.resume_pattern = optarg, resume_given = true; break;
+        case 'S': o.step_pattern = optarg; break;
+        case 'c': o.controller = optarg; break;
+        case 'v': o.victim = optarg; break;
+        case 'B': o.hit_batch_host = true; break;
+        case 'V': o.via = optarg; break;
+        case 'w': o.workdir = optarg; break;
+        case 'P': rc = int_opt("--poll-ms", optarg, 10, 10000, &o.poll_ms); break;
+        case 'j': json = true; break;
+        case 'H': html = optarg; break;
+        case 'h': fputs(DRILL_USAGE, stdout); return 0;
+        default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
+        }
+    }
+    if (rc) return rc;
+    if (optind < argc) return vg_input_error("drill: unexpected argument '%s'", argv[optind]);
+    if (o.job_script && !resume_given)
+        return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
+    if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;
+    struct vg_lab_info info;
+    if (lab) {
+        o.lab = vg_lab_resolve_dir(dir);
+        if (vg_lab_info(o.lab, &info)) return vg_input_error("drill: --dir: %s is not a vigil lab", o.lab);
+        o.slurm_conf = info.conf;
+        if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
+    }
+    FILE *hf = NULL;
+    if (html && !(hf = fopen(html, "we"))) return vg_input_error("drill: --html: %s: %s", html, strerror(errno));
+    char err[512];
+    json_t *rep = vg_drill(&o, err, sizeof err);
+    if (!rep) {
+        if (hf) fclose(hf);
+        vg_err("drill: %s", err);
+        return VG_EXIT_FINDINGS;
+    }
+    bool ok = vg_drill_recovered(rep);
+    if (hf) {
+        int hrc = vg_drill_html(hf, rep);
+        if (fclose(hf) || hrc) vg_err("drill: --html: %s: %s", html, strerror(errno));
+        else if (!json) fprintf(stderr, "vigil: drill: HTML report: %s\n", html);
+    }
+    if (json) vg_json_print(stdout, rep, 0);
+    else {
+        vg_drill_print(stdout, rep);
+        json_decref(rep);
+    }
+    return ok ? 0 : VG_EXIT_FINDINGS;
+}

@@ -1,0 +1,106 @@
+/* trainer.c — `vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS]
+ * [--ckpt-every K]`: a stand-in for a distributed training job, run with
+ * srun on N nodes.  Each rank (SLURM_PROCID of SLURM_NTASKS, restart
+ * SLURM_RESTART_COUNT) resumes from the newest complete checkpoint and does
+ * timed steps; rank 0 writes a checkpoint every K steps and prints the
+ * progress lines the drill reads, each led by an RFC 3339 UTC timestamp:
+ *   start rank R/N restart C · resumed from step S · step S · checkpoint S */
+#include "cmd/cmd.h"
+#include "drill/trainer.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define TRAINER_USAGE \
+    "usage: vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS] [--ckpt-every K]\n" \
+    "  (run with srun; reads SLURM_PROCID, SLURM_NTASKS, SLURM_RESTART_COUNT)\n"
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char ts[32];
+    vg_format_time(vg_now_ms(), ts);
+    printf("%s ", ts);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    long x;
+    return v && vg_parse_long(v, &x) && x >= 0 ? x : def;
+}
+
+static int opt_long(const char *name, const char *v, long min, long *out)
+{
+    if (!vg_parse_long(v, out) || *out < min || *out > 100000000)
+        return vg_input_error("trainer: %s: '%s' is not a number >= %ld", name, v, min);
+    return 0;
+}
+
+int cmd_trainer(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "ckpt-dir", required_argument, 0, 'c' }, { "steps", required_argument, 0, 's' },
+        { "step-ms", required_argument, 0, 'm' },  { "ckpt-every", required_argument, 0, 'k' },
+        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+    };
+    const char *dir = NULL;
+    long steps = 100, step_ms = 200, every = 10;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': dir = optarg; break;
+        case 's': if (opt_long("--steps", optarg, 1, &steps)) return VG_EXIT_INPUT; break;
+        case 'm': if (opt_long("--step-ms", optarg, 0, &step_ms)) return VG_EXIT_INPUT; break;
+        case 'k': if (opt_long("--ckpt-every", optarg, 1, &every)) return VG_EXIT_INPUT; break;
+        case 'h': fputs(TRAINER_USAGE, stdout); return 0;
+        default: fputs(TRAINER_USAGE, stderr); return VG_EXIT_INPUT;
+        }
+    }
+    if (optind < argc) return vg_input_error("trainer: unexpected argument '%s'", argv[optind]);
+    if (!dir) return vg_input_error("trainer: --ckpt-dir DIR is required\n%s", TRAINER_USAGE);
+    long rank = env_long("SLURM_PROCID", 0), ntasks = env_long("SLURM_NTASKS", 1);
+    long restart = env_long("SLURM_RESTART_COUNT", 0);
+    if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
+    say("start rank %ld/%ld restart %ld", rank, ntasks, restart);
+    long step = vg_ckpt_latest(dir);
+    if (step < 0) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
+    if (step > 0 && rank == 0) say("resumed from step %ld", step);
+    int64_t next = vg_mono_ms();
+    while (step < steps) {
+        if (ntasks > 1) {   /* the collective: every rank finished the previous step */
+            if (vg_progress_write(dir, restart, rank, step))
+                return vg_err("trainer: %s: %s", dir, strerror(errno)), VG_EXIT_FINDINGS;
+            while (vg_progress_min(dir, restart, ntasks) < step) vg_sleep_ms(5);
+        }
+        next += step_ms;
+        int64_t now = vg_mono_ms();
+        if (next > now) vg_sleep_ms(next - now);
+        step++;
+        if (rank != 0) continue;
+        say("step %ld", step);
+        if (step % every == 0) {
+            if (vg_ckpt_write(dir, step)) {
+                vg_err("trainer: checkpoint %ld in %s: %s", step, dir, strerror(errno));
+                return VG_EXIT_FINDINGS;
+            }
+            say("checkpoint %ld", step);
+        }
+    }
+    if (rank == 0) say("done %ld steps", step);
+    return 0;
+}

@@ -1,0 +1,512 @@
+/* drill.c — running a drill (see drill.h): per run, submit the job
+ * (sbatch --requeue --open-mode=append), wait for steady progress, inject the
+ * fault on one of its nodes, then poll slurmctld (one `scontrol show node`
+ * for all nodes and one `scontrol show job` per poll), the controller's
+ * incidents and the job's log until the job resumes or the deadline passes;
+ * then cancel, clear the injection, and wait for the nodes to be idle. */
+#include "drill/drill.h"
+#include "drill/lab.h"
+#include "remedy/client.h"
+#include "remedy/slurm.h"
+#include "util/hostlist.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/rootfs.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SETTLE_MS 60000     /* for nodes to be idle again after a run */
+#define START_MS 60000      /* for the job to start and reach steady progress (plus its steps) */
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { (void)sig; interrupted = 1; }
+
+struct run {
+    const struct vg_drill_opts *o;
+    struct vg_slurm *s;
+    char dir[1024], log[1100], script[1100], ckpt[1100];
+    long job;
+    int gpu;                  /* the GPU faulted in this run */
+    int restarts0;
+    char victim[64], batch_host[64], nodes_before[256];
+    int64_t submitted, steady, t0;
+    int64_t at[VG_ST_COUNT];
+    char by[16], detail[256], restart_nodes[256];
+    bool restart_spare, restart_victim, job_over;
+    char job_end[32];
+    json_t *injection;
+    struct vg_joblog log_state;
+};
+
+static bool node_unavailable(const struct vg_node_state *n)
+{
+    return n->down || n->drain || strstr(n->state, "FAIL") || !n->responding;
+}
+
+static bool node_isolated(const struct vg_node_state *n)
+{
+    return n->down || n->drain || strstr(n->state, "FAIL");
+}
+
+static bool job_terminal(const char *state)
+{
+    static const char *const end[] = { "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT",
+                                       "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED" };
+    for (size_t i = 0; i < sizeof end / sizeof end[0]; i++)
+        if (vg_startswith(state, end[i])) return true;
+    return false;
+}
+
+/* ---- the job ------------------------------------------------------------- */
+
+static bool shell_safe(const char *s) { return !strchr(s, '\''); }
+
+static int write_script(struct run *r, char *err, size_t errlen)
+{
+    const struct vg_drill_opts *o = r->o;
+    char self[1024] = "vigil";
+    if (o->self) vg_strlcpy(self, o->self, sizeof self);
+    else if (vg_read_link(NULL, "/proc/self/exe", self, sizeof self)) vg_strlcpy(self, "vigil", sizeof self);
+    if (!shell_safe(self) || !shell_safe(r->ckpt))
+        return snprintf(err, errlen, "paths with a quote cannot go in a job script: %s", self), -1;
+    /* enough steps to outlast the drill */
+    long steps = (long)o->deadline_s * 1000 / (o->step_ms > 0 ? o->step_ms : 1) * 2 + 1000;
+    if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
+    FILE *f = fopen(r->script, "we");
+    if (!f) return snprintf(err, errlen, "%.300s: %s", r->script, strerror(errno)), -1;
+    fprintf(f, "#!/bin/sh\n# vigil drill: the stand-in trainer, one rank per node\n"
+               "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 '%s' trainer --ckpt-dir '%s' --steps %ld --step-ms %d "
+               "--ckpt-every %d\n",
+            self, r->ckpt, steps, o->step_ms, o->ckpt_every);
+    int rc = fclose(f);
+    if (rc || chmod(r->script, 0755)) return snprintf(err, errlen, "%.300s: %s", r->script, strerror(errno)), -1;
+    return 0;
+}
+
+static int submit(struct run *r, char *err, size_t errlen)
+{
+    const struct vg_drill_opts *o = r->o;
+    char nodes[32], out[1200], part[160];
+    snprintf(nodes, sizeof nodes, "--nodes=%d", o->nodes);
+    snprintf(out, sizeof out, "--output=%s", r->log);
+    const char *opts[12];
+    size_t n = 0;
+    opts[n++] = "--requeue";
+    opts[n++] = "--open-mode=append";
+    opts[n++] = "--job-name=vigil-drill";
+    opts[n++] = nodes;
+    opts[n++] = "--ntasks-per-node=1";
+    opts[n++] = out;
+    if (o->partition) {
+        snprintf(part, sizeof part, "--partition=%s", o->partition);
+        opts[n++] = part;
+    }
+    const char *script = o->job_script ? o->job_script : r->script;
+    if (vg_slurm_submit(r->s, opts, n, script, &r->job))
+        return snprintf(err, errlen, "%s", r->s->err), -1;
+    r->submitted = vg_now_ms();
+    return 0;
+}
+
+/* Waits for the job to run and its log to show steady progress. */
+static int wait_steady(struct run *r, char *err, size_t errlen)
+{
+    const struct vg_drill_opts *o = r->o;
+    int64_t end = vg_mono_ms() + START_MS + (int64_t)o->steady_steps * o->step_ms;
+    struct vg_job_state js;
+    while (vg_mono_ms() < end && !interrupted) {
+        if (vg_slurm_job(r->s, r->job, &js) == 0) {
+            if (job_terminal(js.state))
+                return snprintf(err, errlen, "job %ld ended (%s) before the fault; see %.300s", r->job, js.state,
+                                r->log), -1;
+            vg_joblog_poll(&r->log_state);
+            if (!strcmp(js.state, "RUNNING") && r->log_state.max_step >= o->steady_steps) {
+                r->restarts0 = js.restarts;
+                vg_strlcpy(r->batch_host, js.batch_host, sizeof r->batch_host);
+                vg_strlcpy(r->nodes_before, js.nodelist, sizeof r->nodes_before);
+                r->steady = vg_now_ms();
+                return 0;
+            }
+        }
+        vg_sleep_ms(o->poll_ms);
+    }
+    return snprintf(err, errlen, "job %ld did not reach step %d within %lld s; see %.300s", r->job, o->steady_steps,
+                    (long long)(START_MS / 1000 + (int64_t)o->steady_steps * o->step_ms / 1000), r->log), -1;
+}
+
+static int pick_victim(struct run *r, char *err, size_t errlen)
+{
+    if (r->o->victim) {
+        vg_strlcpy(r->victim, r->o->victim, sizeof r->victim);
+        return 0;
+    }
+    char **names;
+    int n = vg_hostlist_expand(r->nodes_before, &names, 4096);
+    if (n <= 0) return snprintf(err, errlen, "job %ld: node list '%s' unreadable", r->job, r->nodes_before), -1;
+    int pick = 0;
+    for (int i = 0; i < n && !r->o->hit_batch_host; i++)
+        if (strcmp(names[i], r->batch_host)) {
+            pick = i;
+            break;
+        }
+    vg_strlcpy(r->victim, names[pick], sizeof r->victim);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return 0;
+}
+
+/* ---- measuring ----------------------------------------------------------- */
+
+static void mark(struct run *r, enum vg_stage s, int64_t at, const char *by, const char *detail)
+{
+    if (r->at[s]) return;
+    r->at[s] = at < r->t0 ? r->t0 : at;
+    if (s == VG_ST_DETECT) {
+        vg_strlcpy(r->by, by, sizeof r->by);
+        vg_strlcpy(r->detail, detail, sizeof r->detail);
+    }
+}
+
+/* The vigil incident of the victim opened since t0: its `detected` time. */
+static int64_t vigil_detected(struct run *r)
+{
+    char url[1200], err[256];
+    snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->o->controller, r->victim);
+    long status;
+    char *body = NULL;
+    int64_t best = 0;
+    if (vg_client_get(url, 2000, &status, &body, err, sizeof err) || status != 200 || !body) {
+        free(body);
+        return 0;
+    }
+    json_t *list = json_loads(body, 0, NULL);
+    free(body);
+    size_t i;
+    json_t *inc;
+    json_array_foreach(list, i, inc) {
+        if (strcmp(vg_json_str(inc, "node", ""), r->victim)) continue;
+        int64_t at = vg_json_get_time(json_object_get(json_object_get(inc, "steps"), "detected"), "at");
+        /* the agent's clock may be a little behind the injection's */
+        if (at >= r->t0 - 500 && (!best || at < best)) best = at;
+    }
+    json_decref(list);
+    return best;
+}
+
+static bool any_spare(const char *nodelist, const struct vg_node_state *ns, size_t nn, const char *victim,
+                      bool *on_victim)
+{
+    char **names;
+    int n = vg_hostlist_expand(nodelist, &names, 4096);
+    bool spare = false;
+    *on_victim = false;
+    for (int i = 0; i < n; i++) {
+        for (size_t k = 0; k < nn; k++)
+            if (!strcmp(ns[k].name, names[i]) && strstr(ns[k].features, "spare")) spare = true;
+        if (!strcmp(names[i], victim)) *on_victim = true;
+        free(names[i]);
+    }
+    if (n > 0) free(names);
+    return spare;
+}
+
+/* One poll: the job first, then all nodes (one call each).  Slurm requeues a
+ * job because its node went down, so a node seen DOWN right after the job was
+ * seen requeued was isolated by then: its time is taken as the requeue's. */
+static void poll_once(struct run *r)
+{
+    const struct vg_drill_opts *o = r->o;
+    struct vg_job_state js;
+    bool requeued_now = false;
+    int64_t tj = vg_now_ms();
+    bool have_job = vg_slurm_job(r->s, r->job, &js) == 0;
+    if (have_job) {
+        bool requeued = js.restarts > r->restarts0 || !strcmp(js.state, "PENDING") ||
+                        vg_startswith(js.state, "REQUEUE");
+        if (requeued && !r->at[VG_ST_REQUEUE]) requeued_now = true, mark(r, VG_ST_REQUEUE, tj, "", "");
+        if (job_terminal(js.state)) {
+            r->job_over = true;
+            vg_strlcpy(r->job_end, js.state, sizeof r->job_end);
+        }
+    }
+    struct vg_node_state *ns = NULL;
+    size_t nn = 0;
+    if (vg_slurm_nodes(r->s, NULL, &ns, &nn) == 0) {
+        int64_t now = requeued_now ? tj : vg_now_ms();
+        for (size_t i = 0; i < nn; i++) {
+            if (strcmp(ns[i].name, r->victim)) continue;
+            char d[256];
+            snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "",
+                     ns[i].reason);
+            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, "slurm", d);
+            if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
+        }
+    }
+    if (have_job && js.restarts > r->restarts0 && !strcmp(js.state, "RUNNING") && !r->at[VG_ST_RESTART]) {
+        mark(r, VG_ST_RESTART, tj, "", "");
+        vg_strlcpy(r->restart_nodes, js.nodelist, sizeof r->restart_nodes);
+        r->restart_spare = any_spare(js.nodelist, ns, nn, r->victim, &r->restart_victim);
+    }
+    free(ns);
+    if (o->controller && !r->at[VG_ST_DETECT]) {
+        int64_t at = vigil_detected(r);
+        if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
+    }
+    vg_joblog_poll(&r->log_state);
+    if (r->log_state.resume_step >= 0 && r->at[VG_ST_RESTART])
+        mark(r, VG_ST_RESUME, r->log_state.resume_step_at, "", "");
+}
+
+static int inject(struct run *r, char *err, size_t errlen)
+{
+    const struct vg_drill_opts *o = r->o;
+    struct vg_inject_opts io = { .kind = o->kind, .code = o->code, .node = r->victim, .gpu = r->gpu,
+                                 .lab = o->lab, .via = o->via, .self = o->self, .slurm_conf = o->slurm_conf };
+    char rec[1200];
+    if (!o->lab) {
+        snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
+        io.record = rec;
+    }
+    if (vg_inject(&io, &r->injection, err, errlen)) return -1;
+    r->t0 = vg_json_get_time(r->injection, "time");
+    r->log_state.mark = r->t0;
+    return 0;
+}
+
+/* ---- cleanup ------------------------------------------------------------- */
+
+static void cleanup(struct run *r)
+{
+    const struct vg_drill_opts *o = r->o;
+    struct vg_job_state js;
+    if (r->job > 0) {
+        vg_slurm_cancel(r->s, r->job);
+        for (int64_t end = vg_mono_ms() + 20000; vg_mono_ms() < end; vg_sleep_ms(200))
+            if (vg_slurm_job(r->s, r->job, &js) || job_terminal(js.state)) break;
+    }
+    if (r->injection) {
+        char rec[1200], err[256];
+        struct vg_inject_opts io = { .node = r->victim, .lab = o->lab, .via = o->via, .self = o->self,
+                                     .slurm_conf = o->slurm_conf };
+        if (!o->lab) {
+            snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
+            io.record = rec;
+        }
+        int n;
+        if (vg_inject_clear(&io, &n, err, sizeof err)) vg_warn("drill: clearing the injection: %s", err);
+    }
+    if (!r->victim[0]) return;
+    /* vigil's own drain/down (reason "vigil:…") is undone; Slurm returns a node
+     * that was only "not responding" by itself once its slurmd is back */
+    const char *v[] = { r->victim };
+    bool idle = false;
+    for (int64_t end = vg_mono_ms() + SETTLE_MS; vg_mono_ms() < end && !idle && !interrupted; vg_sleep_ms(250)) {
+        vg_slurm_resume_ours(r->s, v, 1);
+        struct vg_node_state *ns;
+        size_t nn;
+        if (vg_slurm_nodes(r->s, NULL, &ns, &nn)) continue;
+        idle = true;
+        for (size_t i = 0; i < nn; i++)
+            if (!vg_startswith(ns[i].state, "IDLE") || strchr(ns[i].state, '+')) {
+                /* only the victim and nodes still finishing the job matter */
+                if (!strcmp(ns[i].name, r->victim) || strstr(ns[i].state, "COMPLETING") ||
+                    strstr(ns[i].state, "ALLOCATED") || strstr(ns[i].state, "MIXED"))
+                    idle = false;
+            }
+        free(ns);
+    }
+    if (!idle) vg_warn("drill: node %s is not idle %d s after the run", r->victim, SETTLE_MS / 1000);
+}
+
+/* ---- the run's record ---------------------------------------------------- */
+
+static json_t *stage_json(const struct run *r, enum vg_stage s)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "at", vg_json_time(r->at[s]));
+    json_object_set_new(j, "after_s", r->at[s] ? json_real((double)(r->at[s] - r->t0) / 1000.0) : json_null());
+    return j;
+}
+
+static const char *const never_words[VG_ST_COUNT] = {
+    "never detected", "never isolated", "never requeued", "never restarted", "never resumed",
+};
+
+static json_t *run_json(struct run *r, int index, const char *error)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "run", json_integer(index));
+    json_object_set_new(j, "job", r->job > 0 ? json_integer(r->job) : json_null());
+    vg_json_set_str(j, "victim", r->victim);
+    vg_json_set_str(j, "batch_host", r->batch_host);
+    vg_json_set_str(j, "nodes_before", r->nodes_before);
+    json_object_set_new(j, "submitted", vg_json_time(r->submitted));
+    json_object_set_new(j, "steady", vg_json_time(r->steady));
+    json_object_set_new(j, "t0", vg_json_time(r->t0));
+    json_object_set_new(j, "injection", r->injection ? json_incref(r->injection) : json_null());
+    for (int s = 0; s < VG_ST_COUNT; s++) {
+        json_t *st = stage_json(r, (enum vg_stage)s);
+        if (s == VG_ST_DETECT) {
+            vg_json_set_str(st, "by", r->at[s] ? r->by : NULL);
+            vg_json_set_str(st, "detail", r->at[s] ? r->detail : NULL);
+        }
+        if (s == VG_ST_RESTART) {
+            vg_json_set_str(st, "nodes", r->restart_nodes);
+            json_object_set_new(st, "spare", r->at[s] ? json_boolean(r->restart_spare) : json_null());
+            json_object_set_new(st, "same_node", r->at[s] ? json_boolean(r->restart_victim) : json_null());
+        }
+        if (s == VG_ST_RESUME)
+            json_object_set_new(st, "from_step", r->log_state.resumed_from >= 0
+                                                     ? json_integer(r->log_state.resumed_from) : json_null());
+        json_object_set_new(j, vg_stage_name((enum vg_stage)s), st);
+    }
+    long before = r->log_state.step_before, from = r->log_state.resumed_from;
+    json_object_set_new(j, "last_step_before", before >= 0 ? json_integer(before) : json_null());
+    json_object_set_new(j, "work_lost_steps",
+                        before >= 0 && from >= 0 && r->at[VG_ST_RESUME] ? json_integer(before > from ? before - from : 0)
+                                                                       : json_null());
+    const char *never = NULL;
+    for (int s = 0; s < VG_ST_COUNT && !never; s++)
+        if (!r->at[s]) never = vg_stage_name((enum vg_stage)s);
+    vg_json_set_str(j, "never", error ? "detect" : never);
+    struct sbuf msg = SBUF_INIT;
+    if (error) sbuf_puts(&msg, error);
+    else if (never) {
+        for (int s = 0; s < VG_ST_COUNT; s++)
+            if (!r->at[s]) {
+                sbuf_puts(&msg, never_words[s]);
+                break;
+            }
+        if (r->job_over) sbuf_printf(&msg, " (the job ended %s)", r->job_end);
+        else sbuf_printf(&msg, " within the %d s deadline", r->o->deadline_s);
+    }
+    vg_json_set_str(j, "message", msg.s);
+    sbuf_free(&msg);
+    vg_json_set_str(j, "log", r->log);
+    return j;
+}
+
+/* ---- one run and the drill ----------------------------------------------- */
+
+static json_t *one_run(const struct vg_drill_opts *o, struct vg_slurm *s, const char *base, int index,
+                       char *err, size_t errlen, bool *fatal)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.s = s;
+    snprintf(r.dir, sizeof r.dir, "%.900s/run-%d", base, index);
+    /* a fresh fault each run: another GPU, unless --gpu fixes one */
+    r.gpu = o->gpu >= 0 ? o->gpu : (index - 1) % 8;
+    snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
+    snprintf(r.script, sizeof r.script, "%.1000s/job.sh", r.dir);
+    snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
+    *fatal = false;
+    if (mkdir(r.dir, 0755) && errno != EEXIST) {
+        snprintf(err, errlen, "%.300s: %s", r.dir, strerror(errno));
+        *fatal = true;
+        return NULL;
+    }
+    char lerr[256];
+    if (vg_joblog_init(&r.log_state, r.log, o->step_pattern, o->resume_pattern, lerr, sizeof lerr)) {
+        snprintf(err, errlen, "%s", lerr);
+        *fatal = true;
+        return NULL;
+    }
+    char rerr[512] = "";
+    int rc = o->job_script ? 0 : write_script(&r, rerr, sizeof rerr);
+    if (!rc) rc = submit(&r, rerr, sizeof rerr);
+    if (rc) *fatal = true;   /* a job that cannot be submitted will not be the next time */
+    if (!rc) rc = wait_steady(&r, rerr, sizeof rerr);
+    if (!rc) rc = pick_victim(&r, rerr, sizeof rerr);
+    if (!rc && !interrupted) {
+        vg_info("drill run %d: job %ld on %s, injecting %s on %s", index, r.job, r.nodes_before,
+                o->fault_name, r.victim);
+        rc = inject(&r, rerr, sizeof rerr);
+    }
+    if (!rc) {
+        int64_t end = r.t0 + (int64_t)o->deadline_s * 1000;
+        while (!interrupted && vg_now_ms() < end && !r.at[VG_ST_RESUME] && !r.job_over) {
+            poll_once(&r);
+            vg_sleep_ms(o->poll_ms);
+        }
+        if (interrupted) snprintf(rerr, sizeof rerr, "interrupted");
+    }
+    json_t *j = *fatal ? NULL : run_json(&r, index, rerr[0] ? rerr : NULL);
+    cleanup(&r);
+    vg_joblog_free(&r.log_state);
+    json_decref(r.injection);
+    if (*fatal) snprintf(err, errlen, "%s", rerr);
+    return j;
+}
+
+json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
+{
+    err[0] = 0;
+    struct vg_slurm s = { .conf = o->slurm_conf, .timeout_ms = 10000 };
+    char base[1024];
+    if (o->workdir) vg_strlcpy(base, o->workdir, sizeof base);
+    else if (o->lab) snprintf(base, sizeof base, "%.1000s/drill", o->lab);
+    else snprintf(base, sizeof base, "vigil-drill");
+    if (mkdir(base, 0755) && errno != EEXIST) {
+        snprintf(err, errlen, "%.300s: %s", base, strerror(errno));
+        return NULL;
+    }
+    /* a fresh directory per drill, so runs never resume another drill's checkpoints */
+    char work[1100];
+    snprintf(work, sizeof work, "%.1000s/%lld", base, (long long)vg_now_ms());
+    if (mkdir(work, 0755)) {
+        snprintf(err, errlen, "%.300s: %s", work, strerror(errno));
+        return NULL;
+    }
+    struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    interrupted = 0;
+    json_t *rep = json_object();
+    json_object_set_new(rep, "fault", json_string(o->fault_name));
+    json_object_set_new(rep, "cluster", json_string(o->lab ? "lab" : "slurm"));
+    vg_json_set_str(rep, "lab", o->lab);
+    vg_json_set_str(rep, "partition", o->partition);
+    json_object_set_new(rep, "nodes", json_integer(o->nodes));
+    json_object_set_new(rep, "deadline_s", json_integer(o->deadline_s));
+    vg_json_set_str(rep, "controller", o->controller);
+    json_object_set_new(rep, "job", json_string(o->job_script ? o->job_script : "vigil trainer"));
+    json_object_set_new(rep, "ckpt_every", o->job_script ? json_null() : json_integer(o->ckpt_every));
+    json_object_set_new(rep, "started", vg_json_time(vg_now_ms()));
+    vg_json_set_str(rep, "workdir", work);
+    json_t *runs = json_array();
+    json_object_set_new(rep, "runs", runs);
+    for (int i = 1; i <= o->runs && !interrupted; i++) {
+        bool fatal;
+        json_t *run = one_run(o, &s, work, i, err, errlen, &fatal);
+        if (fatal) {
+            json_decref(rep);
+            rep = NULL;
+            break;
+        }
+        json_array_append_new(runs, run);
+    }
+    if (rep) {
+        json_object_set_new(rep, "finished", vg_json_time(vg_now_ms()));
+        json_object_set_new(rep, "slurm_calls", json_integer(s.calls));
+        json_t *t = json_object();
+        json_object_set_new(t, "clustermax", json_pack("{s:f,s:f}", "detect", VG_TARGET_CMAX_DETECT, "restart",
+                                                       VG_TARGET_CMAX_RESTART));
+        json_object_set_new(t, "vigil", json_pack("{s:f,s:f,s:f}", "detect", VG_TARGET_VIGIL_DETECT, "isolate",
+                                                  VG_TARGET_VIGIL_ISOLATE, "restart", VG_TARGET_VIGIL_RESTART));
+        json_object_set_new(rep, "targets", t);
+        vg_drill_summarize(rep);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return rep;
+}

@@ -1,0 +1,112 @@
+/* drill.h — the timed node-failure drill (`vigil drill`): submit a requeueable
+ * job, wait for steady progress, inject a fault on one of its nodes, and
+ * time each stage of the recovery from authoritative sources — the injection
+ * record (t0), slurmctld's node and job states, the vigil incident when a
+ * controller is known, and the job's own log.  Runs on any Slurm cluster; in
+ * a `vigil lab` it injects directly into the node. */
+#ifndef VG_DRILL_H
+#define VG_DRILL_H
+#include "drill/inject.h"
+#include <jansson.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum vg_stage { VG_ST_DETECT = 0, VG_ST_ISOLATE, VG_ST_REQUEUE, VG_ST_RESTART, VG_ST_RESUME, VG_ST_COUNT };
+const char *vg_stage_name(enum vg_stage s);   /* "detect" … "resume" */
+
+/* Targets printed next to the figures (seconds): the public ClusterMAX bar
+ * (detection within 2 min, replacement within 1 h) and vigil's own. */
+#define VG_TARGET_CMAX_DETECT 120.0
+#define VG_TARGET_CMAX_RESTART 3600.0
+#define VG_TARGET_VIGIL_DETECT 1.0
+#define VG_TARGET_VIGIL_ISOLATE 2.0
+#define VG_TARGET_VIGIL_RESTART 10.0
+
+/* ---- statistics ---------------------------------------------------------- */
+
+/* median / p90 / max of n durations where a negative value is a stage that
+ * never happened (counted as +infinity): a statistic that lands on one is
+ * "none" (have_* false).  p90 is the nearest rank (ceil(0.9 n)); an even
+ * count's median is the mean of the middle two. */
+struct vg_stat {
+    bool have_median, have_p90, have_max;
+    double median, p90, max;
+    int count, never;
+};
+void vg_stat_compute(const double *v, int n, struct vg_stat *st);
+/* {"median":…, "p90":…, "max":…, "count":…, "never":…}, seconds or null. */
+json_t *vg_stat_json(const struct vg_stat *st);
+
+/* ---- the job's log ------------------------------------------------------- */
+
+struct vg_joblog {
+    regex_t step_re, resume_re;   /* group 1: the step number */
+    char path[1024];
+    long off;
+    char carry[4096];
+    size_t carry_len;
+    /* what was read */
+    long last_step;               /* the last `step` line's step (-1 none) */
+    int64_t last_step_at;
+    long max_step;
+    long step_before;             /* the last step at or before `mark` */
+    int64_t mark;                 /* t0: lines after it count for resume */
+    long resumed_from;            /* -1 until a resume line after mark */
+    int64_t resumed_at, resume_step_at;
+    long resume_step;
+};
+/* Compiles the patterns (POSIX extended, group 1 = step).  -1 with err on a bad one. */
+int vg_joblog_init(struct vg_joblog *l, const char *path, const char *step_re, const char *resume_re,
+                   char *err, size_t errlen);
+/* Reads the lines appended since the last call. */
+void vg_joblog_poll(struct vg_joblog *l);
+/* Feeds one line (without newline) read at now; a leading RFC 3339 stamp is
+ * the line's time, else now. */
+void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now);
+void vg_joblog_free(struct vg_joblog *l);
+
+/* ---- a drill ------------------------------------------------------------- */
+
+struct vg_drill_opts {
+    const char *lab;             /* lab directory, or NULL for the cluster of SLURM_CONF */
+    const char *slurm_conf;      /* NULL = the default / environment */
+    const char *partition;       /* NULL = the default partition */
+    int nodes;                   /* job size; default 2 */
+    enum vg_inj_kind kind;
+    int code;
+    int gpu;                     /* -1: GPU 0, 1, 2… in successive runs */
+    int runs;                    /* default 1 */
+    int deadline_s;              /* per run, from t0; default 180 */
+    int steady_steps;            /* steps before the fault; default ckpt_every + 2 */
+    int step_ms, ckpt_every;     /* trainer: 200 ms, every 5 steps */
+    int poll_ms;                 /* default 100 */
+    const char *job_script;      /* the user's job instead of the trainer */
+    const char *step_pattern;    /* default "step ([0-9]+)" */
+    const char *resume_pattern;  /* default "resumed from step ([0-9]+)" */
+    const char *controller;      /* vigil controller URL, or NULL */
+    const char *victim;          /* a node to hit; NULL = a job node other than the batch host */
+    bool hit_batch_host;
+    const char *workdir;         /* job scripts, logs, checkpoints; NULL = LAB/drill or ./vigil-drill */
+    const char *via;             /* inject on a real node: srun|ssh */
+    const char *self;            /* the vigil binary; NULL = /proc/self/exe */
+    const char *fault_name;      /* as given: "xid:79" */
+};
+
+/* Runs the drill; returns the report (the --json document), or NULL with err
+ * (nothing could be measured: no job, bad options). */
+json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen);
+/* True when every run went through every stage. */
+bool vg_drill_recovered(const json_t *report);
+
+/* Fills the per-stage statistics of a report from its runs (used by vg_drill
+ * and the tests). */
+void vg_drill_summarize(json_t *report);
+/* The terminal summary. */
+void vg_drill_print(FILE *f, const json_t *report);
+/* The self-contained HTML page (inline CSS and SVG).  0 or -1. */
+int vg_drill_html(FILE *f, const json_t *report);
+
+#endif

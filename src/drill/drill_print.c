@@ -1,0 +1,90 @@
+/* drill_print.c — the terminal summary of a drill report: each run's
+ * timeline (seconds after the fault), then per stage median / p90 / max next
+ * to the ClusterMAX bar and vigil's own targets.  See drill.h. */
+#include "drill/drill.h"
+#include "report/table.h"
+#include "util/jsonutil.h"
+#include <stdio.h>
+#include <string.h>
+
+static void secs(const json_t *v, char *buf, size_t n)
+{
+    if (json_is_number(v)) snprintf(buf, n, "%.2f", json_number_value(v));
+    else snprintf(buf, n, "never");
+}
+
+/* The target cell: "≤ 120 s", or "-" when none. */
+static const char *target(const json_t *rep, const char *who, const char *stage, char *buf, size_t n)
+{
+    const json_t *v = json_object_get(json_object_get(json_object_get(rep, "targets"), who), stage);
+    if (!json_is_number(v)) return "-";
+    snprintf(buf, n, "%s %g s", strcmp(who, "vigil") ? "<=" : "<", json_number_value(v));
+    return buf;
+}
+
+/* "yes"/"no" for whether the median meets vigil's target. */
+static const char *met(const json_t *rep, const char *stage, const json_t *median)
+{
+    const json_t *v = json_object_get(json_object_get(json_object_get(rep, "targets"), "vigil"), stage);
+    if (!json_is_number(v)) return "-";
+    if (!json_is_number(median)) return "no";
+    return json_number_value(median) < json_number_value(v) ? "yes" : "no";
+}
+
+void vg_drill_print(FILE *f, const json_t *rep)
+{
+    const json_t *runs = json_object_get(rep, "runs");
+    fprintf(f, "drill: %s on %s, %zu run%s, deadline %lld s%s%s\n", vg_json_str(rep, "fault", "?"),
+            vg_json_str(rep, "cluster", "?"), json_array_size(runs), json_array_size(runs) == 1 ? "" : "s",
+            vg_json_int(rep, "deadline_s", 0), vg_json_str(rep, "controller", NULL) ? ", controller " : " (vigil off)",
+            vg_json_str(rep, "controller", ""));
+    const char *rh[] = { "run", "job", "victim", "detect", "by", "isolate", "requeue", "restart", "on", "resume",
+                         "lost", "result" };
+    struct vg_table *t = vg_table_new(12, rh);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(runs, i, r) {
+        char c[VG_ST_COUNT][16], lost[16] = "-", on[300] = "-";
+        for (int s = 0; s < VG_ST_COUNT; s++)
+            secs(json_object_get(json_object_get(r, vg_stage_name((enum vg_stage)s)), "after_s"), c[s], 16);
+        const json_t *rs = json_object_get(r, "restart");
+        if (vg_json_str(rs, "nodes", NULL))
+            snprintf(on, sizeof on, "%s%s%s", vg_json_str(rs, "nodes", ""),
+                     json_is_true(json_object_get(rs, "spare")) ? " (spare)" : "",
+                     json_is_true(json_object_get(rs, "same_node")) ? " (same bad node)" : "");
+        if (json_is_integer(json_object_get(r, "work_lost_steps")))
+            snprintf(lost, sizeof lost, "%lld", vg_json_int(r, "work_lost_steps", 0));
+        vg_table_rowf(t, "%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", vg_json_int(r, "run", 0),
+                      vg_json_int(r, "job", 0), vg_json_str(r, "victim", "-"), c[0],
+                      vg_json_str(json_object_get(r, "detect"), "by", "-"), c[1], c[2], c[3], on, c[4], lost,
+                      vg_json_str(r, "message", "recovered"));
+    }
+    vg_table_print(t, f);
+    vg_table_free(t);
+    fputc('\n', f);
+    const char *sh[] = { "stage (s after fault)", "median", "p90", "max", "runs", "ClusterMAX", "vigil target",
+                         "met" };
+    t = vg_table_new(8, sh);
+    for (int s = 0; s < VG_ST_COUNT; s++) {
+        const char *name = vg_stage_name((enum vg_stage)s);
+        const json_t *st = json_object_get(rep, name);
+        char m[16], p[16], x[16], n[32], b1[32], b2[32];
+        secs(json_object_get(st, "median"), m, sizeof m);
+        secs(json_object_get(st, "p90"), p, sizeof p);
+        secs(json_object_get(st, "max"), x, sizeof x);
+        snprintf(n, sizeof n, "%lld/%zu", vg_json_int(st, "count", 0), json_array_size(runs));
+        vg_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name, m, p, x, n, target(rep, "clustermax", name, b1, 32),
+                      target(rep, "vigil", name, b2, 32), met(rep, name, json_object_get(st, "median")));
+    }
+    const json_t *wl = json_object_get(rep, "work_lost_steps");
+    char m[16], p[16], x[16], n[32], k[32] = "-";
+    secs(json_object_get(wl, "median"), m, sizeof m);
+    secs(json_object_get(wl, "p90"), p, sizeof p);
+    secs(json_object_get(wl, "max"), x, sizeof x);
+    snprintf(n, sizeof n, "%lld/%zu", vg_json_int(wl, "count", 0), json_array_size(runs));
+    if (json_is_integer(json_object_get(rep, "ckpt_every")))
+        snprintf(k, sizeof k, "<= %lld steps", vg_json_int(rep, "ckpt_every", 0));
+    vg_table_rowf(t, "work lost (steps)\t%s\t%s\t%s\t%s\t-\t%s\t-", m, p, x, n, k);
+    vg_table_print(t, f);
+    vg_table_free(t);
+}

@@ -1,0 +1,668 @@
+/* inject.c — performing and undoing injections (see inject.h): writes to a
+ * lab node's simulated kernel log, NVML state and sysfs, or to the local
+ * /dev/kmsg; signals a node's slurmd, slurmstepds and job tasks (each PID
+ * checked); runs itself on a remote node through srun or ssh; appends one
+ * JSON line per injection and per clear to the record file. */
+#include "drill/inject.h"
+#include "drill/lab.h"
+#include "util/jsonutil.h"
+#include "util/log.h"
+#include "util/proc.h"
+#include "util/rootfs.h"
+#include "util/sbuf.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IB_PORT "/sys/class/infiniband/mlx5_0/ports/1"
+#define NVML_HANG_CALLS "nvmlDeviceGetTotalEccErrors,nvmlDeviceGetTemperature,nvmlDeviceGetRemappedRows"
+
+static int fail(char *err, size_t n, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t n, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static bool valid_node(const char *s)
+{
+    if (!s || !*s || strlen(s) >= 64 || s[0] == '.' || s[0] == '-') return false;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) return false;
+    return true;
+}
+
+char *vg_inject_lab_record(const char *lab) { return vg_root_path(lab, "/injections.jsonl"); }
+
+static char *node_path(const char *lab, const char *node, const char *rel)
+{
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "%s/nodes/%s%s", lab, node, rel);
+    return sbuf_take(&b);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+static int append_text(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    ssize_t w = write(fd, text, len);
+    int rc = w == (ssize_t)len ? 0 : -1;
+    if (close(fd)) rc = -1;
+    return rc;
+}
+
+/* Writes path atomically (temp file + rename); text NULL removes it. */
+static int replace_file(const char *path, const char *text)
+{
+    if (!text) return unlink(path) && errno != ENOENT ? -1 : 0;
+    struct sbuf tmp = SBUF_INIT;
+    sbuf_printf(&tmp, "%s.inject-tmp", path);
+    int rc = -1, fd = open(tmp.s, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        size_t len = strlen(text);
+        rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+        if (close(fd)) rc = -1;
+        if (!rc) rc = rename(tmp.s, path);
+        if (rc) unlink(tmp.s);
+    }
+    sbuf_free(&tmp);
+    return rc;
+}
+
+/* mkdir -p of the directory part of path. */
+static void make_parents(const char *path)
+{
+    char *d = vg_xstrdup(path);
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(d, 0755);
+            *p = '/';
+        }
+    free(d);
+}
+
+/* The whole file, or NULL when it does not exist. */
+static char *read_or_null(const char *path)
+{
+    char *text;
+    if (vg_read_file(NULL, path, 1 << 20, &text, NULL)) return NULL;
+    return text;
+}
+
+/* The next /dev/kmsg sequence number of a lab node's log: one more than the
+ * last record's. */
+static uint64_t next_seq(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    char buf[8192];
+    off_t end = lseek(fd, 0, SEEK_END), from = end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0;
+    ssize_t r = pread(fd, buf, sizeof buf - 1, from);
+    close(fd);
+    uint64_t seq = 0;
+    if (r <= 0) return 1;
+    buf[r] = 0;
+    for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        unsigned prio;
+        unsigned long long s;
+        if (sscanf(line, "%u,%llu,", &prio, &s) == 2 && s >= seq) seq = s;
+    }
+    return seq + 1;
+}
+
+/* ---- kernel log ---------------------------------------------------------- */
+
+/* The messages a fault writes to the kernel log (NULL-free, count in *n). */
+static void fault_messages(const struct vg_inject_opts *o, const char *pci, char msgs[2][512], int *n)
+{
+    int pid = 1000 + (int)(vg_now_ms() % 60000);
+    *n = 0;
+    switch (o->kind) {
+    case VG_INJ_XID: vg_xid_message(o->code, pci, o->gpu, pid, msgs[(*n)++], 512); break;
+    case VG_INJ_ECC_DBE: vg_xid_message(48, pci, o->gpu, pid, msgs[(*n)++], 512); break;
+    case VG_INJ_GPU_LOST:
+        snprintf(msgs[(*n)++], 512, "NVRM: GPU %s: GPU has fallen off the bus.", pci);
+        vg_xid_message(79, pci, o->gpu, pid, msgs[(*n)++], 512);
+        break;
+    default: break;
+    }
+}
+
+static int write_lab_kmsg(const struct vg_inject_opts *o, const char *pci, struct sbuf *detail)
+{
+    char msgs[2][512], rec[1200];
+    int n;
+    fault_messages(o, pci, msgs, &n);
+    char *path = node_path(o->lab, o->node, "/kmsg");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        size_t len = vg_kmsg_record(3, next_seq(path), (uint64_t)vg_mono_ms() * 1000, msgs[i], pci, rec,
+                                    sizeof rec);
+        rc = append_text(path, rec, len);
+        sbuf_printf(detail, "%s%s", i ? " | " : "", msgs[i]);
+    }
+    free(path);
+    return rc;
+}
+
+/* /dev/kmsg takes "<prio>message" writes, one record each. */
+static int write_local_kmsg(const struct vg_inject_opts *o, const char *pci, struct sbuf *detail)
+{
+    char msgs[2][512], rec[600];
+    int n;
+    fault_messages(o, pci, msgs, &n);
+    char *path = vg_root_path(o->root, "/dev/kmsg");
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    free(path);
+    if (fd < 0) return -1;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        int len = snprintf(rec, sizeof rec, "<3>%s\n", msgs[i]);
+        rc = write(fd, rec, (size_t)len) == len ? 0 : -1;
+        sbuf_printf(detail, "%s%s", i ? " | " : "", msgs[i]);
+    }
+    close(fd);
+    return rc;
+}
+
+/* ---- NVML state and sysfs (lab) ------------------------------------------ */
+
+/* Replaces (or adds) the "key=value" lines of the node's fake NVML state;
+ * the previous text goes into undo as "nvml_state". */
+static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+{
+    char *path = node_path(o->lab, o->node, "/nvml-state");
+    char *prev = read_or_null(path);
+    json_object_set_new(undo, "nvml_state", prev ? json_string(prev) : json_null());
+    struct sbuf out = SBUF_INIT;
+    char *copy = vg_xstrdup(prev ? prev : ""), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        bool replaced = false;
+        for (size_t i = 0; i < nkv && !replaced; i++) {
+            size_t kl = strcspn(kv[i], "=");
+            replaced = !strncmp(line, kv[i], kl) && line[kl] == '=';
+        }
+        if (!replaced) sbuf_printf(&out, "%s\n", line);
+    }
+    for (size_t i = 0; i < nkv; i++) sbuf_printf(&out, "%s\n", kv[i]);
+    int rc = replace_file(path, out.s ? out.s : "");
+    free(copy);
+    free(prev);
+    sbuf_free(&out);
+    free(path);
+    return rc;
+}
+
+/* Appends a line to the fake NVML's events file (delivered once by
+ * nvmlEventSetWait). */
+static int nvml_event(const struct vg_inject_opts *o, const char *line)
+{
+    char *path = node_path(o->lab, o->node, "/nvml-state.events");
+    int rc = append_text(path, line, strlen(line));
+    free(path);
+    return rc;
+}
+
+static int set_ib(const struct vg_inject_opts *o, json_t *undo)
+{
+    static const char *const leaf[2] = { "state", "phys_state" };
+    static const char *const down[2] = { "1: DOWN\n", "3: Disabled\n" };
+    json_t *prev = json_object();
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, IB_PORT "/%s", leaf[i]);
+        char *path = node_path(o->lab, o->node, rel);
+        make_parents(path);
+        char *old = read_or_null(path);
+        json_object_set_new(prev, leaf[i], old ? json_string(old) : json_null());
+        rc = replace_file(path, down[i]);
+        free(old);
+        free(path);
+    }
+    json_object_set_new(undo, "sysfs", prev);
+    return rc;
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+static bool has(const pid_t *set, size_t n, pid_t p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == p) return true;
+    return false;
+}
+
+static bool same_uts(pid_t pid, const char *ns)
+{
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)pid);
+    return vg_read_link(NULL, path, link, sizeof link) == 0 && !strcmp(link, ns);
+}
+
+/* The processes of a node: in the lab, those in its slurmd's UTS namespace
+ * and those tagged VIGIL_NODE=node of that lab; on a real node, slurmd and
+ * every slurmstepd.  Then all their descendants; never the caller or its
+ * ancestors. */
+static size_t node_procs(const struct vg_inject_opts *o, pid_t **out)
+{
+    *out = NULL;
+    size_t n = 0;
+    char ns[64] = "", env_node[96], env_tag[600];
+    snprintf(env_node, sizeof env_node, "VIGIL_NODE=%s", o->node);
+    if (o->lab) {
+        snprintf(env_tag, sizeof env_tag, "%s=%s", VG_LAB_TAG, o->lab);
+        struct vg_lab_daemon *d;
+        size_t nd;
+        if (vg_lab_daemons(o->lab, &d, &nd) == 0) {
+            for (size_t i = 0; i < nd && !ns[0]; i++)
+                if (d[i].alive && !strcmp(d[i].node, o->node) && !strcmp(d[i].name, "slurmd")) {
+                    char path[64];
+                    snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)d[i].pid);
+                    if (vg_read_link(NULL, path, ns, sizeof ns)) ns[0] = 0;
+                }
+            free(d);
+        }
+    }
+    pid_t *all;
+    int na = vg_proc_list(&all);
+    if (na < 0) return 0;
+    char self_ns[64] = "";
+    vg_read_link(NULL, "/proc/self/ns/uts", self_ns, sizeof self_ns);
+    for (int i = 0; i < na; i++) {
+        pid_t p = all[i];
+        if (!vg_proc_alive(p)) continue;
+        bool mine;
+        if (o->lab) {
+            /* the host's own namespace is never a node's */
+            mine = (ns[0] && strcmp(ns, self_ns) && same_uts(p, ns)) ||
+                   (vg_proc_has_env(p, env_node) && vg_proc_has_env(p, env_tag));
+        }
+        else {
+            char comm[32] = "";
+            vg_proc_comm(p, comm, sizeof comm);
+            mine = !strcmp(comm, "slurmd") || !strcmp(comm, "slurmstepd");
+        }
+        if (mine) {
+            *out = vg_xrealloc(*out, (n + 1) * sizeof **out);
+            (*out)[n++] = p;
+        }
+    }
+    for (bool grew = n > 0; grew;) {
+        grew = false;
+        for (int i = 0; i < na; i++)
+            if (!has(*out, n, all[i]) && vg_proc_alive(all[i]) && has(*out, n, vg_proc_ppid(all[i]))) {
+                *out = vg_xrealloc(*out, (n + 1) * sizeof **out);
+                (*out)[n++] = all[i];
+                grew = true;
+            }
+    }
+    free(all);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!vg_proc_is_self_or_ancestor((*out)[i])) (*out)[k++] = (*out)[i];
+    return k;
+}
+
+/* Sends sig to the node's processes; undo gets [{pid, comm}…]. */
+static int signal_node(const struct vg_inject_opts *o, int sig, json_t *undo, struct sbuf *detail)
+{
+    pid_t *p;
+    size_t n = node_procs(o, &p);
+    json_t *list = json_array();
+    size_t sent = 0;
+    for (size_t i = 0; i < n; i++) {
+        char comm[32] = "?";
+        vg_proc_comm(p[i], comm, sizeof comm);
+        if (kill(p[i], sig) == 0) {
+            sent++;
+            json_array_append_new(list, json_pack("{s:i,s:s}", "pid", (int)p[i], "comm", comm));
+        }
+    }
+    free(p);
+    json_object_set_new(undo, "pids", list);
+    sbuf_printf(detail, "%s to %zu processes", sig == SIGKILL ? "SIGKILL" : "SIGSTOP", sent);
+    return sent ? 0 : -1;
+}
+
+/* ---- remote -------------------------------------------------------------- */
+
+static int run_remote(const struct vg_inject_opts *o, const char *subcmd, char *err, size_t errlen)
+{
+    char self[512] = "vigil", gpu[16], code[16];
+    if (o->self) vg_strlcpy(self, o->self, sizeof self);
+    else if (vg_read_link(NULL, "/proc/self/exe", self, sizeof self)) vg_strlcpy(self, "vigil", sizeof self);
+    snprintf(gpu, sizeof gpu, "%d", o->gpu);
+    snprintf(code, sizeof code, "%d", o->code);
+    const char *argv[24];
+    int a = 0;
+    bool ssh = o->via && !strcmp(o->via, "ssh");
+    if (ssh) argv[a++] = "ssh", argv[a++] = "-o", argv[a++] = "BatchMode=yes", argv[a++] = o->node;
+    else {
+        argv[a++] = "srun", argv[a++] = "-w", argv[a++] = o->node, argv[a++] = "--overlap";
+        argv[a++] = "-N1", argv[a++] = "-n1", argv[a++] = "--quiet";
+    }
+    argv[a++] = self, argv[a++] = "inject", argv[a++] = subcmd;
+    if (!strcmp(subcmd, "xid")) argv[a++] = code;
+    argv[a++] = "--node", argv[a++] = o->node, argv[a++] = "--gpu", argv[a++] = gpu, argv[a++] = "--local";
+    argv[a] = NULL;
+    char confenv[700];
+    const char *env[2] = { NULL, NULL };
+    if (o->slurm_conf) snprintf(confenv, sizeof confenv, "SLURM_CONF=%s", o->slurm_conf), env[0] = confenv;
+    struct vg_spawn_result r;
+    vg_spawn(argv, env, NULL, 30000, &r);
+    int rc = r.status == 0 && !r.timed_out ? 0 : -1;
+    if (rc) {
+        char *cmd = vg_argv_str(argv);
+        snprintf(err, errlen, "%s: %s", cmd, r.timed_out ? "timed out" : *vg_trim(r.err) ? vg_trim(r.err) : "failed");
+        char *nl = strchr(err, '\n');
+        if (nl) *nl = 0;
+        free(cmd);
+    }
+    vg_spawn_result_free(&r);
+    return rc;
+}
+
+/* ---- inject -------------------------------------------------------------- */
+
+static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
+{
+    if (!valid_node(o->node)) return fail(err, errlen, -2, "--node: '%s' is not a node name", o->node ? o->node : "");
+    if (!vg_inj_gpu_pci(o->gpu)) return fail(err, errlen, -2, "--gpu: %d is not in 0..7", o->gpu);
+    if (o->kind == VG_INJ_XID && (o->code < 1 || o->code > 999))
+        return fail(err, errlen, -2, "xid: code %d is not in 1..999", o->code);
+    if (o->lab) {
+        if (!vg_lab_is_lab(o->lab)) return fail(err, errlen, -2, "--dir: %s is not a vigil lab", o->lab);
+        char *p = node_path(o->lab, o->node, "");
+        bool ok = access(p, F_OK) == 0;
+        free(p);
+        if (!ok) return fail(err, errlen, -2, "--node: the lab in %s has no node '%s'", o->lab, o->node);
+        return 0;
+    }
+    if (o->via && strcmp(o->via, "srun") && strcmp(o->via, "ssh") && strcmp(o->via, "local"))
+        return fail(err, errlen, -2, "--via: '%s' is not srun, ssh or local", o->via);
+    if (o->kind == VG_INJ_IB_DOWN || o->kind == VG_INJ_NVML_HANG)
+        return fail(err, errlen, -2, "%s: only in the lab (--lab): a real port or driver is not faked",
+                    vg_inj_kind_name(o->kind));
+    return 0;
+}
+
+static bool is_local(const struct vg_inject_opts *o) { return !o->lab && o->via && !strcmp(o->via, "local"); }
+
+static int do_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    char k1[64], k2[64], k3[160];
+    switch (o->kind) {
+    case VG_INJ_XID: return write_lab_kmsg(o, pci, detail);
+    case VG_INJ_GPU_LOST: {
+        snprintf(k1, sizeof k1, "gpu%d.lost=1", o->gpu);
+        const char *kv[] = { k1 };
+        if (set_nvml(o, kv, 1, undo)) return -1;
+        return write_lab_kmsg(o, pci, detail);
+    }
+    case VG_INJ_ECC_DBE: {
+        snprintf(k1, sizeof k1, "gpu%d.ecc_dbe_volatile=1", o->gpu);
+        snprintf(k2, sizeof k2, "gpu%d.ecc_dbe_aggregate=1", o->gpu);
+        snprintf(k3, sizeof k3, "event=48 gpu=%d type=dbe\n", o->gpu);
+        const char *kv[] = { k1, k2 };
+        if (set_nvml(o, kv, 2, undo) || nvml_event(o, k3)) return -1;
+        return write_lab_kmsg(o, pci, detail);
+    }
+    case VG_INJ_NVML_HANG: {
+        snprintf(k3, sizeof k3, "gpu%d.hang=" NVML_HANG_CALLS, o->gpu);
+        const char *kv[] = { k3 };
+        sbuf_printf(detail, "%s", k3);
+        return set_nvml(o, kv, 1, undo);
+    }
+    case VG_INJ_IB_DOWN:
+        sbuf_puts(detail, "mlx5_0 port 1: 1: DOWN, 3: Disabled");
+        return set_ib(o, undo);
+    case VG_INJ_NODE_CRASH: return signal_node(o, SIGKILL, undo, detail);
+    case VG_INJ_NODE_FREEZE: return signal_node(o, SIGSTOP, undo, detail);
+    default: return -1;
+    }
+}
+
+static int do_local(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    switch (o->kind) {
+    case VG_INJ_XID:
+    case VG_INJ_GPU_LOST:
+    case VG_INJ_ECC_DBE: return write_local_kmsg(o, pci, detail);
+    case VG_INJ_NODE_CRASH: return signal_node(o, SIGKILL, undo, detail);
+    case VG_INJ_NODE_FREEZE: return signal_node(o, SIGSTOP, undo, detail);
+    default: return -1;
+    }
+}
+
+static int append_record(const char *path, json_t *rec)
+{
+    char *line = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!line) return -1;
+    size_t len = strlen(line);
+    line = vg_xrealloc(line, len + 2);
+    line[len] = '\n';
+    line[len + 1] = 0;
+    int rc = append_text(path, line, len + 1);
+    free(line);
+    return rc;
+}
+
+static char *record_path(const struct vg_inject_opts *o)
+{
+    if (o->record) return vg_xstrdup(o->record);
+    return o->lab ? vg_inject_lab_record(o->lab) : NULL;
+}
+
+int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t errlen)
+{
+    if (rec) *rec = NULL;
+    err[0] = 0;
+    int rc = check_opts(o, err, errlen);
+    if (rc) return rc;
+    const char *pci = vg_inj_gpu_pci(o->gpu);
+    json_t *undo = json_object();
+    struct sbuf detail = SBUF_INIT;
+    const char *target = o->lab ? "lab" : o->via ? o->via : "srun";
+    if (o->lab) rc = do_lab(o, pci, undo, &detail);
+    else if (is_local(o)) rc = do_local(o, pci, undo, &detail);
+    else rc = run_remote(o, o->kind == VG_INJ_XID ? "xid" : vg_inj_kind_name(o->kind), err, errlen);
+    int64_t at = vg_now_ms();
+    if (rc) {
+        if (!err[0])
+            snprintf(err, errlen, "%s on %s: %s", vg_inj_kind_name(o->kind), o->node,
+                     errno ? strerror(errno) : "no process of that node was found");
+        json_decref(undo);
+        sbuf_free(&detail);
+        return -1;
+    }
+    char id[48];
+    snprintf(id, sizeof id, "%s-%lld-%d", o->node, (long long)at, (int)getpid());
+    json_t *r = json_object();
+    json_object_set_new(r, "id", json_string(id));
+    json_object_set_new(r, "time", vg_json_time(at));
+    json_object_set_new(r, "kind", json_string(vg_inj_kind_name(o->kind)));
+    json_object_set_new(r, "code", o->kind == VG_INJ_XID ? json_integer(o->code)
+                                   : o->kind == VG_INJ_ECC_DBE ? json_integer(48)
+                                   : o->kind == VG_INJ_GPU_LOST ? json_integer(79) : json_null());
+    json_object_set_new(r, "node", json_string(o->node));
+    json_object_set_new(r, "gpu", json_integer(o->gpu));
+    json_object_set_new(r, "pci", json_string(pci));
+    json_object_set_new(r, "target", json_string(target));
+    vg_json_set_str(r, "lab", o->lab);
+    vg_json_set_str(r, "detail", detail.s);
+    json_object_set_new(r, "undo", undo);
+    sbuf_free(&detail);
+    char *path = record_path(o);
+    if (path && append_record(path, r)) {
+        snprintf(err, errlen, "%s: %s (the fault was injected)", path, strerror(errno));
+        rc = -1;
+    }
+    free(path);
+    if (rec && !rc) *rec = r;
+    else json_decref(r);
+    return rc;
+}
+
+/* ---- records and clear --------------------------------------------------- */
+
+json_t *vg_inject_parse_records(const char *text, size_t len, char *err, size_t errlen)
+{
+    json_t *list = json_array();
+    size_t lineno = 0;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        json_error_t je;
+        json_t *j = l ? json_loadb(p, l, 0, &je) : NULL;
+        p += l + (nl ? 1 : 0);
+        if (!l) continue;
+        const char *why = NULL;
+        if (!j || !json_is_object(j)) why = "not a JSON object";
+        else if (json_is_string(json_object_get(j, "clear"))) {
+            const char *id = json_string_value(json_object_get(j, "clear"));
+            size_t i;
+            json_t *e;
+            json_array_foreach(list, i, e) if (!strcmp(vg_json_str(e, "id", ""), id))
+                json_object_set_new(e, "cleared", json_true());
+        }
+        else if (!json_is_string(json_object_get(j, "id"))) why = "field 'id' missing";
+        else if (!vg_json_get_time(j, "time")) why = "field 'time' missing or not RFC 3339";
+        else if (!valid_node(vg_json_str(j, "node", ""))) why = "field 'node' missing or invalid";
+        else {
+            enum vg_inj_kind k;
+            int code = 0;
+            if (!vg_inj_kind_parse(vg_json_str(j, "kind", ""), &k, &code)) why = "field 'kind' unknown";
+            else if (!json_is_object(json_object_get(j, "undo"))) why = "field 'undo' missing";
+            else {
+                json_object_set_new(j, "cleared", json_false());
+                json_array_append(list, j);
+            }
+        }
+        json_decref(j);
+        if (why) {
+            snprintf(err, errlen, "line %zu: %s", lineno, why);
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
+{
+    const char *node = vg_json_str(r, "node", ""), *lab = vg_json_str(r, "lab", NULL);
+    const char *kind = vg_json_str(r, "kind", "");
+    const json_t *undo = json_object_get(r, "undo");
+    int rc = 0;
+    if (lab && !vg_lab_is_lab(lab)) return 0;   /* the lab is gone: nothing left to undo */
+    const json_t *nv = json_object_get(undo, "nvml_state");
+    if (lab && nv) {
+        char *path = node_path(lab, node, "/nvml-state");
+        rc |= replace_file(path, json_string_value(nv));
+        free(path);
+    }
+    const json_t *sys = json_object_get(undo, "sysfs");
+    const char *key;
+    const json_t *v;
+    if (lab && json_is_object(sys))
+        json_object_foreach((json_t *)sys, key, v) {
+            if (strcmp(key, "state") && strcmp(key, "phys_state")) continue;
+            char rel[128];
+            snprintf(rel, sizeof rel, IB_PORT "/%s", key);
+            char *path = node_path(lab, node, rel);
+            rc |= replace_file(path, json_string_value(v));
+            free(path);
+        }
+    if (!strcmp(kind, "node-freeze")) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(json_object_get(undo, "pids"), i, e) {
+            pid_t pid = (pid_t)vg_json_int(e, "pid", 0);
+            char comm[32] = "";
+            if (pid > 1 && vg_proc_comm(pid, comm, sizeof comm) == 0 &&
+                !strcmp(comm, vg_json_str(e, "comm", "")))
+                kill(pid, SIGCONT);
+        }
+    }
+    if (!strcmp(kind, "node-crash") && lab && vg_lab_node_start(lab, node, err, errlen)) rc = -1;
+    if (!lab && strcmp(vg_json_str(r, "target", ""), "local") && !strcmp(kind, "node-freeze")) {
+        struct vg_inject_opts ro = *o;
+        ro.node = node;
+        rc |= run_remote(&ro, "clear", err, errlen);
+    }
+    if (!lab && !strcmp(kind, "node-crash"))
+        vg_warn("inject clear: %s crashed outside a lab: restart its slurmd by hand", node);
+    if (rc && !err[0]) snprintf(err, errlen, "clear %s on %s: %s", kind, node, strerror(errno));
+    return rc;
+}
+
+/* `clear --local` on a real node: SIGCONT every stopped slurmd/slurmstepd and
+ * their descendants. */
+static int clear_local(const struct vg_inject_opts *o, int *n)
+{
+    pid_t *p;
+    size_t np = node_procs(o, &p);
+    for (size_t i = 0; i < np; i++)
+        if (kill(p[i], SIGCONT) == 0) ++*n;
+    free(p);
+    return 0;
+}
+
+int vg_inject_clear(const struct vg_inject_opts *o, int *ncleared, char *err, size_t errlen)
+{
+    *ncleared = 0;
+    err[0] = 0;
+    if (o->node && !valid_node(o->node)) return fail(err, errlen, -2, "--node: '%s' is not a node name", o->node);
+    if (is_local(o) && !o->record) return clear_local(o, ncleared);
+    char *path = record_path(o);
+    if (!path) return fail(err, errlen, -2, "clear: no record file (--record FILE or --lab)");
+    char *text;
+    size_t len;
+    if (vg_read_file(NULL, path, 64u << 20, &text, &len)) {
+        int rc = errno == ENOENT ? 0 : fail(err, errlen, -1, "%s: %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    char perr[128];
+    json_t *list = vg_inject_parse_records(text, len, perr, sizeof perr);
+    free(text);
+    if (!list) {
+        fail(err, errlen, -2, "%s: %s", path, perr);
+        free(path);
+        return -2;
+    }
+    int rc = 0;
+    for (size_t i = json_array_size(list); i-- > 0;) {
+        json_t *r = json_array_get(list, i);
+        if (json_is_true(json_object_get(r, "cleared"))) continue;
+        if (o->node && strcmp(o->node, vg_json_str(r, "node", ""))) continue;
+        if (undo_one(o, r, err, errlen)) rc = -1;
+        json_t *c = json_object();
+        json_object_set_new(c, "clear", json_string(vg_json_str(r, "id", "")));
+        json_object_set_new(c, "time", vg_json_time(vg_now_ms()));
+        if (append_record(path, c)) rc = fail(err, errlen, -1, "%s: %s", path, strerror(errno));
+        json_decref(c);
+        ++*ncleared;
+    }
+    json_decref(list);
+    free(path);
+    return rc;
+}

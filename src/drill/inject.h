@@ -1,0 +1,83 @@
+/* inject.h — fault injection for drills (`vigil inject`): makes a node fail
+ * the way a real one does — an NVRM Xid record in the driver's own words in
+ * the node's kernel log, a GPU the (fake) NVML reports lost, a double-bit ECC
+ * error, an InfiniBand port down, a hung NVML, a crashed or frozen node — and
+ * records every injection with its exact time so that `vigil inject clear`
+ * can undo it and `vigil drill` can measure from it.
+ *
+ * Targets: a lab node (DIR/nodes/NAME/{kmsg,nvml-state,sys}, its processes),
+ * the local machine (`--local`: /dev/kmsg, slurmd and its steps), or a
+ * remote node reached with `srun -w NAME --overlap` or `ssh NAME`, which runs
+ * `vigil inject … --local` there. */
+#ifndef VG_INJECT_H
+#define VG_INJECT_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum vg_inj_kind {
+    VG_INJ_XID = 0,
+    VG_INJ_GPU_LOST,
+    VG_INJ_ECC_DBE,
+    VG_INJ_IB_DOWN,
+    VG_INJ_NVML_HANG,
+    VG_INJ_NODE_CRASH,
+    VG_INJ_NODE_FREEZE,
+    VG_INJ_COUNT
+};
+
+const char *vg_inj_kind_name(enum vg_inj_kind k);   /* "xid", "gpu-lost", … */
+/* "xid:79", "xid" (code then from *code as given), "gpu-lost", "node-crash"…
+ * Returns false for an unknown kind or a bad code. */
+bool vg_inj_kind_parse(const char *s, enum vg_inj_kind *k, int *code);
+
+/* The PCI address ("0000:18:00.0") of GPU i on an HGX board, the fake NVML's
+ * default table; NULL when i is out of 0..7. */
+const char *vg_inj_gpu_pci(int gpu);
+/* Whether the message table knows this XID's own wording (others get the
+ * driver's generic "Ch …" form). */
+bool vg_xid_known(int code);
+/* The driver's message for XID code on the GPU at pci, e.g.
+ * "NVRM: Xid (PCI:0000:18:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
+ * gpu is the GPU index some messages name (GSP timeouts).  Returns the length. */
+size_t vg_xid_message(int code, const char *pci, int gpu, int pid, char *buf, size_t n);
+/* A /dev/kmsg record, "PRIO,SEQ,USEC,-;MSG\n" followed by the driver's
+ * SUBSYSTEM/DEVICE dictionary lines when pci is not NULL. */
+size_t vg_kmsg_record(int prio, uint64_t seq, uint64_t usec, const char *msg, const char *pci, char *buf,
+                      size_t n);
+
+struct vg_inject_opts {
+    enum vg_inj_kind kind;
+    int code;               /* XID code (kind xid) */
+    const char *node;       /* required */
+    int gpu;                /* 0..7 */
+    const char *lab;        /* lab directory, or NULL for a real node */
+    const char *via;        /* real node: "srun" (default), "ssh" or "local" */
+    const char *record;     /* JSON-lines record file; NULL = LAB/injections.jsonl or none (local) */
+    const char *root;       /* --local: files (/dev/kmsg) under this root */
+    const char *self;       /* the vigil binary to run remotely; NULL = /proc/self/exe */
+    const char *slurm_conf; /* SLURM_CONF for srun, or NULL */
+};
+
+/* Performs the injection and appends its record (with the time it took
+ * effect) to the record file.  *rec, when not NULL, gets the record.
+ * Returns 0; -1 when it failed (err says why); -2 for bad options. */
+int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t errlen);
+
+/* Undoes every injection in the record file not yet cleared (of node, when
+ * not NULL), newest first: restores NVML state and sysfs files, SIGCONTs
+ * frozen processes, restarts a crashed lab node's daemons.  Appends a clear
+ * record for each.  *ncleared gets how many.  Returns 0, -1 (err), -2 (a
+ * malformed record file: err names its line). */
+int vg_inject_clear(const struct vg_inject_opts *o, int *ncleared, char *err, size_t errlen);
+
+/* Parses a record file's text: the injections, each with "cleared" set when a
+ * later clear record names it.  Returns a JSON array, or NULL with err naming
+ * the line at fault. */
+json_t *vg_inject_parse_records(const char *text, size_t len, char *err, size_t errlen);
+
+/* The lab's record file, malloc'd ("DIR/injections.jsonl"). */
+char *vg_inject_lab_record(const char *lab);
+
+#endif

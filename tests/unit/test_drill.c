@@ -1,0 +1,186 @@
+/* test_drill.c — the drill's statistics (median/p90/max with stages that
+ * never happened), the job-log follower (last step before the fault, the
+ * step resumed from, the first step after it), a report's summary and
+ * recovery verdict, and the HTML page drawn from it. */
+#include "drill/drill.h"
+#include "util/jsonutil.h"
+#include "util/timeutil.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_stats_plain(void **state)
+{
+    (void)state;
+    struct vg_stat st;
+    double v[] = { 3, 1, 2, 10, 4 };
+    vg_stat_compute(v, 5, &st);
+    assert_true(st.have_median && st.have_p90 && st.have_max);
+    assert_true(st.median == 3 && st.p90 == 10 && st.max == 10);
+    assert_int_equal(st.count, 5);
+    assert_int_equal(st.never, 0);
+    double w[] = { 4, 1, 3, 2 };   /* even count: mean of the middle two; p90 = 4th of 4 */
+    vg_stat_compute(w, 4, &st);
+    assert_true(st.median == 2.5 && st.p90 == 4 && st.max == 4);
+    double ten[10];
+    for (int i = 0; i < 10; i++) ten[i] = i + 1;   /* nearest rank: ceil(9) = 9th */
+    vg_stat_compute(ten, 10, &st);
+    assert_true(st.p90 == 9 && st.max == 10 && st.median == 5.5);
+}
+
+static void test_stats_nulls(void **state)
+{
+    (void)state;
+    struct vg_stat st;
+    double one_never[] = { 1, -1, 2 };   /* median 2, p90 and max never */
+    vg_stat_compute(one_never, 3, &st);
+    assert_true(st.have_median && st.median == 2);
+    assert_false(st.have_p90);
+    assert_false(st.have_max);
+    assert_int_equal(st.count, 2);
+    assert_int_equal(st.never, 1);
+    double mostly[] = { -1, 5, -1 };
+    vg_stat_compute(mostly, 3, &st);
+    assert_false(st.have_median);
+    double all[] = { -1 };
+    vg_stat_compute(all, 1, &st);
+    assert_false(st.have_median || st.have_p90 || st.have_max);
+    vg_stat_compute(NULL, 0, &st);
+    assert_int_equal(st.count, 0);
+    json_t *j = vg_stat_json(&st);
+    assert_true(json_is_null(json_object_get(j, "median")));
+    json_decref(j);
+    double nan_[] = { NAN, 1 };   /* NaN counts as never */
+    vg_stat_compute(nan_, 2, &st);
+    assert_int_equal(st.never, 1);
+}
+
+static void feed(struct vg_joblog *l, const char *line) { vg_joblog_line(l, line, 0); }
+
+static void test_joblog(void **state)
+{
+    (void)state;
+    struct vg_joblog l;
+    char err[256];
+    assert_int_equal(vg_joblog_init(&l, "/nonexistent", "step ([0-9]+)", "resumed from step ([0-9]+)", err,
+                                    sizeof err), 0);
+    feed(&l, "2026-01-01T00:00:00.000Z start rank 0/2 restart 0");
+    feed(&l, "2026-01-01T00:00:01.000Z step 1");
+    feed(&l, "2026-01-01T00:00:02.000Z step 2");
+    assert_int_equal(l.max_step, 2);
+    vg_parse_time("2026-01-01T00:00:02.500Z", &l.mark);   /* the fault */
+    feed(&l, "2026-01-01T00:00:02.400Z step 3");            /* stamped before the fault: counts as before */
+    feed(&l, "2026-01-01T00:00:03.000Z step 4");            /* after the fault, no resume yet: ignored */
+    assert_int_equal(l.step_before, 3);
+    assert_int_equal(l.resume_step, -1);
+    feed(&l, "2026-01-01T00:00:09.000Z resumed from step 2");
+    assert_int_equal(l.resumed_from, 2);
+    feed(&l, "2026-01-01T00:00:09.200Z step 3");
+    assert_int_equal(l.resume_step, 3);
+    int64_t t;
+    vg_parse_time("2026-01-01T00:00:09.200Z", &t);
+    assert_true(l.resume_step_at == t);
+    feed(&l, "2026-01-01T00:00:09.400Z step 4");             /* only the first step after the resume */
+    assert_int_equal(l.resume_step, 3);
+    vg_joblog_free(&l);
+    /* a user's job without timestamps: the read time counts */
+    assert_int_equal(vg_joblog_init(&l, "", "iter=([0-9]+)", "restored ckpt ([0-9]+)", err, sizeof err), 0);
+    vg_joblog_line(&l, "iter=40 loss=1.2", 1000);
+    l.mark = 1500;
+    vg_joblog_line(&l, "restored ckpt 30", 2000);
+    vg_joblog_line(&l, "iter=31 loss=1.3", 2100);
+    assert_int_equal(l.step_before, 40);
+    assert_int_equal(l.resumed_from, 30);
+    assert_true(l.resume_step_at == 2100);
+    vg_joblog_free(&l);
+    assert_int_equal(vg_joblog_init(&l, "", "step [0-9]+", "x([0-9]+)", err, sizeof err), -1);   /* no group */
+    assert_non_null(strstr(err, "--step-pattern"));
+    assert_int_equal(vg_joblog_init(&l, "", "s([0-9]+)", "(", err, sizeof err), -1);
+    assert_non_null(strstr(err, "--resume-pattern"));
+}
+
+/* A report with two runs: one complete, one never detected. */
+static json_t *report(void)
+{
+    const char *text =
+        "{\"fault\":\"node-crash\",\"cluster\":\"lab\",\"nodes\":2,\"deadline_s\":30,\"ckpt_every\":5,"
+        "\"targets\":{\"clustermax\":{\"detect\":120,\"restart\":3600},\"vigil\":{\"detect\":1,\"isolate\":2,"
+        "\"restart\":10}},\"runs\":["
+        "{\"run\":1,\"job\":7,\"victim\":\"n2\",\"t0\":\"2026-01-01T00:00:00.000Z\","
+        "\"detect\":{\"at\":\"2026-01-01T00:00:04.000Z\",\"after_s\":4.0,\"by\":\"slurm\",\"detail\":\"n2 <DOWN>\"},"
+        "\"isolate\":{\"after_s\":9.0},\"requeue\":{\"after_s\":9.0},"
+        "\"restart\":{\"after_s\":15.0,\"nodes\":\"n[1,3]\",\"spare\":false,\"same_node\":false},"
+        "\"resume\":{\"after_s\":15.5,\"from_step\":10},\"work_lost_steps\":2},"
+        "{\"run\":2,\"job\":8,\"victim\":\"n2\",\"t0\":\"2026-01-01T00:01:00.000Z\","
+        "\"detect\":{\"after_s\":null},\"isolate\":{\"after_s\":null},\"requeue\":{\"after_s\":null},"
+        "\"restart\":{\"after_s\":null},\"resume\":{\"after_s\":null},\"work_lost_steps\":null,"
+        "\"message\":\"never detected within the 30 s deadline\"}]}";
+    json_t *r = json_loads(text, 0, NULL);
+    assert_non_null(r);
+    return r;
+}
+
+static void test_summarize(void **state)
+{
+    (void)state;
+    json_t *r = report();
+    vg_drill_summarize(r);
+    const json_t *d = json_object_get(r, "detect");
+    assert_true(json_is_null(json_object_get(d, "median")));
+    assert_true(json_is_null(json_object_get(d, "max")));
+    assert_int_equal(vg_json_int(d, "count", 0), 1);
+    assert_int_equal(vg_json_int(d, "never", 0), 1);
+    assert_true(json_is_null(json_object_get(json_object_get(r, "work_lost_steps"), "max")));
+    assert_false(vg_drill_recovered(r));
+    /* drop the failed run: everything recovered, the figures are run 1's */
+    json_array_remove(json_object_get(r, "runs"), 1);
+    vg_drill_summarize(r);
+    assert_true(vg_drill_recovered(r));
+    assert_true(json_number_value(json_object_get(json_object_get(r, "restart"), "p90")) == 15.0);
+    assert_true(json_number_value(json_object_get(json_object_get(r, "work_lost_steps"), "median")) == 2.0);
+    json_decref(r);
+    json_t *empty = json_pack("{s:[]}", "runs");
+    vg_drill_summarize(empty);
+    assert_false(vg_drill_recovered(empty));
+    json_decref(empty);
+}
+
+static void test_html(void **state)
+{
+    (void)state;
+    json_t *r = report();
+    vg_drill_summarize(r);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(vg_drill_html(f, r), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "<!DOCTYPE html>"));
+    assert_non_null(strstr(buf, "<svg"));
+    assert_non_null(strstr(buf, "never detected"));
+    assert_non_null(strstr(buf, "n2 &lt;DOWN&gt;"));        /* escaped */
+    assert_null(strstr(buf, "<DOWN>"));
+    assert_null(strstr(buf, "http://"));                    /* nothing fetched (the SVG namespace aside) */
+    assert_null(strstr(buf, "https://"));
+    assert_null(strstr(buf, "<script"));
+    /* one timeline per run */
+    int svgs = 0;
+    for (const char *p = buf; (p = strstr(p, "aria-label=\"timeline of run")); p++) svgs++;
+    assert_int_equal(svgs, 2);
+    free(buf);
+    json_decref(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats_plain), cmocka_unit_test(test_stats_nulls), cmocka_unit_test(test_joblog),
+        cmocka_unit_test(test_summarize),   cmocka_unit_test(test_html),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
