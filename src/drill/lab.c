@@ -600,9 +600,15 @@ static void lab_identity(struct lab *l)
     snprintf(l->tag, sizeof l->tag, "%s=%s", VG_LAB_TAG, l->dir);
     snprintf(l->vlab, sizeof l->vlab, "VIGIL_LAB=%s", l->dir);
     snprintf(l->sconf, sizeof l->sconf, "SLURM_CONF=%s", l->conf);
+    /* The vigil binary the lab's serve and agents run: $VIGIL, else this
+     * program when it is vigil.  Anything else (a test linking the lab code)
+     * must not start copies of itself. */
+    const char *env = getenv("VIGIL");
     ssize_t el = readlink("/proc/self/exe", l->vigil, sizeof l->vigil - 1);
     l->vigil[el > 0 ? el : 0] = 0;
-    if (el <= 0) vg_strlcpy(l->vigil, "vigil", sizeof l->vigil);
+    const char *base = strrchr(l->vigil, '/');
+    if (env && *env) vg_strlcpy(l->vigil, env, sizeof l->vigil);
+    else if (!vg_startswith(base ? base + 1 : l->vigil, "vigil")) l->vigil[0] = 0;
     find_fake_nvml(l);
 }
 
@@ -624,6 +630,8 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
     chmod(dir, 0755);   /* munged wants every directory above its socket world-executable */
     struct lab l = { .o = o, .dir = dir, .err = err, .errlen = errlen };
     lab_identity(&l);
+    if (!o->no_vigil && !l.vigil[0])
+        return snprintf(err, errlen, "the vigil binary is unknown: set VIGIL, or use --no-vigil"), -2;
     l.port_base = o->port_base > 0 ? o->port_base : free_port_block(o->nodes);
     if (l.port_base <= 0) return snprintf(err, errlen, "no free block of %d TCP ports", o->nodes + 1), -1;
     /* the marker goes first (in write_files), so a half-made lab can be taken down */

@@ -64,7 +64,7 @@ export FAKE_NVML_STATE=$LAB_DIR/nodes/\$SLURMD_NODENAME/nvml-state VIGIL_DATA=${
 exec $VIGIL -v check --slurm --deadline 4 >>$W/hc-\$SLURMD_NODENAME.log 2>&1
 EOF
 chmod +x "$W/healthcheck"
-"$VIGIL" lab up 3 --dir "$LAB_DIR" --conf-extra "HealthCheckProgram=$W/healthcheck" \
+"$VIGIL" lab up 3 --no-vigil --dir "$LAB_DIR" --conf-extra "HealthCheckProgram=$W/healthcheck" \
     --conf-extra HealthCheckInterval=2 --conf-extra HealthCheckNodeState=ANY >"$W/lab.env" 2>&1 ||
     { nok "lab up 3 with vigil check as HealthCheckProgram"; cat "$W/lab.env" | sed 's/^/# /'; exit 1; }
 . "$W/lab.env"

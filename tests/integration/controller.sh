@@ -14,8 +14,8 @@ chmod 755 "$W"   # munged refuses a socket under a 0700 parent
 LAB_DIR=$W/lab
 SERVE_PID=
 stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
-trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT
-lab_up 5 --spares 1 --dir "$LAB_DIR" >/dev/null || { nok "lab up"; exit 1; }
+lab_up 5 --spares 1 --no-vigil --dir "$LAB_DIR" >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
+trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
 umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
 echo 0 >"$W/seq"
 

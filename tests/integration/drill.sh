@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null 2>&1; then
     exit 0
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-drill-test.XXXXXX")
-lab_up 4 --spares 1 --conf-extra SlurmdTimeout=5 --conf-extra MessageTimeout=2 || { nok "lab up"; exit 1; }
+lab_up 4 --spares 1 --no-vigil --conf-extra SlurmdTimeout=5 --conf-extra MessageTimeout=2 || { nok "lab up"; exit 1; }
 trap 'lab_down; rm -rf "$T"' EXIT
 
 # ---- inject on a lab node, and clear ----

@@ -59,7 +59,7 @@ if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v setp
 fi
 cp "$VIGIL" "$tmp/vigil" && chmod 0755 "$tmp/vigil"
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" ASAN_OPTIONS=detect_leaks=0 "$tmp/vigil" "$@"; }
-lab_up 2 || { nok "lab up 2"; exit 1; }
+lab_up 2 --no-vigil || { nok "lab up 2"; exit 1; }
 as_nobody audit --security --only slurm --json >"$tmp/lab1.json"
 check "as nobody: the config came from scontrol show config" grep -q '"slurm_config": "scontrol show config"' "$tmp/lab1.json"
 as_nobody audit --security --only slurm >"$tmp/lab1.txt"; rc=$?
@@ -67,7 +67,7 @@ check "as nobody: PrivateData unset is a fail" grep -Eq '^fail +high +slurm.priv
 is "as nobody: exit 1" "$rc" "1"
 check "lab: requeue hold of 6 s seen" grep -Eq 'slurm.cred-expire +a requeued job is held 6 s' "$tmp/lab1.txt"
 lab_down
-lab_up 2 --conf-extra PrivateData=jobs,usage,users,accounts || { nok "lab up 2 with PrivateData"; exit 1; }
+lab_up 2 --no-vigil --conf-extra PrivateData=jobs,usage,users,accounts || { nok "lab up 2 with PrivateData"; exit 1; }
 as_nobody audit --security --only slurm >"$tmp/lab2.txt"
 check "as nobody: PrivateData set is clean" grep -Eq '^pass +high +slurm.private-data' "$tmp/lab2.txt"
 lab_down

@@ -56,7 +56,8 @@ static void test_adapter_on_lab(void **state)
     if (!runnable()) skip();
     char dir[] = "/tmp/vigil-live-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    struct vg_lab_opts o = { .dir = dir, .nodes = 4, .spares = 1 };
+    /* plain Slurm: the adapter is what is tested here (no vigil daemons) */
+    struct vg_lab_opts o = { .dir = dir, .nodes = 4, .spares = 1, .no_vigil = true };
     struct vg_lab_info info;
     char err[2048];
     if (vg_lab_up(&o, &info, err, sizeof err)) fail_msg("lab up: %s", err);

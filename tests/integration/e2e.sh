@@ -1,0 +1,34 @@
+#!/bin/sh
+# e2e.sh — the whole loop on a real cluster: `vigil lab` with a `vigil agent`
+# per node (fake NVML, its own kernel-log file) and one `vigil serve`; a
+# 3-node --requeue training job runs; `vigil inject` writes an XID 79 record to
+# one node's kernel log; the agent reports it, the controller DOWNs the node
+# with a vigil: reason, requeues the job and promotes the spare; the job runs
+# again and resumes from its checkpoint.  Measured by `vigil drill`.
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then skip "needs root and slurmctld"; exit 0; fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-e2e.XXXXXX"); chmod 755 "$W"
+lab_up 5 --spares 1 --rack-size 2 --dir "$W/lab" >/dev/null || { nok "lab up with vigil"; rm -rf "$W"; exit 1; }
+trap 'lab_down; rm -rf "$W"' EXIT
+check "the lab runs a controller" test -n "$VIGIL_CONTROLLER"
+is "an agent per node" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | jq '[.daemons[] | select(.name == "agent" and .alive)] | length')" 5
+check "the spare pool is the reservation" sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --fault xid:79 --runs 2 --deadline 60 --json >"$W/drill.json" 2>"$W/drill.err"
+is "drill: every run recovered (exit 0)" "$?" 0
+[ -s "$W/drill.json" ] || { nok "drill JSON"; sed 's/^/# /' "$W/drill.err"; exit 1; }
+is "detected by vigil, not by Slurm" "$(jq -r '[.runs[].detect.by] | unique | join(",")' "$W/drill.json")" vigil
+for st in detect isolate requeue restart resume; do
+    check "stage $st happened in every run" jq -e ".$st.count == 2 and .$st.max != null" "$W/drill.json"
+done
+check "stages in order: detect <= isolate <= requeue <= restart <= resume" jq -e \
+    '[.runs[] | [.detect.after_s, .isolate.after_s, .requeue.after_s, .restart.after_s, .resume.after_s]
+      | . == sort] | all' "$W/drill.json"
+check "work lost at most one checkpoint interval" jq -e '.work_lost_steps.max <= 5' "$W/drill.json"
+check "the restarted job left the failed node" jq -e '[.runs[].restart.same_node] | any | not' "$W/drill.json"
+inc=$(curl -s "$VIGIL_CONTROLLER/v1/incidents?limit=1")
+for step in detected isolated jobs_requeued; do
+    check "incident timeline has $step" sh -c "echo '$inc' | jq -e '.[0].steps.$step.at != null' >/dev/null"
+done
+check "incident: xid 79 from the kernel log" sh -c "echo '$inc' | jq -e '.[0].kind == \"xid\" and .[0].code == 79 and .[0].event.source == \"kmsg\"' >/dev/null"
+printf '# medians: detect %s s, isolate %s s, restart %s s\n' "$(jq .detect.median "$W/drill.json")" \
+    "$(jq .isolate.median "$W/drill.json")" "$(jq .restart.median "$W/drill.json")"
