@@ -12,7 +12,7 @@ static const char base[] =
     "\"points\":2,\"otherwise\":-1,\"text\":\"t\"},"
     "{\"id\":\"y\",\"criterion\":\"A\",\"source\":\"security\",\"path\":\"security[status=fail]#\",\"op\":\"eq\",\"value\":0,"
     "\"points\":1,\"text\":\"t\"},"
-    "{\"id\":\"z\",\"criterion\":\"A\",\"source\":\"drill\",\"path\":\"stages.detect.median\",\"op\":\"le\",\"value\":120,"
+    "{\"id\":\"z\",\"criterion\":\"A\",\"source\":\"drill\",\"path\":\"detect.median\",\"op\":\"le\",\"value\":120,"
     "\"points\":1,\"null_means_missed\":true,\"text\":\"t\"}],"
     "\"tiers\":[{\"name\":\"G\",\"min_score\":50,\"min_coverage\":0.5},{\"name\":\"U\",\"min_score\":0}]}";
 

@@ -15,10 +15,10 @@ static const char *tier_colour(size_t tier, size_t ntiers)
     return tier < 6 ? c[tier] : "#5b6b7f";
 }
 
-/* Seconds of stages.NAME.median (or -1 when null/absent). */
+/* Seconds of NAME.median in the drill report (or -1 when null/absent). */
 static double stage(const json_t *drill, const char *name, const char *stat)
 {
-    const json_t *v = json_object_get(json_object_get(json_object_get(drill, "stages"), name), stat);
+    const json_t *v = json_object_get(json_object_get(drill, name), stat);
     return json_is_number(v) ? json_number_value(v) : -1;
 }
 

@@ -29,8 +29,10 @@ int vg_ev_detect(const json_t *doc)
     if (json_is_array(json_object_get(doc, "findings")) && json_is_array(json_object_get(doc, "components")))
         return VG_EV_AUDIT;
     if (json_is_array(json_object_get(doc, "checks")) && json_is_boolean(json_object_get(doc, "ok"))) return VG_EV_CHECK;
-    const json_t *st = json_object_get(doc, "stages");
-    if (json_is_object(st) && json_is_object(json_object_get(st, "detect"))) return VG_EV_DRILL;
+    /* vigil drill --json: one object per stage at the top (detect, isolate, …) and runs[] */
+    const json_t *det = json_object_get(doc, "detect");
+    if (json_is_object(det) && json_object_get(det, "median") && json_is_array(json_object_get(doc, "runs")))
+        return VG_EV_DRILL;
     return -1;
 }
 

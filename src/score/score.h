@@ -39,7 +39,7 @@ json_t *vg_questionnaire_parse(const char *text, size_t len, const char *name, c
  * keeps the array elements whose member equals value (a key after a filter
  * reads the first match), `#` is the length of an array.  E.g.
  * `security[id=slurm.private-data].status`, `findings[severity=critical]#`,
- * `stages.detect.median`.  Returns a new reference, or NULL when absent. */
+ * `detect.median`.  Returns a new reference, or NULL when absent. */
 json_t *vg_ev_resolve(const json_t *doc, const char *path);
 
 enum vg_op { VG_OP_EQ, VG_OP_NE, VG_OP_LE, VG_OP_LT, VG_OP_GE, VG_OP_GT };

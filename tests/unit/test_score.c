@@ -69,7 +69,7 @@ static void test_good_cluster(void **state)
     assert_int_equal(rule(&s, "sec-mgmt")->state, VG_RULE_UNMEASURED);
     assert_true(rule(&s, "sec-mgmt")->awarded == 0);
     assert_int_equal(rule(&s, "rel-detect")->state, VG_RULE_MET);
-    assert_non_null(strstr(rule(&s, "rel-detect")->evidence, "drill.json: stages.detect.median = 0.4"));
+    assert_non_null(strstr(rule(&s, "rel-detect")->evidence, "drill.json: detect.median = 0.4"));
     vg_score_free(&s);
     vg_evidence_free(&ev);
     vg_rubric_free(&r);
