@@ -1,57 +1,56 @@
 #!/bin/sh
-# demo.sh — `make demo`: what vigil does today, end to end on this machine.
+# demo.sh — `make demo`: vigil end to end on this machine, in a few minutes.
 #  1. audits a fixture root (an H100 node with a .run-installed 535 driver and
 #     an old container stack) against the bundled advisory database;
-#  2. reads real-world kernel logs and classifies every GPU fault with the catalog;
-#  3. starts a real local Slurm cluster (slurmctld, munged, 4 `slurmd -N`
-#     nodes + 1 hot spare) and the vigil controller, sends the controller the
-#     faults of one node as its agent will, and drains that node through the
-#     Slurm adapter with a `vigil:` reason;
-#  4. stops everything it started (nothing is left outside its directory).
-# The timed node-failure drill (`vigil drill`) is not built yet.
+#  2. classifies the GPU faults in real-world kernel logs;
+#  3. starts a real local Slurm cluster (munged, slurmctld, 4 `slurmd -N` nodes
+#     + 1 hot spare) with a `vigil agent` per node and `vigil serve`, and runs a
+#     3-run node-failure drill: XID 79 written to a node's kernel log while a
+#     3-node training job runs; prints the timeline and writes the HTML report;
+#  4. the same fault on plain Slurm (vigil off), and a node crash, for contrast.
+# Everything lives under $VIGIL_DEMO_DIR (default /tmp/vigil-demo): the labs
+# are stopped and removed; the reports stay there.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-V=build/vigil
-DIR=$(mktemp -d /tmp/vigil-demo.XXXXXX) && chmod 0755 "$DIR"  # munged wants a world-executable path
-SERVE_PID=
-cleanup() {
-    [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
-    [ -d "$DIR/lab" ] && $V lab down --dir "$DIR/lab" >/dev/null 2>&1
-    rm -rf "$DIR"
-}
+V=$PWD/build/vigil
+STATE=${VIGIL_DEMO_DIR:-/tmp/vigil-demo}
+[ "$(id -u)" = 0 ] || { echo "make demo: the local Slurm cluster needs root" >&2; exit 1; }
+rm -rf "$STATE/lab"
+mkdir -p "$STATE" && chmod 0755 "$STATE"   # munged wants a world-executable path
+cleanup() { [ -d "$STATE/lab" ] && "$V" lab down --dir "$STATE/lab" >/dev/null 2>&1; }
 trap cleanup EXIT INT TERM
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "1. vigil audit: an H100 node's software stack against published CVEs"
-$V audit --root tests/fixtures/roots/ubuntu2204-h100-run535 --now 2026-09-01 --fail-on none | head -14
-echo "   … (full table: build/vigil audit --root tests/fixtures/roots/ubuntu2204-h100-run535)"
+"$V" audit --root tests/fixtures/roots/ubuntu2204-h100-run535 --now 2026-09-01 --fail-on none | head -9
+echo "   … (the full table: build/vigil audit --root tests/fixtures/roots/ubuntu2204-h100-run535)"
 
 step "2. vigil scan: GPU faults in real kernel logs, one line per GPU with its worst verdict"
-$V scan --summary tests/fixtures/logs/fallen-off-bus.log tests/fixtures/logs/gpud-dmesg-with-xid-119.log \
-    tests/fixtures/logs/sxid.log
+"$V" scan --summary tests/fixtures/logs/fallen-off-bus.log tests/fixtures/logs/gpud-dmesg-with-xid-119.log \
+    tests/fixtures/logs/sxid.log 2>&1
 
-step "3. a real Slurm cluster: 4 nodes + 1 hot spare, and the vigil controller"
-if [ "$(id -u)" != 0 ]; then echo "   (skipped: the lab needs root)"; exit 0; fi
-$V lab up 5 --spares 1 --rack-size 2 --dir "$DIR/lab" >"$DIR/env" || exit 1
-. "$DIR/env"
+step "3. a real Slurm cluster with vigil: 4 nodes + 1 hot spare, an agent per node, the controller"
+eval "$("$V" lab up 5 --spares 1 --rack-size 2 --dir "$STATE/lab")" || exit 1
 sinfo -N -o '%N %t %f' | column -t
-umask 077
-od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$DIR/token"
-$V serve --listen 127.0.0.1:0 --port-file "$DIR/port" --db "$DIR/incidents.db" --auth token \
-    --token-file "$DIR/token" 2>"$DIR/serve.log" &
-SERVE_PID=$!
-i=0; while [ ! -s "$DIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$DIR/port")"
+echo "controller: $VIGIL_CONTROLLER   spare pool: $(scontrol show reservation vigil_spares | grep -o 'Nodes=[^ ]*')"
+step "   drill: XID 79 on a node of a running 3-node job, 3 runs (vigil on)"
+"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 3 --fault xid:79 --deadline 90 \
+    --html "$STATE/drill-vigil.html" --save "$STATE/drill-vigil.json"
+"$V" lab down --dir "$STATE/lab" >/dev/null
 
-step "4. node n2's kernel log reports Xid 79; its events reach the controller"
-printf 'Nov 29 10:02:00 n2 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=2221, name=python, GPU has fallen off the bus.\n' >"$DIR/n2.log"
-events=$($V scan --json --node n2 "$DIR/n2.log" 2>/dev/null | paste -sd, -)
-curl -s -H "Authorization: Bearer $(cat "$DIR/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
-    -H "X-Vigil-Nonce: demo-1" --data-binary "{\"node\":\"n2\",\"seq\":1,\"events\":[$events]}" "$URL/v1/events"
+step "4. the same on plain Slurm (vigil off): XID 79, then a node crash"
+eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$STATE/lab")" || exit 1
+"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 1 --fault xid:79 --deadline 20 \
+    --save "$STATE/drill-plain-xid.json" | head -3
+"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 1 --fault node-crash --deadline 120 \
+    --save "$STATE/drill-plain-crash.json" | head -3
+"$V" lab down --dir "$STATE/lab" >/dev/null
+
+step "side by side: seconds after the fault (median)"
+row() { jq -r --arg n "$1" '[$n, (["detect","isolate","restart","resume"][] as $s | (.[$s].median // "never" | tostring))] | @tsv' "$2"; }
+{ printf 'stack\tdetect\tisolate\trestart\tresume\n'
+  row "vigil, XID 79" "$STATE/drill-vigil.json"
+  row "plain Slurm, XID 79" "$STATE/drill-plain-xid.json"
+  row "plain Slurm, node crash" "$STATE/drill-plain-crash.json"; } | column -t -s "$(printf '\t')"
 echo
-curl -s "$URL/v1/incidents" | head -c 600; echo
-
-step "5. isolate n2 with a vigil: reason (the controller's policy loop is not wired yet: done here by hand)"
-scontrol update NodeName=n2 State=DOWN Reason="vigil: xid 79 gpu 0 (demo)"
-sinfo -N -o '%N %t %E' | column -t
-step "done: the lab is being stopped"
+echo "HTML report: $STATE/drill-vigil.html   (JSON: $STATE/*.json)"

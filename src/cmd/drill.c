@@ -19,7 +19,7 @@
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via srun|ssh]\n"      \
-    "                   [--workdir DIR] [--poll-ms MS] [--json] [--html FILE]\n"                        \
+    "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
 static int int_opt(const char *name, const char *v, long min, long max, int *out)
@@ -45,6 +45,7 @@ int cmd_drill(int argc, char **argv)
         { "hit-batch-host", no_argument, 0, 'B' }, { "via", required_argument, 0, 'V' },
         { "workdir", required_argument, 0, 'w' }, { "poll-ms", required_argument, 0, 'P' },
         { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
+        { "save", required_argument, 0, 'O' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -52,7 +53,7 @@ int cmd_drill(int argc, char **argv)
                                .step_pattern = "step ([0-9]+)", .resume_pattern = "resumed from step ([0-9]+)",
                                .via = "srun", .fault_name = "xid:79" };
     bool lab = false, json = false, resume_given = false;
-    const char *dir = NULL, *html = NULL;
+    const char *dir = NULL, *html = NULL, *save = NULL;
     int c, rc = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
@@ -84,6 +85,7 @@ int cmd_drill(int argc, char **argv)
         case 'P': rc = int_opt("--poll-ms", optarg, 10, 10000, &o.poll_ms); break;
         case 'j': json = true; break;
         case 'H': html = optarg; break;
+        case 'O': save = optarg; break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -114,6 +116,11 @@ int cmd_drill(int argc, char **argv)
         int hrc = vg_drill_html(hf, rep);
         if (fclose(hf) || hrc) vg_err("drill: --html: %s: %s", html, strerror(errno));
         else if (!json) fprintf(stderr, "vigil: drill: HTML report: %s\n", html);
+    }
+    if (save) { /* the JSON report to a file, whatever stdout shows */
+        FILE *sf = fopen(save, "we");
+        if (!sf || vg_json_print(sf, json_incref(rep), 0) || fclose(sf))
+            vg_err("drill: --save: %s: %s", save, strerror(errno));
     }
     if (json) vg_json_print(stdout, rep, 0);
     else {
