@@ -17,7 +17,7 @@ export VIGIL_DATA=data
 PIDS=
 trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 : >"$T/kmsg"
-$V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth none 2>"$T/serve.log" &
+$V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth none --dry-run 2>"$T/serve.log" &
 PIDS="$PIDS $!"
 while [ ! -s "$T/port" ]; do sleep 0.02; done
 $V agent --node b1 --kmsg "$T/kmsg" --controller "http://127.0.0.1:$(cat "$T/port")" --auth none \

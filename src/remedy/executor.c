@@ -41,6 +41,7 @@ struct vg_executor {
     size_t npool;
     bool pool_exists;
     unsigned long actions, holds, recorded, failures, returned;
+    unsigned reconcile_calls;   /* of slurm.calls: spent noticing nodes resumed outside vigil */
 };
 
 static void push(struct queue *q, struct item *it)
@@ -330,7 +331,10 @@ static bool reconcile(struct vg_executor *x)
         json_t *inc = json_array_get(open, i);
         if (!vg_startswith(vg_json_str(inc, "state", ""), "isolated")) continue;
         watching = true;
-        if (!ns && vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) break;
+        if (!ns) {
+            x->reconcile_calls++;
+            if (vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) break;
+        }
         for (size_t k = 0; k < nn; k++)
             if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
                 vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, vg_now_ms(),
@@ -444,10 +448,12 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 "# TYPE vigil_nodes_returned_total counter\nvigil_nodes_returned_total %lu\n"
                 "# HELP vigil_slurm_commands_total Slurm commands issued.\n"
                 "# TYPE vigil_slurm_commands_total counter\nvigil_slurm_commands_total %u\n"
+                "# HELP vigil_slurm_reconcile_commands_total Of those, node-state reads while isolated nodes are out.\n"
+                "# TYPE vigil_slurm_reconcile_commands_total counter\nvigil_slurm_reconcile_commands_total %u\n"
                 "# HELP vigil_spare_pool_nodes Nodes in the hot-spare pool.\n# TYPE vigil_spare_pool_nodes gauge\n"
                 "vigil_spare_pool_nodes %zu\n",
                 x->actions, x->holds, x->recorded, x->failures, x->returned, x->slurm.calls + x->repair_slurm.calls,
-                x->npool);
+                x->reconcile_calls, x->npool);
 }
 
 void vg_executor_stop(struct vg_executor *x)
