@@ -79,7 +79,7 @@ fuzz: $(FUZZ_BIN)
 	@fuzz/run $(FUZZ_BIN)
 
 demo:
-	@tests/deps.sh
+	@tests/deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 

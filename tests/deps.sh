@@ -1,9 +1,12 @@
 #!/bin/sh
-# Installs the Debian packages that building, testing and the lab need,
-# when any is missing.  Used by `make check`, `make bench`, `make demo` and .ci/run.
-PKGS="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
-libmicrohttpd-dev libmunge-dev libcmocka-dev munge slurmctld slurmd slurm-client
-clang libclang-rt-14-dev rpm procps iproute2 util-linux sqlite3 curl ca-certificates jq chromium"
+# Installs the Debian packages that are missing: `tests/deps.sh` for building
+# and the tests (`make check`, `make bench`, .ci/run), `tests/deps.sh demo`
+# for building and running the lab only (`make demo`: no test tools, no browser).
+RUN="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
+libmicrohttpd-dev libmunge-dev munge slurmctld slurmd slurm-client procps util-linux curl ca-certificates jq"
+TEST="libcmocka-dev clang libclang-rt-14-dev rpm iproute2 sqlite3 chromium"
+PKGS="$RUN"
+[ "${1:-}" = demo ] || PKGS="$RUN $TEST"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

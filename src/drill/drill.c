@@ -283,6 +283,20 @@ static int inject(struct run *r, char *err, size_t errlen)
 
 /* ---- cleanup ------------------------------------------------------------- */
 
+/* Whether name is in a Slurm host list such as "n[1,3-4]". */
+static bool in_hostlist(const char *list, const char *name)
+{
+    char **v;
+    int n = list && *list ? vg_hostlist_expand(list, &v, 4096) : -1;
+    bool found = false;
+    for (int k = 0; k < n; k++) {
+        found |= !strcmp(v[k], name);
+        free(v[k]);
+    }
+    if (n >= 0) free(v);
+    return found;
+}
+
 static void cleanup(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
@@ -316,9 +330,10 @@ static void cleanup(struct run *r)
         idle = true;
         for (size_t i = 0; i < nn; i++)
             if (!vg_startswith(ns[i].state, "IDLE") || strchr(ns[i].state, '+')) {
-                /* only the victim and nodes still finishing the job matter */
+                /* only the victim and the drill job's nodes matter, not other jobs' */
                 if (!strcmp(ns[i].name, r->victim) || strstr(ns[i].state, "COMPLETING") ||
-                    strstr(ns[i].state, "ALLOCATED") || strstr(ns[i].state, "MIXED"))
+                    ((strstr(ns[i].state, "ALLOCATED") || strstr(ns[i].state, "MIXED")) &&
+                     (in_hostlist(r->nodes_before, ns[i].name) || in_hostlist(r->restart_nodes, ns[i].name))))
                     idle = false;
             }
         free(ns);

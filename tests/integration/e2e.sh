@@ -13,6 +13,9 @@ trap 'lab_down; rm -rf "$W"' EXIT
 check "the lab runs a controller" test -n "$VIGIL_CONTROLLER"
 is "an agent per node" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | jq '[.daemons[] | select(.name == "agent" and .alive)] | length')" 5
 check "the spare pool is the reservation" sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
+# n4 busy, n5 in the spare pool: the 3-node job runs on n[1-3], and after the
+# fault it can only run again if the controller promotes the spare.
+filler=$(sbatch --parsable --exclusive -N1 -w n4 -o /dev/null --wrap 'sleep 900')
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --fault xid:79 --runs 2 --deadline 60 --json >"$W/drill.json" 2>"$W/drill.err"
 is "drill: every run recovered (exit 0)" "$?" 0
 [ -s "$W/drill.json" ] || { nok "drill JSON"; sed 's/^/# /' "$W/drill.err"; exit 1; }
@@ -25,7 +28,11 @@ check "stages in order: detect <= isolate <= requeue <= restart <= resume" jq -e
       | . == sort] | all' "$W/drill.json"
 check "work lost at most one checkpoint interval" jq -e '.work_lost_steps.max <= 5' "$W/drill.json"
 check "the restarted job left the failed node" jq -e '[.runs[].restart.same_node] | any | not' "$W/drill.json"
+check "run 1: the job runs again on nodes including the spare" jq -e '.runs[0].restart.spare == true' "$W/drill.json"
+scancel "$filler"
 inc=$(curl -s "$VIGIL_CONTROLLER/v1/incidents?limit=1")
+inc1=$(curl -s "$VIGIL_CONTROLLER/v1/incidents" | jq '.[-1]')
+check "run 1's incident: spare n5 promoted" sh -c "echo '$inc1' | jq -e '.steps.spare_promoted.detail == \"n5\"' >/dev/null"
 for step in detected isolated jobs_requeued; do
     check "incident timeline has $step" sh -c "echo '$inc' | jq -e '.[0].steps.$step.at != null' >/dev/null"
 done
