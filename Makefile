@@ -71,9 +71,19 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@bench/run
 
-build/fuzz/%: fuzz/%.c $(LIB_SRC)
+# Fuzz targets: the library once more, built by clang with coverage for libFuzzer.
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzzobj/%.o)
+build/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
-	clang -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LDLIBS)
+	$(if $(Q),@echo "  CC/FUZZ $<")
+	$(Q)clang $(FUZZ_CFLAGS) -c -o $@ $<
+build/libvigil-fuzz.a: $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+build/fuzz/%: fuzz/%.c build/libvigil-fuzz.a
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/libvigil-fuzz.a $(LDLIBS)
 
 fuzz: $(FUZZ_BIN)
 	@fuzz/run $(FUZZ_BIN)

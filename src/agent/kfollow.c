@@ -23,20 +23,6 @@ static void on_kmsg(const struct vg_event *e, void *arg)
     agent_signal(arg, &c);
 }
 
-/* Boot time from /proc/stat's btime, in ms (0 when unknown). */
-static int64_t boot_ms(void)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int64_t ms = 0;
-    if (vg_read_file(NULL, "/proc/stat", 1 << 20, &text, &len) == 0) {
-        const char *p = strstr(text, "\nbtime ");
-        if (p) ms = strtoll(p + 7, NULL, 10) * 1000;
-    }
-    free(text);
-    return ms;
-}
-
 /* Opens the followed file (when it exists), at its end unless from_start. */
 static void open_file(struct agent *a, bool at_end)
 {
@@ -60,7 +46,7 @@ int kf_open(struct agent *a, char *err, size_t errlen)
     bool exists = stat(kf->path, &st) == 0;
     kf->stream = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
     /* Boot-relative stamps only mean something for the live kernel log. */
-    struct vg_kmsg_opts ko = { exists && S_ISCHR(st.st_mode) ? boot_ms() : 0, 0, a->node };
+    struct vg_kmsg_opts ko = { exists && S_ISCHR(st.st_mode) ? vg_kmsg_boot_ms(NULL) : 0, 0, a->node };
     vg_kmsg_init(&kf->k, &ko, on_kmsg, a);
     if (kf->stream) {
         /* a FIFO opened read-write never reports end-of-file when a writer leaves */

@@ -152,20 +152,6 @@ static void print_summary(struct scan *s)
     vg_table_free(t);
 }
 
-/* Boot time from /proc/stat's btime (under root), in ms; 0 when unknown. */
-static int64_t boot_time_ms(const char *root)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int64_t ms = 0;
-    if (vg_read_file(root, "/proc/stat", 1 << 20, &text, &len) == 0) {
-        const char *p = strstr(text, "\nbtime ");
-        if (p) ms = strtoll(p + 7, NULL, 10) * 1000;
-    }
-    free(text);
-    return ms;
-}
-
 static bool parse_boot_time(const char *s, int64_t *ms)
 {
     long v;
@@ -263,7 +249,7 @@ int cmd_scan(int argc, char **argv)
         }
     }
     ko.node = node;
-    if (nfiles == 0 && !boot_given) ko.boot_ms = boot_time_ms(root);
+    if (nfiles == 0 && !boot_given) ko.boot_ms = vg_kmsg_boot_ms(root);
     s->dd = vg_dedup_new(&dopt, s->cat, on_incident, s);
     static const char *const h[] = { "TIME", "GPU", "PCI", "KIND", "CODE", "ACTION", "COUNT", "CAUSE", "RAW" };
     if (!s->json && !s->summary && !s->follow) s->table = vg_table_new(9, h);

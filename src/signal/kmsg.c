@@ -3,6 +3,7 @@
  * "SXid", "AER", "PCIe Bus Error") and counts the newlines before the next
  * one; only anchor lines (and /dev/kmsg continuation lines) are parsed. */
 #include "signal/kmsg.h"
+#include "util/rootfs.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <ctype.h>
@@ -733,3 +734,18 @@ void vg_kmsg_finish(struct vg_kmsg *k)
     k->need_next = false;
     flush(k);
 }
+
+/* Boot time from /proc/stat's btime (under root), in ms; 0 when unknown. */
+int64_t vg_kmsg_boot_ms(const char *root)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int64_t ms = 0;
+    if (vg_read_file(root, "/proc/stat", 1 << 20, &text, &len) == 0) {
+        const char *p = strstr(text, "\nbtime ");
+        if (p) ms = strtoll(p + 7, NULL, 10) * 1000;
+    }
+    free(text);
+    return ms;
+}
+

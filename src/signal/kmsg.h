@@ -56,4 +56,8 @@ void vg_kmsg_finish(struct vg_kmsg *k);
  * "0000:3b:00.0" form; returns false when it is not one. */
 bool vg_pci_normalize(const char *s, size_t n, char out[16]);
 
+/* The boot time from /proc/stat's btime (under root; NULL = live), in ms since
+ * the epoch, 0 when unknown: what /dev/kmsg's boot-relative stamps add to. */
+int64_t vg_kmsg_boot_ms(const char *root);
+
 #endif
