@@ -148,7 +148,8 @@ static void handle(struct vg_executor *x, struct item *it)
     describe(&it->e, what, sizeof what);
     struct vg_node_state *ns = NULL;
     size_t nn = 0;
-    if (x->act && vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) {
+    /* a dry run reads the cluster too when it can, but goes on without it */
+    if (vg_slurm_nodes(&x->slurm, NULL, &ns, &nn) && x->act) {
         x->failures++;
         state(x, it->incident, "failed: %s%s", x->slurm.err, "");
         vg_err("incident %lld on %s: %s", (long long)it->incident, it->node, x->slurm.err);
