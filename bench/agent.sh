@@ -2,6 +2,7 @@
 # agent.sh — `vigil agent` idle cost and detection latency, each side by side
 # with a baseline measured in the same run:
 #  - RSS (VmRSS, VmHWM) and CPU (utime+stime) of the agent over IDLE seconds
+#    before it has had anything to report, and its RSS after 20 deliveries
 #    (default 60) next to `tail -F` following the same kernel-log file
 #    (targets: < 8 MB, < 0.1 % of a core);
 #  - kernel-log line → POST acknowledged by `vigil serve` over 20 lines
@@ -59,3 +60,7 @@ done
 sort -n -k1 "$T/lat" | awk '{ a[NR] = $1 } END { printf "line -> POST acknowledged (agent): median %.1f ms, p99 %.1f ms\n", a[int((NR + 1) / 2)] / 1000, a[NR] / 1000; m = a[int((NR + 1) / 2)] } END { print m > "/dev/stderr" }' 2>"$T/am"
 sort -n -k2 "$T/lat" | awk '{ a[NR] = $2 } END { printf "line -> shown by tail -F (baseline): median %.1f ms, p99 %.1f ms\n", a[int((NR + 1) / 2)] / 1000, a[NR] / 1000; print a[int((NR + 1) / 2)] > "/dev/stderr" }' 2>"$T/tm"
 awk -v a="$(cat "$T/am")" -v t="$(cat "$T/tm")" 'BEGIN { printf "ratio agent/tail (median): %.1fx (target: well under 1 s)\n", a / t }'
+# After delivering: libcurl (and its TLS and Kerberos libraries) is loaded on
+# the first message, so the resident size of an agent that has reported goes up.
+awk -v ar="$(kb $AGENT VmRSS)" -v aa="$(kb $AGENT RssAnon)" -v tr="$(kb $TAIL VmRSS)" 'BEGIN {
+    printf "after 20 deliveries: agent RSS %.1f MB (anon %.1f MB), tail -F %.1f MB, ratio %.2f\n", ar / 1024, aa / 1024, tr / 1024, ar / tr }'
