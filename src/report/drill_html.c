@@ -56,7 +56,11 @@ static void timeline(FILE *f, const json_t *run, double deadline)
     if (never && deadline > end) end = deadline;
     if (end <= 0) end = 1;
     double span = end * 1.05, plot = W - LEFT - RIGHT;
-    const int bar_y = 30, bar_h = 26, h = 100;
+    const int bar_y = 44, bar_h = 26, h = 128;
+    /* label rows: near above, near below, far above, far below; each remembers
+     * where its last label ends so stages close in time never overlap */
+    const int row_y[4] = { bar_y - 8, bar_y + bar_h + 16, bar_y - 22, bar_y + bar_h + 30 };
+    double row_end[4] = { -1e9, -1e9, LEFT + 12 * 6.5, -1e9 }; /* "fault at 0 s" sits in the far-above row */
 #define X(t) (LEFT + (t) / span * plot)
     fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "role=\"img\" aria-label=\"timeline of run %lld\">\n",
@@ -78,11 +82,20 @@ static void timeline(FILE *f, const json_t *run, double deadline)
                 X(prev), bar_y, w < 1.5 ? 1.5 : w, bar_h, colors[s], labels[s], a - prev);
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", X(a), X(a), bar_y - 4,
                 bar_y + bar_h + 4);
-        /* labels alternate above and below so close stages stay readable */
+        char text[64];
+        snprintf(text, sizeof text, "%s %.2f s", vg_stage_name((enum vg_stage)s), a);
         bool right = X(a) > W * 0.8;   /* near the right edge the label ends at its mark */
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\" text-anchor=\"%s\">%s %.2f s</text>\n",
-                X(a) + (right ? -2 : 2), s % 2 ? bar_y + bar_h + 16 : bar_y - 8, right ? "end" : "start",
-                vg_stage_name((enum vg_stage)s), a);
+        double width = (double)strlen(text) * 6.5, x0 = right ? X(a) - 2 - width : X(a) + 2;
+        const int order[4] = { s % 2, 1 - s % 2, 2 + s % 2, 3 - s % 2 };
+        int row = order[3];
+        for (int k = 0; k < 4; k++)
+            if (x0 > row_end[order[k]] + 4) {
+                row = order[k];
+                break;
+            }
+        row_end[row] = x0 + width;
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\" text-anchor=\"%s\">%s</text>\n",
+                X(a) + (right ? -2 : 2), row_y[row], right ? "end" : "start", text);
         prev = a;
     }
     double step = tick_step(span);
@@ -90,7 +103,7 @@ static void timeline(FILE *f, const json_t *run, double deadline)
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#bbb\"/>", X(t), X(t), h - 18, h - 14);
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"tick\">%g s</text>\n", X(t), h - 3, t);
     }
-    fprintf(f, "<text x=\"%d\" y=\"12\" class=\"lbl\">fault at 0 s</text>\n", LEFT);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\">fault at 0 s</text>\n", LEFT, row_y[2]);
     fputs("</svg>\n", f);
 #undef X
 }
