@@ -4,6 +4,7 @@
  * script, font or image is fetched: it reads the same offline.  Drawn from
  * the --json document (drill.h). */
 #include "drill/drill.h"
+#include "report/html.h"
 #include "util/jsonutil.h"
 #include <math.h>
 #include <stdio.h>
@@ -17,16 +18,13 @@ static const char *const colors[VG_ST_COUNT] = { "#d9534f", "#f0ad4e", "#e6c229"
 static const char *const labels[VG_ST_COUNT] = { "fault → detect", "detect → isolate", "isolate → requeue",
                                                  "requeue → restart", "restart → resume" };
 
+/* HTML-escaped text (report/html.h's escaping) to f. */
 static void esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++) switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
+    struct sbuf b = SBUF_INIT;
+    vg_html_escape(&b, s);
+    if (b.s) fputs(b.s, f);
+    sbuf_free(&b);
 }
 
 static double after(const json_t *run, int s)
