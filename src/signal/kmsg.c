@@ -454,26 +454,39 @@ static void start_event(struct vg_kmsg *k, const char *line, const struct frame 
     k->last_line = k->lines;
 }
 
+/* After "Xid"/"SXid": " (PCI:…): CODE" — the PCI id into pci ("" when the
+ * parentheses hold none), the code into *code.  Returns where the text after
+ * the code starts, or NULL when malformed (or when required parentheses are
+ * missing). */
+static const char *pci_and_code(const char *p, bool paren_required, char pci[16], int *code)
+{
+    while (*p == ' ') p++;
+    pci[0] = '\0';
+    if (*p == '(') {
+        const char *close = strchr(p, ')');
+        if (!close) return NULL;
+        if (!pci_at(p + 1, pci)) pci[0] = '\0';
+        p = close + 1;
+    } else if (paren_required) {
+        return NULL;
+    }
+    while (*p == ' ' || *p == ':') p++;
+    if (!isdigit((unsigned char)*p)) return NULL;
+    *code = 0;
+    while (isdigit((unsigned char)*p)) {
+        *code = *code * 10 + (*p++ - '0');
+        if (*code > 1000000) return NULL;
+    }
+    return p;
+}
+
 /* "NVRM: Xid (PCI:0000:3b:00): 79, …"; returns -1 when malformed. */
 static int parse_xid(struct vg_kmsg *k, const char *line, const struct frame *f, const char *x)
 {
-    const char *p = x + 3;
-    while (*p == ' ') p++;
-    char pci[16] = "";
-    if (*p == '(') {
-        const char *close = strchr(p, ')');
-        if (!close) return -1;
-        if (!pci_at(p + 1, pci)) pci[0] = '\0';
-        p = close + 1;
-    }
-    while (*p == ' ' || *p == ':') p++;
-    if (!isdigit((unsigned char)*p)) return -1;
-    int code = 0;
-    while (isdigit((unsigned char)*p)) {
-        code = code * 10 + (*p++ - '0');
-        if (code > 1000000) return -1;
-    }
-    if (*p != ',' && *p != '\0' && *p != ' ') return -1;
+    char pci[16];
+    int code;
+    const char *p = pci_and_code(x + 3, false, pci, &code);
+    if (!p || (*p != ',' && *p != '\0' && *p != ' ')) return -1;
     start_event(k, line, f, "xid", code, pci, gpu_index(p));
     return 0;
 }
@@ -481,21 +494,10 @@ static int parse_xid(struct vg_kmsg *k, const char *line, const struct frame *f,
 /* "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Fatal, …" */
 static int parse_sxid(struct vg_kmsg *k, const char *line, const struct frame *f, const char *x)
 {
-    const char *p = x + 4;
-    while (*p == ' ') p++;
-    char pci[16] = "";
-    if (*p != '(') return -1;
-    const char *close = strchr(p, ')');
-    if (!close) return -1;
-    if (!pci_at(p + 1, pci)) pci[0] = '\0';
-    p = close + 1;
-    while (*p == ' ' || *p == ':') p++;
-    if (!isdigit((unsigned char)*p)) return -1;
-    int code = 0;
-    while (isdigit((unsigned char)*p)) {
-        code = code * 10 + (*p++ - '0');
-        if (code > 1000000) return -1;
-    }
+    char pci[16];
+    int code;
+    const char *p = pci_and_code(x + 4, true, pci, &code);
+    if (!p) return -1;
     while (*p == ',' || *p == ' ') p++;
     /* The driver prints a record's details as further lines with the same SXid. */
     if (vg_startswith(p, "Severity") || vg_startswith(p, "Data") || vg_startswith(p, "Fatal error data")) return 0;

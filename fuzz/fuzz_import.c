@@ -1,6 +1,8 @@
-/* fuzz_osv.c — libFuzzer target for the OSV importer: the input is parsed as
- * JSON and imported into an empty database, which is then saved to JSON and
- * matched against a few versions.  Any crash or sanitizer report is a bug. */
+/* fuzz_import.c — libFuzzer target for the advisory importers (CSAF, OSV,
+ * vigil's own format, chosen by the importer table as `vigil advisories
+ * import` chooses them): the input is parsed as JSON and imported into an
+ * empty database, which is then saved to JSON and matched against a few
+ * versions.  Any crash or sanitizer report is a bug. */
 #include "advisory/importer.h"
 #include <stdint.h>
 #include <string.h>
@@ -13,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct vg_import_report rep;
     memset(&rep, 0, sizeof rep);
     char err[256];
-    if (vg_importer_osv.detect(doc)) vg_importer_osv.import(doc, "fuzz.json", db, &rep, err, sizeof err);
+    const struct vg_importer *imp = vg_importer_for(doc);
+    if (imp) imp->import(doc, "fuzz.json", db, &rep, err, sizeof err);
     json_decref(vg_advdb_to_json(db));
     static const char *const versions[] = { "0", "1.2.3", "535.183.01", "28.39.3000", "1:2.0-1", "" };
     for (size_t i = 0; i < vg_advdb_count(db); i++) {
