@@ -1,7 +1,7 @@
 /* fuzz_ingest.c — the controller's intake (agent message JSON → incidents in
  * an in-memory SQLite store) on arbitrary bytes. */
-#include "remedy/ingest.h"
-#include "remedy/store.h"
+#include "controller/ingest.h"
+#include "controller/store.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* fuzz_kmsg.c — libFuzzer target for the kernel-log parser: any bytes, fed in
  * two pieces split at a data-chosen point, then classified and deduplicated. */
 #include "catalog/catalog.h"
-#include "signal/dedup.h"
+#include "catalog/dedup.h"
 #include "signal/kmsg.h"
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* fuzz_questionnaire.c — libFuzzer target for the line parsers of the
  * security audit and the scorecard: the questionnaire, the --config /
  * --targets file, and slurm.conf / `scontrol show config` text. */
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include "score/score.h"
 #include "security/security.h"
 #include <stdint.h>

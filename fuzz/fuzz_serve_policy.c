@@ -1,5 +1,5 @@
 /* fuzz_serve_policy.c — the controller's policy file parser on arbitrary bytes. */
-#include "remedy/policy.h"
+#include "controller/policy.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* fuzz_slurm_parse.c — libFuzzer target for the Slurm adapter's parsers of
  * `scontrol show node -o`, `scontrol show job -o` and `squeue -o %A` output. */
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

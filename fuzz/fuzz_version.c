@@ -1,7 +1,7 @@
 /* fuzz_version.c — libFuzzer target for the version comparators: the input is
  * two NUL-separated strings; for every ecosystem cmp(a,a) must be 0 and
  * cmp(a,b) must have the opposite sign of cmp(b,a).  Aborts on a violation. */
-#include "advisory/version.h"
+#include "core/version.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * recommended version per component. */
 #ifndef VG_ADVISORY_H
 #define VG_ADVISORY_H
-#include "advisory/version.h"
+#include "core/version.h"
 #include "inventory/inventory.h"
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * acted on locally like `vigil check --slurm`.  See docs/agent.md. */
 #ifndef VG_AGENT_H
 #define VG_AGENT_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <stdbool.h>
 
 struct vg_agent_opts {

@@ -7,9 +7,9 @@
 #include "agent/agent.h"
 #include "agent/spool.h"
 #include "catalog/catalog.h"
-#include "remedy/auth.h"
+#include "wire/auth.h"
 #include "signal/checkconf.h"
-#include "signal/dedup.h"
+#include "catalog/dedup.h"
 #include "signal/kmsg.h"
 #include "signal/probe.h"
 #include <jansson.h>

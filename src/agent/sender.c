@@ -3,7 +3,7 @@
  * 202 removes it, 400 drops it (malformed is not retryable), 401 and failures
  * retry it later — in order, with backoff, 401 slowly. */
 #include "agent/agent_int.h"
-#include "remedy/client.h"
+#include "wire/client.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"

@@ -1,10 +1,10 @@
 /* standalone.c — the agent with no controller: like `vigil check --slurm`, it
  * drains its own node (DRAIN only, reason "vigil: …") when a verdict reaches
- * --drain-at, and resumes it only by vigil check's rules (remedy/healthcheck.h):
+ * --drain-at, and resumes it only by vigil check's rules (orch/healthcheck.h):
  * the periodic checks pass again, the drain is vigil's, and no kernel-log or
  * NVML event at or above the threshold was seen since the agent started. */
 #include "agent/agent_int.h"
-#include "remedy/healthcheck.h"
+#include "orch/healthcheck.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * overrides any entry.  See docs/catalog.md. */
 #ifndef VG_CATALOG_H
 #define VG_CATALOG_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
 

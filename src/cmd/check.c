@@ -4,10 +4,10 @@
  * under one deadline (default 50 s, under Slurm's 60 s HealthCheckTimeout),
  * so a hung NVML call is reported, never waited for.  --slurm drains the node
  * with a "vigil: …" reason and resumes it once vigil's drain is no longer
- * needed (remedy/healthcheck.h).  See docs/check.md. */
+ * needed (orch/healthcheck.h).  See docs/check.md. */
 #include "cmd/cmd.h"
 #include "catalog/catalog.h"
-#include "remedy/healthcheck.h"
+#include "orch/healthcheck.h"
 #include "signal/checkrun.h"
 #include "util/jsonutil.h"
 #include "util/log.h"

@@ -4,7 +4,7 @@
  * options. */
 #include "cmd/cmd.h"
 #include "drill/drill.h"
-#include "drill/lab.h"
+#include "lab/lab.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"

@@ -3,7 +3,7 @@
  * undoes it (see drill/inject.h and docs/drill.md). */
 #include "cmd/cmd.h"
 #include "drill/inject.h"
-#include "drill/lab.h"
+#include "lab/lab.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"

@@ -1,9 +1,9 @@
 /* lab.c — `vigil lab up|status|down|env`: a real local Slurm cluster on this
- * machine (see drill/lab.h and docs/lab.md).  `up` prints the `export` lines
+ * machine (see lab/lab.h and docs/lab.md).  `up` prints the `export` lines
  * a client needs, so `eval "$(vigil lab up 5)"` works. */
 #include "cmd/cmd.h"
-#include "drill/lab.h"
-#include "remedy/slurm.h"
+#include "lab/lab.h"
+#include "orch/slurm.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/log.h"

@@ -7,7 +7,7 @@
 #include "catalog/catalog.h"
 #include "cmd/cmd.h"
 #include "report/table.h"
-#include "signal/dedup.h"
+#include "catalog/dedup.h"
 #include "signal/kmsg.h"
 #include "util/jsonutil.h"
 #include "util/log.h"

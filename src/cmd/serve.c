@@ -6,12 +6,12 @@
  *               [--policy FILE] [--slurm-conf FILE] [--dry-run]
  * Each new incident goes to the executor, which applies the policy to Slurm. */
 #include "cmd/cmd.h"
-#include "remedy/auth.h"
-#include "remedy/executor.h"
-#include "remedy/policy.h"
-#include "remedy/httpapi.h"
-#include "remedy/ingest.h"
-#include "remedy/store.h"
+#include "wire/auth.h"
+#include "controller/executor.h"
+#include "controller/policy.h"
+#include "controller/httpapi.h"
+#include "controller/ingest.h"
+#include "controller/store.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include <getopt.h>

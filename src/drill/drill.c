@@ -5,9 +5,9 @@
  * incidents and the job's log until the job resumes or the deadline passes;
  * then cancel, clear the injection, and wait for the nodes to be idle. */
 #include "drill/drill.h"
-#include "drill/lab.h"
-#include "remedy/client.h"
-#include "remedy/slurm.h"
+#include "lab/lab.h"
+#include "wire/client.h"
+#include "orch/slurm.h"
 #include "util/hostlist.h"
 #include "util/jsonutil.h"
 #include "util/log.h"

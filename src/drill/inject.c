@@ -4,7 +4,7 @@
  * checked); runs itself on a remote node through srun or ssh; appends one
  * JSON line per injection and per clear to the record file. */
 #include "drill/inject.h"
-#include "drill/lab.h"
+#include "lab/lab.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/proc.h"

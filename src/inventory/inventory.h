@@ -4,7 +4,7 @@
  * they are listed in the table in collectors.c. */
 #ifndef VG_INVENTORY_H
 #define VG_INVENTORY_H
-#include "advisory/version.h"
+#include "core/version.h"
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -8,7 +8,7 @@
 #ifndef VG_SECURITY_H
 #define VG_SECURITY_H
 #include "advisory/advisory.h"
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #ifndef VG_CHECKS_H
 #define VG_CHECKS_H
 #include "signal/checkconf.h"
-#include "signal/event.h"
+#include "core/event.h"
 #include "signal/gpuprobe.h"
 #include "util/sbuf.h"
 #include <jansson.h>

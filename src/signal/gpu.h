@@ -5,7 +5,7 @@
  * degraded, NVLink down, GPU lost …).  Nothing here knows NVML exists. */
 #ifndef VG_GPU_H
 #define VG_GPU_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

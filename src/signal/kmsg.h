@@ -8,7 +8,7 @@
  * line.  Malformed lines are skipped and counted. */
 #ifndef VG_KMSG_H
 #define VG_KMSG_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * counters of GPU and NIC devices (sysfs_pci.c), and the events they imply. */
 #ifndef VG_SYSFS_H
 #define VG_SYSFS_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <stddef.h>
 
 /* /sys/class/infiniband/<dev>/ports/<port>/…; numbers are -1 when unreadable. */

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "remedy/auth.h"
-#include "remedy/client.h"
-#include "remedy/httpapi.h"
-#include "remedy/ingest.h"
-#include "remedy/store.h"
+#include "wire/auth.h"
+#include "wire/client.h"
+#include "controller/httpapi.h"
+#include "controller/ingest.h"
+#include "controller/store.h"
 #include "util/timeutil.h"
 
 static char dir[64];

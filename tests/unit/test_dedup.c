@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "catalog/catalog.h"
-#include "signal/dedup.h"
+#include "catalog/dedup.h"
 #include "util/strutil.h"
 
 static struct vg_catalog *cat;

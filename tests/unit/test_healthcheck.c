@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
-#include "remedy/healthcheck.h"
+#include "orch/healthcheck.h"
 
 static struct vg_node_state node(const char *state, const char *reason, bool drain, bool down)
 {

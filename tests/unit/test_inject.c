@@ -4,7 +4,7 @@
  * record file (injections, clears, malformed lines); a lab node's NVML state
  * and sysfs changed and restored by clear. */
 #include "drill/inject.h"
-#include "drill/lab.h"
+#include "lab/lab.h"
 #include "signal/kmsg.h"
 #include "util/jsonutil.h"
 #include "util/rootfs.h"

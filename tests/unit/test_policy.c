@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
-#include "remedy/policy.h"
+#include "controller/policy.h"
 #include "util/hostlist.h"
 
 static void test_hostlist(void **state)

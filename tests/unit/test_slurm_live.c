@@ -1,5 +1,5 @@
 /* test_slurm_live.c — the Slurm adapter against a real lab brought up through
- * drill/lab.h: one batched drain for two nodes, states and reasons read back,
+ * lab/lab.h: one batched drain for two nodes, states and reasons read back,
  * a running job found with squeue and requeued, only vigil's own drains
  * resumed; then `down` leaves no tagged process and no directory.  Skipped
  * (TAP "ok # skip") only without root or slurmctld. */
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "drill/lab.h"
-#include "remedy/slurm.h"
+#include "lab/lab.h"
+#include "orch/slurm.h"
 #include "util/spawn.h"
 #include "util/timeutil.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include "util/rootfs.h"
 
 static char *fixture(const char *name)

@@ -13,7 +13,7 @@
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
-#include "signal/event.h"
+#include "core/event.h"
 
 static void test_trim_split(void **state)
 {

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
-#include "advisory/version.h"
+#include "core/version.h"
 
 struct vec {
     const char *a, *b;

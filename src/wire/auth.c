@@ -1,5 +1,5 @@
 /* auth.c — MUNGE or token authentication of agent messages; see auth.h. */
-#include "remedy/auth.h"
+#include "wire/auth.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
 #include <munge.h>

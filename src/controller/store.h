@@ -5,7 +5,7 @@
  * jobs_requeued, spare_promoted, remediated, returned. */
 #ifndef VG_STORE_H
 #define VG_STORE_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* policy.c — the controller's decisions and its policy file; see policy.h. */
-#include "remedy/policy.h"
-#include "remedy/slurm.h"
+#include "controller/policy.h"
+#include "orch/slurm.h"
 #include "util/hostlist.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"

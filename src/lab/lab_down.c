@@ -1,7 +1,7 @@
 /* lab_down.c — `vigil lab down` and what `status`/`env` read: the lab's
  * marker, the daemons it recorded, the processes carrying its tag, and the
  * teardown (every checked PID: SIGTERM, grace, SIGKILL; then the directory). */
-#include "drill/lab.h"
+#include "lab/lab.h"
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/rootfs.h"

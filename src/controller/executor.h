@@ -15,9 +15,9 @@
  * node rejoins the pool the same way. */
 #ifndef VG_EXECUTOR_H
 #define VG_EXECUTOR_H
-#include "remedy/policy.h"
-#include "remedy/store.h"
-#include "signal/event.h"
+#include "controller/policy.h"
+#include "controller/store.h"
+#include "core/event.h"
 #include "util/sbuf.h"
 #include <stdbool.h>
 

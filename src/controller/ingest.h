@@ -6,7 +6,7 @@
  * each delivery idempotent). */
 #ifndef VG_INGEST_H
 #define VG_INGEST_H
-#include "remedy/store.h"
+#include "controller/store.h"
 #include "util/sbuf.h"
 #include <jansson.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * drained or downed. */
 #ifndef VG_HEALTHCHECK_H
 #define VG_HEALTHCHECK_H
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include <stdbool.h>
 
 enum vg_hc_action {

@@ -1,5 +1,5 @@
 /* dedup.c — incident folding, causal links and the storm guard; see dedup.h. */
-#include "signal/dedup.h"
+#include "catalog/dedup.h"
 #include "util/strutil.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  *     acting. */
 #ifndef VG_POLICY_H
 #define VG_POLICY_H
-#include "signal/event.h"
+#include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* healthcheck.c — drain/resume decisions of `vigil check --slurm`; see
  * healthcheck.h.  All Slurm calls go through slurm.h. */
-#include "remedy/healthcheck.h"
+#include "orch/healthcheck.h"
 #include "util/strutil.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* slurm.c — the Slurm adapter (see slurm.h): scontrol and squeue spawned with
  * argv under a timeout, batched, counted; and the parsers of their one-line
  * (`-o`) key=value output, whose values (Reason, OS, Command) may hold spaces. */
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include "util/sbuf.h"
 #include "util/hostlist.h"
 #include "util/spawn.h"

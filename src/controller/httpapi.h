@@ -7,8 +7,8 @@
  *   GET  /healthz                                → "ok" */
 #ifndef VG_HTTPAPI_H
 #define VG_HTTPAPI_H
-#include "remedy/auth.h"
-#include "remedy/ingest.h"
+#include "wire/auth.h"
+#include "controller/ingest.h"
 
 struct vg_http;
 

@@ -1,5 +1,5 @@
 /* ingest.c — agent message → incidents; see ingest.h. */
-#include "remedy/ingest.h"
+#include "controller/ingest.h"
 #include "util/log.h"
 #include <stdio.h>
 #include <string.h>

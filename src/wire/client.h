@@ -2,7 +2,7 @@
  * /v1/events with libcurl, authenticated per auth.h. */
 #ifndef VG_CLIENT_H
 #define VG_CLIENT_H
-#include "remedy/auth.h"
+#include "wire/auth.h"
 
 /* Posts json to url.  Returns 0 when an HTTP answer came (its status in
  * *status, its body in *resp, malloc'd, may be NULL), -1 when none did

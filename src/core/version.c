@@ -13,7 +13,7 @@
  *          compare them field by field numerically.
  * Every function reads its input only up to the NUL and allocates nothing, so
  * any byte string is safe (fuzz/fuzz_version.c). */
-#include "advisory/version.h"
+#include "core/version.h"
 #include "util/strutil.h"
 #include <ctype.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* store.c — the incident store on SQLite (WAL, synchronous=FULL); see store.h. */
-#include "remedy/store.h"
+#include "controller/store.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include <sqlite3.h>

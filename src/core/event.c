@@ -1,5 +1,5 @@
 /* event.c — the event record's names and its JSON form; see event.h. */
-#include "signal/event.h"
+#include "core/event.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"

@@ -7,7 +7,7 @@
 #ifndef VG_DEDUP_H
 #define VG_DEDUP_H
 #include "catalog/catalog.h"
-#include "signal/event.h"
+#include "core/event.h"
 #include <stdint.h>
 
 #define VG_DEDUP_OPEN 256     /* open incidents; the oldest closes when full */

@@ -2,8 +2,8 @@
  * topology.conf and the munge key, starts munged, slurmctld and the per-node
  * daemons (slurmd, each in its own UTS namespace), and waits until every node
  * is idle.  Stopping and status live in lab_down.c. */
-#include "drill/lab.h"
-#include "remedy/slurm.h"
+#include "lab/lab.h"
+#include "orch/slurm.h"
 #include "util/proc.h"
 #include "util/rootfs.h"
 #include "util/sbuf.h"

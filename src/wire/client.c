@@ -2,7 +2,7 @@
  * libcurl is loaded with dlopen on the first request: an agent that has
  * nothing to report does not carry libcurl's dependencies (OpenSSL, GnuTLS,
  * Kerberos, LDAP: about 4 MB of resident pages) while it waits. */
-#include "remedy/client.h"
+#include "wire/client.h"
 #include "util/sbuf.h"
 #include <curl/curl.h>
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 /* slurm_config.c — Slurm configuration as key/value pairs, from the text of
  * `scontrol show config` or of a slurm.conf / cgroup.conf file (the parsers
  * behind vg_slurm_show_config; used by the security checks). */
-#include "remedy/slurm.h"
+#include "orch/slurm.h"
 #include "util/strutil.h"
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* executor.c — applies policy decisions to Slurm and records the steps; see executor.h. */
-#include "remedy/executor.h"
-#include "remedy/slurm.h"
+#include "controller/executor.h"
+#include "orch/slurm.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/spawn.h"

@@ -1,5 +1,5 @@
 /* httpapi.c — the controller's HTTP endpoints on libmicrohttpd; see httpapi.h. */
-#include "remedy/httpapi.h"
+#include "controller/httpapi.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"

@@ -1,0 +1,49 @@
+#!/bin/sh
+# layers.sh — the include graph follows the stages.  Each folder of src/ has a
+# rank; a file may include headers of its own folder or of a folder with a
+# lower rank, never one of equal or higher rank (that would go up a layer or
+# close a cycle).  Also: nothing outside src/orch/ and src/lab/ spawns a Slurm
+# command, and nothing outside src/signal/nvml.c names NVML.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/integration/lib.sh
+
+rank() {
+    case "$1" in
+        util) echo 0 ;;
+        core) echo 1 ;;
+        signal | inventory) echo 2 ;;
+        catalog | advisory | wire | orch) echo 3 ;;
+        security | score) echo 4 ;;
+        controller | agent | lab) echo 5 ;;
+        drill) echo 6 ;;
+        report) echo 7 ;;
+        cmd) echo 8 ;;
+        *) echo "" ;;
+    esac
+}
+
+bad=""
+unknown=""
+for f in src/*/*.c src/*/*.h; do
+    dir=$(basename "$(dirname "$f")")
+    r=$(rank "$dir")
+    [ -n "$r" ] || { unknown="$unknown $dir"; continue; }
+    for inc in $(sed -n 's/^#include "\([a-z_]*\)\/[^"]*".*/\1/p' "$f" | sort -u); do
+        [ "$inc" = "$dir" ] && continue
+        ri=$(rank "$inc")
+        if [ -z "$ri" ] || [ "$ri" -ge "$r" ]; then bad="$bad $f→$inc"; fi
+    done
+done
+is "every folder of src/ has a rank" "$unknown" ""
+is "no include goes up a layer or sideways (no cycles)" "$bad" ""
+
+# The Slurm command names appear only in the orchestrator and the lab.
+slurm=$(grep -lE '"(scontrol|squeue|sinfo|sbatch|srun|scancel|slurmd|slurmstepd|slurmctld)"' src/*/*.c |
+    grep -vE '^src/(orch|lab)/' | tr '\n' ' ')
+is "Slurm commands are spawned only by src/orch/ and src/lab/" "$slurm" ""
+conf=$(grep -l 'SLURM_CONF\|SLURMD_NODENAME' src/*/*.c | grep -vE '^src/(orch|lab)/' | tr '\n' ' ')
+is "Slurm's environment is read only by src/orch/ and src/lab/" "$conf" ""
+nvml=$(grep -l 'nvmlInit\|nvmlDevice' src/*/*.c | grep -v '^src/signal/nvml.c$' | tr '\n' ' ')
+is "NVML is named only in src/signal/nvml.c" "$nvml" ""
+shell=$(grep -lE '"/bin/sh"|"sh", *"-c"|system\(|popen\(' src/*/*.c | tr '\n' ' ')
+is "no process is spawned through a shell" "$shell" ""
