@@ -98,11 +98,14 @@ row-remap-failure	*	drain-rma	(none)	xid:64	Row remapping failed	DCGM FAIL (DCGM
 row-remap-pending	*	reset-gpu	(none)	xid:63	Row remap pending: needs a GPU reset to take effect	Reset at the next opportunity.	https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
 retired-pages-pending	*	reset-gpu	(none)	xid:48,xid:63	Retired pages pending (pre-Ampere)	Reset or reboot to retire them.	https://docs.nvidia.com/deploy/dynamic-page-retirement/index.html
 pcie-degraded	*	drain-rma	(none)		PCIe link narrower than its maximum	Width below max (x16 -> x8) is a hardware fault; speed is only compared under load.	$V
+nic-pcie-degraded	*	ignore	(none)		A NIC's PCIe link narrower than its maximum	Recorded: the InfiniBand checks judge the fabric itself.	$V
 nvlink-down	*	reset-gpu	(none)	xid:74	NVLink link inactive where active is expected	A reset retrains the link; RMA on recurrence.	$V
 ib-down	*	drain-rma	(none)		InfiniBand port not ACTIVE/LinkUp	Cable, transceiver or switch port; needs hands.	$V
 ib-degraded	*	reboot	(none)		InfiniBand port rate below the expected rate	Retrain by reboot; RMA on recurrence.	$V
 probe-hung	*	reboot	(none)		A health probe did not return before its deadline	The driver is wedged; only a reboot clears it.	$V
 gpu-count-mismatch	*	reboot	(none)	fallen-off-bus,gpu-lost	Fewer GPUs than expected	A GPU vanished; power-cycle.	$V
-thermal-slowdown	*	restart-app	(none)		HW thermal or power-brake slowdown	Facility or cooling problem; alert.	$V
+thermal-slowdown	*	ignore	(none)		HW thermal or power-brake slowdown	Facility or cooling problem: recorded and alerted, never drained (the GPU is sound, its cooling is not).	$V
 fabric-manager-down	*	reboot	(none)		Fabric Manager not running or fabric not COMPLETED	GPUs unusable for multi-GPU work.	$V
+check-failed	*	restart-app	(none)		A configured vigil check failed	The check's detail names what; the operator's config decides what is expected.	$V
+nvml-event	*	ignore	(none)		An NVML event of a type vigil does not act on	Recorded for the timeline.	$V
 ROWS

@@ -3,11 +3,12 @@
  * watchdog probe) and the spool's retry deadline.  Signals become events,
  * events get the catalog's verdict, the dedup folds repeats, and each new
  * incident is spooled and POSTed to the controller — or, with no controller,
- * acted on locally like `vigil check --slurm`.  See docs/agent.md. */
+ * acted on locally like `vigil check --drain`.  See docs/agent.md. */
 #ifndef VG_AGENT_H
 #define VG_AGENT_H
 #include "core/event.h"
 #include <stdbool.h>
+#include <stddef.h>
 
 struct vg_agent_opts {
     const char *node;            /* this node's name */
@@ -24,15 +25,17 @@ struct vg_agent_opts {
     int window_ms;               /* dedup window */
     int retry_max_ms;            /* the longest wait between delivery attempts */
     enum vg_action drain_at;     /* standalone: drain at or above this */
-    bool slurm;                  /* standalone: act on Slurm */
+    bool drain;                  /* standalone: drain this node through the orchestrator */
+    const char *orchestrator;    /* standalone: its name (NULL = slurm) */
+    const char *orch_config;     /* standalone: its configuration file, or NULL */
     bool nvml_events;            /* watch the NVML event set */
     bool once;                   /* one pass, then exit */
     bool json;                   /* JSON lines on stdout */
 };
 
-/* Runs until SIGTERM/SIGINT (or one pass with once).  Returns the exit code:
- * 0, 1 (once: a verdict at or above drain_at was seen), 2 (setup error, one
- * line printed). */
-int vg_agent_run(const struct vg_agent_opts *o);
+/* Runs until SIGTERM/SIGINT (or one pass with once).  Returns 0, 1 (once: a
+ * verdict at or above drain_at was seen), or -1 when it could not start (err
+ * says why, naming the file or option). */
+int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,8 @@
 /* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
  * loop and the event path), kfollow.c (the kernel log), nvmlwatch.c (the
  * NVML event child), periodic.c (checks under the watchdog), sender.c
- * (spool and delivery) and standalone.c (local Slurm action). */
+ * (spool and delivery) and standalone.c (acting on the node through the
+ * orchestrator when there is no controller). */
 #ifndef VG_AGENT_INT_H
 #define VG_AGENT_INT_H
 #include "agent/agent.h"
@@ -10,6 +11,7 @@
 #include "wire/auth.h"
 #include "signal/checkconf.h"
 #include "catalog/dedup.h"
+#include "orch/orch.h"
 #include "signal/kmsg.h"
 #include "signal/probe.h"
 #include <jansson.h>
@@ -59,6 +61,7 @@ struct agent {
     int backoff_ms;
     json_t *batch;          /* events of the message being assembled */
     /* standalone */
+    struct vg_orch *orch;   /* opened when it drains with no controller */
     bool sticky;            /* a signal at or above drain_at was seen: stay drained */
     bool maybe_ours;        /* the node may carry vigil's drain */
     char drained_reason[256];
@@ -94,6 +97,7 @@ void snd_deliver(struct agent *a, bool once);
 int snd_wait_ms(const struct agent *a);   /* until the next attempt; -1 none */
 void snd_close(struct agent *a);
 /* standalone.c */
+int sa_init(struct agent *a, char *err, size_t errlen);  /* opens the orchestrator when it acts alone */
 void sa_event(struct agent *a, const struct vg_event *e);
 void sa_checks(struct agent *a, bool healthy, const char *reason);
 

@@ -21,7 +21,7 @@ void agent_signal(struct agent *a, struct vg_event *e)
 {
     vg_strlcpy(e->node, a->node, sizeof e->node);
     if (!e->seen_ms) e->seen_ms = vg_now_ms();
-    if (vg_catalog_lookup(a->cat, e->kind, e->code)) vg_catalog_classify(a->cat, e);
+    vg_catalog_classify(a->cat, e);
     const struct vg_dedup_stats *st = vg_dedup_stats(a->dd);
     uint64_t folded = st->folded, dropped = st->storm_dropped;
     vg_dedup_add(a->dd, e);
@@ -44,22 +44,10 @@ static void on_close(const struct vg_event *e, void *arg)
     snd_queue(a, &rest);
 }
 
-static void node_name(const struct vg_agent_opts *o, char *buf, size_t n)
-{
-    const char *v = o->node;
-    if (!v || !*v) v = getenv("VIGIL_NODE");
-    if (!v || !*v) v = getenv("SLURMD_NODENAME");
-    if (v && *v) vg_strlcpy(buf, v, n);
-    else if (gethostname(buf, n - 1) < 0) vg_strlcpy(buf, "localhost", n);
-    buf[n - 1] = 0;
-    buf[strcspn(buf, ".")] = 0;
-}
-
 static int open_dedup(struct agent *a, char *err, size_t errlen)
 {
-    a->cat = vg_catalog_load(a->o->catalog, err, errlen);
+    a->cat = vg_catalog_open(NULL, a->o->catalog, a->o->policy, err, errlen);
     if (!a->cat) return -1;
-    if (a->o->policy && vg_catalog_apply_policy(a->cat, a->o->policy, err, errlen)) return -1;
     struct vg_dedup_opts d = { a->o->window_ms, 0, 0 };
     a->dd = vg_dedup_new(&d, a->cat, on_close, a);
     return 0;
@@ -135,23 +123,23 @@ static void run_once(struct agent *a)
     }
 }
 
-int vg_agent_run(const struct vg_agent_opts *o)
+int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = o;
     a->nvml_fd = a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
-    node_name(o, a->node, sizeof a->node);
-    char err[512];
-    int rc = VG_EXIT_OK, sfd = -1;
+    if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
+    else vg_orch_local_node(vg_orch_find(o->orchestrator), a->node, sizeof a->node);
+    int rc = 0, sfd = -1;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     signal(SIGPIPE, SIG_IGN);
-    if (open_dedup(a, err, sizeof err) || snd_init(a, err, sizeof err) || kf_open(a, err, sizeof err) ||
-        per_init(a, err, sizeof err)) {
-        rc = vg_input_error("agent: %s", err);
+    if (open_dedup(a, err, errlen) || snd_init(a, err, errlen) || kf_open(a, err, errlen) ||
+        per_init(a, err, errlen) || sa_init(a, err, errlen)) {
+        rc = -1;
         goto out;
     }
     if (!o->once) {
@@ -160,14 +148,14 @@ int vg_agent_run(const struct vg_agent_opts *o)
         if (o->nvml_events) nv_start(a);
     }
     vg_info("agent: node %s, kernel log %s, %s%s", a->node, a->kf.path, o->controller ? "controller " : "standalone",
-            o->controller ? a->url : (o->slurm ? " (drains via Slurm)" : " (log only)"));
+            o->controller ? a->url : a->orch ? " (drains through the orchestrator)" : " (log only)");
     if (o->once) run_once(a);
     else run_loop(a, sfd);
     vg_kmsg_finish(&a->kf.k);
     vg_dedup_finish(a->dd);
     snd_flush(a);
     snd_deliver(a, true);
-    if (o->once && a->unhealthy) rc = VG_EXIT_FINDINGS;
+    if (o->once && a->unhealthy) rc = 1;
     if (a->spool && vg_spool_pending(a->spool))
         vg_warn("agent: %zu messages not delivered yet (kept in %s)", vg_spool_pending(a->spool), o->spool);
 out:
@@ -177,6 +165,7 @@ out:
     snd_close(a);
     vg_dedup_free(a->dd);
     vg_catalog_free(a->cat);
+    vg_orch_close(a->orch);
     if (sfd >= 0) close(sfd);
     free(a);
     return rc;

@@ -1,8 +1,9 @@
-/* standalone.c — the agent with no controller: like `vigil check --slurm`, it
- * drains its own node (DRAIN only, reason "vigil: …") when a verdict reaches
- * --drain-at, and resumes it only by vigil check's rules (orch/healthcheck.h):
- * the periodic checks pass again, the drain is vigil's, and no kernel-log or
- * NVML event at or above the threshold was seen since the agent started. */
+/* standalone.c — the agent with no controller: like `vigil check --drain`,
+ * it drains its own node through the orchestrator (DRAIN only, reason
+ * "vigil: …") when a verdict reaches --drain-at, and resumes it only by
+ * vigil check's rules (orch/healthcheck.h): the periodic checks pass again,
+ * the drain is vigil's, and no kernel-log or NVML event at or above the
+ * threshold was seen since the agent started. */
 #include "agent/agent_int.h"
 #include "orch/healthcheck.h"
 #include "util/log.h"
@@ -11,14 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLURM_TIMEOUT_MS 5000
+#define ORCH_TIMEOUT_MS 5000
+
+int sa_init(struct agent *a, char *err, size_t errlen)
+{
+    if (a->o->controller || !a->o->drain) return 0;
+    struct vg_orch_conf c = { .config = a->o->orch_config, .timeout_ms = ORCH_TIMEOUT_MS };
+    a->orch = vg_orch_open(a->o->orchestrator, &c, err, errlen);
+    return a->orch ? 0 : -1;
+}
 
 static void apply(struct agent *a, bool healthy, const char *reason)
 {
-    struct vg_slurm s = { .conf = getenv("SLURM_CONF"), .timeout_ms = SLURM_TIMEOUT_MS };
-    int r = vg_hc_apply(&s, a->node, healthy, reason);
+    int r = vg_hc_apply(a->orch, a->node, healthy, reason);
     if (r < 0) {
-        vg_err("agent: slurm: %s", s.err);
+        vg_err("agent: %s: %s", a->orch->ops->name, a->orch->err);
         return;
     }
     if (r == VG_HC_DRAIN) {
@@ -40,7 +48,7 @@ void sa_event(struct agent *a, const struct vg_event *e)
 {
     if (e->action < a->o->drain_at) return;
     a->unhealthy = true;
-    if (a->o->controller || !a->o->slurm) return;
+    if (!a->orch) return;
     a->sticky = true;
     char reason[256];
     if (e->code >= 0)
@@ -49,13 +57,13 @@ void sa_event(struct agent *a, const struct vg_event *e)
     else
         snprintf(reason, sizeof reason, VG_REASON_PREFIX " %s%s%s (%s)", e->kind, e->pci[0] ? " on " : "", e->pci,
                  vg_action_name(e->action));
-    if (a->drained_reason[0]) return;   /* already drained by this agent: one Slurm call per drain */
+    if (a->drained_reason[0]) return;   /* already drained by this agent: one request per drain */
     apply(a, false, reason);
 }
 
 void sa_checks(struct agent *a, bool healthy, const char *reason)
 {
-    if (a->o->controller || !a->o->slurm) return;
+    if (!a->orch) return;
     if (!healthy) {
         if (!a->drained_reason[0]) apply(a, false, reason);
         return;

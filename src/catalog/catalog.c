@@ -156,6 +156,22 @@ struct vg_catalog *vg_catalog_load(const char *path, char *err, size_t errlen)
     return c;
 }
 
+struct vg_catalog *vg_catalog_open(const char *root, const char *path, const char *policy, char *err,
+                                   size_t errlen)
+{
+    struct vg_catalog *c = vg_catalog_load(path, err, errlen);
+    if (!c) return NULL;
+    char *site = NULL;
+    if (!policy && vg_path_exists(root, VG_SITE_POLICY)) policy = site = vg_root_path(root, VG_SITE_POLICY);
+    int rc = policy ? vg_catalog_apply_policy(c, policy, err, errlen) : 0;
+    free(site);
+    if (rc) {
+        vg_catalog_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 void vg_catalog_free(struct vg_catalog *c)
 {
     if (!c) return;

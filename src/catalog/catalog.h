@@ -37,15 +37,26 @@ int vg_catalog_apply_policy_text(struct vg_catalog *c, const char *text, size_t 
                                  const char *name, char *err, size_t errlen);
 void vg_catalog_free(struct vg_catalog *c);
 
+/* The one source of verdicts, used the same way by scan, check and the
+ * agent: the catalog (path, or the bundled one when NULL) with the site
+ * policy applied — policy when given, else ROOT/etc/vigil/policy.tsv when it
+ * exists (root NULL: /).  NULL with "file:line: what" in err when either
+ * cannot be read or parsed: there is no fallback to the readers' own ideas. */
+#define VG_SITE_POLICY "/etc/vigil/policy.tsv"
+struct vg_catalog *vg_catalog_open(const char *root, const char *path, const char *policy, char *err,
+                                   size_t errlen);
+
 /* The narrowest entry for kind+code (code VG_CODE_ANY matches "*" rows only),
  * falling back to "kind *"; NULL when the kind is unknown. */
 const struct vg_catalog_entry *vg_catalog_lookup(const struct vg_catalog *c, const char *kind,
                                                  int code);
 /* The action for kind+code: the entry's, or restart-app for an unknown kind. */
 enum vg_action vg_catalog_action(const struct vg_catalog *c, const char *kind, int code);
-/* Sets e->action from the catalog, reading the message where the catalog says
- * the message decides (Xid 154's recovery action, an SXid's Fatal/Non-fatal).
- * Returns the entry used (NULL when none). */
+/* The verdict: sets e->action from the catalog, reading the message where
+ * the catalog says the message decides (Xid 154's recovery action, an SXid's
+ * Fatal/Non-fatal); a kind the catalog does not know gets restart-app.
+ * Signal readers report facts only: this is the one place an event gets its
+ * action.  Returns the entry used (NULL when none). */
 const struct vg_catalog_entry *vg_catalog_classify(const struct vg_catalog *c, struct vg_event *e);
 /* True when `earlier` is listed in entry's caused_by ("*" = any event). */
 bool vg_catalog_is_cause(const struct vg_catalog_entry *entry, const struct vg_event *earlier);

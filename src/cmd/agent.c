@@ -2,6 +2,7 @@
  * defaults, then the loop.  See docs/agent.md. */
 #include "cmd/cmd.h"
 #include "agent/agent.h"
+#include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include <getopt.h>
@@ -13,14 +14,15 @@
     "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
     "                   [--munge-socket S] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"            \
     "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--policy FILE]\n"    \
-    "                   [--catalog FILE] [--drain-at ACTION] [--slurm] [--no-nvml-events] [--once]\n"     \
-    "                   [--json] [-v]\n"                                                                    \
+    "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
+    "                   [--orch-config FILE]] [--no-nvml-events] [--once] [--json] [-v]\n"                 \
     "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the NVML event set and periodic checks\n"  \
     "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe), and\n"     \
     "sends each new incident to the controller (spooled in FILE first, default\n"                          \
-    "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --slurm it drains this node\n" \
-    "at or above ACTION (default restart-app) with a \"vigil:\" reason.  NAME defaults to $VIGIL_NODE,\n"  \
-    "$SLURMD_NODENAME, then the host name.  --once: one pass (a file is read from its start), then exit.\n"
+    "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --drain it drains this node\n" \
+    "through the orchestrator (default slurm) at or above ACTION (default restart-app) with a \"vigil:\"\n"  \
+    "reason.  NAME defaults to $VIGIL_NODE, the orchestrator's name for this node, then the host name.\n"  \
+    "--once: one pass (a file is read from its start), then exit.\n"
 
 static int seconds(const char *opt, const char *v, int min_ms, int *out)
 {
@@ -39,7 +41,7 @@ int cmd_agent(int argc, char **argv)
         .retry_max_ms = 5000, .drain_at = VG_ACT_RESTART_APP, .nvml_events = true,
     };
     enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
-           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_SLURM, O_NONVML, O_ONCE, O_JSON, O_HELP };
+           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_NONVML, O_ONCE, O_JSON, O_HELP };
     static const struct option opts[] = {
         { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
         { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
@@ -48,7 +50,9 @@ int cmd_agent(int argc, char **argv)
         { "config", required_argument, 0, O_CONFIG },     { "interval", required_argument, 0, O_INTERVAL },
         { "window", required_argument, 0, O_WINDOW },     { "retry-max", required_argument, 0, O_RETRY },
         { "policy", required_argument, 0, O_POLICY },     { "catalog", required_argument, 0, O_CATALOG },
-        { "drain-at", required_argument, 0, O_DRAINAT },  { "slurm", no_argument, 0, O_SLURM },
+        { "drain-at", required_argument, 0, O_DRAINAT },  { "drain", no_argument, 0, O_DRAIN },
+        { "slurm", no_argument, 0, O_DRAIN },             { "orchestrator", required_argument, 0, O_ORCH },
+        { "orch-config", required_argument, 0, O_ORCHCONF },
         { "no-nvml-events", no_argument, 0, O_NONVML },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
@@ -69,7 +73,9 @@ int cmd_agent(int argc, char **argv)
         case O_CONFIG: o.config = optarg; break;
         case O_POLICY: o.policy = optarg; break;
         case O_CATALOG: o.catalog = optarg; break;
-        case O_SLURM: o.slurm = true; break;
+        case O_DRAIN: o.drain = true; break;
+        case O_ORCH: o.orchestrator = optarg; break;
+        case O_ORCHCONF: o.orch_config = optarg; break;
         case O_NONVML: o.nvml_events = false; break;
         case O_ONCE: o.once = o.kmsg_from_start = true; break;
         case O_JSON: o.json = true; break;
@@ -96,8 +102,12 @@ int cmd_agent(int argc, char **argv)
         }
     }
     if (optind < argc) return vg_input_error("agent: unexpected argument '%s'", argv[optind]);
-    if (o.controller && o.slurm) vg_warn("agent: --slurm is for standalone mode; the controller acts on Slurm");
+    if (o.controller && o.drain) vg_warn("agent: --drain is for standalone mode; the controller acts on the cluster");
+    if (!vg_orch_find(o.orchestrator))
+        return vg_input_error("agent: --orchestrator '%s': expected one of %s", o.orchestrator, vg_orch_names());
     if (verbose) vg_log_level(verbose + 1 > 3 ? 3 : verbose + 1);
     else if (vg_log_get_level() < 2) vg_log_level(2);   /* a daemon says what it does */
-    return vg_agent_run(&o);
+    char err[512];
+    int rc = vg_agent_run(&o, err, sizeof err);
+    return rc < 0 ? vg_input_error("agent: %s", err) : rc;
 }

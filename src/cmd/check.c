@@ -2,9 +2,11 @@
  * NHC, usable as Slurm's HealthCheckProgram.  Expectations come from
  * /etc/vigil/vigil.conf (checkconf.h); every check runs in a watchdog probe
  * under one deadline (default 50 s, under Slurm's 60 s HealthCheckTimeout),
- * so a hung NVML call is reported, never waited for.  --slurm drains the node
- * with a "vigil: …" reason and resumes it once vigil's drain is no longer
- * needed (orch/healthcheck.h).  See docs/check.md. */
+ * so a hung NVML call is reported, never waited for.  Events get their
+ * verdicts from the catalog and site policy, as in scan and the agent.
+ * --drain drains the node through the orchestrator with a "vigil: …" reason
+ * and resumes it once vigil's drain is no longer needed (orch/healthcheck.h).
+ * See docs/check.md. */
 #include "cmd/cmd.h"
 #include "catalog/catalog.h"
 #include "orch/healthcheck.h"
@@ -15,64 +17,79 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEFAULT_CONF "/etc/vigil/vigil.conf"
-#define CHECK_USAGE                                                                               \
-    "usage: vigil check [--config FILE] [--root DIR] [--node NAME] [--deadline S] [--json]\n"   \
-    "                   [--slurm] [--init]\n"                                                     \
-    "FILE defaults to $VIGIL_CONFIG, else " DEFAULT_CONF "; NAME to $SLURMD_NODENAME, else the\n" \
-    "host name; S to 50 seconds.  --init writes expectations from this (healthy) node to FILE\n" \
-    "(\"-\" for stdout).  Exit 0 healthy, 1 a check failed, 2 usage or config error.\n"
+#define CHECK_USAGE                                                                                   \
+    "usage: vigil check [--config FILE] [--root DIR] [--node NAME] [--deadline S] [--json]\n"       \
+    "                   [--policy FILE] [--catalog FILE] [--drain [--orchestrator NAME]\n"          \
+    "                   [--orch-config FILE]] [--init]\n"                                            \
+    "FILE defaults to $VIGIL_CONFIG, else " DEFAULT_CONF "; NAME to $VIGIL_NODE, the orchestrator's\n" \
+    "name for this node, else the host name; S to 50 seconds.  --drain drains this node through the\n" \
+    "orchestrator (default slurm) when a check fails and resumes vigil's own drain once they pass.\n"  \
+    "--init writes expectations from this (healthy) node to FILE (\"-\" for stdout).\n"                \
+    "Exit 0 healthy, 1 a check failed, 2 usage or config error.\n"
 
 struct opts {
-    const char *config, *root, *node;
+    const char *config, *root, *node, *policy, *catalog, *orchestrator, *orch_config;
     double deadline_s;
-    bool json, slurm, init, config_given;
+    bool json, drain, init, config_given;
 };
 
+/* 0 to go on, 1 after --help, 2 for bad usage (printed). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--json")) o->json = true;
-        else if (!strcmp(a, "--slurm")) o->slurm = true;
-        else if (!strcmp(a, "--init")) o->init = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(CHECK_USAGE, stdout);
-            return -1;
-        } else if (!strcmp(a, "--config") || !strcmp(a, "--root") || !strcmp(a, "--node") ||
-                   !strcmp(a, "--deadline")) {
-            if (!v) return vg_input_error("check: %s needs a value", a);
-            i++;
-            if (!strcmp(a, "--config")) o->config = v, o->config_given = true;
-            else if (!strcmp(a, "--root")) o->root = v;
-            else if (!strcmp(a, "--node")) o->node = v;
-            else {
-                char *end;
-                o->deadline_s = strtod(v, &end);
-                if (end == v || *end || o->deadline_s <= 0 || o->deadline_s > 86400)
-                    return vg_input_error("check: --deadline '%s': expected seconds (0 < S <= 86400)", v);
-            }
-        } else
-            return vg_input_error("check: unknown option '%s' (vigil check --help)", a);
+    enum { O_CONFIG = 256, O_ROOT, O_NODE, O_DEADLINE, O_JSON, O_DRAIN, O_INIT, O_POLICY, O_CATALOG, O_ORCH,
+           O_ORCHCONF, O_HELP };
+    static const struct option opts[] = {
+        { "config", required_argument, 0, O_CONFIG },   { "root", required_argument, 0, O_ROOT },
+        { "node", required_argument, 0, O_NODE },       { "deadline", required_argument, 0, O_DEADLINE },
+        { "json", no_argument, 0, O_JSON },             { "drain", no_argument, 0, O_DRAIN },
+        { "slurm", no_argument, 0, O_DRAIN },           { "init", no_argument, 0, O_INIT },
+        { "policy", required_argument, 0, O_POLICY },   { "catalog", required_argument, 0, O_CATALOG },
+        { "orchestrator", required_argument, 0, O_ORCH }, { "orch-config", required_argument, 0, O_ORCHCONF },
+        { "help", no_argument, 0, O_HELP },             { 0, 0, 0, 0 },
+    };
+    int c;
+    char *end;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_CONFIG: o->config = optarg, o->config_given = true; break;
+        case O_ROOT: o->root = optarg; break;
+        case O_NODE: o->node = optarg; break;
+        case O_JSON: o->json = true; break;
+        case O_DRAIN: o->drain = true; break;
+        case O_INIT: o->init = true; break;
+        case O_POLICY: o->policy = optarg; break;
+        case O_CATALOG: o->catalog = optarg; break;
+        case O_ORCH: o->orchestrator = optarg; break;
+        case O_ORCHCONF: o->orch_config = optarg; break;
+        case O_DEADLINE:
+            o->deadline_s = strtod(optarg, &end);
+            if (end == optarg || *end || o->deadline_s <= 0 || o->deadline_s > 86400)
+                return vg_input_error("check: --deadline '%s': expected seconds (0 < S <= 86400)", optarg);
+            break;
+        case 'h': case O_HELP: fputs(CHECK_USAGE, stdout); return 1;
+        default: return vg_input_error("check: unknown or incomplete option '%s' (vigil check --help)", argv[optind - 1]);
+        }
     }
+    if (optind < argc) return vg_input_error("check: unexpected argument '%s'", argv[optind]);
+    if (!vg_orch_find(o->orchestrator))
+        return vg_input_error("check: --orchestrator '%s': expected one of %s", o->orchestrator, vg_orch_names());
     return 0;
 }
 
 static void node_name(struct opts *o, char *buf, size_t n)
 {
-    const char *env = getenv("SLURMD_NODENAME");
     if (o->node && *o->node) vg_strlcpy(buf, o->node, n);
-    else if (env && *env) vg_strlcpy(buf, env, n);
     else if (o->root && vg_read_line(o->root, "/etc/hostname", buf, n) == 0 && *buf) {
-    } else if (gethostname(buf, n - 1) < 0)
-        vg_strlcpy(buf, "localhost", n);
-    buf[n - 1] = 0;
+    } else vg_orch_local_node(vg_orch_find(o->orchestrator), buf, n);
     buf[strcspn(buf, ".")] = 0;
 }
 
@@ -116,36 +133,19 @@ static int do_init(struct opts *o, const struct vg_check_opts *co)
     return rc;
 }
 
-/* Sets each event's action from the fault catalog, when it loads and knows
- * the kind (otherwise the check's own action stays). */
-static void classify(struct vg_check_results *rs)
-{
-    char err[256];
-    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
-    if (!cat) {
-        vg_debug("catalog: %s (keeping the checks' own actions)", err);
-        return;
-    }
-    for (size_t i = 0; i < rs->n; i++)
-        for (int k = 0; k < rs->r[i].nev; k++)
-            if (vg_catalog_lookup(cat, rs->r[i].ev[k].kind, rs->r[i].ev[k].code))
-                vg_catalog_classify(cat, &rs->r[i].ev[k]);
-    vg_catalog_free(cat);
-}
-
 int cmd_check(int argc, char **argv)
 {
     struct opts o = { .deadline_s = 50 };
     int rc = parse_args(argc, argv, &o);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc) return rc == 1 ? VG_EXIT_OK : rc;
     int64_t start = vg_mono_ms(), started_ms = vg_now_ms();
     if (!o.config) o.config = getenv("VIGIL_CONFIG");
     if (o.config && *o.config) o.config_given = true;
     else o.config = DEFAULT_CONF;
     char node[64];
     node_name(&o, node, sizeof node);
-    /* Leave room for the Slurm calls after the probes. */
-    int64_t total = (int64_t)(o.deadline_s * 1000), reserve = o.slurm ? total / 4 : 100;
+    /* Leave room for the orchestrator's calls after the probes. */
+    int64_t total = (int64_t)(o.deadline_s * 1000), reserve = o.drain ? total / 4 : 100;
     if (reserve > 10000) reserve = 10000;
     struct vg_check_opts co = { .root = o.root, .node = node, .deadline_mono_ms = start + total - reserve };
     if (o.init) {
@@ -154,32 +154,41 @@ int cmd_check(int argc, char **argv)
     }
     struct vg_checkconf conf;
     char err[512];
+    struct vg_catalog *cat = vg_catalog_open(o.root, o.catalog, o.policy, err, sizeof err);
+    if (!cat) return vg_input_error("check: %s", err);
     /* The default path lives in the root; an explicit --config is taken as given. */
     if (vg_checkconf_load(o.config_given ? NULL : o.root, o.config, &conf, err, sizeof err) < 0 ||
         vg_check_validate(&conf, err, sizeof err) < 0) {
         vg_checkconf_free(&conf);
+        vg_catalog_free(cat);
         return vg_input_error("%s", err);
     }
     struct vg_check_results rs = { 0 };
     int applied = vg_check_run(&conf, &co, &rs);
-    classify(&rs);
+    for (size_t i = 0; i < rs.n; i++)
+        for (int k = 0; k < rs.r[i].nev; k++) vg_catalog_classify(cat, &rs.r[i].ev[k]);
+    vg_catalog_free(cat);
     size_t failed = 0;
     for (size_t i = 0; i < rs.n; i++) failed += !rs.r[i].ok;
 
-    json_t *slurm = NULL;
-    if (o.slurm) {
+    json_t *drain = NULL;
+    if (o.drain) {
         char reason[256] = "";
         if (failed) drain_reason(&rs, reason, sizeof reason);
         int64_t left = start + total - vg_mono_ms();
-        struct vg_slurm s = { .conf = getenv("SLURM_CONF"), .timeout_ms = left > 1000 ? (int)(left / 2) : 500 };
-        int a = vg_hc_apply(&s, node, failed == 0, reason);
-        slurm = json_pack("{s:s, s:i}", "action", a < 0 ? "error" : vg_hc_action_name((enum vg_hc_action)a), "calls",
-                          (int)s.calls);
-        vg_json_set_str(slurm, "reason", a == VG_HC_DRAIN ? reason : "");
-        vg_json_set_str(slurm, "error", a < 0 ? s.err : "");
-        if (a < 0) vg_err("check: slurm: %s", s.err);
+        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = left > 1000 ? (int)(left / 2) : 500 };
+        struct vg_orch *orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err);
+        int a = orch ? vg_hc_apply(orch, node, failed == 0, reason) : -1;
+        const char *why = orch ? orch->err : err;
+        drain = json_pack("{s:s, s:s, s:i}", "orchestrator", vg_orch_find(o.orchestrator)->name, "action",
+                          a < 0 ? "error" : vg_hc_action_name((enum vg_hc_action)a), "calls",
+                          orch ? (int)orch->calls : 0);
+        vg_json_set_str(drain, "reason", a == VG_HC_DRAIN ? reason : "");
+        vg_json_set_str(drain, "error", a < 0 ? why : "");
+        if (a < 0) vg_err("check: %s", why);
         else if (a != VG_HC_NONE) vg_info("check: %s %s%s%s", vg_hc_action_name((enum vg_hc_action)a), node,
                                           a == VG_HC_DRAIN ? ": " : "", a == VG_HC_DRAIN ? reason : "");
+        vg_orch_close(orch);
     }
     int64_t elapsed = vg_mono_ms() - start;
     if (o.json) {
@@ -192,10 +201,10 @@ int cmd_check(int argc, char **argv)
                                 vg_json_time(started_ms), "ok", failed == 0, "config", o.config, "lines", applied,
                                 "failed", (int)failed, "elapsed_ms", (json_int_t)elapsed, "deadline_s", o.deadline_s,
                                 "checks", checks, "events", events);
-        if (slurm) json_object_set_new(doc, "slurm", slurm);
+        if (drain) json_object_set_new(doc, "drain", drain);
         vg_json_print(stdout, doc, 0);
     } else {
-        json_decref(slurm);
+        json_decref(drain);
         for (size_t i = 0; i < rs.n; i++)
             if (!rs.r[i].ok) {
                 if (rs.r[i].line) printf("FAIL %s: %s (%s:%d)\n", rs.r[i].name, rs.r[i].detail, o.config, rs.r[i].line);

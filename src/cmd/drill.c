@@ -18,7 +18,8 @@
     "usage: vigil drill [--lab [--dir DIR]] [--partition P] [--nodes N] [--fault KIND] [--gpu G]\n"     \
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
-    "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via srun|ssh]\n"      \
+    "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
+    "                   [--orchestrator NAME] [--orch-config FILE]\n"                                 \
     "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
@@ -45,13 +46,14 @@ int cmd_drill(int argc, char **argv)
         { "hit-batch-host", no_argument, 0, 'B' }, { "via", required_argument, 0, 'V' },
         { "workdir", required_argument, 0, 'w' }, { "poll-ms", required_argument, 0, 'P' },
         { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
-        { "save", required_argument, 0, 'O' },
+        { "save", required_argument, 0, 'O' },  { "orchestrator", required_argument, 0, 'o' },
+        { "orch-config", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
                                .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
                                .step_pattern = "step ([0-9]+)", .resume_pattern = "resumed from step ([0-9]+)",
-                               .via = "srun", .fault_name = "xid:79" };
+                               .via = VG_VIA_ORCH, .fault_name = "xid:79" };
     bool lab = false, json = false, resume_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
     int c, rc = 0;
@@ -86,11 +88,15 @@ int cmd_drill(int argc, char **argv)
         case 'j': json = true; break;
         case 'H': html = optarg; break;
         case 'O': save = optarg; break;
+        case 'o': o.orchestrator = optarg; break;
+        case 'C': o.orch_config = optarg; break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
     }
     if (rc) return rc;
+    if (!vg_orch_find(o.orchestrator))
+        return vg_input_error("drill: --orchestrator '%s': expected one of %s", o.orchestrator, vg_orch_names());
     if (optind < argc) return vg_input_error("drill: unexpected argument '%s'", argv[optind]);
     if (o.job_script && !resume_given)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
@@ -99,7 +105,7 @@ int cmd_drill(int argc, char **argv)
     if (lab) {
         o.lab = vg_lab_resolve_dir(dir);
         if (vg_lab_info(o.lab, &info)) return vg_input_error("drill: --dir: %s is not a vigil lab", o.lab);
-        o.slurm_conf = info.conf;
+        o.orch_config = info.conf;
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
     }
     FILE *hf = NULL;

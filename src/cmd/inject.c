@@ -19,8 +19,12 @@
     "       vigil inject clear [--node NAME] [TARGET] [--record FILE] [--json]\n"                      \
     "TARGET: --lab [--dir DIR] (a `vigil lab` node; DIR defaults to $VIGIL_LAB, else " VG_LAB_DEFAULT_DIR \
     ")\n"                                                                                              \
-    "        --via srun|ssh (a real node, runs `vigil inject … --local` there; default srun)\n"        \
-    "        --local [--root DIR] (this machine: /dev/kmsg, its slurmd and job steps)\n"
+    "        --via orch|ssh (a real node, runs `vigil inject … --local` there: as a job step through\n" \
+    "              --orchestrator NAME (default slurm; --orch-config FILE), or over ssh)\n"           \
+    "        --local [--root DIR] (this machine: /dev/kmsg, its node daemon and job steps)\n"
+
+static int do_clear(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
+static int do_inject(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
 
 int cmd_inject(int argc, char **argv)
 {
@@ -29,9 +33,12 @@ int cmd_inject(int argc, char **argv)
         { "lab", no_argument, 0, 'L' },        { "dir", required_argument, 0, 'd' },
         { "via", required_argument, 0, 'v' },  { "local", no_argument, 0, 'l' },
         { "record", required_argument, 0, 'r' }, { "root", required_argument, 0, 'R' },
-        { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' },
+        { "orchestrator", required_argument, 0, 'o' }, { "orch-config", required_argument, 0, 'C' },
+        { 0, 0, 0, 0 },
     };
-    struct vg_inject_opts o = { .via = "srun" };
+    struct vg_inject_opts o = { .via = VG_VIA_ORCH };
+    const char *orchestrator = NULL, *orch_config = NULL;
     bool lab = false, json = false;
     const char *dir = NULL;
     long gpu = 0;
@@ -51,39 +58,58 @@ int cmd_inject(int argc, char **argv)
         case 'r': o.record = optarg; break;
         case 'R': o.root = optarg; break;
         case 'j': json = true; break;
+        case 'o': orchestrator = optarg; break;
+        case 'C': orch_config = optarg; break;
         case 'h': fputs(INJECT_USAGE, stdout); return 0;
         default: fputs(INJECT_USAGE, stderr); return VG_EXIT_INPUT;
         }
     }
     o.gpu = (int)gpu;
     if (lab) o.lab = vg_lab_resolve_dir(dir);
+    if (!vg_orch_find(orchestrator))
+        return vg_input_error("inject: --orchestrator '%s': expected one of %s", orchestrator, vg_orch_names());
     if (optind >= argc) return vg_input_error("inject: the fault kind is missing\n%s", INJECT_USAGE);
     const char *what = argv[optind++];
     char err[512];
-    if (!strcmp(what, "clear")) {
-        if (optind < argc) return vg_input_error("inject clear: unexpected argument '%s'", argv[optind]);
-        int n;
-        int rc = vg_inject_clear(&o, &n, err, sizeof err);
-        if (rc == -2) return vg_input_error("inject clear: %s", err);
-        if (json) vg_json_print(stdout, json_pack("{s:i,s:b}", "cleared", n, "ok", rc == 0), 0);
-        else printf("cleared %d injection%s%s\n", n, n == 1 ? "" : "s", o.node ? "" : " (all nodes)");
-        if (rc) vg_err("inject clear: %s", err);
-        return rc ? VG_EXIT_FINDINGS : 0;
+    bool clear = !strcmp(what, "clear");
+    if (!clear) {
+        if (!vg_inj_kind_parse(what, &o.kind, &o.code))
+            return vg_input_error("inject: unknown fault '%s'\n%s", what, INJECT_USAGE);
+        if (o.kind == VG_INJ_XID && !strchr(what, ':')) {
+            long code;
+            if (optind >= argc || !vg_parse_long(argv[optind], &code) || code < 1 || code > 999)
+                return vg_input_error("inject xid: CODE: '%s' is not an XID number 1..999",
+                                      optind < argc ? argv[optind] : "");
+            o.code = (int)code;
+            optind++;
+        }
+        if (!o.node) return vg_input_error("inject: --node NAME is required");
     }
-    if (!vg_inj_kind_parse(what, &o.kind, &o.code))
-        return vg_input_error("inject: unknown fault '%s'\n%s", what, INJECT_USAGE);
-    if (o.kind == VG_INJ_XID && !strchr(what, ':')) {
-        long code;
-        if (optind >= argc || !vg_parse_long(argv[optind], &code) || code < 1 || code > 999)
-            return vg_input_error("inject xid: CODE: '%s' is not an XID number 1..999",
-                                  optind < argc ? argv[optind] : "");
-        o.code = (int)code;
-        optind++;
+    if (optind < argc) return vg_input_error("inject%s: unexpected argument '%s'", clear ? " clear" : "", argv[optind]);
+    if (!lab && o.via && !strcmp(o.via, VG_VIA_ORCH)) {
+        struct vg_orch_conf oc = { .config = orch_config };
+        if (!(o.orch = vg_orch_open(orchestrator, &oc, err, sizeof err))) return vg_input_error("inject: %s", err);
     }
-    if (optind < argc) return vg_input_error("inject: unexpected argument '%s'", argv[optind]);
-    if (!o.node) return vg_input_error("inject: --node NAME is required");
+    int rc = clear ? do_clear(&o, json, err, sizeof err) : do_inject(&o, json, err, sizeof err);
+    vg_orch_close(o.orch);
+    return rc;
+}
+
+static int do_clear(const struct vg_inject_opts *o, bool json, char *err, size_t errlen)
+{
+    int n;
+    int rc = vg_inject_clear(o, &n, err, errlen);
+    if (rc == -2) return vg_input_error("inject clear: %s", err);
+    if (json) vg_json_print(stdout, json_pack("{s:i,s:b}", "cleared", n, "ok", rc == 0), 0);
+    else printf("cleared %d injection%s%s\n", n, n == 1 ? "" : "s", o->node ? "" : " (all nodes)");
+    if (rc) vg_err("inject clear: %s", err);
+    return rc ? VG_EXIT_FINDINGS : 0;
+}
+
+static int do_inject(const struct vg_inject_opts *o, bool json, char *err, size_t errlen)
+{
     json_t *rec;
-    int rc = vg_inject(&o, &rec, err, sizeof err);
+    int rc = vg_inject(o, &rec, err, errlen);
     if (rc == -2) return vg_input_error("inject: %s", err);
     if (rc) {
         vg_err("inject: %s", err);
@@ -92,7 +118,7 @@ int cmd_inject(int argc, char **argv)
     if (json) vg_json_print(stdout, rec, 1);
     else {
         printf("%s %s on %s gpu %d at %s: %s\n", vg_json_str(rec, "id", ""), vg_json_str(rec, "kind", ""),
-               o.node, o.gpu, vg_json_str(rec, "time", ""), vg_json_str(rec, "detail", ""));
+               o->node, o->gpu, vg_json_str(rec, "time", ""), vg_json_str(rec, "detail", ""));
         json_decref(rec);
     }
     return 0;

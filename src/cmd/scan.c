@@ -230,23 +230,10 @@ int cmd_scan(int argc, char **argv)
         } else files[nfiles++] = a;
     }
     char err[512];
-    s->cat = vg_catalog_load(catalog, err, sizeof err);
+    s->cat = vg_catalog_open(root, catalog, policy, err, sizeof err);
     if (!s->cat) {
         rc = vg_input_error("%s", err);
         goto out;
-    }
-    if (policy && vg_catalog_apply_policy(s->cat, policy, err, sizeof err)) {
-        rc = vg_input_error("%s", err);
-        goto out;
-    }
-    if (!policy && vg_path_exists(root, "/etc/vigil/policy.tsv")) {
-        char *p = vg_root_path(root, "/etc/vigil/policy.tsv");
-        int prc = vg_catalog_apply_policy(s->cat, p, err, sizeof err);
-        free(p);
-        if (prc) {
-            rc = vg_input_error("%s", err);
-            goto out;
-        }
     }
     ko.node = node;
     if (nfiles == 0 && !boot_given) ko.boot_ms = vg_kmsg_boot_ms(root);

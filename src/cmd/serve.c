@@ -23,7 +23,9 @@
 #define SERVE_USAGE                                                                                     \
     "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n" \
     "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"                            \
-    "                   [--policy FILE] [--slurm-conf FILE] [--dry-run]\n"
+    "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"  \
+    "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"      \
+    "--slurm-conf FILE is the same).\n"
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {
@@ -36,7 +38,7 @@ int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
     const char *token_file = NULL, *munge_socket = NULL, *port_file = NULL, *policy_file = NULL;
-    const char *slurm_conf = getenv("SLURM_CONF");
+    const char *orchestrator = NULL, *orch_config = NULL;
     bool act = true;
     long window = 60;
     static const struct option opts[] = {
@@ -44,7 +46,8 @@ int cmd_serve(int argc, char **argv)
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
         { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
         { "port-file", required_argument, 0, 'p' }, { "policy", required_argument, 0, 'P' },
-        { "slurm-conf", required_argument, 0, 'S' }, { "dry-run", no_argument, 0, 'n' },
+        { "slurm-conf", required_argument, 0, 'S' }, { "orch-config", required_argument, 0, 'S' },
+        { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -58,7 +61,8 @@ int cmd_serve(int argc, char **argv)
         case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
         case 'P': policy_file = optarg; break;
-        case 'S': slurm_conf = optarg; break;
+        case 'S': orch_config = optarg; break;
+        case 'O': orchestrator = optarg; break;
         case 'n': act = false; break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
@@ -79,8 +83,16 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any client may post events");
+    struct vg_orch_conf oc = { .config = orch_config };
+    struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
+    if (!orch) {
+        vg_auth_free(&auth);
+        vg_policy_free(&policy);
+        return vg_input_error("serve: %s", err);
+    }
     struct vg_store *store;
     if (vg_store_open(db, &store, err, sizeof err)) {
+        vg_orch_close(orch);
         vg_auth_free(&auth);
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
@@ -92,12 +104,13 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    struct vg_executor *exec = vg_executor_start(store, &policy, slurm_conf, act);
+    struct vg_executor *exec = vg_executor_start(store, &policy, orch, act);
     struct vg_ingest ingest = { .store = store, .window_ms = window * 1000, .on_new_incident = on_new_incident,
                                 .metrics = executor_metrics, .ctx = exec };
     struct vg_http *http = vg_http_start(listen, &auth, &ingest, err, sizeof err);
     if (!http) {
         vg_executor_stop(exec);
+        vg_orch_close(orch);
         vg_policy_free(&policy);
         vg_store_close(store);
         vg_auth_free(&auth);
@@ -113,13 +126,14 @@ int cmd_serve(int argc, char **argv)
             vg_err("serve: cannot write %s", port_file);
         }
     }
-    vg_info("serve: listening on port %u, store %s, auth %s, %s", port, db, mode,
-            act ? "acting on Slurm" : "dry run (no Slurm changes)");
+    vg_info("serve: listening on port %u, store %s, auth %s, %s %s", port, db, mode,
+            act ? "acting on" : "dry run, reading", orch->ops->name);
     int sig;
     sigwait(&set, &sig);
     vg_info("serve: stopping on signal %d", sig);
     vg_http_stop(http);
     vg_executor_stop(exec);
+    vg_orch_close(orch);
     vg_policy_free(&policy);
     vg_store_close(store);
     vg_auth_free(&auth);

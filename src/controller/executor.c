@@ -1,52 +1,25 @@
-/* executor.c — applies policy decisions to Slurm and records the steps; see executor.h. */
-#include "controller/executor.h"
-#include "orch/slurm.h"
+/* executor.c — the executor's queues, threads, batches and retries; the
+ * steps themselves are in remedy.c.  See executor.h. */
+#include "controller/executor_int.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
-#include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define VG_REPAIR_TIMEOUT_MS (30 * 60 * 1000)
+#define RETRY_FIRST_MS 1000
+#define RETRY_MAX_MS 60000
+#define RECONCILE_MS 2000
+#define STOP_REPAIR_WAIT_S 5
 
-struct item {
-    int64_t incident;
-    struct vg_event e;
-    char node[64];
-    struct item *next;
-};
-
-struct queue {
-    struct item *head, *tail;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool stop;
-};
-
-struct vg_executor {
-    struct vg_store *store;
-    const struct vg_policy *policy;
-    bool act;
-    struct vg_slurm slurm, repair_slurm; /* one per thread */
-    struct queue work, repair;
-    pthread_t worker, repairer;
-    struct vg_isolation_log log;
-    pthread_mutex_t pool_lock;  /* the spare pool, shared by both threads */
-    char **pool;
-    size_t npool;
-    bool pool_exists;
-    unsigned long actions, holds, recorded, failures, returned;
-    unsigned reconcile_calls;   /* of slurm.calls: spent noticing nodes resumed outside vigil */
-};
-
-static void push(struct queue *q, struct item *it)
+void vg_exec_push(struct queue *q, struct item *it)
 {
     pthread_mutex_lock(&q->lock);
+    it->next = NULL;
     if (q->tail) q->tail->next = it;
     else q->head = it;
     q->tail = it;
@@ -54,9 +27,9 @@ static void push(struct queue *q, struct item *it)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Blocks for the next item, at most timeout_ms when >= 0; NULL once stopped
- * and drained, or at the timeout (then *stopped tells which). */
-static struct item *pop_timed(struct queue *q, int64_t timeout_ms, bool *stopped)
+/* Takes everything queued, waiting at most timeout_ms (< 0: until something
+ * comes or the queue stops).  *stopped: the queue was stopped. */
+static struct item *take_all(struct queue *q, int64_t timeout_ms, bool *stopped)
 {
     pthread_mutex_lock(&q->lock);
     struct timespec until;
@@ -67,56 +40,60 @@ static struct item *pop_timed(struct queue *q, int64_t timeout_ms, bool *stopped
     while (!q->head && !q->stop)
         if (timeout_ms < 0) pthread_cond_wait(&q->cond, &q->lock);
         else if (pthread_cond_timedwait(&q->cond, &q->lock, &until)) break;
-    if (stopped) *stopped = q->stop && !q->head;
-    struct item *it = q->head;
-    if (it) {
-        q->head = it->next;
-        if (!q->head) q->tail = NULL;
-    }
+    *stopped = q->stop;
+    struct item *all = q->head;
+    q->head = q->tail = NULL;
     pthread_mutex_unlock(&q->lock);
-    return it;
+    return all;
 }
 
-static void describe(const struct vg_event *e, char *buf, size_t n)
+static void free_items(struct item *it)
 {
-    int l = e->code >= 0 ? snprintf(buf, n, "%s %d", e->kind, e->code) : snprintf(buf, n, "%s", e->kind);
-    if (e->gpu >= 0 && (size_t)l < n) l += snprintf(buf + l, n - (size_t)l, " gpu %d", e->gpu);
-    if (e->pci[0] && (size_t)l < n) snprintf(buf + l, n - (size_t)l, " %s", e->pci);
+    while (it) {
+        struct item *next = it->next;
+        free(it);
+        it = next;
+    }
 }
 
-static void state(struct vg_executor *x, int64_t id, const char *fmt, const char *a, const char *b)
+void vg_exec_state(struct vg_executor *x, int64_t id, const char *fmt, ...)
 {
-    char s[400];
-    snprintf(s, sizeof s, fmt, a, b);
+    char s[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
     vg_store_set_state(x->store, id, s);
 }
 
-static bool in_list(char *const *v, size_t n, const char *s)
+bool vg_in_list(char *const *v, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(v[i], s)) return true;
     return false;
 }
 
-/* Makes the reservation hold the pool; caller holds pool_lock. */
-static int pool_sync(struct vg_executor *x, struct vg_slurm *s)
+/* Makes the orchestrator's pool hold x->pool; the caller holds pool_lock. */
+int vg_pool_sync(struct vg_executor *x)
 {
-    int rc = vg_slurm_reservation_set(s, x->policy->spare_reservation, (const char *const *)x->pool, x->npool,
-                                      x->pool_exists);
+    pthread_mutex_lock(&x->orch_lock);
+    int rc = x->orch->ops->pool_set(x->orch, x->policy->spare_pool, (const char *const *)x->pool, x->npool,
+                                    x->pool_exists);
+    pthread_mutex_unlock(&x->orch_lock);
     if (!rc) x->pool_exists = x->npool > 0;
     return rc;
 }
 
-/* At start: the pool is the reservation if it exists, else the policy's
- * spares that are healthy now (and the reservation is created). */
+/* At start: the pool is the orchestrator's if it has one, else the policy's
+ * spares that are healthy now (and the pool is created). */
 static void pool_init(struct vg_executor *x)
 {
     if (!x->act || !x->policy->nspares) return;
     char **nodes;
     size_t n;
-    int rc = vg_slurm_reservation_nodes(&x->slurm, x->policy->spare_reservation, &nodes, &n);
+    int rc = x->orch->ops->pool_get(x->orch, x->policy->spare_pool, &nodes, &n);
     if (rc < 0) {
-        vg_err("spare pool: %s", x->slurm.err);
+        vg_err("spare pool: %s", x->orch->err);
         return;
     }
     if (rc == 0) {
@@ -125,10 +102,10 @@ static void pool_init(struct vg_executor *x)
         x->pool_exists = true;
         return;
     }
-    struct vg_node_state *ns;
+    struct vg_orch_node *ns;
     size_t nn;
-    if (vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) {
-        vg_err("spare pool: %s", x->slurm.err);
+    if (x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn)) {
+        vg_err("spare pool: %s", x->orch->err);
         return;
     }
     for (size_t i = 0; i < x->policy->nspares; i++)
@@ -138,195 +115,188 @@ static void pool_init(struct vg_executor *x)
                 x->pool[x->npool++] = vg_xstrdup(ns[j].name);
             }
     free(ns);
-    if (pool_sync(x, &x->slurm)) vg_err("spare pool: %s", x->slurm.err);
-    else vg_info("spare pool: reservation %s holds %zu node(s)", x->policy->spare_reservation, x->npool);
+    pthread_mutex_lock(&x->pool_lock);
+    if (vg_pool_sync(x)) vg_err("spare pool: %s", x->orch->err);
+    else vg_info("spare pool: %s holds %zu node(s)", x->policy->spare_pool, x->npool);
+    pthread_mutex_unlock(&x->pool_lock);
 }
 
-static void handle(struct vg_executor *x, struct item *it)
+static void describe(const struct vg_event *e, char *buf, size_t n)
 {
-    char what[160];
-    describe(&it->e, what, sizeof what);
-    struct vg_node_state *ns = NULL;
-    size_t nn = 0;
-    /* a dry run reads the cluster too when it can, but goes on without it */
-    if (vg_slurm_nodes(&x->slurm, NULL, &ns, &nn) && x->act) {
-        x->failures++;
-        state(x, it->incident, "failed: %s%s", x->slurm.err, "");
-        vg_err("incident %lld on %s: %s", (long long)it->incident, it->node, x->slurm.err);
-        return;
+    int l = e->code >= 0 ? snprintf(buf, n, "%s %d", e->kind, e->code) : snprintf(buf, n, "%s", e->kind);
+    if (e->gpu >= 0 && (size_t)l < n) l += snprintf(buf + l, n - (size_t)l, " gpu %d", e->gpu);
+    if (e->pci[0] && (size_t)l < n) snprintf(buf + l, n - (size_t)l, " %s", e->pci);
+}
+
+/* ---- retries -------------------------------------------------------------- */
+
+static void retry_later(struct vg_executor *x, struct item *it, const char *why)
+{
+    it->attempts++;
+    int64_t wait = RETRY_FIRST_MS;
+    for (int i = 1; i < it->attempts && wait < RETRY_MAX_MS; i++) wait *= 2;
+    if (wait > RETRY_MAX_MS) wait = RETRY_MAX_MS;
+    it->due = vg_mono_ms() + wait;
+    x->failures++;
+    vg_exec_state(x, it->incident, "failed, retrying in %lld s (attempt %d): %s", (long long)(wait / 1000),
+                  it->attempts, why);
+    vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)it->incident, it->node, why,
+           (long long)(wait / 1000));
+    struct item **p = &x->retries;
+    while (*p && (*p)->due <= it->due) p = &(*p)->next;
+    it->next = *p;
+    *p = it;
+    x->nretries++;
+}
+
+/* Retries that are due, appended to batch. */
+static struct item *due_retries(struct vg_executor *x, struct item *batch)
+{
+    int64_t now = vg_mono_ms();
+    struct item **tail = &batch;
+    while (*tail) tail = &(*tail)->next;
+    while (x->retries && x->retries->due <= now) {
+        struct item *it = x->retries;
+        x->retries = it->next;
+        x->nretries--;
+        x->retried++;
+        it->next = NULL;
+        *tail = it;
+        tail = &it->next;
     }
-    struct vg_node_view *views = vg_xcalloc(nn + 1, sizeof *views);
+    return batch;
+}
+
+/* ---- one batch ------------------------------------------------------------ */
+
+/* Records the incidents that need no action, in one transaction. */
+static void record_only(struct vg_executor *x, struct item **items, size_t n)
+{
+    if (!n) return;
+    int64_t *ids = vg_xcalloc(n, sizeof *ids);
+    char **states = vg_xcalloc(n, sizeof *states);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = items[i]->incident;
+        if (asprintf(&states[i], "recorded: %s: recorded only (below drain_at)", vg_action_name(items[i]->e.action)) < 0)
+            states[i] = NULL;
+    }
+    if (vg_store_set_states(x->store, ids, (const char *const *)states, n))
+        vg_err("recording %zu incident(s) failed", n);
+    x->recorded += n;
+    for (size_t i = 0; i < n; i++) free(states[i]);
+    free(states);
+    free(ids);
+}
+
+static int by_severity(const void *a, const void *b)
+{
+    const struct item *x = *(struct item *const *)a, *y = *(struct item *const *)b;
+    return (int)y->e.action - (int)x->e.action;
+}
+
+/* The cluster as the policy sees it; views point into ns. */
+static struct vg_node_view *views_of(struct vg_executor *x, const struct vg_orch_node *ns, size_t nn)
+{
+    struct vg_node_view *v = vg_xcalloc(nn + 1, sizeof *v);
     pthread_mutex_lock(&x->pool_lock);
     for (size_t i = 0; i < nn; i++)
-        views[i] = (struct vg_node_view){ .name = ns[i].name,
-                                          .unavailable = ns[i].drain || ns[i].down,
-                                          .ours = vg_startswith(ns[i].reason, VG_REASON_PREFIX),
-                                          .spare = in_list(x->pool, x->npool, ns[i].name) };
-    struct vg_decision d;
-    vg_policy_decide(x->policy, views, nn, it->node, it->e.action, what, vg_now_ms(), &x->log, &d);
+        v[i] = (struct vg_node_view){ .name = ns[i].name,
+                                      .unavailable = ns[i].drain || ns[i].down,
+                                      .ours = vg_orch_ours(&ns[i]),
+                                      .spare = vg_in_list(x->pool, x->npool, ns[i].name) };
     pthread_mutex_unlock(&x->pool_lock);
-
-    if (d.op == VG_OP_RECORD) {
-        x->recorded++;
-        state(x, it->incident, "recorded: %s%s", d.note, "");
-    } else if (d.held) {
-        x->holds++;
-        state(x, it->incident, "held: %s%s", d.note, "");
-        vg_err("ALERT incident %lld on %s (%s): %s", (long long)it->incident, it->node, what, d.note);
-    } else if (!x->act) {
-        state(x, it->incident, "dry run: would %s (%s)", d.op == VG_OP_DOWN ? "down and requeue" : "drain", d.reason);
-    } else if (d.nisolate) {
-        const char *const *iso = (const char *const *)d.isolate;
-        long *jobs = NULL;
-        size_t njobs = 0;
-        if (d.op == VG_OP_DOWN && vg_slurm_jobs_on(&x->slurm, iso, d.nisolate, &jobs, &njobs))
-            vg_warn("incident %lld: cannot list jobs: %s", (long long)it->incident, x->slurm.err);
-        /* Requeue first, then DOWN: the requeued job is held for cred_expire+1 s
-         * anyway, and by then the node is out; slurmctld never has to notice. */
-        bool requeued = false;
-        char ids[512] = "";
-        for (size_t i = 0, l = 0; i < njobs && l < sizeof ids - 24; i++)
-            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%ld", i ? "," : "", jobs[i]);
-        if (njobs && vg_slurm_requeue(&x->slurm, jobs, njobs))
-            vg_warn("incident %lld: requeue %s: %s", (long long)it->incident, ids, x->slurm.err);
-        else
-            requeued = njobs > 0;
-        int64_t requeued_at = vg_now_ms();
-        if (vg_slurm_set_state(&x->slurm, iso, d.nisolate, d.op == VG_OP_DOWN ? "down" : "drain", d.reason)) {
-            x->failures++;
-            state(x, it->incident, "failed: %s%s", x->slurm.err, "");
-            vg_err("incident %lld: %s", (long long)it->incident, x->slurm.err);
-        } else {
-            x->actions++;
-            char detail[1024];
-            snprintf(detail, sizeof detail, "%s %s (%s)%s%s", d.op == VG_OP_DOWN ? "DOWN" : "DRAIN", iso[0], d.reason,
-                     d.note[0] ? "; " : "", d.note);
-            vg_store_step(x->store, it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
-            if (requeued) vg_store_step(x->store, it->incident, VG_STEP_JOBS_REQUEUED, requeued_at, ids);
-            if (d.npromote) {
-                pthread_mutex_lock(&x->pool_lock);
-                size_t keep = 0;
-                for (size_t i = 0; i < x->npool; i++) {
-                    if (in_list(d.promote, d.npromote, x->pool[i])) free(x->pool[i]);
-                    else x->pool[keep++] = x->pool[i];
-                }
-                x->npool = keep;
-                int rc = pool_sync(x, &x->slurm);
-                pthread_mutex_unlock(&x->pool_lock);
-                char *names = vg_xstrdup(d.promote[0]);
-                for (size_t i = 1; i < d.npromote; i++) {
-                    char *t = names;
-                    if (asprintf(&names, "%s,%s", t, d.promote[i]) < 0) names = NULL;
-                    free(t);
-                    if (!names) names = vg_xstrdup("?");
-                }
-                if (rc) vg_warn("incident %lld: promoting %s: %s", (long long)it->incident, names, x->slurm.err);
-                else vg_store_step(x->store, it->incident, VG_STEP_SPARE_PROMOTED, vg_now_ms(), names);
-                free(names);
-            }
-            state(x, it->incident, "isolated%s%s", d.note[0] ? ": " : "", d.note);
-            if (x->policy->remediate || x->policy->healthcheck) {
-                struct item *r = vg_xcalloc(1, sizeof *r);
-                *r = *it;
-                r->next = NULL;
-                push(&x->repair, r);
-            }
-        }
-        free(jobs);
-    }
-    vg_decision_free(&d);
-    free(views);
-    free(ns);
-}
-
-/* argv template with {node} and {gpu} replaced; malloc'd, NULL-terminated. */
-static char **expand(char *const *tmpl, const struct item *it)
-{
-    size_t n = 0;
-    while (tmpl[n]) n++;
-    char **v = vg_xcalloc(n + 1, sizeof *v);
-    char gpu[16];
-    snprintf(gpu, sizeof gpu, "%d", it->e.gpu >= 0 ? it->e.gpu : 0);
-    for (size_t i = 0; i < n; i++) {
-        struct sbuf b = SBUF_INIT;
-        for (const char *p = tmpl[i]; *p;) {
-            if (vg_startswith(p, "{node}")) { sbuf_puts(&b, it->node); p += 6; }
-            else if (vg_startswith(p, "{gpu}")) { sbuf_puts(&b, gpu); p += 5; }
-            else sbuf_putc(&b, *p++);
-        }
-        v[i] = sbuf_take(&b);
-    }
     return v;
 }
 
-/* Runs a repair command; returns its exit status (-1: could not run / timed out). */
-static int run_repair(char *const *tmpl, const struct item *it, char *out, size_t n)
+/* Decides and applies one incident; false when it failed and goes to retry. */
+static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *views, size_t nn)
 {
-    char **argv = expand(tmpl, it);
-    struct vg_spawn_result r;
-    vg_spawn((const char *const *)argv, NULL, NULL, VG_REPAIR_TIMEOUT_MS, &r);
-    int status = r.timed_out ? -1 : r.status;
-    const char *text = *vg_trim(r.err) ? vg_trim(r.err) : vg_trim(r.out);
-    snprintf(out, n, "%s: %s%s%s", argv[0], r.timed_out ? "timed out" : status ? "failed" : "ok",
-             *text ? ": " : "", text);
-    char *nl = strchr(out, '\n');
-    if (nl) *nl = 0;
-    vg_spawn_result_free(&r);
-    for (size_t i = 0; argv[i]; i++) free(argv[i]);
-    free(argv);
-    return status;
+    struct act a = { .it = it };
+    describe(&it->e, a.what, sizeof a.what);
+    pthread_mutex_lock(&x->pool_lock);
+    vg_policy_decide(x->policy, views, nn, it->node, it->e.action, a.what, vg_now_ms(), &x->log, &a.d);
+    pthread_mutex_unlock(&x->pool_lock);
+    bool ok = true;
+    if (a.d.held) {
+        x->holds++;
+        vg_exec_state(x, it->incident, "held: %s", a.d.note);
+        vg_err("ALERT incident %lld on %s (%s): %s", (long long)it->incident, it->node, a.what, a.d.note);
+    } else if (!x->act) {
+        vg_exec_state(x, it->incident, "dry run: would %s (%s)", a.d.op == VG_OP_DOWN ? "down and requeue" : "drain",
+                      a.d.reason);
+    } else if (!a.d.nisolate) {
+        vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+    } else {
+        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op); s && s->name && ok; s++)
+            if (s->apply(x, &a) < 0 && s->required) ok = false;
+        if (ok) {
+            x->actions++;
+            vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+            /* later decisions in this batch see these nodes out */
+            for (size_t i = 0; i < nn; i++)
+                if (vg_in_list(a.d.isolate, a.d.nisolate, views[i].name)) views[i].unavailable = views[i].ours = true;
+            if (x->policy->remediate || x->policy->healthcheck) {
+                struct item *r = vg_xcalloc(1, sizeof *r);
+                *r = *it;
+                vg_exec_push(&x->repair, r);
+            }
+        } else {
+            /* not isolated: the breaker must not count it */
+            for (size_t i = 0; i < a.d.nisolate && x->log.n; i++) x->log.n--;
+            retry_later(x, it, a.err);
+        }
+    }
+    vg_strv_free(a.jobs, a.njobs);
+    vg_decision_free(&a.d);
+    return ok;
 }
 
-static void repair(struct vg_executor *x, struct item *it)
+static void handle_batch(struct vg_executor *x, struct item *batch)
 {
-    char out[256];
-    const struct vg_policy *p = x->policy;
-    if (p->remediate) {
-        int rc = run_repair(p->remediate, it, out, sizeof out);
-        if (rc) {
-            state(x, it->incident, "repair failed, node stays isolated: %s%s", out, "");
-            return;
+    size_t n = 0, nrec = 0, nact = 0;
+    for (struct item *it = batch; it; it = it->next) n++;
+    struct item **rec = vg_xcalloc(n + 1, sizeof *rec), **act = vg_xcalloc(n + 1, sizeof *act);
+    for (struct item *it = batch; it; it = it->next)
+        if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
+        else rec[nrec++] = it;
+    /* the actions first: a pile of records never delays a node going out */
+    if (nact) {
+        qsort(act, nact, sizeof *act, by_severity);
+        struct vg_orch_node *ns = NULL;
+        size_t nn = 0;
+        char err[256] = "";
+        pthread_mutex_lock(&x->orch_lock);
+        int rc = x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn);
+        if (rc) vg_strlcpy(err, x->orch->err, sizeof err);
+        pthread_mutex_unlock(&x->orch_lock);
+        /* a dry run reads the cluster too when it can, but goes on without it */
+        struct vg_node_view *views = views_of(x, ns, nn);
+        for (size_t i = 0; i < nact; i++) {
+            struct item *it = act[i];
+            if (rc && x->act) {
+                retry_later(x, it, err);
+                act[i] = NULL;
+            } else if (!act_on(x, it, views, nn)) act[i] = NULL;   /* now on the retry list */
         }
-        vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_now_ms(), out);
+        free(views);
+        free(ns);
     }
-    if (!p->healthcheck) {
-        state(x, it->incident, "remediated; no health check configured, node stays isolated%s%s", "", "");
-        return;
-    }
-    if (run_repair(p->healthcheck, it, out, sizeof out)) {
-        state(x, it->incident, "health check failed, node stays isolated: %s%s", out, "");
-        return;
-    }
-    /* Back to the spare pool: into the reservation first, so no job lands on
-     * it between the resume and the pool update. */
-    pthread_mutex_lock(&x->pool_lock);
-    bool had = in_list(x->pool, x->npool, it->node);
-    if (!had) {
-        x->pool = vg_xrealloc(x->pool, (x->npool + 1) * sizeof *x->pool);
-        x->pool[x->npool++] = vg_xstrdup(it->node);
-    }
-    int rc = p->nspares || x->pool_exists ? pool_sync(x, &x->repair_slurm) : 0;
-    pthread_mutex_unlock(&x->pool_lock);
-    const char *node = it->node;
-    if (rc) vg_warn("returning %s to the spare pool: %s", node, x->repair_slurm.err);
-    if (vg_slurm_resume_ours(&x->repair_slurm, &node, 1) < 0) {
-        state(x, it->incident, "health check passed, resume failed: %s%s", x->repair_slurm.err, "");
-        return;
-    }
-    x->returned++;
-    vg_store_step(x->store, it->incident, VG_STEP_RETURNED, vg_now_ms(), rc ? "to production" : "to the spare pool");
-    vg_store_set_state(x->store, it->incident, "closed");
+    record_only(x, rec, nrec);
+    for (size_t i = 0; i < nact; i++) free(act[i]);
+    for (size_t i = 0; i < nrec; i++) free(rec[i]);
+    free(act);
+    free(rec);
 }
 
 /* A node vigil isolated that is back in service (an operator or a drill
  * resumed it) closes its incident with a `returned` step, so the next fault
  * on it opens a new incident instead of folding into the old one.  One
- * `scontrol show node` for all nodes, every 2 s, only while such incidents exist. */
+ * `nodes` call for all nodes, only while such incidents exist. */
 static bool reconcile(struct vg_executor *x)
 {
     json_t *open = vg_store_incidents(x->store, NULL, true, 0);
     bool watching = false;
-    struct vg_node_state *ns = NULL;
+    struct vg_orch_node *ns = NULL;
     size_t nn = 0;
     for (size_t i = 0; i < json_array_size(open); i++) {
         json_t *inc = json_array_get(open, i);
@@ -334,7 +304,10 @@ static bool reconcile(struct vg_executor *x)
         watching = true;
         if (!ns) {
             x->reconcile_calls++;
-            if (vg_slurm_nodes(&x->slurm, NULL, &ns, &nn)) break;
+            pthread_mutex_lock(&x->orch_lock);
+            int rc = x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn);
+            pthread_mutex_unlock(&x->orch_lock);
+            if (rc) break;
         }
         for (size_t k = 0; k < nn; k++)
             if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
@@ -353,25 +326,44 @@ static void *worker_main(void *arg)
     struct vg_executor *x = arg;
     pool_init(x);
     bool watching = x->act, stopped = false;
+    int64_t next_reconcile = vg_mono_ms() + RECONCILE_MS;
     while (!stopped) {
-        struct item *it = pop_timed(&x->work, watching ? 2000 : -1, &stopped);
-        if (it) {
-            handle(x, it);
-            free(it);
+        int64_t now = vg_mono_ms(), wait = -1;
+        if (x->retries) wait = x->retries->due > now ? x->retries->due - now : 0;
+        if (watching) {
+            int64_t r = next_reconcile > now ? next_reconcile - now : 0;
+            if (wait < 0 || r < wait) wait = r;
+        }
+        struct item *batch = take_all(&x->work, wait, &stopped);
+        if (stopped) {
+            free_items(batch);   /* in the store already: restart recovery takes them */
+            break;
+        }
+        batch = due_retries(x, batch);
+        if (batch) {
+            __atomic_store_n(&x->busy, true, __ATOMIC_SEQ_CST);
+            handle_batch(x, batch);
+            __atomic_store_n(&x->busy, false, __ATOMIC_SEQ_CST);
             watching = x->act;
-        } else if (!stopped) {
-            watching = reconcile(x);
+        }
+        if (watching && vg_mono_ms() >= next_reconcile) {
+            watching = reconcile(x) || x->retries;
+            next_reconcile = vg_mono_ms() + RECONCILE_MS;
         }
     }
+    free_items(x->retries);
+    x->retries = NULL;
     return NULL;
 }
 
 static void *repair_main(void *arg)
 {
     struct vg_executor *x = arg;
-    for (struct item *it; (it = pop_timed(&x->repair, -1, NULL));) {
-        repair(x, it);
-        free(it);
+    bool stopped = false;
+    while (!stopped) {
+        struct item *batch = take_all(&x->repair, -1, &stopped);
+        for (struct item *it = batch; it && !stopped; it = it->next) vg_remedy_repair(x, it);
+        free_items(batch);
     }
     return NULL;
 }
@@ -391,34 +383,37 @@ static void queue_stop(struct queue *q)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Incidents accepted but never acted on (the controller died in between). */
+/* Incidents accepted but never acted on, or whose action failed (the
+ * controller stopped in between): their work starts again. */
 static void requeue_pending(struct vg_executor *x)
 {
     json_t *open = vg_store_incidents(x->store, NULL, true, 0);
     for (size_t i = json_array_size(open); i-- > 0;) { /* oldest first */
         json_t *inc = json_array_get(open, i);
-        if (strcmp(vg_json_str(inc, "state", ""), "open")) continue;
+        const char *st = vg_json_str(inc, "state", "");
+        if (strcmp(st, "open") && !vg_startswith(st, "failed")) continue;
         struct vg_event e;
         char err[128];
         if (vg_event_from_json(json_object_get(inc, "event"), &e, err, sizeof err)) continue;
         vg_strlcpy(e.node, vg_json_str(inc, "node", ""), sizeof e.node);
-        vg_info("resuming work on incident %lld (%s)", (long long)vg_json_int(inc, "id", 0), e.node);
+        vg_info("resuming work on incident %lld (%s, %s)", (long long)vg_json_int(inc, "id", 0), e.node, st);
         vg_executor_submit(x, vg_json_int(inc, "id", 0), &e);
     }
     json_decref(open);
 }
 
-struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, const char *slurm_conf,
+struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, struct vg_orch *orch,
                                       bool act)
 {
     struct vg_executor *x = vg_xcalloc(1, sizeof *x);
     x->store = st;
     x->policy = p;
+    x->orch = orch;
     x->act = act;
-    x->slurm.conf = x->repair_slurm.conf = slurm_conf;
     queue_init(&x->work);
     queue_init(&x->repair);
     pthread_mutex_init(&x->pool_lock, NULL);
+    pthread_mutex_init(&x->orch_lock, NULL);
     requeue_pending(x);
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
@@ -431,11 +426,24 @@ void vg_executor_submit(struct vg_executor *x, int64_t incident, const struct vg
     it->incident = incident;
     it->e = *e;
     vg_strlcpy(it->node, e->node, sizeof it->node);
-    push(&x->work, it);
+    vg_exec_push(&x->work, it);
+}
+
+bool vg_executor_idle(struct vg_executor *x, int timeout_ms)
+{
+    for (int64_t end = vg_mono_ms() + timeout_ms;; vg_sleep_ms(5)) {
+        pthread_mutex_lock(&x->work.lock);
+        bool empty = !x->work.head;
+        pthread_mutex_unlock(&x->work.lock);
+        if (empty && !__atomic_load_n(&x->busy, __ATOMIC_SEQ_CST) && !__atomic_load_n(&x->nretries, __ATOMIC_SEQ_CST))
+            return true;
+        if (vg_mono_ms() >= end) return false;
+    }
 }
 
 void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
 {
+    const char *o = x->orch->ops->name;
     sbuf_printf(out,
                 "# HELP vigil_actions_total Incidents vigil isolated a node for.\n# TYPE vigil_actions_total counter\n"
                 "vigil_actions_total %lu\n"
@@ -443,18 +451,23 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 "# TYPE vigil_breaker_holds_total counter\nvigil_breaker_holds_total %lu\n"
                 "# HELP vigil_recorded_total Incidents only recorded (below drain_at).\n"
                 "# TYPE vigil_recorded_total counter\nvigil_recorded_total %lu\n"
-                "# HELP vigil_action_failures_total Slurm actions that failed.\n"
+                "# HELP vigil_action_failures_total Actions that failed (each is retried).\n"
                 "# TYPE vigil_action_failures_total counter\nvigil_action_failures_total %lu\n"
+                "# HELP vigil_action_retries_total Retries of failed actions.\n"
+                "# TYPE vigil_action_retries_total counter\nvigil_action_retries_total %lu\n"
+                "# HELP vigil_action_retries_pending Failed actions waiting for their next try.\n"
+                "# TYPE vigil_action_retries_pending gauge\nvigil_action_retries_pending %zu\n"
                 "# HELP vigil_nodes_returned_total Nodes returned after a passing health check.\n"
                 "# TYPE vigil_nodes_returned_total counter\nvigil_nodes_returned_total %lu\n"
-                "# HELP vigil_slurm_commands_total Slurm commands issued.\n"
-                "# TYPE vigil_slurm_commands_total counter\nvigil_slurm_commands_total %u\n"
-                "# HELP vigil_slurm_reconcile_commands_total Of those, node-state reads while isolated nodes are out.\n"
-                "# TYPE vigil_slurm_reconcile_commands_total counter\nvigil_slurm_reconcile_commands_total %u\n"
+                "# HELP vigil_orchestrator_calls_total Requests to the orchestrator.\n"
+                "# TYPE vigil_orchestrator_calls_total counter\nvigil_orchestrator_calls_total{orchestrator=\"%s\"} %u\n"
+                "# HELP vigil_orchestrator_reconcile_calls_total Of those, node-state reads while isolated nodes are out.\n"
+                "# TYPE vigil_orchestrator_reconcile_calls_total counter\n"
+                "vigil_orchestrator_reconcile_calls_total{orchestrator=\"%s\"} %u\n"
                 "# HELP vigil_spare_pool_nodes Nodes in the hot-spare pool.\n# TYPE vigil_spare_pool_nodes gauge\n"
                 "vigil_spare_pool_nodes %zu\n",
-                x->actions, x->holds, x->recorded, x->failures, x->returned, x->slurm.calls + x->repair_slurm.calls,
-                x->reconcile_calls, x->npool);
+                x->actions, x->holds, x->recorded, x->failures, x->retried, __atomic_load_n(&x->nretries, __ATOMIC_SEQ_CST),
+                x->returned, o, x->orch->calls, o, x->reconcile_calls, x->npool);
 }
 
 void vg_executor_stop(struct vg_executor *x)
@@ -463,7 +476,16 @@ void vg_executor_stop(struct vg_executor *x)
     queue_stop(&x->work);
     pthread_join(x->worker, NULL);
     queue_stop(&x->repair);
-    pthread_join(x->repairer, NULL);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += STOP_REPAIR_WAIT_S;
+    if (pthread_timedjoin_np(x->repairer, NULL, &until)) {
+        /* a repair command is still running: leave it to its own timeout;
+         * the process is on its way out */
+        vg_warn("stopping with a repair still running (its incident stays isolated)");
+        return;
+    }
+    free_items(x->repair.head);
     for (size_t i = 0; i < x->npool; i++) free(x->pool[i]);
     free(x->pool);
     vg_isolation_log_free(&x->log);

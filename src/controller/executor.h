@@ -1,36 +1,49 @@
-/* executor.h — the controller's hands: applies the policy's decisions to Slurm
- * (through the adapter) for each new incident, and records every step in the
- * store.  One worker thread acts on incidents in arrival order; a second runs
- * repairs (remediation command, then the health/burn-in command) so a slow
- * repair never delays isolating the next failed node.  Per incident:
- *   1 call   scontrol show node -o              (the cluster, for the policy)
- *   1 call   squeue -w NODES                    (jobs to requeue; DOWN only)
- *   1 call   scontrol requeue JOBS              (DOWN only, when jobs ran there; before
- *                                                the DOWN, so slurmctld never has to notice)
- *   1 call   scontrol update NodeName=… State=DOWN|DRAIN Reason="vigil: …"
- *   1 call   scontrol update ReservationName=…  (a hot spare joins production)
- * The spare pool is a Slurm reservation (Users=root, no end): nodes in it are
- * up and healthy but no job is scheduled on them; promoting a spare is one
- * update of the reservation's node list, effective at once, and a repaired
- * node rejoins the pool the same way. */
+/* executor.h — the controller's hands: applies the policy's decisions to the
+ * cluster through the orchestrator (orch.h) for each new incident, and
+ * records every step in the store.
+ *
+ * One worker thread takes the queued incidents a batch at a time:
+ *   - incidents below drain_at are only recorded: one store transaction for
+ *     all of them, no orchestrator call, so thousands of them never delay an
+ *     action behind them;
+ *   - the rest, most severe first, share one look at the cluster (one
+ *     `nodes` call per batch), then each runs the steps of its verdict from
+ *     the table in remedy.c (DOWN: requeue its jobs, isolate, promote a
+ *     spare; DRAIN: isolate, promote);
+ *   - an incident whose action failed (the scheduler was down, a timeout) is
+ *     retried with backoff (1 s doubling to 60 s) until it succeeds or the
+ *     node is no longer vigil's to act on; restart recovery picks up failed
+ *     and never-handled incidents alike.
+ * A second thread runs repairs (remediation command, then the health check,
+ * then back to the spare pool) so a slow repair never delays isolating the
+ * next failed node.  While nodes vigil isolated are out, one `nodes` call
+ * every 2 s notices those someone else returned to service. */
 #ifndef VG_EXECUTOR_H
 #define VG_EXECUTOR_H
 #include "controller/policy.h"
 #include "controller/store.h"
 #include "core/event.h"
+#include "orch/orch.h"
 #include "util/sbuf.h"
 #include <stdbool.h>
 
 struct vg_executor;
 
-/* act=false: decide and record, but never call Slurm (a dry run). */
-struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, const char *slurm_conf,
+/* act=false: decide and record, but never change the cluster (a dry run;
+ * it still reads the cluster when it can).  The executor uses orch from its
+ * worker threads only; the caller keeps it open until vg_executor_stop. */
+struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, struct vg_orch *orch,
                                       bool act);
 /* Queues a new incident (called from the intake; returns at once). */
 void vg_executor_submit(struct vg_executor *x, int64_t incident, const struct vg_event *e);
-/* Prometheus lines: actions taken, holds, Slurm commands issued. */
+/* Prometheus lines: actions taken, holds, retries pending, orchestrator calls. */
 void vg_executor_metrics(struct vg_executor *x, struct sbuf *out);
-/* Finishes the queued work, then stops both threads. */
+/* Waits until the queue is empty and no retry is pending, at most timeout_ms;
+ * true when idle (tests). */
+bool vg_executor_idle(struct vg_executor *x, int timeout_ms);
+/* Stops within a bound: the incident in hand is finished, queued ones are
+ * left to restart recovery (they are in the store already), a repair still
+ * running is waited for at most a few seconds. */
 void vg_executor_stop(struct vg_executor *x);
 
 #endif

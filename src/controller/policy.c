@@ -1,6 +1,6 @@
 /* policy.c — the controller's decisions and its policy file; see policy.h. */
 #include "controller/policy.h"
-#include "orch/slurm.h"
+#include "orch/orch.h"
 #include "util/hostlist.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -18,7 +18,7 @@ void vg_policy_defaults(struct vg_policy *p)
     p->domain_max_unavailable = 2;
     p->breaker_percent = 10;
     p->breaker_window_ms = 600 * 1000;
-    vg_strlcpy(p->spare_reservation, "vigil_spares", sizeof p->spare_reservation);
+    vg_strlcpy(p->spare_pool, "vigil_spares", sizeof p->spare_pool);
 }
 
 static void free_strv(char **v, size_t n)
@@ -103,10 +103,10 @@ static int parse_line(struct vg_policy *p, char *key, char *val, char *why, size
             return snprintf(why, n, "breaker: expected 'PERCENT%% / SECONDSs', got '%s'", val), -1;
         p->breaker_percent = (int)pct;
         p->breaker_window_ms = secs * 1000;
-    } else if (!strcmp(key, "spare_reservation")) {
-        if (!*val || strlen(val) >= sizeof p->spare_reservation || strpbrk(val, " \t,"))
-            return snprintf(why, n, "spare_reservation: bad name '%s'", val), -1;
-        vg_strlcpy(p->spare_reservation, val, sizeof p->spare_reservation);
+    } else if (!strcmp(key, "spare_pool") || !strcmp(key, "spare_reservation")) {
+        if (!*val || strlen(val) >= sizeof p->spare_pool || strpbrk(val, " \t,"))
+            return snprintf(why, n, "%s: bad name '%s'", key, val), -1;
+        vg_strlcpy(p->spare_pool, val, sizeof p->spare_pool);
     } else if (!strcmp(key, "remediate") || !strcmp(key, "healthcheck")) {
         char ***dst = key[0] == 'r' ? &p->remediate : &p->healthcheck;
         free_argv(*dst);
@@ -172,6 +172,8 @@ const char *vg_policy_domain(const struct vg_policy *p, const char *node)
     return NULL;
 }
 
+bool vg_policy_acts(const struct vg_policy *p, enum vg_action action) { return action >= p->drain_at; }
+
 static void add(char ***v, size_t *n, const char *s)
 {
     *v = vg_xrealloc(*v, (*n + 1) * sizeof **v);
@@ -220,7 +222,7 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
     const struct vg_node_view *self = NULL;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(cluster[i].name, node)) self = &cluster[i];
-    if (action < p->drain_at) {
+    if (!vg_policy_acts(p, action)) {
         d->op = VG_OP_RECORD;
         snprintf(d->note, sizeof d->note, "%s: recorded only (below drain_at)", vg_action_name(action));
         return;

@@ -1,6 +1,6 @@
 /* policy.h — the controller's cluster-wide policy: what to do about a node
- * that has a verdict.  Pure decisions (no Slurm calls here: the executor
- * applies them through the adapter), so every rule is unit-testable:
+ * that has a verdict.  Pure decisions (no scheduler calls here: the executor
+ * applies them through the orchestrator), so every rule is unit-testable:
  *   - action per verdict: DRAIN (jobs finish) below `down_at`, DOWN and
  *     requeue the node's jobs now at or above it; `ignore` is only recorded;
  *   - ownership: a node unavailable for a reason vigil did not write is left
@@ -32,10 +32,10 @@ struct vg_policy {
     size_t ndomain;
     char **remediate;             /* argv template ({node}, {gpu}), NULL = none */
     char **healthcheck;           /* argv template, NULL = none */
-    char spare_reservation[64];   /* Slurm reservation holding the pool, default "vigil_spares" */
+    char spare_pool[64];          /* the orchestrator's name for the pool, default "vigil_spares" */
 };
 
-/* The controller's view of one node (from one `scontrol show node` call). */
+/* The controller's view of one node (from one orchestrator call for all). */
 struct vg_node_view {
     const char *name;
     bool unavailable;  /* DRAIN, DOWN, FAIL… */
@@ -66,7 +66,7 @@ struct vg_decision {
     char **promote;        /* spares to move into production */
     size_t npromote;
     bool held;             /* the breaker or ownership stopped it: nothing to do */
-    char reason[256];      /* the Slurm reason, starts with "vigil:" */
+    char reason[256];      /* the reason the node carries, starts with "vigil:" */
     char note[256];        /* why (held, domain rule, no spare left…) */
 };
 
@@ -75,12 +75,15 @@ void vg_policy_free(struct vg_policy *p);
 /* Loads a policy file ("key = value" lines, '#' comments):
  *   down_at = reset-gpu | drain_at = restart-app | spares = n[9-10]
  *   domain rack1 = n[1-4] | domain_max_unavailable = 2
- *   breaker = 10% / 600s | spare_reservation = vigil_spares
+ *   breaker = 10% / 600s | spare_pool = vigil_spares (spare_reservation: the same)
  *   remediate = nvidia-smi -r -i {gpu} | healthcheck = vigil check --node {node}
  * Returns 0, or -1 with "FILE:LINE: what" in err. */
 int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errlen);
 int vg_policy_parse(struct vg_policy *p, const char *text, const char *name, char *err, size_t errlen);
 const char *vg_policy_domain(const struct vg_policy *p, const char *node);
+/* Whether a verdict leads to an action at all (below drain_at it is only
+ * recorded, and needs no look at the cluster). */
+bool vg_policy_acts(const struct vg_policy *p, enum vg_action action);
 
 /* Decides what to do about `node` given a verdict `action` (what: a short
  * description for the reason, e.g. "xid 79 gpu 2").  cluster: all nodes.

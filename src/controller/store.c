@@ -2,6 +2,7 @@
 #include "controller/store.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,8 +15,11 @@ static const char *const step_names[VG_STEP_COUNT] = {
 
 const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names[s] : "?"; }
 
+/* One connection; writes (and their transactions) take the lock, so the
+ * intake's threads and the executor never interleave inside a transaction. */
 struct vg_store {
     sqlite3 *db;
+    pthread_mutex_t lock;
 };
 
 static const char schema[] =
@@ -50,6 +54,11 @@ int vg_store_open(const char *path, struct vg_store **out, char *err, size_t err
     }
     struct vg_store *st = vg_xcalloc(1, sizeof *st);
     st->db = db;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&st->lock, &a);
+    pthread_mutexattr_destroy(&a);
     *out = st;
     return 0;
 }
@@ -58,6 +67,7 @@ void vg_store_close(struct vg_store *st)
 {
     if (!st) return;
     sqlite3_close(st->db);
+    pthread_mutex_destroy(&st->lock);
     free(st);
 }
 
@@ -95,7 +105,7 @@ static int run(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx,
+static int accept_locked(struct vg_store *st, const char *node, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
 {
@@ -160,18 +170,33 @@ fail:
     return -1;
 }
 
+int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx, const struct vg_event *e,
+                    int64_t now, int64_t window_ms, int64_t *incident, bool *is_new, bool *duplicate)
+{
+    pthread_mutex_lock(&st->lock);
+    int rc = accept_locked(st, node, seq, idx, e, now, window_ms, incident, is_new, duplicate);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at, const char *detail)
 {
     if (step >= VG_STEP_COUNT) return -1;
-    return run(prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
-                    incident, step_names[step], at, detail));
+    pthread_mutex_lock(&st->lock);
+    int rc = run(prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
+                      incident, step_names[step], at, detail));
+    pthread_mutex_unlock(&st->lock);
+    return rc;
 }
 
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
 {
     int open = strcmp(state, "closed") != 0;
-    return run(prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
-                    incident));
+    pthread_mutex_lock(&st->lock);
+    int rc = run(prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
+                      incident));
+    pthread_mutex_unlock(&st->lock);
+    return rc;
 }
 
 static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
@@ -269,4 +294,15 @@ int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int6
     *messages = sqlite3_column_int64(s, 2);
     sqlite3_finalize(s);
     return 0;
+}
+
+int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n)
+{
+    pthread_mutex_lock(&st->lock);
+    int rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    for (size_t i = 0; i < n && !rc; i++) rc = vg_store_set_state(st, ids[i], states[i] ? states[i] : "recorded");
+    if (!rc && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
+    if (rc) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
 }

@@ -42,6 +42,8 @@ int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int6
                   const char *detail);
 /* Sets the incident's free-text state ("open", "isolated", "held: breaker", "closed"…). */
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state);
+/* Sets the states of many incidents in one transaction (one fsync). */
+int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
 json_t *vg_store_incident(struct vg_store *st, int64_t id);

@@ -1,13 +1,14 @@
-/* drill.c — running a drill (see drill.h): per run, submit the job
- * (sbatch --requeue --open-mode=append), wait for steady progress, inject the
- * fault on one of its nodes, then poll slurmctld (one `scontrol show node`
- * for all nodes and one `scontrol show job` per poll), the controller's
- * incidents and the job's log until the job resumes or the deadline passes;
- * then cancel, clear the injection, and wait for the nodes to be idle. */
+/* drill.c — running a drill (see drill.h): per run, submit the job through
+ * the orchestrator (requeueable, its log appended across restarts), wait for
+ * steady progress, inject the fault on one of its nodes, then poll the
+ * orchestrator (one `nodes` call for all nodes and one `job_get` per poll),
+ * the controller's incidents and the job's log until the job resumes or the
+ * deadline passes; then cancel, clear the injection, and wait for the nodes
+ * to be idle. */
 #include "drill/drill.h"
 #include "lab/lab.h"
 #include "wire/client.h"
-#include "orch/slurm.h"
+#include "orch/orch.h"
 #include "util/hostlist.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -31,9 +32,9 @@ static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 struct run {
     const struct vg_drill_opts *o;
-    struct vg_slurm *s;
-    char dir[1024], log[1100], script[1100], ckpt[1100];
-    long job;
+    struct vg_orch *orch;
+    char dir[1024], log[1100], ckpt[1100];
+    char job[32];
     int gpu;                  /* the GPU faulted in this run */
     int restarts0;
     char victim[64], batch_host[64], nodes_before[256];
@@ -46,72 +47,31 @@ struct run {
     struct vg_joblog log_state;
 };
 
-static bool node_unavailable(const struct vg_node_state *n)
-{
-    return n->down || n->drain || strstr(n->state, "FAIL") || !n->responding;
-}
+static bool node_unavailable(const struct vg_orch_node *n) { return n->down || n->drain || !n->responding; }
 
-static bool node_isolated(const struct vg_node_state *n)
-{
-    return n->down || n->drain || strstr(n->state, "FAIL");
-}
-
-static bool job_terminal(const char *state)
-{
-    static const char *const end[] = { "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT",
-                                       "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED" };
-    for (size_t i = 0; i < sizeof end / sizeof end[0]; i++)
-        if (vg_startswith(state, end[i])) return true;
-    return false;
-}
+static bool node_isolated(const struct vg_orch_node *n) { return n->down || n->drain; }
 
 /* ---- the job ------------------------------------------------------------- */
 
-static bool shell_safe(const char *s) { return !strchr(s, '\''); }
-
-static int write_script(struct run *r, char *err, size_t errlen)
-{
-    const struct vg_drill_opts *o = r->o;
-    char self[1024] = "vigil";
-    if (o->self) vg_strlcpy(self, o->self, sizeof self);
-    else if (vg_read_link(NULL, "/proc/self/exe", self, sizeof self)) vg_strlcpy(self, "vigil", sizeof self);
-    if (!shell_safe(self) || !shell_safe(r->ckpt))
-        return snprintf(err, errlen, "paths with a quote cannot go in a job script: %s", self), -1;
-    /* enough steps to outlast the drill */
-    long steps = (long)o->deadline_s * 1000 / (o->step_ms > 0 ? o->step_ms : 1) * 2 + 1000;
-    if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
-    FILE *f = fopen(r->script, "we");
-    if (!f) return snprintf(err, errlen, "%.300s: %s", r->script, strerror(errno)), -1;
-    fprintf(f, "#!/bin/sh\n# vigil drill: the stand-in trainer, one rank per node\n"
-               "exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 '%s' trainer --ckpt-dir '%s' --steps %ld --step-ms %d "
-               "--ckpt-every %d\n",
-            self, r->ckpt, steps, o->step_ms, o->ckpt_every);
-    int rc = fclose(f);
-    if (rc || chmod(r->script, 0755)) return snprintf(err, errlen, "%.300s: %s", r->script, strerror(errno)), -1;
-    return 0;
-}
-
+/* The trainer, one rank per node (its own binary: this one unless --self). */
 static int submit(struct run *r, char *err, size_t errlen)
 {
     const struct vg_drill_opts *o = r->o;
-    char nodes[32], out[1200], part[160];
-    snprintf(nodes, sizeof nodes, "--nodes=%d", o->nodes);
-    snprintf(out, sizeof out, "--output=%s", r->log);
-    const char *opts[12];
-    size_t n = 0;
-    opts[n++] = "--requeue";
-    opts[n++] = "--open-mode=append";
-    opts[n++] = "--job-name=vigil-drill";
-    opts[n++] = nodes;
-    opts[n++] = "--ntasks-per-node=1";
-    opts[n++] = out;
-    if (o->partition) {
-        snprintf(part, sizeof part, "--partition=%s", o->partition);
-        opts[n++] = part;
-    }
-    const char *script = o->job_script ? o->job_script : r->script;
-    if (vg_slurm_submit(r->s, opts, n, script, &r->job))
-        return snprintf(err, errlen, "%s", r->s->err), -1;
+    char self[1024] = "vigil", steps[32], step_ms[32], every[32];
+    if (o->self) vg_strlcpy(self, o->self, sizeof self);
+    else if (vg_read_link(NULL, "/proc/self/exe", self, sizeof self)) vg_strlcpy(self, "vigil", sizeof self);
+    /* enough steps to outlast the drill */
+    snprintf(steps, sizeof steps, "%ld", (long)o->deadline_s * 1000 / (o->step_ms > 0 ? o->step_ms : 1) * 2 + 1000);
+    snprintf(step_ms, sizeof step_ms, "%d", o->step_ms);
+    snprintf(every, sizeof every, "%d", o->ckpt_every);
+    if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
+    const char *argv[] = { self, "trainer", "--ckpt-dir", r->ckpt, "--steps", steps, "--step-ms", step_ms,
+                           "--ckpt-every", every, NULL };
+    struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes, .tasks_per_node = 1,
+                                    .partition = o->partition, .argv = o->job_script ? NULL : argv,
+                                    .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true };
+    if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
+        return snprintf(err, errlen, "%s", r->orch->err), -1;
     r->submitted = vg_now_ms();
     return 0;
 }
@@ -121,24 +81,24 @@ static int wait_steady(struct run *r, char *err, size_t errlen)
 {
     const struct vg_drill_opts *o = r->o;
     int64_t end = vg_mono_ms() + START_MS + (int64_t)o->steady_steps * o->step_ms;
-    struct vg_job_state js;
+    struct vg_orch_job js;
     while (vg_mono_ms() < end && !interrupted) {
-        if (vg_slurm_job(r->s, r->job, &js) == 0) {
-            if (job_terminal(js.state))
-                return snprintf(err, errlen, "job %ld ended (%s) before the fault; see %.300s", r->job, js.state,
+        if (r->orch->ops->job_get(r->orch, r->job, &js) == 0) {
+            if (js.phase == VG_JOB_ENDED)
+                return snprintf(err, errlen, "job %s ended (%s) before the fault; see %.300s", r->job, js.state,
                                 r->log), -1;
             vg_joblog_poll(&r->log_state);
-            if (!strcmp(js.state, "RUNNING") && r->log_state.max_step >= o->steady_steps) {
+            if (js.phase == VG_JOB_RUNNING && r->log_state.max_step >= o->steady_steps) {
                 r->restarts0 = js.restarts;
-                vg_strlcpy(r->batch_host, js.batch_host, sizeof r->batch_host);
-                vg_strlcpy(r->nodes_before, js.nodelist, sizeof r->nodes_before);
+                vg_strlcpy(r->batch_host, js.leader, sizeof r->batch_host);
+                vg_strlcpy(r->nodes_before, js.nodes, sizeof r->nodes_before);
                 r->steady = vg_now_ms();
                 return 0;
             }
         }
         vg_sleep_ms(o->poll_ms);
     }
-    return snprintf(err, errlen, "job %ld did not reach step %d within %lld s; see %.300s", r->job, o->steady_steps,
+    return snprintf(err, errlen, "job %s did not reach step %d within %lld s; see %.300s", r->job, o->steady_steps,
                     (long long)(START_MS / 1000 + (int64_t)o->steady_steps * o->step_ms / 1000), r->log), -1;
 }
 
@@ -150,7 +110,7 @@ static int pick_victim(struct run *r, char *err, size_t errlen)
     }
     char **names;
     int n = vg_hostlist_expand(r->nodes_before, &names, 4096);
-    if (n <= 0) return snprintf(err, errlen, "job %ld: node list '%s' unreadable", r->job, r->nodes_before), -1;
+    if (n <= 0) return snprintf(err, errlen, "job %s: node list '%s' unreadable", r->job, r->nodes_before), -1;
     int pick = 0;
     for (int i = 0; i < n && !r->o->hit_batch_host; i++)
         if (strcmp(names[i], r->batch_host)) {
@@ -201,7 +161,7 @@ static int64_t vigil_detected(struct run *r)
     return best;
 }
 
-static bool any_spare(const char *nodelist, const struct vg_node_state *ns, size_t nn, const char *victim,
+static bool any_spare(const char *nodelist, const struct vg_orch_node *ns, size_t nn, const char *victim,
                       bool *on_victim)
 {
     char **names;
@@ -224,36 +184,35 @@ static bool any_spare(const char *nodelist, const struct vg_node_state *ns, size
 static void poll_once(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
-    struct vg_job_state js;
+    struct vg_orch_job js;
     bool requeued_now = false;
     int64_t tj = vg_now_ms();
-    bool have_job = vg_slurm_job(r->s, r->job, &js) == 0;
+    bool have_job = r->orch->ops->job_get(r->orch, r->job, &js) == 0;
     if (have_job) {
-        bool requeued = js.restarts > r->restarts0 || !strcmp(js.state, "PENDING") ||
-                        vg_startswith(js.state, "REQUEUE");
+        bool requeued = js.restarts > r->restarts0 || js.phase == VG_JOB_PENDING;
         if (requeued && !r->at[VG_ST_REQUEUE]) requeued_now = true, mark(r, VG_ST_REQUEUE, tj, "", "");
-        if (job_terminal(js.state)) {
+        if (js.phase == VG_JOB_ENDED) {
             r->job_over = true;
             vg_strlcpy(r->job_end, js.state, sizeof r->job_end);
         }
     }
-    struct vg_node_state *ns = NULL;
+    struct vg_orch_node *ns = NULL;
     size_t nn = 0;
-    if (vg_slurm_nodes(r->s, NULL, &ns, &nn) == 0) {
+    if (r->orch->ops->nodes(r->orch, NULL, 0, &ns, &nn) == 0) {
         int64_t now = requeued_now ? tj : vg_now_ms();
         for (size_t i = 0; i < nn; i++) {
             if (strcmp(ns[i].name, r->victim)) continue;
             char d[256];
             snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "",
                      ns[i].reason);
-            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, "slurm", d);
+            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, r->orch->ops->name, d);
             if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
         }
     }
-    if (have_job && js.restarts > r->restarts0 && !strcmp(js.state, "RUNNING") && !r->at[VG_ST_RESTART]) {
+    if (have_job && js.restarts > r->restarts0 && js.phase == VG_JOB_RUNNING && !r->at[VG_ST_RESTART]) {
         mark(r, VG_ST_RESTART, tj, "", "");
-        vg_strlcpy(r->restart_nodes, js.nodelist, sizeof r->restart_nodes);
-        r->restart_spare = any_spare(js.nodelist, ns, nn, r->victim, &r->restart_victim);
+        vg_strlcpy(r->restart_nodes, js.nodes, sizeof r->restart_nodes);
+        r->restart_spare = any_spare(js.nodes, ns, nn, r->victim, &r->restart_victim);
     }
     free(ns);
     if (o->controller && !r->at[VG_ST_DETECT]) {
@@ -269,7 +228,7 @@ static int inject(struct run *r, char *err, size_t errlen)
 {
     const struct vg_drill_opts *o = r->o;
     struct vg_inject_opts io = { .kind = o->kind, .code = o->code, .node = r->victim, .gpu = r->gpu,
-                                 .lab = o->lab, .via = o->via, .self = o->self, .slurm_conf = o->slurm_conf };
+                                 .lab = o->lab, .via = o->via, .self = o->self, .orch = r->orch };
     char rec[1200];
     if (!o->lab) {
         snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
@@ -300,16 +259,16 @@ static bool in_hostlist(const char *list, const char *name)
 static void cleanup(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
-    struct vg_job_state js;
-    if (r->job > 0) {
-        vg_slurm_cancel(r->s, r->job);
+    struct vg_orch_job js;
+    if (r->job[0]) {
+        r->orch->ops->job_cancel(r->orch, r->job);
         for (int64_t end = vg_mono_ms() + 20000; vg_mono_ms() < end; vg_sleep_ms(200))
-            if (vg_slurm_job(r->s, r->job, &js) || job_terminal(js.state)) break;
+            if (r->orch->ops->job_get(r->orch, r->job, &js) || js.phase == VG_JOB_ENDED) break;
     }
     if (r->injection) {
         char rec[1200], err[256];
         struct vg_inject_opts io = { .node = r->victim, .lab = o->lab, .via = o->via, .self = o->self,
-                                     .slurm_conf = o->slurm_conf };
+                                     .orch = r->orch };
         if (!o->lab) {
             snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
             io.record = rec;
@@ -319,21 +278,20 @@ static void cleanup(struct run *r)
     }
     if (!r->victim[0]) return;
     /* vigil's own drain/down (reason "vigil:…") is undone; Slurm returns a node
-     * that was only "not responding" by itself once its slurmd is back */
+     * that was only "not responding" by itself once its node daemon is back */
     const char *v[] = { r->victim };
     bool idle = false;
     for (int64_t end = vg_mono_ms() + SETTLE_MS; vg_mono_ms() < end && !idle && !interrupted; vg_sleep_ms(250)) {
-        vg_slurm_resume_ours(r->s, v, 1);
-        struct vg_node_state *ns;
+        vg_orch_resume_ours(r->orch, v, 1);
+        struct vg_orch_node *ns;
         size_t nn;
-        if (vg_slurm_nodes(r->s, NULL, &ns, &nn)) continue;
+        if (r->orch->ops->nodes(r->orch, NULL, 0, &ns, &nn)) continue;
         idle = true;
         for (size_t i = 0; i < nn; i++)
-            if (!vg_startswith(ns[i].state, "IDLE") || strchr(ns[i].state, '+')) {
+            if (!ns[i].idle) {
                 /* only the victim and the drill job's nodes matter, not other jobs' */
-                if (!strcmp(ns[i].name, r->victim) || strstr(ns[i].state, "COMPLETING") ||
-                    ((strstr(ns[i].state, "ALLOCATED") || strstr(ns[i].state, "MIXED")) &&
-                     (in_hostlist(r->nodes_before, ns[i].name) || in_hostlist(r->restart_nodes, ns[i].name))))
+                if (!strcmp(ns[i].name, r->victim) ||
+                    (ns[i].busy && (in_hostlist(r->nodes_before, ns[i].name) || in_hostlist(r->restart_nodes, ns[i].name))))
                     idle = false;
             }
         free(ns);
@@ -359,7 +317,10 @@ static json_t *run_json(struct run *r, int index, const char *error)
 {
     json_t *j = json_object();
     json_object_set_new(j, "run", json_integer(index));
-    json_object_set_new(j, "job", r->job > 0 ? json_integer(r->job) : json_null());
+    long num;
+    json_object_set_new(j, "job", !r->job[0]              ? json_null()
+                                  : vg_parse_long(r->job, &num) ? json_integer(num) /* Slurm's ids are numbers */
+                                                                : json_string(r->job));
     vg_json_set_str(j, "victim", r->victim);
     vg_json_set_str(j, "batch_host", r->batch_host);
     vg_json_set_str(j, "nodes_before", r->nodes_before);
@@ -411,18 +372,17 @@ static json_t *run_json(struct run *r, int index, const char *error)
 
 /* ---- one run and the drill ----------------------------------------------- */
 
-static json_t *one_run(const struct vg_drill_opts *o, struct vg_slurm *s, const char *base, int index,
+static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, const char *base, int index,
                        char *err, size_t errlen, bool *fatal)
 {
     struct run r;
     memset(&r, 0, sizeof r);
     r.o = o;
-    r.s = s;
+    r.orch = orch;
     snprintf(r.dir, sizeof r.dir, "%.900s/run-%d", base, index);
     /* a fresh fault each run: another GPU, unless --gpu fixes one */
     r.gpu = o->gpu >= 0 ? o->gpu : (index - 1) % 8;
     snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
-    snprintf(r.script, sizeof r.script, "%.1000s/job.sh", r.dir);
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
     *fatal = false;
     if (mkdir(r.dir, 0755) && errno != EEXIST) {
@@ -437,13 +397,12 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_slurm *s, const 
         return NULL;
     }
     char rerr[512] = "";
-    int rc = o->job_script ? 0 : write_script(&r, rerr, sizeof rerr);
-    if (!rc) rc = submit(&r, rerr, sizeof rerr);
+    int rc = submit(&r, rerr, sizeof rerr);
     if (rc) *fatal = true;   /* a job that cannot be submitted will not be the next time */
     if (!rc) rc = wait_steady(&r, rerr, sizeof rerr);
     if (!rc) rc = pick_victim(&r, rerr, sizeof rerr);
     if (!rc && !interrupted) {
-        vg_info("drill run %d: job %ld on %s, injecting %s on %s", index, r.job, r.nodes_before,
+        vg_info("drill run %d: job %s on %s, injecting %s on %s", index, r.job, r.nodes_before,
                 o->fault_name, r.victim);
         rc = inject(&r, rerr, sizeof rerr);
     }
@@ -466,13 +425,16 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_slurm *s, const 
 json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
 {
     err[0] = 0;
-    struct vg_slurm s = { .conf = o->slurm_conf, .timeout_ms = 10000 };
+    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000 };
+    struct vg_orch *orch = vg_orch_open(o->orchestrator, &oc, err, errlen);
+    if (!orch) return NULL;
     char base[1024];
     if (o->workdir) vg_strlcpy(base, o->workdir, sizeof base);
     else if (o->lab) snprintf(base, sizeof base, "%.1000s/drill", o->lab);
     else snprintf(base, sizeof base, "vigil-drill");
     if (mkdir(base, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", base, strerror(errno));
+        vg_orch_close(orch);
         return NULL;
     }
     /* a fresh directory per drill, so runs never resume another drill's checkpoints */
@@ -480,6 +442,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     snprintf(work, sizeof work, "%.1000s/%lld", base, (long long)vg_now_ms());
     if (mkdir(work, 0755)) {
         snprintf(err, errlen, "%.300s: %s", work, strerror(errno));
+        vg_orch_close(orch);
         return NULL;
     }
     struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -488,7 +451,8 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     interrupted = 0;
     json_t *rep = json_object();
     json_object_set_new(rep, "fault", json_string(o->fault_name));
-    json_object_set_new(rep, "cluster", json_string(o->lab ? "lab" : "slurm"));
+    json_object_set_new(rep, "cluster", json_string(o->lab ? "lab" : orch->ops->name));
+    json_object_set_new(rep, "orchestrator", json_string(orch->ops->name));
     vg_json_set_str(rep, "lab", o->lab);
     vg_json_set_str(rep, "partition", o->partition);
     json_object_set_new(rep, "nodes", json_integer(o->nodes));
@@ -502,7 +466,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     json_object_set_new(rep, "runs", runs);
     for (int i = 1; i <= o->runs && !interrupted; i++) {
         bool fatal;
-        json_t *run = one_run(o, &s, work, i, err, errlen, &fatal);
+        json_t *run = one_run(o, orch, work, i, err, errlen, &fatal);
         if (fatal) {
             json_decref(rep);
             rep = NULL;
@@ -512,7 +476,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     }
     if (rep) {
         json_object_set_new(rep, "finished", vg_json_time(vg_now_ms()));
-        json_object_set_new(rep, "slurm_calls", json_integer(s.calls));
+        json_object_set_new(rep, "orchestrator_calls", json_integer(orch->calls));
         json_t *t = json_object();
         json_object_set_new(t, "clustermax", json_pack("{s:f,s:f}", "detect", VG_TARGET_CMAX_DETECT, "restart",
                                                        VG_TARGET_CMAX_RESTART));
@@ -523,5 +487,6 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    vg_orch_close(orch);
     return rep;
 }

@@ -1,9 +1,10 @@
 /* drill.h — the timed node-failure drill (`vigil drill`): submit a requeueable
  * job, wait for steady progress, inject a fault on one of its nodes, and
  * time each stage of the recovery from authoritative sources — the injection
- * record (t0), slurmctld's node and job states, the vigil incident when a
- * controller is known, and the job's own log.  Runs on any Slurm cluster; in
- * a `vigil lab` it injects directly into the node. */
+ * record (t0), the orchestrator's node and job states, the vigil incident
+ * when a controller is known, and the job's own log.  Runs on any cluster an
+ * orchestrator backend reaches; in a `vigil lab` it injects directly into
+ * the node. */
 #ifndef VG_DRILL_H
 #define VG_DRILL_H
 #include "drill/inject.h"
@@ -71,8 +72,9 @@ void vg_joblog_free(struct vg_joblog *l);
 /* ---- a drill ------------------------------------------------------------- */
 
 struct vg_drill_opts {
-    const char *lab;             /* lab directory, or NULL for the cluster of SLURM_CONF */
-    const char *slurm_conf;      /* NULL = the default / environment */
+    const char *lab;             /* lab directory, or NULL for the orchestrator's cluster */
+    const char *orchestrator;    /* NULL = slurm */
+    const char *orch_config;     /* its configuration; NULL = its default */
     const char *partition;       /* NULL = the default partition */
     int nodes;                   /* job size; default 2 */
     enum vg_inj_kind kind;

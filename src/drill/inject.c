@@ -1,10 +1,13 @@
 /* inject.c — performing and undoing injections (see inject.h): writes to a
  * lab node's simulated kernel log, NVML state and sysfs, or to the local
- * /dev/kmsg; signals a node's slurmd, slurmstepds and job tasks (each PID
- * checked); runs itself on a remote node through srun or ssh; appends one
- * JSON line per injection and per clear to the record file. */
+ * /dev/kmsg; signals a node's scheduler daemon, job steps and tasks (each PID
+ * checked); runs itself on a remote node through the orchestrator or ssh;
+ * appends one JSON line per injection and per clear to the record file.
+ * Each kind of fault is one struct of function pointers in the table at the
+ * end of this file (apply in a lab, apply on a real node, undo). */
 #include "drill/inject.h"
 #include "lab/lab.h"
+#include "orch/orch.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/proc.h"
@@ -256,10 +259,10 @@ static bool same_uts(pid_t pid, const char *ns)
     return vg_read_link(NULL, path, link, sizeof link) == 0 && !strcmp(link, ns);
 }
 
-/* The processes of a node: in the lab, those in its slurmd's UTS namespace
- * and those tagged VIGIL_NODE=node of that lab; on a real node, slurmd and
- * every slurmstepd.  Then all their descendants; never the caller or its
- * ancestors. */
+/* The processes of a node: in the lab, those in its node daemon's UTS
+ * namespace and those tagged VIGIL_NODE=node of that lab; on a real node,
+ * the orchestrator's node daemon and job step processes.  Then all their
+ * descendants; never the caller or its ancestors. */
 static size_t node_procs(const struct vg_inject_opts *o, pid_t **out)
 {
     *out = NULL;
@@ -268,18 +271,12 @@ static size_t node_procs(const struct vg_inject_opts *o, pid_t **out)
     snprintf(env_node, sizeof env_node, "VIGIL_NODE=%s", o->node);
     if (o->lab) {
         snprintf(env_tag, sizeof env_tag, "%s=%s", VG_LAB_TAG, o->lab);
-        struct vg_lab_daemon *d;
-        size_t nd;
-        if (vg_lab_daemons(o->lab, &d, &nd) == 0) {
-            for (size_t i = 0; i < nd && !ns[0]; i++)
-                if (d[i].alive && !strcmp(d[i].node, o->node) && !strcmp(d[i].name, "slurmd")) {
-                    char path[64];
-                    snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)d[i].pid);
-                    if (vg_read_link(NULL, path, ns, sizeof ns)) ns[0] = 0;
-                }
-            free(d);
-        }
+        pid_t d = vg_lab_node_daemon(o->lab, o->node);
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/uts", (int)d);
+        if (d <= 0 || vg_read_link(NULL, path, ns, sizeof ns)) ns[0] = 0;
     }
+    const struct vg_orch_ops *sched = o->orch ? o->orch->ops : vg_orch_find(NULL);
     pid_t *all;
     int na = vg_proc_list(&all);
     if (na < 0) return 0;
@@ -297,7 +294,9 @@ static size_t node_procs(const struct vg_inject_opts *o, pid_t **out)
         else {
             char comm[32] = "";
             vg_proc_comm(p, comm, sizeof comm);
-            mine = !strcmp(comm, "slurmd") || !strcmp(comm, "slurmstepd");
+            mine = false;
+            for (size_t k = 0; sched->node_procs && sched->node_procs[k] && !mine; k++)
+                mine = !strcmp(comm, sched->node_procs[k]);
         }
         if (mine) {
             *out = vg_xrealloc(*out, (n + 1) * sizeof **out);
@@ -354,27 +353,30 @@ static int run_remote(const struct vg_inject_opts *o, const char *subcmd, char *
     int a = 0;
     bool ssh = o->via && !strcmp(o->via, "ssh");
     if (ssh) argv[a++] = "ssh", argv[a++] = "-o", argv[a++] = "BatchMode=yes", argv[a++] = o->node;
-    else {
-        argv[a++] = "srun", argv[a++] = "-w", argv[a++] = o->node, argv[a++] = "--overlap";
-        argv[a++] = "-N1", argv[a++] = "-n1", argv[a++] = "--quiet";
-    }
+    const char **cmd = argv + a;
     argv[a++] = self, argv[a++] = "inject", argv[a++] = subcmd;
     if (!strcmp(subcmd, "xid")) argv[a++] = code;
     argv[a++] = "--node", argv[a++] = o->node, argv[a++] = "--gpu", argv[a++] = gpu, argv[a++] = "--local";
     argv[a] = NULL;
-    char confenv[700];
-    const char *env[2] = { NULL, NULL };
-    if (o->slurm_conf) snprintf(confenv, sizeof confenv, "SLURM_CONF=%s", o->slurm_conf), env[0] = confenv;
     struct vg_spawn_result r;
-    vg_spawn(argv, env, NULL, 30000, &r);
-    int rc = r.status == 0 && !r.timed_out ? 0 : -1;
-    if (rc) {
-        char *cmd = vg_argv_str(argv);
-        snprintf(err, errlen, "%s: %s", cmd, r.timed_out ? "timed out" : *vg_trim(r.err) ? vg_trim(r.err) : "failed");
-        char *nl = strchr(err, '\n');
-        if (nl) *nl = 0;
-        free(cmd);
+    int rc;
+    if (ssh) {
+        vg_spawn(argv, NULL, NULL, 30000, &r);
+        rc = r.status == 0 && !r.timed_out ? 0 : -1;
+        if (rc) {
+            char *line = vg_argv_str(argv);
+            snprintf(err, errlen, "%s: %s", line, r.timed_out ? "timed out" : *vg_trim(r.err) ? vg_trim(r.err) : "failed");
+            free(line);
+        }
+    } else if (!o->orch) {
+        memset(&r, 0, sizeof r);
+        rc = fail(err, errlen, -1, "no orchestrator to reach node %s through", o->node);
+    } else {
+        rc = o->orch->ops->exec_on(o->orch, o->node, cmd, 30000, &r);
+        if (rc) snprintf(err, errlen, "%s", o->orch->err);
     }
+    char *nl = strchr(err, '\n');
+    if (nl) *nl = 0;
     vg_spawn_result_free(&r);
     return rc;
 }
@@ -385,7 +387,9 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
 {
     if (!valid_node(o->node)) return fail(err, errlen, -2, "--node: '%s' is not a node name", o->node ? o->node : "");
     if (!vg_inj_gpu_pci(o->gpu)) return fail(err, errlen, -2, "--gpu: %d is not in 0..7", o->gpu);
-    if (o->kind == VG_INJ_XID && (o->code < 1 || o->code > 999))
+    const struct vg_inj_ops *k = vg_inj_ops(o->kind);
+    if (!k) return fail(err, errlen, -2, "unknown injection kind %d", (int)o->kind);
+    if (k->takes_code && (o->code < 1 || o->code > 999))
         return fail(err, errlen, -2, "xid: code %d is not in 1..999", o->code);
     if (o->lab) {
         if (!vg_lab_is_lab(o->lab)) return fail(err, errlen, -2, "--dir: %s is not a vigil lab", o->lab);
@@ -395,60 +399,119 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
         if (!ok) return fail(err, errlen, -2, "--node: the lab in %s has no node '%s'", o->lab, o->node);
         return 0;
     }
-    if (o->via && strcmp(o->via, "srun") && strcmp(o->via, "ssh") && strcmp(o->via, "local"))
-        return fail(err, errlen, -2, "--via: '%s' is not srun, ssh or local", o->via);
-    if (o->kind == VG_INJ_IB_DOWN || o->kind == VG_INJ_NVML_HANG)
-        return fail(err, errlen, -2, "%s: only in the lab (--lab): a real port or driver is not faked",
-                    vg_inj_kind_name(o->kind));
+    if (o->via && strcmp(o->via, VG_VIA_ORCH) && strcmp(o->via, "ssh") && strcmp(o->via, "local"))
+        return fail(err, errlen, -2, "--via: '%s' is not orch, ssh or local", o->via);
+    if (!k->local)
+        return fail(err, errlen, -2, "%s: only in the lab (--lab): a real port or driver is not faked", k->name);
     return 0;
 }
 
 static bool is_local(const struct vg_inject_opts *o) { return !o->lab && o->via && !strcmp(o->via, "local"); }
 
-static int do_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+/* ---- the kinds ----------------------------------------------------------- */
+
+static int xid_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
 {
-    char k1[64], k2[64], k3[160];
-    switch (o->kind) {
-    case VG_INJ_XID: return write_lab_kmsg(o, pci, detail);
-    case VG_INJ_GPU_LOST: {
-        snprintf(k1, sizeof k1, "gpu%d.lost=1", o->gpu);
-        const char *kv[] = { k1 };
-        if (set_nvml(o, kv, 1, undo)) return -1;
-        return write_lab_kmsg(o, pci, detail);
-    }
-    case VG_INJ_ECC_DBE: {
-        snprintf(k1, sizeof k1, "gpu%d.ecc_dbe_volatile=1", o->gpu);
-        snprintf(k2, sizeof k2, "gpu%d.ecc_dbe_aggregate=1", o->gpu);
-        snprintf(k3, sizeof k3, "event=48 gpu=%d type=dbe\n", o->gpu);
-        const char *kv[] = { k1, k2 };
-        if (set_nvml(o, kv, 2, undo) || nvml_event(o, k3)) return -1;
-        return write_lab_kmsg(o, pci, detail);
-    }
-    case VG_INJ_NVML_HANG: {
-        snprintf(k3, sizeof k3, "gpu%d.hang=" NVML_HANG_CALLS, o->gpu);
-        const char *kv[] = { k3 };
-        sbuf_printf(detail, "%s", k3);
-        return set_nvml(o, kv, 1, undo);
-    }
-    case VG_INJ_IB_DOWN:
-        sbuf_puts(detail, "mlx5_0 port 1: 1: DOWN, 3: Disabled");
-        return set_ib(o, undo);
-    case VG_INJ_NODE_CRASH: return signal_node(o, SIGKILL, undo, detail);
-    case VG_INJ_NODE_FREEZE: return signal_node(o, SIGSTOP, undo, detail);
-    default: return -1;
-    }
+    (void)undo;
+    return write_lab_kmsg(o, pci, detail);
 }
 
-static int do_local(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+static int gpu_lost_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
 {
-    switch (o->kind) {
-    case VG_INJ_XID:
-    case VG_INJ_GPU_LOST:
-    case VG_INJ_ECC_DBE: return write_local_kmsg(o, pci, detail);
-    case VG_INJ_NODE_CRASH: return signal_node(o, SIGKILL, undo, detail);
-    case VG_INJ_NODE_FREEZE: return signal_node(o, SIGSTOP, undo, detail);
-    default: return -1;
+    char k1[64];
+    snprintf(k1, sizeof k1, "gpu%d.lost=1", o->gpu);
+    const char *kv[] = { k1 };
+    if (set_nvml(o, kv, 1, undo)) return -1;
+    return write_lab_kmsg(o, pci, detail);
+}
+
+static int ecc_dbe_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    char k1[64], k2[64], k3[160];
+    snprintf(k1, sizeof k1, "gpu%d.ecc_dbe_volatile=1", o->gpu);
+    snprintf(k2, sizeof k2, "gpu%d.ecc_dbe_aggregate=1", o->gpu);
+    snprintf(k3, sizeof k3, "event=48 gpu=%d type=dbe\n", o->gpu);
+    const char *kv[] = { k1, k2 };
+    if (set_nvml(o, kv, 2, undo) || nvml_event(o, k3)) return -1;
+    return write_lab_kmsg(o, pci, detail);
+}
+
+static int nvml_hang_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    char k[160];
+    snprintf(k, sizeof k, "gpu%d.hang=" NVML_HANG_CALLS, o->gpu);
+    const char *kv[] = { k };
+    sbuf_printf(detail, "%s", k);
+    return set_nvml(o, kv, 1, undo);
+}
+
+static int ib_down_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    sbuf_puts(detail, "mlx5_0 port 1: 1: DOWN, 3: Disabled");
+    return set_ib(o, undo);
+}
+
+static int crash(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    return signal_node(o, SIGKILL, undo, detail);
+}
+
+static int freeze(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    return signal_node(o, SIGSTOP, undo, detail);
+}
+
+static int kmsg_local(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)undo;
+    return write_local_kmsg(o, pci, detail);
+}
+
+static int freeze_undo(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(json_object_get(r, "undo"), "pids"), i, e) {
+        pid_t pid = (pid_t)vg_json_int(e, "pid", 0);
+        char comm[32] = "";
+        if (pid > 1 && vg_proc_comm(pid, comm, sizeof comm) == 0 && !strcmp(comm, vg_json_str(e, "comm", "")))
+            kill(pid, SIGCONT);
     }
+    /* on a real node reached remotely, its own `clear --local` resumes the rest */
+    if (vg_json_str(r, "lab", NULL) || !strcmp(vg_json_str(r, "target", ""), "local")) return 0;
+    struct vg_inject_opts ro = *o;
+    ro.node = vg_json_str(r, "node", "");
+    return run_remote(&ro, "clear", err, errlen);
+}
+
+static int crash_undo(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
+{
+    (void)o;
+    const char *lab = vg_json_str(r, "lab", NULL), *node = vg_json_str(r, "node", "");
+    if (lab) return vg_lab_node_start(lab, node, err, errlen);
+    vg_warn("inject clear: %s crashed outside a lab: restart its node daemon by hand", node);
+    return 0;
+}
+
+/* One line per kind, in the order of enum vg_inj_kind.  code: the XID the
+ * record names (-1: none; takes_code: the one given). */
+static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
+    [VG_INJ_XID] = { "xid", -1, true, xid_lab, kmsg_local, NULL },
+    [VG_INJ_GPU_LOST] = { "gpu-lost", 79, false, gpu_lost_lab, kmsg_local, NULL },
+    [VG_INJ_ECC_DBE] = { "ecc-dbe", 48, false, ecc_dbe_lab, kmsg_local, NULL },
+    [VG_INJ_IB_DOWN] = { "ib-down", -1, false, ib_down_lab, NULL, NULL },
+    [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL },
+    [VG_INJ_NODE_CRASH] = { "node-crash", -1, false, crash, crash, crash_undo },
+    [VG_INJ_NODE_FREEZE] = { "node-freeze", -1, false, freeze, freeze, freeze_undo },
+};
+
+const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k)
+{
+    return (int)k >= 0 && k < VG_INJ_COUNT && kinds[k].name ? &kinds[k] : NULL;
 }
 
 static int append_record(const char *path, json_t *rec)
@@ -479,10 +542,11 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     const char *pci = vg_inj_gpu_pci(o->gpu);
     json_t *undo = json_object();
     struct sbuf detail = SBUF_INIT;
-    const char *target = o->lab ? "lab" : o->via ? o->via : "srun";
-    if (o->lab) rc = do_lab(o, pci, undo, &detail);
-    else if (is_local(o)) rc = do_local(o, pci, undo, &detail);
-    else rc = run_remote(o, o->kind == VG_INJ_XID ? "xid" : vg_inj_kind_name(o->kind), err, errlen);
+    const struct vg_inj_ops *k = vg_inj_ops(o->kind);
+    const char *target = o->lab ? "lab" : o->via ? o->via : VG_VIA_ORCH;
+    if (o->lab) rc = k->lab(o, pci, undo, &detail);
+    else if (is_local(o)) rc = k->local(o, pci, undo, &detail);
+    else rc = run_remote(o, k->name, err, errlen);
     int64_t at = vg_now_ms();
     if (rc) {
         if (!err[0])
@@ -497,10 +561,9 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     json_t *r = json_object();
     json_object_set_new(r, "id", json_string(id));
     json_object_set_new(r, "time", vg_json_time(at));
-    json_object_set_new(r, "kind", json_string(vg_inj_kind_name(o->kind)));
-    json_object_set_new(r, "code", o->kind == VG_INJ_XID ? json_integer(o->code)
-                                   : o->kind == VG_INJ_ECC_DBE ? json_integer(48)
-                                   : o->kind == VG_INJ_GPU_LOST ? json_integer(79) : json_null());
+    json_object_set_new(r, "kind", json_string(k->name));
+    json_object_set_new(r, "code", k->takes_code ? json_integer(o->code) : k->code >= 0 ? json_integer(k->code)
+                                                                                        : json_null());
     json_object_set_new(r, "node", json_string(o->node));
     json_object_set_new(r, "gpu", json_integer(o->gpu));
     json_object_set_new(r, "pci", json_string(pci));
@@ -566,12 +629,14 @@ json_t *vg_inject_parse_records(const char *text, size_t len, char *err, size_t 
     return list;
 }
 
+/* Restores the files an injection saved (NVML state, sysfs), then runs the
+ * kind's own undo. */
 static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
 {
     const char *node = vg_json_str(r, "node", ""), *lab = vg_json_str(r, "lab", NULL);
-    const char *kind = vg_json_str(r, "kind", "");
     const json_t *undo = json_object_get(r, "undo");
-    int rc = 0;
+    enum vg_inj_kind kind;
+    int code = 0, rc = 0;
     if (lab && !vg_lab_is_lab(lab)) return 0;   /* the lab is gone: nothing left to undo */
     const json_t *nv = json_object_get(undo, "nvml_state");
     if (lab && nv) {
@@ -591,31 +656,14 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
             rc |= replace_file(path, json_string_value(v));
             free(path);
         }
-    if (!strcmp(kind, "node-freeze")) {
-        size_t i;
-        const json_t *e;
-        json_array_foreach(json_object_get(undo, "pids"), i, e) {
-            pid_t pid = (pid_t)vg_json_int(e, "pid", 0);
-            char comm[32] = "";
-            if (pid > 1 && vg_proc_comm(pid, comm, sizeof comm) == 0 &&
-                !strcmp(comm, vg_json_str(e, "comm", "")))
-                kill(pid, SIGCONT);
-        }
-    }
-    if (!strcmp(kind, "node-crash") && lab && vg_lab_node_start(lab, node, err, errlen)) rc = -1;
-    if (!lab && strcmp(vg_json_str(r, "target", ""), "local") && !strcmp(kind, "node-freeze")) {
-        struct vg_inject_opts ro = *o;
-        ro.node = node;
-        rc |= run_remote(&ro, "clear", err, errlen);
-    }
-    if (!lab && !strcmp(kind, "node-crash"))
-        vg_warn("inject clear: %s crashed outside a lab: restart its slurmd by hand", node);
-    if (rc && !err[0]) snprintf(err, errlen, "clear %s on %s: %s", kind, node, strerror(errno));
+    const struct vg_inj_ops *k = vg_inj_kind_parse(vg_json_str(r, "kind", ""), &kind, &code) ? vg_inj_ops(kind) : NULL;
+    if (k && k->undo && k->undo(o, r, err, errlen)) rc = -1;
+    if (rc && !err[0]) snprintf(err, errlen, "clear %s on %s: %s", k ? k->name : "?", node, strerror(errno));
     return rc;
 }
 
-/* `clear --local` on a real node: SIGCONT every stopped slurmd/slurmstepd and
- * their descendants. */
+/* `clear --local` on a real node: SIGCONT every stopped node daemon and job
+ * step, and their descendants. */
 static int clear_local(const struct vg_inject_opts *o, int *n)
 {
     pid_t *p;

@@ -6,11 +6,15 @@
  * can undo it and `vigil drill` can measure from it.
  *
  * Targets: a lab node (DIR/nodes/NAME/{kmsg,nvml-state,sys}, its processes),
- * the local machine (`--local`: /dev/kmsg, slurmd and its steps), or a
- * remote node reached with `srun -w NAME --overlap` or `ssh NAME`, which runs
- * `vigil inject … --local` there. */
+ * the local machine (`--local`: /dev/kmsg, the scheduler's node daemon and
+ * job steps), or a remote node reached through the orchestrator (a job step
+ * beside the job, orch.h `exec_on`) or `ssh NAME`, which runs
+ * `vigil inject … --local` there.  A kind is one struct vg_inj_ops and one
+ * line in the table in inject.c. */
 #ifndef VG_INJECT_H
 #define VG_INJECT_H
+#include "orch/orch.h"
+#include "util/sbuf.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +30,22 @@ enum vg_inj_kind {
     VG_INJ_NODE_FREEZE,
     VG_INJ_COUNT
 };
+
+struct vg_inject_opts;
+
+/* What a kind of fault does: in a lab node, on a real node (NULL: only in a
+ * lab, a real port or driver is not faked), and what undoes it beyond
+ * restoring the files it saved (NULL: nothing).  Each returns 0 or -1. */
+struct vg_inj_ops {
+    const char *name;       /* "xid", "gpu-lost", … */
+    int code;               /* the XID its record names, -1 none */
+    bool takes_code;        /* the XID is given ("xid:79") */
+    int (*lab)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
+    int (*local)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
+    int (*undo)(const struct vg_inject_opts *o, const json_t *rec, char *err, size_t errlen);
+};
+/* The kind's ops; NULL when k is out of range. */
+const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k);
 
 const char *vg_inj_kind_name(enum vg_inj_kind k);   /* "xid", "gpu-lost", … */
 /* "xid:79", "xid" (code then from *code as given), "gpu-lost", "node-crash"…
@@ -47,17 +67,19 @@ size_t vg_xid_message(int code, const char *pci, int gpu, int pid, char *buf, si
 size_t vg_kmsg_record(int prio, uint64_t seq, uint64_t usec, const char *msg, const char *pci, char *buf,
                       size_t n);
 
+#define VG_VIA_ORCH "orch"   /* through the orchestrator: a job step on the node */
+
 struct vg_inject_opts {
     enum vg_inj_kind kind;
     int code;               /* XID code (kind xid) */
     const char *node;       /* required */
     int gpu;                /* 0..7 */
     const char *lab;        /* lab directory, or NULL for a real node */
-    const char *via;        /* real node: "srun" (default), "ssh" or "local" */
+    const char *via;        /* real node: VG_VIA_ORCH (default), "ssh" or "local" */
     const char *record;     /* JSON-lines record file; NULL = LAB/injections.jsonl or none (local) */
     const char *root;       /* --local: files (/dev/kmsg) under this root */
     const char *self;       /* the vigil binary to run remotely; NULL = /proc/self/exe */
-    const char *slurm_conf; /* SLURM_CONF for srun, or NULL */
+    struct vg_orch *orch;   /* the orchestrator (via orch; the names of a real node's daemons) */
 };
 
 /* Performs the injection and appends its record (with the time it took

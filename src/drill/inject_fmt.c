@@ -7,13 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const kind_names[VG_INJ_COUNT] = {
-    "xid", "gpu-lost", "ecc-dbe", "ib-down", "nvml-hang", "node-crash", "node-freeze",
-};
-
 const char *vg_inj_kind_name(enum vg_inj_kind k)
 {
-    return k >= 0 && k < VG_INJ_COUNT ? kind_names[k] : "?";
+    const struct vg_inj_ops *o = vg_inj_ops(k);
+    return o ? o->name : "?";
 }
 
 bool vg_inj_kind_parse(const char *s, enum vg_inj_kind *k, int *code)
@@ -27,7 +24,7 @@ bool vg_inj_kind_parse(const char *s, enum vg_inj_kind *k, int *code)
         return true;
     }
     for (int i = 0; i < VG_INJ_COUNT; i++)
-        if (!strcmp(s, kind_names[i])) {
+        if (vg_inj_ops((enum vg_inj_kind)i) && !strcmp(s, vg_inj_ops((enum vg_inj_kind)i)->name)) {
             *k = (enum vg_inj_kind)i;
             return true;
         }

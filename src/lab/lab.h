@@ -66,6 +66,8 @@ const char *vg_lab_resolve_dir(const char *dir);
 /* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
  * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
+/* The pid of a lab node's running node daemon, 0 when none runs. */
+pid_t vg_lab_node_daemon(const char *dir, const char *node);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
  * the lab runs vigil), malloc'd. */
 char *vg_lab_env(const char *dir);

@@ -165,6 +165,33 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return (flag == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT ? -1 : 0;
 }
 
+/* Whether the daemon d still runs: its pid is alive under the same name. */
+static bool still_runs(const struct vg_lab_daemon *d)
+{
+    char comm[32] = "";
+    return d->alive && vg_proc_alive(d->pid) && vg_proc_comm(d->pid, comm, sizeof comm) == 0 &&
+           !strncmp(comm, d->name, 15);
+}
+
+/* Waits until every daemon the lab started has exited, SIGKILLing any left
+ * when the grace is over; -1 when one survives the bound. */
+static int wait_daemons(const char *dir, struct vg_lab_daemon *d, size_t n, int64_t start, char *err, size_t errlen)
+{
+    for (;;) {
+        size_t left = 0, first = 0;
+        for (size_t i = 0; i < n; i++)
+            if (still_runs(&d[i]) && left++ == 0) first = i;
+        if (!left) return 0;
+        int64_t t = vg_mono_ms() - start;
+        if (t > DOWN_GRACE_MS + DOWN_KILL_MS)
+            return snprintf(err, errlen, "%s: %s (pid %d) survives SIGKILL", dir, d[first].name, (int)d[first].pid), -1;
+        if (t > DOWN_GRACE_MS)
+            for (size_t i = 0; i < n; i++)
+                if (still_runs(&d[i])) kill(d[i].pid, SIGKILL);
+        vg_sleep_ms(20);
+    }
+}
+
 int vg_lab_down(const char *dir, char *err, size_t errlen)
 {
     err[0] = 0;
@@ -174,6 +201,11 @@ int vg_lab_down(const char *dir, char *err, size_t errlen)
         return snprintf(err, errlen, "%s: not a vigil lab (no %s marker); refusing to touch it", dir,
                         VG_LAB_MARKER), -2;
     int64_t start = vg_mono_ms();
+    /* the daemons it started, by pid: waited for below even once their
+     * environment (the tag) can no longer be read while they exit */
+    struct vg_lab_daemon *dm = NULL;
+    size_t ndm = 0;
+    if (vg_lab_daemons(dir, &dm, &ndm)) ndm = 0;
     pid_t *termed = NULL;   /* SIGTERM once each, SIGKILL after the grace */
     size_t nt = 0;
     for (;;) {
@@ -187,6 +219,7 @@ int vg_lab_down(const char *dir, char *err, size_t errlen)
             free(p);
             free(gentle);
             free(termed);
+            free(dm);
             return -1;
         }
         for (size_t i = 0; i < n; i++) {
@@ -210,6 +243,9 @@ int vg_lab_down(const char *dir, char *err, size_t errlen)
         vg_sleep_ms(50);
     }
     free(termed);
+    int rc = wait_daemons(dir, dm, ndm, start, err, errlen);
+    free(dm);
+    if (rc) return rc;
     if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
         return snprintf(err, errlen, "%s: cannot remove: %s", dir, strerror(errno)), -1;
     return 0;
@@ -230,4 +266,16 @@ const char *vg_lab_resolve_dir(const char *dir)
     if (dir && *dir) return dir;
     const char *env = getenv("VIGIL_LAB");
     return env && *env ? env : VG_LAB_DEFAULT_DIR;
+}
+
+pid_t vg_lab_node_daemon(const char *dir, const char *node)
+{
+    struct vg_lab_daemon *d;
+    size_t n;
+    pid_t pid = 0;
+    if (vg_lab_daemons(dir, &d, &n)) return 0;
+    for (size_t i = 0; i < n && !pid; i++)
+        if (d[i].alive && !strcmp(d[i].node, node) && !strcmp(d[i].name, "slurmd")) pid = d[i].pid;
+    free(d);
+    return pid;
 }

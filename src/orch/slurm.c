@@ -273,27 +273,6 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
     return rc;
 }
 
-int vg_slurm_resume_ours(struct vg_slurm *s, const char *const *nodes, size_t n)
-{
-    if (!n) return 0;
-    char *list = join_nodes(s, "", nodes, n);
-    if (!list) return -1;
-    struct vg_node_state *st;
-    size_t ns;
-    int rc = vg_slurm_nodes(s, list, &st, &ns);
-    free(list);
-    if (rc) return -1;
-    const char **ours = vg_xcalloc(ns + 1, sizeof *ours);
-    size_t k = 0;
-    for (size_t i = 0; i < ns; i++)
-        if ((st[i].drain || st[i].down) && vg_startswith(st[i].reason, VG_REASON_PREFIX))
-            ours[k++] = st[i].name;
-    rc = k ? vg_slurm_set_state(s, ours, k, "resume", NULL) : 0;
-    free(ours);
-    free(st);
-    return rc ? -1 : (int)k;
-}
-
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs)
 {
     *jobs = NULL;

@@ -5,12 +5,9 @@
  * many Slurm commands an incident cost. */
 #ifndef VG_SLURM_H
 #define VG_SLURM_H
+#include "orch/orch.h"
 #include <stdbool.h>
 #include <stddef.h>
-
-/* Every reason vigil writes starts with this; vigil only undoes states whose
- * reason starts with it. */
-#define VG_REASON_PREFIX "vigil:"
 
 struct vg_slurm {
     const char *conf;      /* SLURM_CONF to pass to the commands, or NULL for the default */
@@ -39,10 +36,6 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs);
 /* One `scontrol requeue` for all the jobs. */
 int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n);
-/* Resumes those of the nodes whose Reason starts with VG_REASON_PREFIX (vigil
- * only undoes what it did): one query and, when any qualifies, one update.
- * Returns how many nodes were resumed, or -1 (err set). */
-int vg_slurm_resume_ours(struct vg_slurm *s, const char *const *nodes, size_t n);
 
 struct vg_job_state {
     long id;

@@ -42,7 +42,6 @@ static void hung_result(const struct vg_check_opts *o, const struct vg_check_lin
     e.time_ms = e.seen_ms = vg_now_ms();
     vg_strlcpy(e.source, "probe", sizeof e.source);
     vg_strlcpy(e.kind, "probe-hung", sizeof e.kind);
-    e.action = VG_ACT_REBOOT;
     snprintf(e.raw, sizeof e.raw, "%s", r->detail);
     if (p->timed_out) vg_check_add_event(r, &e);
 }
@@ -127,7 +126,6 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         vg_strlcpy(e.source, "check", sizeof e.source);
         bool count = strcmp(r->name, "gpu count") == 0;
         vg_strlcpy(e.kind, count ? "gpu-count-mismatch" : "check-failed", sizeof e.kind);
-        e.action = count ? VG_ACT_REBOOT : VG_ACT_RESTART_APP;
         snprintf(e.raw, sizeof e.raw, "%.90s: %.400s", r->name, r->detail);
         vg_check_add_event(r, &e);
     }

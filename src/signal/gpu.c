@@ -83,13 +83,10 @@ int vg_gpu_state_from_json(const json_t *j, struct vg_gpu_state *st)
 }
 
 static struct vg_event *add(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,
-                            int max, const char *kind, enum vg_action action)
+                            int max, const char *kind)
 {
     struct vg_event *e = vg_event_append(ev, n, max, node, "nvml", kind, st->pci);
-    if (e) {
-        e->gpu = st->index;
-        e->action = action;
-    }
+    if (e) e->gpu = st->index;
     return e;
 }
 
@@ -98,34 +95,34 @@ void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct
 {
     struct vg_event *e;
     if (st->lost) {
-        if ((e = add(st, node, ev, n, max, "gpu-lost", VG_ACT_REBOOT)))
+        if ((e = add(st, node, ev, n, max, "gpu-lost")))
             snprintf(e->raw, sizeof e->raw, "GPU %d (%s) is lost: %s", st->index, st->pci, st->error);
         return;
     }
-    if (st->ecc_dbe_volatile > 0 && (e = add(st, node, ev, n, max, "ecc-dbe", VG_ACT_RESET_GPU)))
+    if (st->ecc_dbe_volatile > 0 && (e = add(st, node, ev, n, max, "ecc-dbe")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: %lld volatile double-bit ECC errors", st->index,
                  st->ecc_dbe_volatile);
-    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, "row-remap-failure", VG_ACT_DRAIN_RMA)))
+    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, "row-remap-failure")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping failed (%lld uncorrectable rows)",
                  st->index, st->remap_uncorrectable);
-    if (st->remap_pending == 1 && (e = add(st, node, ev, n, max, "row-remap-pending", VG_ACT_RESET_GPU)))
+    if (st->remap_pending == 1 && (e = add(st, node, ev, n, max, "row-remap-pending")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping pending, reset required", st->index);
     if (st->retired_pending == 1 &&
-        (e = add(st, node, ev, n, max, "retired-pages-pending", VG_ACT_RESET_GPU)))
+        (e = add(st, node, ev, n, max, "retired-pages-pending")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: page retirement pending, reset required", st->index);
     /* Width only: an idle GPU lowers its link speed to save power. */
     if (st->pcie_width > 0 && st->pcie_width_max > 0 && st->pcie_width < st->pcie_width_max &&
-        (e = add(st, node, ev, n, max, "pcie-degraded", VG_ACT_REBOOT)))
+        (e = add(st, node, ev, n, max, "pcie-degraded")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: PCIe link gen%d x%d, max gen%d x%d", st->index,
                  st->pcie_gen, st->pcie_width, st->pcie_gen_max, st->pcie_width_max);
     for (int l = 0; l < st->nvlink_links && l < VG_NVLINK_MAX; l++)
-        if (st->nvlink[l] == 0 && (e = add(st, node, ev, n, max, "nvlink-down", VG_ACT_RESET_GPU))) {
+        if (st->nvlink[l] == 0 && (e = add(st, node, ev, n, max, "nvlink-down"))) {
             e->code = l;
             snprintf(e->raw, sizeof e->raw, "GPU %d: NVLink %d down", st->index, l);
         }
     if (st->clock_reasons > 0 &&
         (st->clock_reasons & (long long)(VG_CLK_HW_THERMAL | VG_CLK_SW_THERMAL | VG_CLK_HW_SLOWDOWN)) &&
-        (e = add(st, node, ev, n, max, "thermal-slowdown", VG_ACT_IGNORE)))
+        (e = add(st, node, ev, n, max, "thermal-slowdown")))
         snprintf(e->raw, sizeof e->raw, "GPU %d: clocks slowed (reasons 0x%llx, %d C)", st->index,
                  (unsigned long long)st->clock_reasons, st->temp_c);
 }

@@ -117,7 +117,6 @@ void vg_gpu_probe_events(const struct vg_gpu_probe_result *r, const char *node, 
         vg_strlcpy(e->source, "probe", sizeof e->source);
         vg_strlcpy(e->kind, "probe-hung", sizeof e->kind);
         e->gpu = r->hung_gpu;
-        e->action = VG_ACT_REBOOT;
         if (r->hung_gpu >= 0)
             snprintf(e->raw, sizeof e->raw, "GPU %d unresponsive: NVML did not answer within %lld ms",
                      r->hung_gpu, (long long)r->elapsed_ms);

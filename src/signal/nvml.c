@@ -332,7 +332,6 @@ static int nvml_wait_events(int timeout_ms, struct vg_event *out, int max)
             snprintf(e->raw, sizeof e->raw, "NVML: Xid %d on GPU %d", e->code, e->gpu);
         } else if (ed.eventType & NVML_EVENT_DOUBLE_BIT_ECC) {
             vg_strlcpy(e->kind, "ecc-dbe", sizeof e->kind);
-            e->action = VG_ACT_RESET_GPU;
             snprintf(e->raw, sizeof e->raw, "NVML: double-bit ECC error on GPU %d", e->gpu);
         } else {
             vg_strlcpy(e->kind, "nvml-event", sizeof e->kind);

@@ -125,13 +125,11 @@ void vg_ib_port_events(const struct vg_ib_port *p, double min_gbps, const char *
     if (p->state != 4) {
         if ((e = vg_event_append(ev, n, max, node, "sysfs", "ib-down", p->pci))) {
             e->code = p->port;
-            e->action = VG_ACT_REBOOT;
             snprintf(e->raw, sizeof e->raw, "%s port %d is %s (%s), link_downed=%lld", p->dev, p->port,
                      p->state_name[0] ? p->state_name : "unreadable", p->phys_name, p->link_downed);
         }
     } else if (min_gbps > 0 && p->rate_gbps < min_gbps && (e = vg_event_append(ev, n, max, node, "sysfs", "ib-degraded", p->pci))) {
         e->code = p->port;
-        e->action = VG_ACT_REBOOT;
         snprintf(e->raw, sizeof e->raw, "%s port %d runs at %s, expected %g Gb/sec", p->dev, p->port, p->rate,
                  min_gbps);
     }

@@ -96,14 +96,13 @@ void vg_pci_dev_events(const struct vg_pci_dev *d, const char *node, struct vg_e
     struct vg_event *e;
     /* Width only: an idle device lowers its link speed to save power. */
     if (d->width > 0 && d->width_max > 0 && d->width < d->width_max &&
-        (e = vg_event_append(ev, n, max, node, "sysfs", "pcie-degraded", d->addr))) {
-        e->action = !strcmp(d->kind, "gpu") ? VG_ACT_REBOOT : VG_ACT_IGNORE;
+        (e = vg_event_append(ev, n, max, node, "sysfs", !strcmp(d->kind, "gpu") ? "pcie-degraded" : "nic-pcie-degraded",
+                             d->addr))) {
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe link gen%d x%d, max gen%d x%d", d->kind, d->addr, d->gen,
                  d->width, d->gen_max, d->width_max);
     }
     if ((d->aer_fatal > 0 || d->aer_nonfatal > 0) &&
         (e = vg_event_append(ev, n, max, node, "sysfs", d->aer_fatal > 0 ? "aer-fatal" : "aer-nonfatal", d->addr))) {
-        e->action = d->aer_fatal > 0 ? VG_ACT_REBOOT : VG_ACT_RESTART_APP;
         snprintf(e->raw, sizeof e->raw, "%s %s: PCIe AER fatal=%lld nonfatal=%lld correctable=%lld", d->kind,
                  d->addr, d->aer_fatal, d->aer_nonfatal, d->aer_cor);
     }

@@ -1,5 +1,5 @@
-/* test_slurm_live.c — the Slurm adapter against a real lab brought up through
- * lab/lab.h: one batched drain for two nodes, states and reasons read back,
+/* test_slurm_live.c — the Slurm orchestrator backend (orch.h ops) against a
+ * real lab brought up through lab/lab.h: one batched drain for two nodes, states and reasons read back,
  * a running job found with squeue and requeued, only vigil's own drains
  * resumed; then `down` leaves no tagged process and no directory.  Skipped
  * (TAP "ok # skip") only without root or slurmctld. */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "lab/lab.h"
-#include "orch/slurm.h"
+#include "orch/orch.h"
 #include "util/spawn.h"
 #include "util/timeutil.h"
 
@@ -22,7 +22,7 @@ static bool runnable(void)
     return geteuid() == 0 && access("/usr/sbin/slurmctld", X_OK) == 0;
 }
 
-static struct vg_node_state *find(struct vg_node_state *n, size_t k, const char *name)
+static struct vg_orch_node *find(struct vg_orch_node *n, size_t k, const char *name)
 {
     for (size_t i = 0; i < k; i++)
         if (!strcmp(n[i].name, name)) return &n[i];
@@ -43,11 +43,11 @@ static char *client(const char *conf, const char *const argv[])
     return r.out;
 }
 
-static void wait_state(struct vg_slurm *s, long id, const char *want, struct vg_job_state *j)
+static void wait_state(struct vg_orch *s, const char *id, const char *want, struct vg_orch_job *j)
 {
     for (int64_t end = vg_mono_ms() + 10000; vg_mono_ms() < end; vg_sleep_ms(50))
-        if (vg_slurm_job(s, id, j) == 0 && !strcmp(j->state, want)) return;
-    fail_msg("job %ld not %s (last %s)", id, want, j->state);
+        if (s->ops->job_get(s, id, j) == 0 && !strcmp(j->state, want)) return;
+    fail_msg("job %s not %s (last %s)", id, want, j->state);
 }
 
 static void test_adapter_on_lab(void **state)
@@ -61,28 +61,32 @@ static void test_adapter_on_lab(void **state)
     struct vg_lab_info info;
     char err[2048];
     if (vg_lab_up(&o, &info, err, sizeof err)) fail_msg("lab up: %s", err);
-    struct vg_slurm s = { .conf = info.conf };
+    struct vg_orch_conf oc = { .config = info.conf };
+    struct vg_orch *s = vg_orch_open("slurm", &oc, err, sizeof err);
+    assert_non_null(s);
 
     /* a job pinned to n2 */
     const char *sb[] = { "sbatch", "--parsable", "--requeue", "-N1", "-w", "n2", "-o", "/dev/null",
                          "--wrap", "sleep 311", NULL };
     char *out = client(info.conf, sb);
-    long id = atol(out);
+    char id[32];
+    snprintf(id, sizeof id, "%ld", atol(out));
     free(out);
-    assert_true(id > 0);
-    struct vg_job_state j;
-    wait_state(&s, id, "RUNNING", &j);
-    assert_string_equal(j.batch_host, "n2");
-    assert_string_equal(j.nodelist, "n2");
+    assert_true(atol(id) > 0);
+    struct vg_orch_job j;
+    wait_state(s, id, "RUNNING", &j);
+    assert_int_equal(j.phase, VG_JOB_RUNNING);
+    assert_string_equal(j.leader, "n2");
+    assert_string_equal(j.nodes, "n2");
 
     /* one call drains two nodes */
     const char *two[] = { "n1", "n2" };
-    unsigned before = s.calls;
-    assert_int_equal(vg_slurm_set_state(&s, two, 2, "drain", "vigil: xid 79 on gpu 0 (test)"), 0);
-    assert_int_equal(s.calls - before, 1);
-    struct vg_node_state *n;
+    unsigned before = s->calls;
+    assert_int_equal(s->ops->isolate(s, two, 2, VG_ISOLATE_DRAIN, "vigil: xid 79 on gpu 0 (test)"), 0);
+    assert_int_equal(s->calls - before, 1);
+    struct vg_orch_node *n;
     size_t k;
-    assert_int_equal(vg_slurm_nodes(&s, NULL, &n, &k), 0);
+    assert_int_equal(s->ops->nodes(s, NULL, 0, &n, &k), 0);
     assert_int_equal(k, 4);
     assert_true(find(n, k, "n1")->drain);
     assert_true(find(n, k, "n2")->drain);
@@ -92,24 +96,25 @@ static void test_adapter_on_lab(void **state)
     free(n);
 
     /* the job on the drained nodes, found and requeued (one call each) */
-    long *jobs;
+    char **jobs;
     size_t nj;
-    before = s.calls;
-    assert_int_equal(vg_slurm_jobs_on(&s, two, 2, &jobs, &nj), 0);
+    before = s->calls;
+    assert_int_equal(s->ops->jobs_on(s, two, 2, &jobs, &nj), 0);
     assert_int_equal(nj, 1);
-    assert_int_equal(jobs[0], id);
-    assert_int_equal(vg_slurm_requeue(&s, jobs, nj), 0);
-    assert_int_equal(s.calls - before, 2);
-    free(jobs);
-    wait_state(&s, id, "PENDING", &j);
+    assert_string_equal(jobs[0], id);
+    assert_int_equal(s->ops->requeue(s, (const char *const *)jobs, nj), 0);
+    assert_int_equal(s->calls - before, 2);
+    vg_strv_free(jobs, nj);
+    wait_state(s, id, "PENDING", &j);
+    assert_int_equal(j.phase, VG_JOB_PENDING);
     assert_int_equal(j.restarts, 1);
 
     /* an admin's drain on n3 is not vigil's to undo */
     const char *adm[] = { "scontrol", "update", "NodeName=n3", "State=DRAIN", "Reason=admin: maintenance", NULL };
     free(client(info.conf, adm));
     const char *three[] = { "n1", "n2", "n3" };
-    assert_int_equal(vg_slurm_resume_ours(&s, three, 3), 2);
-    assert_int_equal(vg_slurm_nodes(&s, "n1,n2,n3", &n, &k), 0);
+    assert_int_equal(vg_orch_resume_ours(s, three, 3), 2);
+    assert_int_equal(s->ops->nodes(s, three, 3, &n, &k), 0);
     assert_int_equal(k, 3);
     assert_false(find(n, k, "n1")->drain);
     assert_false(find(n, k, "n2")->drain);
@@ -118,8 +123,9 @@ static void test_adapter_on_lab(void **state)
     free(n);
 
     /* errors come back as one line, not a crash */
-    assert_int_equal(vg_slurm_job(&s, 999999, &j), -1);
-    assert_non_null(strstr(s.err, "999999"));
+    assert_int_equal(s->ops->job_get(s, "999999", &j), -1);
+    assert_non_null(strstr(s->err, "999999"));
+    vg_orch_close(s);
 
     /* down: nothing of the lab is left */
     pid_t *pids;

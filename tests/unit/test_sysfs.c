@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "signal/sysfs.h"
+#include "catalog/catalog.h"
 
 #define H100 "tests/fixtures/sysfs/h100"
 #define DEGRADED "tests/fixtures/sysfs/degraded"
@@ -125,9 +126,18 @@ static void test_pci_degraded(void **st)
     vg_pci_dev_events(g, "n1", ev, &ne, 8);
     assert_int_equal(ne, 2);
     assert_string_equal(ev[0].kind, "pcie-degraded");
-    assert_int_equal(ev[0].action, VG_ACT_REBOOT);
+    assert_int_equal(ev[0].action, VG_ACT_IGNORE);   /* readers report facts; the catalog decides */
     assert_string_equal(ev[1].kind, "aer-fatal");
+    assert_int_equal(ev[1].action, VG_ACT_IGNORE);
+    /* the one verdict source: the catalog */
+    char err[256];
+    struct vg_catalog *c = vg_catalog_open(NULL, NULL, NULL, err, sizeof err);
+    assert_non_null(c);
+    vg_catalog_classify(c, &ev[0]);
+    vg_catalog_classify(c, &ev[1]);
+    assert_int_equal(ev[0].action, VG_ACT_DRAIN_RMA);
     assert_int_equal(ev[1].action, VG_ACT_REBOOT);
+    vg_catalog_free(c);
     free(d);
 }
 

@@ -1,0 +1,75 @@
+/* executor_int.h — what the executor (executor.c: queues, threads, batches,
+ * retries) shares with its remediation steps (remedy.c: one small struct of
+ * function pointers per step, in one table per verdict). */
+#ifndef VG_EXECUTOR_INT_H
+#define VG_EXECUTOR_INT_H
+#include "controller/executor.h"
+#include <pthread.h>
+
+struct item {
+    int64_t incident;
+    struct vg_event e;
+    char node[64];
+    int attempts;              /* failed tries so far */
+    int64_t due;               /* vg_mono_ms() of the next try (retries) */
+    struct item *next;
+};
+
+struct queue {
+    struct item *head, *tail;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool stop;
+};
+
+struct vg_executor {
+    struct vg_store *store;
+    const struct vg_policy *policy;
+    struct vg_orch *orch;
+    bool act;
+    struct queue work, repair;
+    struct item *retries;      /* the worker's own, soonest first */
+    size_t nretries;
+    pthread_t worker, repairer;
+    bool busy;                 /* the worker holds a batch */
+    struct vg_isolation_log log;
+    pthread_mutex_t orch_lock; /* one orchestrator call at a time */
+    pthread_mutex_t pool_lock; /* the spare pool, shared by both threads */
+    char **pool;
+    size_t npool;
+    bool pool_exists;
+    unsigned long actions, holds, recorded, failures, retried, returned;
+    unsigned reconcile_calls;  /* of orch->calls: spent noticing nodes resumed outside vigil */
+};
+
+/* One incident being acted on: the decision and what the steps did. */
+struct act {
+    struct item *it;
+    struct vg_decision d;
+    char what[160];
+    char **jobs;
+    size_t njobs;
+    int64_t requeued_at;
+    char err[300];             /* why a required step failed */
+};
+
+/* A remediation step: apply returns 0 done, 1 nothing to do, -1 failed (err
+ * in a->err; a required step's failure fails the incident, which is retried). */
+struct vg_remedy_step {
+    const char *name;
+    bool required;
+    int (*apply)(struct vg_executor *x, struct act *a);
+};
+
+/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN), NULL-name terminated. */
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op);
+/* After isolation: remediation command, health check, return to service. */
+void vg_remedy_repair(struct vg_executor *x, struct item *it);
+
+/* executor.c, for the steps: the pool as the orchestrator should hold it. */
+int vg_pool_sync(struct vg_executor *x);
+bool vg_in_list(char *const *v, size_t n, const char *s);
+void vg_exec_state(struct vg_executor *x, int64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vg_exec_push(struct queue *q, struct item *it);
+
+#endif

@@ -1,0 +1,183 @@
+/* remedy.c — the remediation steps, one small struct of function pointers
+ * each, and the table of steps per verdict: DOWN = requeue the node's jobs,
+ * isolate, promote spares; DRAIN = isolate, promote spares.  Then the repair
+ * that follows an isolation: the remediation command, the health check, and
+ * back to the spare pool.  A new action is one function, one struct, one
+ * line in a table (and its test in tests/unit/test_executor.c). */
+#include "controller/executor_int.h"
+#include "util/log.h"
+#include "util/sbuf.h"
+#include "util/spawn.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VG_REPAIR_TIMEOUT_MS (30 * 60 * 1000)
+
+/* Calls the orchestrator under the lock, copying its error into err. */
+#define ORCH(x, errbuf, call)                                                     \
+    ({                                                                            \
+        pthread_mutex_lock(&(x)->orch_lock);                                      \
+        int rc_ = (call);                                                         \
+        if (rc_ < 0) vg_strlcpy((errbuf), (x)->orch->err, sizeof(errbuf));       \
+        pthread_mutex_unlock(&(x)->orch_lock);                                    \
+        rc_;                                                                      \
+    })
+
+static char *join(char *const *v, size_t n)
+{
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%s", i ? "," : "", v[i]);
+    return sbuf_take(&b);
+}
+
+/* Requeue first, then DOWN: the requeued job is held for a moment anyway,
+ * and by then the node is out; the scheduler never has to notice. */
+static int step_requeue(struct vg_executor *x, struct act *a)
+{
+    const char *const *iso = (const char *const *)a->d.isolate;
+    char err[256];
+    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, &a->jobs, &a->njobs)) < 0) {
+        vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, err);
+        return -1;
+    }
+    if (!a->njobs) return 1;
+    if (ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
+        vg_warn("incident %lld: requeue: %s", (long long)a->it->incident, err);
+        return -1;
+    }
+    a->requeued_at = vg_now_ms();
+    return 0;
+}
+
+static int step_isolate(struct vg_executor *x, struct act *a)
+{
+    if (!a->d.nisolate) return 1;
+    enum vg_isolate how = a->d.op == VG_OP_DOWN ? VG_ISOLATE_DOWN : VG_ISOLATE_DRAIN;
+    if (ORCH(x, a->err, x->orch->ops->isolate(x->orch, (const char *const *)a->d.isolate, a->d.nisolate, how,
+                                               a->d.reason)) < 0)
+        return -1;
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
+             a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
+    vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
+    if (a->requeued_at) {
+        char *ids = join(a->jobs, a->njobs);
+        vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, ids);
+        free(ids);
+    }
+    return 0;
+}
+
+static int step_promote(struct vg_executor *x, struct act *a)
+{
+    if (!a->d.npromote) return 1;
+    pthread_mutex_lock(&x->pool_lock);
+    size_t keep = 0;
+    for (size_t i = 0; i < x->npool; i++) {
+        if (vg_in_list(a->d.promote, a->d.npromote, x->pool[i])) free(x->pool[i]);
+        else x->pool[keep++] = x->pool[i];
+    }
+    x->npool = keep;
+    int rc = vg_pool_sync(x);
+    pthread_mutex_unlock(&x->pool_lock);
+    char *names = join(a->d.promote, a->d.npromote);
+    if (rc) vg_warn("incident %lld: promoting %s: %s", (long long)a->it->incident, names, x->orch->err);
+    else vg_store_step(x->store, a->it->incident, VG_STEP_SPARE_PROMOTED, vg_now_ms(), names);
+    free(names);
+    return rc ? -1 : 0;
+}
+
+static const struct vg_remedy_step requeue = { "requeue", false, step_requeue };
+static const struct vg_remedy_step isolate = { "isolate", true, step_isolate };
+static const struct vg_remedy_step promote = { "promote", false, step_promote };
+
+static const struct vg_remedy_step down_steps[] = { requeue, isolate, promote, { 0 } };
+static const struct vg_remedy_step drain_steps[] = { isolate, promote, { 0 } };
+
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op)
+{
+    return op == VG_OP_DOWN ? down_steps : op == VG_OP_DRAIN ? drain_steps : NULL;
+}
+
+/* ---- repair and return ---------------------------------------------------- */
+
+/* argv template with {node} and {gpu} replaced; malloc'd, NULL-terminated. */
+static char **expand(char *const *tmpl, const struct item *it)
+{
+    size_t n = 0;
+    while (tmpl[n]) n++;
+    char **v = vg_xcalloc(n + 1, sizeof *v);
+    char gpu[16];
+    snprintf(gpu, sizeof gpu, "%d", it->e.gpu >= 0 ? it->e.gpu : 0);
+    for (size_t i = 0; i < n; i++) {
+        struct sbuf b = SBUF_INIT;
+        for (const char *p = tmpl[i]; *p;) {
+            if (vg_startswith(p, "{node}")) { sbuf_puts(&b, it->node); p += 6; }
+            else if (vg_startswith(p, "{gpu}")) { sbuf_puts(&b, gpu); p += 5; }
+            else sbuf_putc(&b, *p++);
+        }
+        v[i] = sbuf_take(&b);
+    }
+    return v;
+}
+
+/* Runs a repair command; returns its exit status (-1: could not run / timed out). */
+static int run_command(char *const *tmpl, const struct item *it, char *out, size_t n)
+{
+    char **argv = expand(tmpl, it);
+    struct vg_spawn_result r;
+    vg_spawn((const char *const *)argv, NULL, NULL, VG_REPAIR_TIMEOUT_MS, &r);
+    int status = r.timed_out ? -1 : r.status;
+    const char *text = *vg_trim(r.err) ? vg_trim(r.err) : vg_trim(r.out);
+    snprintf(out, n, "%s: %s%s%s", argv[0], r.timed_out ? "timed out" : status ? "failed" : "ok",
+             *text ? ": " : "", text);
+    char *nl = strchr(out, '\n');
+    if (nl) *nl = 0;
+    vg_spawn_result_free(&r);
+    for (size_t i = 0; argv[i]; i++) free(argv[i]);
+    free(argv);
+    return status;
+}
+
+void vg_remedy_repair(struct vg_executor *x, struct item *it)
+{
+    char out[256], err[256];
+    const struct vg_policy *p = x->policy;
+    if (p->remediate) {
+        if (run_command(p->remediate, it, out, sizeof out)) {
+            vg_exec_state(x, it->incident, "repair failed, node stays isolated: %s", out);
+            return;
+        }
+        vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_now_ms(), out);
+    }
+    if (!p->healthcheck) {
+        vg_exec_state(x, it->incident, "remediated; no health check configured, node stays isolated");
+        return;
+    }
+    if (run_command(p->healthcheck, it, out, sizeof out)) {
+        vg_exec_state(x, it->incident, "health check failed, node stays isolated: %s", out);
+        return;
+    }
+    /* Back to the spare pool: into the pool first, so no job lands on it
+     * between the resume and the pool update. */
+    pthread_mutex_lock(&x->pool_lock);
+    if (!vg_in_list(x->pool, x->npool, it->node)) {
+        x->pool = vg_xrealloc(x->pool, (x->npool + 1) * sizeof *x->pool);
+        x->pool[x->npool++] = vg_xstrdup(it->node);
+    }
+    int rc = p->nspares || x->pool_exists ? vg_pool_sync(x) : 0;
+    if (rc) vg_strlcpy(err, x->orch->err, sizeof err);
+    pthread_mutex_unlock(&x->pool_lock);
+    const char *node = it->node;
+    if (rc) vg_warn("returning %s to the spare pool: %s", node, err);
+    if (ORCH(x, err, vg_orch_resume_ours(x->orch, &node, 1)) < 0) {
+        vg_exec_state(x, it->incident, "health check passed, resume failed: %s", err);
+        return;
+    }
+    x->returned++;
+    vg_store_step(x->store, it->incident, VG_STEP_RETURNED, vg_now_ms(), rc ? "to production" : "to the spare pool");
+    vg_store_set_state(x->store, it->incident, "closed");
+}

@@ -1,0 +1,146 @@
+/* orch.h — the scheduler behind one struct of function pointers, the way
+ * nvtop puts each GPU vendor behind one: everything the controller, the node
+ * health check, the drill and fault injection need from a scheduler.  A
+ * backend (src/orch/slurm_ops.c today; a fake in tests/) fills in
+ * struct vg_orch_ops and takes one line in the table in orch.c; callers pick
+ * it by name (`--orchestrator slurm`, the default) and never name a
+ * scheduler's commands, variables or objects themselves.
+ *
+ * Conventions: every call returns 0 on success and -1 with a one-line reason
+ * in o->err; calls that take a list of nodes act on all of them in one
+ * request where the scheduler allows (batched, counted in o->calls). */
+#ifndef VG_ORCH_H
+#define VG_ORCH_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "util/spawn.h"
+
+/* Every reason vigil writes starts with this; vigil only undoes node states
+ * whose reason starts with it. */
+#define VG_REASON_PREFIX "vigil:"
+
+enum vg_isolate { VG_ISOLATE_DRAIN, VG_ISOLATE_DOWN };
+
+/* One node as the scheduler sees it. */
+struct vg_orch_node {
+    char name[64];
+    char state[64];        /* the scheduler's own words, e.g. "IDLE+DRAIN" */
+    char reason[256];      /* why it is unavailable, without stamps; "" when none */
+    char features[128];    /* features or labels, comma-separated */
+    bool drain;            /* no new work (draining or drained) */
+    bool down;             /* out of service, its work ended or requeued */
+    bool responding;       /* the scheduler hears from the node */
+    bool idle;             /* up and running nothing */
+    bool busy;             /* running work (allocated, mixed or completing) */
+};
+
+enum vg_job_phase { VG_JOB_PENDING, VG_JOB_RUNNING, VG_JOB_ENDED };
+
+/* One job (a Slurm job, a Kubernetes workload). */
+struct vg_orch_job {
+    char id[32];
+    char name[128];
+    enum vg_job_phase phase;
+    char state[32];        /* the scheduler's own word, e.g. "RUNNING", "NODE_FAIL" */
+    char reason[128];
+    char nodes[256];       /* host list of the nodes it runs on, "" when none */
+    char leader[64];       /* the node that runs its first task (batch host) */
+    int restarts;          /* times it was requeued or restarted */
+};
+
+/* A job to submit (the drill's trainer, a burn-in pass). */
+struct vg_orch_jobspec {
+    const char *name;
+    int nodes;                   /* node count */
+    int tasks_per_node;          /* default 1 */
+    int gpus_per_node;           /* 0: none requested */
+    const char *partition;       /* queue / partition; NULL: the default */
+    const char *const *argv;     /* what every task runs (NULL-terminated) */
+    const char *script;          /* instead of argv: a user's own job script */
+    const char *output;          /* the job's log, appended across restarts */
+    const char *workdir;         /* where generated files go (the job script) */
+    bool requeue;                /* may be requeued when a node fails */
+};
+
+/* How to reach the scheduler. */
+struct vg_orch_conf {
+    const char *config;          /* slurm.conf / kubeconfig; NULL: the backend's default */
+    int timeout_ms;              /* per call; 0 = 10 s */
+};
+
+struct vg_orch;
+
+struct vg_orch_ops {
+    const char *name;
+    const char *help;            /* one line for usage texts */
+    /* Private state lives in o->priv. */
+    int (*open)(struct vg_orch *o, const struct vg_orch_conf *c);
+    void (*close)(struct vg_orch *o);
+    /* All nodes (names NULL) or the named ones; *out malloc'd. */
+    int (*nodes)(struct vg_orch *o, const char *const *names, size_t n, struct vg_orch_node **out, size_t *nout);
+    /* DRAIN or DOWN the nodes with reason (starts with VG_REASON_PREFIX). */
+    int (*isolate)(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason);
+    /* Back into service, unconditionally (callers check ownership first). */
+    int (*resume)(struct vg_orch *o, const char *const *nodes, size_t n);
+    /* Ids of the jobs running (or ending) on any of the nodes; *jobs malloc'd. */
+    int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs);
+    /* Restart the jobs elsewhere (requeue; restart the whole gang). */
+    int (*requeue)(struct vg_orch *o, const char *const *jobs, size_t n);
+    /* The hot-spare pool `pool` (healthy nodes no job is scheduled on):
+     * returns 0 with its nodes when it exists, 1 when it does not. */
+    int (*pool_get)(struct vg_orch *o, const char *pool, char ***nodes, size_t *n);
+    /* Makes the pool hold exactly these nodes (n == 0 empties it); exists:
+     * what pool_get last said. */
+    int (*pool_set)(struct vg_orch *o, const char *pool, const char *const *nodes, size_t n, bool exists);
+    int (*job_submit)(struct vg_orch *o, const struct vg_orch_jobspec *spec, char *id, size_t idlen);
+    int (*job_get)(struct vg_orch *o, const char *id, struct vg_orch_job *out);
+    int (*job_cancel)(struct vg_orch *o, const char *id);
+    /* Runs cmd on node through the scheduler (a job step beside whatever
+     * runs there) and waits at most timeout_ms; *r as vg_spawn gives it. */
+    int (*exec_on)(struct vg_orch *o, const char *node, const char *const *cmd, int timeout_ms,
+                   struct vg_spawn_result *r);
+    /* This machine's node name as the scheduler knows it, from the
+     * environment it sets; false when it sets none. */
+    bool (*local_node)(char *buf, size_t n);
+    /* Process names of the scheduler's node daemon and of the processes it
+     * runs jobs under (a node crash kills them; a freeze stops them). */
+    const char *const *node_procs;
+};
+
+struct vg_orch {
+    const struct vg_orch_ops *ops;
+    void *priv;
+    int timeout_ms;
+    unsigned calls;              /* scheduler requests issued so far */
+    char err[256];               /* the last error, one line */
+};
+
+/* The backend named name ("slurm" when NULL or ""); NULL when unknown. */
+const struct vg_orch_ops *vg_orch_find(const char *name);
+/* "slurm" (the names in the table, comma-separated) for usage texts. */
+const char *vg_orch_names(void);
+/* Opens a backend by name.  Returns NULL with err naming the orchestrator
+ * or what failed. */
+struct vg_orch *vg_orch_open(const char *name, const struct vg_orch_conf *c, char *err, size_t errlen);
+/* Opens the given ops (tests hand in their fake). */
+struct vg_orch *vg_orch_open_ops(const struct vg_orch_ops *ops, const struct vg_orch_conf *c, char *err,
+                                 size_t errlen);
+void vg_orch_close(struct vg_orch *o);
+/* Sets o->err from a format; returns -1. */
+int vg_orch_fail(struct vg_orch *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- built on the ops, the same for every backend ----------------------- */
+
+/* Whether node state st was set by vigil (its reason starts with the prefix). */
+bool vg_orch_ours(const struct vg_orch_node *st);
+/* Resumes those of the nodes that vigil isolated (one query, at most one
+ * request).  Returns how many, or -1. */
+int vg_orch_resume_ours(struct vg_orch *o, const char *const *nodes, size_t n);
+/* One node's state; -1 when unknown (err says so). */
+int vg_orch_node(struct vg_orch *o, const char *name, struct vg_orch_node *out);
+/* This node's name: $VIGIL_NODE, else the scheduler's, else the host name
+ * (without its domain). */
+void vg_orch_local_node(const struct vg_orch_ops *ops, char *buf, size_t n);
+void vg_strv_free(char **v, size_t n);
+
+#endif

@@ -1,0 +1,176 @@
+/* fake_orch.c — an orchestrator double for unit tests (orch.h): nodes, jobs
+ * and a spare pool held in memory, every call counted and logged, and
+ * failures on demand ("the scheduler is down").  It follows the contract the
+ * Slurm backend keeps against a real lab (tests/unit/test_slurm_live.c):
+ * isolating DOWN ends the node's jobs' run there; requeue makes a job pending
+ * with one more restart; resume clears the reason. */
+#include "fake_orch.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fake_orch fake;
+
+void fake_reset(void)
+{
+    memset(&fake, 0, sizeof fake);
+}
+
+struct vg_orch_node *fake_node(const char *name)
+{
+    for (size_t i = 0; i < fake.nnodes; i++)
+        if (!strcmp(fake.nodes[i].name, name)) return &fake.nodes[i];
+    return NULL;
+}
+
+void fake_add_node(const char *name, const char *features)
+{
+    struct vg_orch_node *n = &fake.nodes[fake.nnodes++];
+    memset(n, 0, sizeof *n);
+    vg_strlcpy(n->name, name, sizeof n->name);
+    vg_strlcpy(n->state, "IDLE", sizeof n->state);
+    vg_strlcpy(n->features, features ? features : "", sizeof n->features);
+    n->responding = n->idle = true;
+}
+
+void fake_add_job(const char *id, const char *node)
+{
+    struct fake_job *j = &fake.jobs[fake.njobs++];
+    memset(j, 0, sizeof *j);
+    vg_strlcpy(j->id, id, sizeof j->id);
+    vg_strlcpy(j->node, node, sizeof j->node);
+    j->running = true;
+    struct vg_orch_node *n = fake_node(node);
+    if (n) n->idle = false, n->busy = true;
+}
+
+static void logf_(const char *fmt, const char *a, const char *b)
+{
+    size_t l = strlen(fake.log);
+    snprintf(fake.log + l, sizeof fake.log - l, fmt, a, b);
+}
+
+static int call(struct vg_orch *o, const char *what)
+{
+    o->calls++;
+    if (fake.down) return vg_orch_fail(o, "%s: Unable to contact slurm controller (connect failure)", what);
+    return 0;
+}
+
+static int f_nodes(struct vg_orch *o, const char *const *names, size_t n, struct vg_orch_node **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    fake.node_reads++;
+    if (call(o, "nodes")) return -1;
+    *out = calloc(fake.nnodes + 1, sizeof **out);
+    for (size_t i = 0; i < fake.nnodes; i++) {
+        bool want = !names;
+        for (size_t k = 0; names && k < n; k++) want |= !strcmp(names[k], fake.nodes[i].name);
+        if (want) (*out)[(*nout)++] = fake.nodes[i];
+    }
+    return 0;
+}
+
+static int f_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason)
+{
+    if (call(o, "isolate") || (fake.fail_isolate && fake.fail_isolate-- > 0 && vg_orch_fail(o, "isolate refused")))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        struct vg_orch_node *nd = fake_node(nodes[i]);
+        if (!nd) return vg_orch_fail(o, "Invalid node name specified: %s", nodes[i]);
+        if (how == VG_ISOLATE_DOWN) nd->down = true;
+        else nd->drain = true;
+        nd->idle = false;
+        vg_strlcpy(nd->reason, reason, sizeof nd->reason);
+        logf_("%s %s;", how == VG_ISOLATE_DOWN ? "down" : "drain", nodes[i]);
+    }
+    return 0;
+}
+
+static int f_resume(struct vg_orch *o, const char *const *nodes, size_t n)
+{
+    if (call(o, "resume")) return -1;
+    for (size_t i = 0; i < n; i++) {
+        struct vg_orch_node *nd = fake_node(nodes[i]);
+        if (!nd) continue;
+        nd->down = nd->drain = false;
+        nd->reason[0] = 0;
+        nd->idle = true;
+        logf_("resume %s;%s", nodes[i], "");
+    }
+    return 0;
+}
+
+static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs)
+{
+    *jobs = NULL;
+    *njobs = 0;
+    if (call(o, "jobs_on")) return -1;
+    *jobs = calloc(fake.njobs + 1, sizeof **jobs);
+    for (size_t j = 0; j < fake.njobs; j++)
+        for (size_t i = 0; i < n; i++)
+            if (fake.jobs[j].running && !strcmp(fake.jobs[j].node, nodes[i])) {
+                (*jobs)[(*njobs)++] = vg_xstrdup(fake.jobs[j].id);
+                break;
+            }
+    return 0;
+}
+
+static int f_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
+{
+    if (call(o, "requeue")) return -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < fake.njobs; j++)
+            if (!strcmp(fake.jobs[j].id, jobs[i])) {
+                fake.jobs[j].running = false;
+                fake.jobs[j].restarts++;
+                logf_("requeue %s;%s", jobs[i], "");
+            }
+    return 0;
+}
+
+static int f_pool_get(struct vg_orch *o, const char *pool, char ***nodes, size_t *n)
+{
+    (void)pool;
+    *nodes = NULL;
+    *n = 0;
+    if (call(o, "pool_get")) return -1;
+    if (!fake.pool_exists) return 1;
+    *nodes = calloc(fake.npool + 1, sizeof **nodes);
+    for (size_t i = 0; i < fake.npool; i++) (*nodes)[i] = vg_xstrdup(fake.pool[i]);
+    *n = fake.npool;
+    return 0;
+}
+
+static int f_pool_set(struct vg_orch *o, const char *pool, const char *const *nodes, size_t n, bool exists)
+{
+    (void)pool;
+    (void)exists;
+    if (call(o, "pool_set")) return -1;
+    fake.npool = 0;
+    for (size_t i = 0; i < n && i < FAKE_MAX; i++) vg_strlcpy(fake.pool[fake.npool++], nodes[i], sizeof fake.pool[0]);
+    fake.pool_exists = n > 0;
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
+    logf_("pool %s;%s", b.s ? b.s : "", "");
+    sbuf_free(&b);
+    return 0;
+}
+
+static const char *const procs[] = { "fake-noded", NULL };
+
+const struct vg_orch_ops fake_orch_ops = {
+    .name = "fake",
+    .help = "an in-memory double for tests",
+    .nodes = f_nodes,
+    .isolate = f_isolate,
+    .resume = f_resume,
+    .jobs_on = f_jobs_on,
+    .requeue = f_requeue,
+    .pool_get = f_pool_get,
+    .pool_set = f_pool_set,
+    .node_procs = procs,
+};

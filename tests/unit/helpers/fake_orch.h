@@ -1,0 +1,37 @@
+/* fake_orch.h — the in-memory orchestrator double of the unit tests; see
+ * fake_orch.c. */
+#ifndef VG_FAKE_ORCH_H
+#define VG_FAKE_ORCH_H
+#include "orch/orch.h"
+
+#define FAKE_MAX 32
+
+struct fake_job {
+    char id[32], node[64];
+    bool running;
+    int restarts;
+};
+
+struct fake_orch {
+    struct vg_orch_node nodes[FAKE_MAX];
+    size_t nnodes;
+    struct fake_job jobs[FAKE_MAX];
+    size_t njobs;
+    char pool[FAKE_MAX][64];
+    size_t npool;
+    bool pool_exists;
+    bool down;            /* every call fails as if the scheduler were unreachable */
+    int fail_isolate;     /* the next N isolate calls fail */
+    unsigned node_reads;  /* nodes() calls */
+    char log[4096];       /* "down n2;requeue 7;pool n4;" … */
+};
+
+extern struct fake_orch fake;
+extern const struct vg_orch_ops fake_orch_ops;
+
+void fake_reset(void);
+void fake_add_node(const char *name, const char *features);
+void fake_add_job(const char *id, const char *node);
+struct vg_orch_node *fake_node(const char *name);
+
+#endif

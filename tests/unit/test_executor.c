@@ -1,0 +1,324 @@
+/* test_executor.c — the controller's executor decided and applied against
+ * the in-memory orchestrator (helpers/fake_orch.c) and a real SQLite store,
+ * in milliseconds: DOWN + requeue + spare promotion, drain, record-only
+ * incidents that never touch the scheduler, ownership, the breaker, the
+ * domain rule, a scheduler that is down (failed, retried, then isolated),
+ * restart recovery of failed incidents, repair and return, and a bounded stop. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "controller/executor.h"
+#include "helpers/fake_orch.h"
+#include "util/jsonutil.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+
+struct fx {
+    char db[64];
+    struct vg_store *st;
+    struct vg_policy p;
+    struct vg_orch *o;
+    struct vg_executor *x;
+    int64_t seq;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    snprintf(f->db, sizeof f->db, "/tmp/vigil-exec-XXXXXX");
+    int fd = mkstemp(f->db);
+    close(fd);
+    char err[256];
+    assert_int_equal(vg_store_open(f->db, &f->st, err, sizeof err), 0);
+    vg_policy_defaults(&f->p);
+    fake_reset();
+    for (int i = 1; i <= 8; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        fake_add_node(n, i == 8 ? "spare" : "");
+    }
+    f->o = vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err);
+    assert_non_null(f->o);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    vg_executor_stop(f->x);
+    vg_orch_close(f->o);
+    vg_store_close(f->st);
+    vg_policy_free(&f->p);
+    unlink(f->db);
+    char side[80];
+    snprintf(side, sizeof side, "%s-wal", f->db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", f->db);
+    unlink(side);
+    free(f);
+    return 0;
+}
+
+static void policy(struct fx *f, const char *text)
+{
+    char err[256];
+    if (vg_policy_parse(&f->p, text, "test", err, sizeof err)) fail_msg("%s", err);
+}
+
+static void start(struct fx *f, bool act) { f->x = vg_executor_start(f->st, &f->p, f->o, act); }
+
+/* An incident from node's agent: stored, then handed to the executor. */
+static int64_t incident(struct fx *f, const char *node, const char *kind, int code, enum vg_action a)
+{
+    struct vg_event e;
+    vg_event_init(&e);
+    vg_strlcpy(e.node, node, sizeof e.node);
+    vg_strlcpy(e.kind, kind, sizeof e.kind);
+    vg_strlcpy(e.source, "kmsg", sizeof e.source);
+    e.code = code;
+    e.gpu = 2;
+    e.action = a;
+    e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
+    int64_t id;
+    bool is_new, dup;
+    assert_int_equal(vg_store_accept(f->st, node, ++f->seq, 0, &e, vg_now_ms(), 60000, &id, &is_new, &dup), 0);
+    assert_true(is_new);
+    if (f->x) vg_executor_submit(f->x, id, &e);
+    return id;
+}
+
+static char *state_of(struct fx *f, int64_t id)
+{
+    json_t *inc = vg_store_incident(f->st, id);
+    char *s = vg_xstrdup(vg_json_str(inc, "state", ""));
+    json_decref(inc);
+    return s;
+}
+
+static bool has_step(struct fx *f, int64_t id, const char *step)
+{
+    json_t *inc = vg_store_incident(f->st, id);
+    bool yes = json_object_get(json_object_get(inc, "steps"), step) != NULL;
+    json_decref(inc);
+    return yes;
+}
+
+static void assert_state_prefix(struct fx *f, int64_t id, const char *prefix)
+{
+    char *s = state_of(f, id);
+    if (!vg_startswith(s, prefix)) fail_msg("incident %lld: state '%s', expected '%s…'", (long long)id, s, prefix);
+    free(s);
+}
+
+static void test_down_requeue_promote(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "spares = n8\n");
+    fake_add_job("7", "n2");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n2")->down);
+    assert_true(vg_startswith(fake_node("n2")->reason, "vigil: xid 79 gpu 2"));
+    assert_int_equal(fake.jobs[0].restarts, 1);
+    /* requeue before DOWN, then the spare leaves the pool */
+    const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
+    assert_non_null(rq);
+    assert_non_null(dn);
+    assert_true(rq < dn);
+    assert_int_equal(fake.npool, 0);
+    assert_state_prefix(f, id, "isolated");
+    assert_true(has_step(f, id, "isolated"));
+    assert_true(has_step(f, id, "jobs_requeued"));
+    assert_true(has_step(f, id, "spare_promoted"));
+}
+
+static void test_drain_and_record_only(void **state)
+{
+    struct fx *f = *state;
+    fake_add_job("9", "n3");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    unsigned reads = fake.node_reads;
+    int64_t rec = incident(f, "n1", "xid", 43, VG_ACT_IGNORE);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, rec, "recorded");
+    assert_int_equal(fake.node_reads, reads);   /* a record never asks the scheduler */
+    int64_t dr = incident(f, "n3", "xid", 13, VG_ACT_RESTART_APP);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n3")->drain);
+    assert_false(fake_node("n3")->down);
+    assert_int_equal(fake.jobs[0].restarts, 0);  /* a drain lets the job finish */
+    assert_state_prefix(f, dr, "isolated");
+}
+
+static void test_ownership_and_breaker(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "breaker = 20% / 600s\n");   /* 1 of 8 nodes */
+    struct vg_orch_node *n3 = fake_node("n3");
+    n3->drain = true;
+    strcpy(n3->reason, "bad DIMM, ticket 4711");
+    start(f, true);
+    int64_t mine = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, mine, "held: left alone");
+    assert_string_equal(n3->reason, "bad DIMM, ticket 4711");
+    assert_false(n3->down);
+    int64_t a = incident(f, "n1", "xid", 79, VG_ACT_REBOOT);
+    int64_t b = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, a, "isolated");
+    assert_state_prefix(f, b, "held: breaker");
+    assert_false(fake_node("n2")->down);
+}
+
+static void test_domain_rule(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "domain rack1 = n[1-4]\ndomain_max_unavailable = 1\nbreaker = 100% / 600s\n");
+    fake_node("n1")->drain = true;
+    strcpy(fake_node("n1")->reason, "vigil: earlier");
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    for (int i = 2; i <= 4; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        assert_true(fake_node(n)->down);
+    }
+    assert_false(fake_node("n5")->down);
+    assert_state_prefix(f, id, "isolated: domain rule");
+}
+
+static void test_scheduler_down_then_back(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "breaker = 100% / 600s\n");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    fake.down = true;
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    for (int i = 0; i < 200; i++) {   /* wait for the first failure */
+        char *s = state_of(f, id);
+        bool failed = vg_startswith(s, "failed");
+        free(s);
+        if (failed) break;
+        vg_sleep_ms(10);
+    }
+    assert_state_prefix(f, id, "failed, retrying");
+    struct sbuf m = SBUF_INIT;
+    vg_executor_metrics(f->x, &m);
+    assert_non_null(strstr(m.s, "vigil_action_retries_pending 1\n"));
+    sbuf_free(&m);
+    assert_false(fake_node("n2")->down);
+    fake.down = false;   /* slurmctld is back */
+    assert_true(vg_executor_idle(f->x, 10000));
+    assert_true(fake_node("n2")->down);
+    assert_state_prefix(f, id, "isolated");
+    /* an isolate refused once is retried too */
+    fake.fail_isolate = 1;
+    int64_t id2 = incident(f, "n5", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 10000));
+    assert_true(fake_node("n5")->down);
+    assert_state_prefix(f, id2, "isolated");
+}
+
+static void test_restart_recovers_failed(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "breaker = 100% / 600s\n");
+    int64_t id = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);   /* no executor yet */
+    assert_int_equal(vg_store_set_state(f->st, id, "failed, retrying in 1 s (attempt 1): connect failure"), 0);
+    int64_t never = incident(f, "n6", "xid", 79, VG_ACT_REBOOT);
+    start(f, true);   /* a controller restarting */
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n4")->down);
+    assert_true(fake_node("n6")->down);
+    assert_state_prefix(f, id, "isolated");
+    assert_state_prefix(f, never, "isolated");
+}
+
+static void test_records_never_delay_an_action(void **state)
+{
+    struct fx *f = *state;
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    unsigned reads = fake.node_reads;
+    /* queued together: 2,000 record-only incidents from other nodes, then an XID 79 */
+    for (int i = 0; i < 2000; i++) incident(f, i % 2 ? "n5" : "n6", "xid", 1000 + i, VG_ACT_IGNORE);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 20000));
+    assert_true(fake_node("n2")->down);
+    assert_state_prefix(f, id, "isolated");
+    assert_true(fake.node_reads - reads <= 2);   /* one cluster view per batch, never one per incident */
+}
+
+static void test_repair_and_return(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "spares = n8\nremediate = true {node}\nhealthcheck = true {node}\n");
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    for (int i = 0; i < 500; i++) {
+        char *s = state_of(f, id);
+        bool closed = !strcmp(s, "closed");
+        free(s);
+        if (closed) break;
+        vg_sleep_ms(10);
+    }
+    assert_state_prefix(f, id, "closed");
+    assert_true(has_step(f, id, "remediated"));
+    assert_true(has_step(f, id, "returned"));
+    assert_false(fake_node("n2")->down);
+    assert_int_equal(fake.npool, 1);
+    assert_string_equal(fake.pool[0], "n2");   /* n8 went to production, n2 became the spare */
+}
+
+static void test_dry_run_changes_nothing(void **state)
+{
+    struct fx *f = *state;
+    start(f, false);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_false(fake_node("n2")->down);
+    assert_state_prefix(f, id, "dry run: would down and requeue");
+    assert_null(strstr(fake.log, "down"));
+}
+
+static void test_stop_is_bounded(void **state)
+{
+    struct fx *f = *state;
+    start(f, true);
+    fake.down = true;
+    for (int i = 0; i < 50; i++) incident(f, "n3", "xid", 100 + i, VG_ACT_REBOOT);
+    int64_t t = vg_mono_ms();
+    vg_executor_stop(f->x);
+    f->x = NULL;
+    assert_true(vg_mono_ms() - t < 5000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_domain_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scheduler_down_then_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_recovers_failed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_never_delay_an_action, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repair_and_return, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
+}
