@@ -147,7 +147,8 @@ int cmd_check(int argc, char **argv)
     /* Leave room for the orchestrator's calls after the probes. */
     int64_t total = (int64_t)(o.deadline_s * 1000), reserve = o.drain ? total / 4 : 100;
     if (reserve > 10000) reserve = 10000;
-    struct vg_check_opts co = { .root = o.root, .node = node, .deadline_mono_ms = start + total - reserve };
+    struct vg_check_opts co = { .root = o.root, .node = node, .deadline_mono_ms = start + total - reserve,
+                                .daemons = vg_orch_find(o.orchestrator)->node_daemons };
     if (o.init) {
         if (!o.config_given) o.config = "-";
         return do_init(&o, &co);

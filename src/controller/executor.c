@@ -138,15 +138,17 @@ static void retry_later(struct vg_executor *x, struct item *it, const char *why)
     if (wait > RETRY_MAX_MS) wait = RETRY_MAX_MS;
     it->due = vg_mono_ms() + wait;
     x->failures++;
-    vg_exec_state(x, it->incident, "failed, retrying in %lld s (attempt %d): %s", (long long)(wait / 1000),
-                  it->attempts, why);
-    vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)it->incident, it->node, why,
-           (long long)(wait / 1000));
+    int64_t id = it->incident;
+    char node[64];
+    vg_strlcpy(node, it->node, sizeof node);
+    int attempt = it->attempts;
     struct item **p = &x->retries;
     while (*p && (*p)->due <= it->due) p = &(*p)->next;
     it->next = *p;
     *p = it;
-    x->nretries++;
+    __atomic_add_fetch(&x->nretries, 1, __ATOMIC_SEQ_CST);
+    vg_exec_state(x, id, "failed, retrying in %lld s (attempt %d): %s", (long long)(wait / 1000), attempt, why);
+    vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)id, node, why, (long long)(wait / 1000));
 }
 
 /* Retries that are due, appended to batch. */
@@ -158,7 +160,7 @@ static struct item *due_retries(struct vg_executor *x, struct item *batch)
     while (x->retries && x->retries->due <= now) {
         struct item *it = x->retries;
         x->retries = it->next;
-        x->nretries--;
+        __atomic_sub_fetch(&x->nretries, 1, __ATOMIC_SEQ_CST);
         x->retried++;
         it->next = NULL;
         *tail = it;

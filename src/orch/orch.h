@@ -105,6 +105,9 @@ struct vg_orch_ops {
     /* Process names of the scheduler's node daemon and of the processes it
      * runs jobs under (a node crash kills them; a freeze stops them). */
     const char *const *node_procs;
+    /* The daemons a healthy node of this scheduler runs (`vigil check --init`
+     * expects those it finds running). */
+    const char *const *node_daemons;
 };
 
 struct vg_orch {

@@ -265,6 +265,7 @@ static bool sl_local_node(char *buf, size_t n)
 }
 
 static const char *const slurm_procs[] = { "slurmd", "slurmstepd", NULL };
+static const char *const slurm_daemons[] = { "munged", "slurmd", NULL };
 
 const struct vg_orch_ops vg_orch_slurm = {
     .name = "slurm",
@@ -284,4 +285,5 @@ const struct vg_orch_ops vg_orch_slurm = {
     .exec_on = sl_exec_on,
     .local_node = sl_local_node,
     .node_procs = slurm_procs,
+    .node_daemons = slurm_daemons,
 };

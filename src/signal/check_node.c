@@ -175,9 +175,11 @@ static void service_run(const struct vg_check_ctx *ctx, const struct vg_check_li
 
 static void service_init(const struct vg_check_ctx *ctx, struct sbuf *out)
 {
-    static const char *const known[] = { "munged", "slurmd", "nvidia-fabricmanager", "nv-fabricmanager",
-                                         "nvidia-persistenced", "dcgm", "nv-hostengine", "sshd", NULL };
+    static const char *const known[] = { "nvidia-fabricmanager", "nv-fabricmanager", "nvidia-persistenced", "dcgm",
+                                         "nv-hostengine", "sshd", NULL };
     struct sbuf names = SBUF_INIT;
+    for (int i = 0; ctx->daemons && ctx->daemons[i]; i++)
+        if (running(ctx->root, ctx->daemons[i])) sbuf_printf(&names, " %s", ctx->daemons[i]);
     for (int i = 0; known[i]; i++)
         if (running(ctx->root, known[i])) sbuf_printf(&names, " %s", known[i]);
     if (names.len) sbuf_printf(out, "* || service%s\n", names.s);

@@ -13,6 +13,7 @@ struct vg_check_opts {
     const char *node;                   /* node name: host masks and events */
     const struct vg_gpu_backend *gpu;   /* NULL: NVML */
     int64_t deadline_mono_ms;           /* vg_mono_ms() by which every probe is done */
+    const char *const *daemons;         /* the scheduler's node daemons (--init lists those running) */
 };
 
 /* Appends the results of every applicable line (and "gpu responsive" when a

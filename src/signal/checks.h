@@ -30,6 +30,7 @@ struct vg_check_ctx {
     const char *root;          /* --root, or NULL */
     const char *node;          /* the node name (for events) */
     const struct vg_gpu_probe_result *gpus;   /* GPU checks only */
+    const char *const *daemons;               /* the scheduler's node daemons, NULL-terminated, or NULL */
 };
 
 struct vg_check {

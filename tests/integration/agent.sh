@@ -143,7 +143,7 @@ if command -v slurmctld >/dev/null && [ "$(id -u)" = 0 ] && lab_up 2 --no-vigil;
     trap cleanup EXIT   # lab_up set its own
     check "--no-vigil: no controller in the lab's env" sh -c "! $VIGIL lab env --dir $LAB_DIR | grep -q VIGIL_CONTROLLER"
     : >"$T/agent.log"
-    "$VIGIL" agent --node n1 --kmsg "$LAB_DIR/nodes/n1/kmsg" --slurm --interval 0 --no-nvml-events \
+    "$VIGIL" agent --node n1 --kmsg "$LAB_DIR/nodes/n1/kmsg" --drain --interval 0 --no-nvml-events \
         2>>"$T/agent.log" &
     AGENT_PID=$!
     wait_for 'grep -q '\''agent: node n1'\'' "$T/agent.log"'

@@ -61,7 +61,7 @@ cat >"$W/healthcheck" <<EOF
 #!/bin/sh
 export VIGIL_CONFIG=$W/vigil.conf VIGIL_NVML_LIB=$FAKE_NVML SLURM_CONF=$LAB_DIR/etc/slurm.conf
 export FAKE_NVML_STATE=$LAB_DIR/nodes/\$SLURMD_NODENAME/nvml-state VIGIL_DATA=${VIGIL_DATA:-$top/data}
-exec $VIGIL -v check --slurm --deadline 4 >>$W/hc-\$SLURMD_NODENAME.log 2>&1
+exec $VIGIL -v check --drain --deadline 4 >>$W/hc-\$SLURMD_NODENAME.log 2>&1
 EOF
 chmod +x "$W/healthcheck"
 "$VIGIL" lab up 3 --no-vigil --dir "$LAB_DIR" --conf-extra "HealthCheckProgram=$W/healthcheck" \

@@ -73,7 +73,7 @@ inc=$(curl -s "$URL/v1/incidents?node=n2")
 for step in detected isolated jobs_requeued spare_promoted; do
     case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
 done
-check "metrics count the Slurm commands" sh -c "curl -s $URL/metrics | grep -q '^vigil_slurm_commands_total [1-9]'"
+check "metrics count the orchestrator's calls" sh -c "curl -s $URL/metrics | grep -q '^vigil_orchestrator_calls_total{orchestrator=\"slurm\"} [1-9]'"
 scancel "$filler" "$job"
 
 # ---- 2. ownership: an administrator's drain is left alone

@@ -16,7 +16,7 @@ trap 'lab_down; rm -rf "$T"' EXIT
 # ---- inject on a lab node, and clear ----
 exits_with "inject: unknown fault is a usage error" 2 "$VIGIL" inject xid-79 --node n1 --lab
 exits_with "inject: a node the lab lacks is an input error" 2 "$VIGIL" inject xid 79 --node n9 --lab
-exits_with "inject: ib-down on a real node is refused" 2 "$VIGIL" inject ib-down --node n1 --via srun
+exits_with "inject: ib-down on a real node is refused" 2 "$VIGIL" inject ib-down --node n1 --via orch
 "$VIGIL" inject xid 79 --node n1 --gpu 2 --lab --json >"$T/inj.json"
 is "inject xid: record kind and code" "$(jq -c '[.kind,.code,.node,.gpu,.pci,.target]' "$T/inj.json")" \
     '["xid",79,"n1",2,"0000:3a:00.0","lab"]'

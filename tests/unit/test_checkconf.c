@@ -269,7 +269,10 @@ static void test_init_round_trip(void **st)
     (void)st;
     write_state("gpus=8\n");
     struct sbuf text = SBUF_INIT;
-    struct vg_check_opts o = { .root = H100, .node = "n2", .deadline_mono_ms = vg_mono_ms() + 20000 };
+    /* the scheduler's daemons come from the orchestrator (cmd/check.c passes them) */
+    static const char *const daemons[] = { "munged", "slurmd", NULL };
+    struct vg_check_opts o = { .root = H100, .node = "n2", .deadline_mono_ms = vg_mono_ms() + 20000,
+                               .daemons = daemons };
     vg_check_init_text(&o, &text);
     assert_non_null(strstr(text.s, "* || gpu count=8 model=\"NVIDIA H100 80GB HBM3\"\n"));
     assert_non_null(strstr(text.s, "* || ib port=mlx5_0:1 state=ACTIVE rate=400\n"));
