@@ -8,6 +8,7 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +28,6 @@ struct args {
     const char **extra;
 };
 
-/* "--name value" or "--name=value"; returns the value and advances *i. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t l = strlen(name);
-    if (strncmp(argv[*i], name, l)) return NULL;
-    if (argv[*i][l] == '=') return argv[*i] + l + 1;
-    if (argv[*i][l] || *i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
 static int opt_int(const char *name, const char *v, int *out)
 {
     long x;
@@ -46,37 +37,50 @@ static int opt_int(const char *name, const char *v, int *out)
     return 0;
 }
 
+/* argv[1] is the subcommand; its options follow. */
 static int parse(int argc, char **argv, bool up, struct args *a)
 {
-    static const char *const ints[] = { "--spares", "--rack-size", "--cpus", "--port-base", "--wait" };
-    int *dst[] = { &a->o.spares, &a->o.rack_size, &a->o.cpus, &a->o.port_base, &a->o.wait_ms };
-    bool have_n = false;
-    for (int i = 2; i < argc; i++) {
-        const char *v;
-        if (!strcmp(argv[i], "--json")) { a->json = 1; continue; }
-        if ((v = opt_value(argc, argv, &i, "--dir"))) { a->dir = v; continue; }
-        if (!up) return vg_input_error("lab: unknown argument '%s'\n%s", argv[i], LAB_USAGE);
-        if (!strcmp(argv[i], "--no-vigil")) { a->o.no_vigil = true; continue; }
-        if ((v = opt_value(argc, argv, &i, "--conf-extra"))) {
+    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT };
+    static const struct option opts[] = {
+        { "json", no_argument, 0, O_JSON },           { "dir", required_argument, 0, O_DIR },
+        { "no-vigil", no_argument, 0, O_NOVIGIL },    { "conf-extra", required_argument, 0, O_EXTRA },
+        { "spares", required_argument, 0, O_SPARES }, { "rack-size", required_argument, 0, O_RACK },
+        { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
+        { "wait", required_argument, 0, O_WAIT },     { 0, 0, 0, 0 },
+    };
+    int c, *dst;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+        const char *opt = argv[optind];   /* for messages: the option just read (or its value) */
+        if (c != O_JSON && c != O_DIR && c > 0 && !up)
+            return vg_input_error("lab: unknown argument '%s'\n%s", argv[optind], LAB_USAGE);
+        switch (c) {
+        case O_JSON: a->json = 1; continue;
+        case O_DIR: a->dir = optarg; continue;
+        case O_NOVIGIL: a->o.no_vigil = true; continue;
+        case O_EXTRA:
             a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
-            a->extra[a->o.nconf_extra++] = v;
+            a->extra[a->o.nconf_extra++] = optarg;
             continue;
+        case O_SPARES: dst = &a->o.spares; break;
+        case O_RACK: dst = &a->o.rack_size; break;
+        case O_CPUS: dst = &a->o.cpus; break;
+        case O_PORT: dst = &a->o.port_base; break;
+        case O_WAIT: dst = &a->o.wait_ms; break;
+        default: return vg_input_error("lab: unknown or incomplete option '%s'\n%s", opt, LAB_USAGE);
         }
-        bool matched = false;
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched; k++)
-            if ((v = opt_value(argc, argv, &i, ints[k]))) {
-                if (opt_int(ints[k], v, dst[k])) return VG_EXIT_INPUT;
-                matched = true;
-            }
-        if (matched) continue;
-        if (argv[i][0] != '-' && !have_n) {
-            if (opt_int("N", argv[i], &a->o.nodes)) return VG_EXIT_INPUT;
-            have_n = true;
-            continue;
-        }
-        return vg_input_error("lab: unknown argument '%s'\n%s", argv[i], LAB_USAGE);
+        char name[32];
+        snprintf(name, sizeof name, "--%s", opts[c - O_JSON].name);
+        if (opt_int(name, optarg, dst)) return VG_EXIT_INPUT;
     }
-    if (up && !have_n) return vg_input_error("lab up: the number of nodes N is missing\n%s", LAB_USAGE);
+    int pos = optind + 1;   /* positional arguments, after the subcommand */
+    if (up && pos < argc) {
+        if (opt_int("N", argv[pos], &a->o.nodes)) return VG_EXIT_INPUT;
+        pos++;
+    } else if (up)
+        return vg_input_error("lab up: the number of nodes N is missing\n%s", LAB_USAGE);
+    if (pos < argc) return vg_input_error("lab: unknown argument '%s'\n%s", argv[pos], LAB_USAGE);
     a->o.wait_ms *= 1000;
     a->o.conf_extra = a->extra;
     a->o.dir = a->dir = a->dir ? a->dir : VG_LAB_DEFAULT_DIR;

@@ -15,6 +15,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,42 +194,58 @@ int cmd_scan(int argc, char **argv)
     bool boot_given = false;
     char *buf = NULL;
     struct vg_kmsg *k = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool more = i + 1 < argc;
-        long v;
-        if (!strcmp(a, "--json")) s->json = true;
-        else if (!strcmp(a, "--summary")) s->summary = true;
-        else if (!strcmp(a, "--follow") || !strcmp(a, "-f")) s->follow = true;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); goto out; }
-        else if (!strcmp(a, "--policy") && more) policy = argv[++i];
-        else if (!strcmp(a, "--catalog") && more) catalog = argv[++i];
-        else if (!strcmp(a, "--root") && more) root = argv[++i];
-        else if (!strcmp(a, "--node") && more) node = argv[++i];
-        else if (!strcmp(a, "--window") && more) {
-            if (!vg_parse_long(argv[++i], &v) || v < 1 || v > 86400 * 365) {
-                rc = vg_input_error("scan: --window '%s': expected seconds (1 or more)", argv[i]);
+    enum { O_JSON = 256, O_SUMMARY, O_FOLLOW, O_HELP, O_POLICY, O_CATALOG, O_ROOT, O_NODE, O_WINDOW, O_YEAR,
+           O_BOOT };
+    static const struct option opts[] = {
+        { "json", no_argument, 0, O_JSON },           { "summary", no_argument, 0, O_SUMMARY },
+        { "follow", no_argument, 0, O_FOLLOW },       { "help", no_argument, 0, O_HELP },
+        { "policy", required_argument, 0, O_POLICY }, { "catalog", required_argument, 0, O_CATALOG },
+        { "root", required_argument, 0, O_ROOT },     { "node", required_argument, 0, O_NODE },
+        { "window", required_argument, 0, O_WINDOW }, { "year", required_argument, 0, O_YEAR },
+        { "boot-time", required_argument, 0, O_BOOT }, { 0, 0, 0, 0 },
+    };
+    int c;
+    long v;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_JSON: s->json = true; break;
+        case O_SUMMARY: s->summary = true; break;
+        case 'f': case O_FOLLOW: s->follow = true; break;
+        case 'h': case O_HELP: usage(stdout); goto out;
+        case O_POLICY: policy = optarg; break;
+        case O_CATALOG: catalog = optarg; break;
+        case O_ROOT: root = optarg; break;
+        case O_NODE: node = optarg; break;
+        case O_WINDOW:
+            if (!vg_parse_long(optarg, &v) || v < 1 || v > 86400 * 365) {
+                rc = vg_input_error("scan: --window '%s': expected seconds (1 or more)", optarg);
                 goto out;
             }
             dopt.window_ms = v * 1000;
-        } else if (!strcmp(a, "--year") && more) {
-            if (!vg_parse_long(argv[++i], &v) || v < 1970 || v > 9999) {
-                rc = vg_input_error("scan: --year '%s': expected a year", argv[i]);
+            break;
+        case O_YEAR:
+            if (!vg_parse_long(optarg, &v) || v < 1970 || v > 9999) {
+                rc = vg_input_error("scan: --year '%s': expected a year", optarg);
                 goto out;
             }
             ko.year = (int)v;
-        } else if (!strcmp(a, "--boot-time") && more) {
-            if (!parse_boot_time(argv[++i], &ko.boot_ms)) {
-                rc = vg_input_error("scan: --boot-time '%s': expected RFC 3339 or epoch seconds", argv[i]);
+            break;
+        case O_BOOT:
+            if (!parse_boot_time(optarg, &ko.boot_ms)) {
+                rc = vg_input_error("scan: --boot-time '%s': expected RFC 3339 or epoch seconds", optarg);
                 goto out;
             }
             boot_given = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
+            break;
+        default:
             usage(stderr);
-            rc = vg_input_error("scan: unknown or incomplete option '%s'", a);
+            rc = vg_input_error("scan: unknown or incomplete option '%s'", argv[optind - 1]);
             goto out;
-        } else files[nfiles++] = a;
+        }
     }
+    for (int i = optind; i < argc; i++) files[nfiles++] = argv[i];
     char err[512];
     s->cat = vg_catalog_open(root, catalog, policy, err, sizeof err);
     if (!s->cat) {

@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/strutil.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,24 +35,33 @@ int cmd_score(int argc, char **argv)
     struct vg_evidence ev = { 0 };
     char err[768];
     int rc = VG_EXIT_INPUT, nev = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "--rubric") || !strcmp(a, "--questionnaire") || !strcmp(a, "--html") || !strcmp(a, "--format");
-        if (takes && !val) { vg_input_error("score: %s needs a value", a); goto out; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); rc = VG_EXIT_OK; goto out; }
-        else if (!strcmp(a, "--json")) fmt = 1;
-        else if (!strcmp(a, "--rubric")) rubric = val;
-        else if (!strcmp(a, "--questionnaire")) quest = val;
-        else if (!strcmp(a, "--html")) html = val;
-        else if (!strcmp(a, "--format")) {
-            if (!strcmp(val, "table")) fmt = 0;
-            else if (!strcmp(val, "json")) fmt = 1;
-            else if (!strcmp(val, "markdown")) fmt = 2;
-            else { vg_input_error("score: --format '%s': expected table, json or markdown", val); goto out; }
-        } else if (a[0] == '-') { vg_input_error("score: unknown option '%s' (vigil score --help)", a); goto out; }
-        else if (vg_evidence_add(&ev, a, err, sizeof err)) { vg_input_error("%s", err); goto out; }
-        else nev++;
-        if (takes) i++;
+    static const struct option opts[] = {
+        { "json", no_argument, 0, 'j' },          { "rubric", required_argument, 0, 'r' },
+        { "questionnaire", required_argument, 0, 'q' }, { "html", required_argument, 0, 'H' },
+        { "format", required_argument, 0, 'f' },  { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(usage_text, stdout); rc = VG_EXIT_OK; goto out;
+        case 'j': fmt = 1; break;
+        case 'r': rubric = optarg; break;
+        case 'q': quest = optarg; break;
+        case 'H': html = optarg; break;
+        case 'f':
+            if (!strcmp(optarg, "table")) fmt = 0;
+            else if (!strcmp(optarg, "json")) fmt = 1;
+            else if (!strcmp(optarg, "markdown")) fmt = 2;
+            else { vg_input_error("score: --format '%s': expected table, json or markdown", optarg); goto out; }
+            break;
+        default: vg_input_error("score: unknown or incomplete option '%s' (vigil score --help)", argv[optind - 1]); goto out;
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (vg_evidence_add(&ev, argv[i], err, sizeof err)) { vg_input_error("%s", err); goto out; }
+        nev++;
     }
     if (quest && vg_evidence_questionnaire(&ev, quest, err, sizeof err)) { vg_input_error("%s", err); goto out; }
     if (!nev && !quest) { vg_input_error("score: no evidence file given (vigil score --help)"); goto out; }

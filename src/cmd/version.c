@@ -3,6 +3,8 @@
 #include "cmd/cmd.h"
 #include "util/datadir.h"
 #include "util/jsonutil.h"
+#include "util/log.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,14 +14,17 @@
 
 int cmd_version(int argc, char **argv)
 {
-    int json = argc > 1 && strcmp(argv[1], "--json") == 0;
-    if (argc > 1 && !json) {
-        fprintf(stderr, "vigil: usage: vigil version [--json]\n");
-        return 2;
-    }
+    static const struct option opts[] = { { "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 } };
+    int c, json = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+        if (c == 'j') json = 1;
+        else return vg_input_error("usage: vigil version [--json]");
+    if (optind < argc) return vg_input_error("usage: vigil version [--json]");
     if (json) {
         json_t *j = json_pack("{s:s, s:s}", "version", VIGIL_VERSION, "data_dir", vg_data_dir());
-        return vg_json_print(stdout, j, 0) ? 2 : 0;
+        return vg_json_print(stdout, j, 0) ? VG_EXIT_INPUT : VG_EXIT_OK;
     }
     printf("vigil %s (data: %s)\n", VIGIL_VERSION, vg_data_dir());
     return 0;
