@@ -136,3 +136,39 @@ healthcheck = false"
 post_xid n3 79 >/dev/null
 check "failed health check recorded" wait_for 15 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'health check failed, node stays isolated'"
 check "node stays isolated" is_down n3
+
+# ---- 8. slurmctld down when the XID arrives: the action fails, is retried,
+# and the node goes DOWN once slurmctld is back (no human, no second XID)
+reset_nodes
+start_serve "breaker = 100% / 600s"
+ctld=$(cat "$LAB_DIR/run/slurmctld.pid")
+kill "$ctld"
+wait_for 15 sh -c "! kill -0 $ctld 2>/dev/null"
+is "XID 79 accepted while slurmctld is down" "$(post_xid n2 79)" 202
+check "incident failed, retrying (the scheduler's words kept)" wait_for 30 sh -c \
+    "curl -s '$URL/v1/incidents?node=n2' | grep -q 'failed, retrying in [0-9]* s (attempt [0-9]*): .*slurm'"
+check "metrics show a pending retry" sh -c "curl -s $URL/metrics | grep -q '^vigil_action_retries_pending 1'"
+# slurmctld comes back (tagged as a lab daemon, so lab down stops it)
+VIGIL_LAB_DAEMON=$LAB_DIR slurmctld -f "$SLURM_CONF"
+check "n2 DOWN after slurmctld returned" wait_for 90 is_down n2
+case "$(reason n2)" in vigil:*) ok "the retried action wrote vigil's reason" ;; *) nok "n2's reason: '$(reason n2)'" ;; esac
+check "incident isolated after the retry" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
+
+# ---- 9. thousands of record-only incidents queued ahead of an XID 79 never
+# delay it: they are recorded without a word to Slurm
+reset_nodes
+start_serve "breaker = 100% / 600s"
+evs=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%s{\"kind\":\"xid\",\"code\":%d,\"pci\":\"0000:2a:00.0\",\"gpu\":1,\"action\":\"ignore\",\"source\":\"kmsg\"}", i ? "," : "", 1000 + i }')
+for n in n3 n4; do
+    SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
+    printf '{"node":"%s","seq":%d,"events":[%s]}' "$n" "$SEQ" "$evs" >"$W/backlog.json"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: b$SEQ-$$" --data-binary @"$W/backlog.json" "$URL/v1/events")
+    is "3,000 record-only events from $n accepted" "$code" 202
+done
+calls0=$(curl -s "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
+is "XID 79 behind the backlog accepted" "$(post_xid n2 79)" 202
+check "n2 DOWN behind 6,000 record-only incidents" wait_for 30 is_down n2
+check "all 6,000 recorded" wait_for 60 sh -c "[ \$(curl -s $URL/metrics | awk '/^vigil_recorded_total/ {print \$2}') -ge 6000 ]"
+calls1=$(curl -s "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
+check "the backlog cost no orchestrator call per incident ($calls0 → $calls1)" test $((calls1 - calls0)) -lt 20
