@@ -66,6 +66,13 @@ const char *vg_lab_resolve_dir(const char *dir);
 /* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
  * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
+/* The environment of a command run as lab node `node` (what its agent
+ * gets): VIGIL_NODE, FAKE_NVML_STATE (nodes/NODE/nvml-state), VIGIL_NVML_LIB
+ * (the fake library, unless already set), VIGIL_BURNIN_STATE
+ * (nodes/NODE/burnin-state, read by the burn-in stand-in tools).  env gets
+ * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
+ * is too small. */
+int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
  * the lab runs vigil), malloc'd. */
 char *vg_lab_env(const char *dir);
