@@ -194,13 +194,18 @@ static void builtin_nvml(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
     }
 }
 
-/* Every InfiniBand port ACTIVE, at the model's rate when the thresholds
- * have one. */
+/* Every InfiniBand port (link layer InfiniBand; RoCE ports are skipped)
+ * ACTIVE, at the model's rate when the thresholds have one. */
 static void builtin_ib(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
 {
     struct vg_ib_port *ports;
-    size_t n = vg_ib_ports(c->o->root, &ports);
-    if (!n) return unknown(oc, "no InfiniBand port under %s/sys/class/infiniband", c->o->root ? c->o->root : "");
+    size_t all = vg_ib_ports(c->o->root, &ports), n = 0;
+    for (size_t i = 0; i < all; i++)   /* RoCE (Ethernet) ports are not held to the InfiniBand rate */
+        if (strcmp(ports[i].link_layer, "Ethernet")) ports[n++] = ports[i];
+    if (!n) {
+        free(ports);
+        return unknown(oc, "no InfiniBand port under %s/sys/class/infiniband", c->o->root ? c->o->root : "");
+    }
     const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, "ib-rate");
     size_t worst = 0;
     for (size_t i = 0; i < n; i++)

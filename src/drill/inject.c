@@ -183,13 +183,14 @@ static int write_local_kmsg(const struct vg_inject_opts *o, const char *pci, str
 
 /* ---- NVML state and sysfs (lab) ------------------------------------------ */
 
-/* Replaces (or adds) the "key=value" lines of the node's fake NVML state;
- * the previous text goes into undo as "nvml_state". */
-static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+/* Replaces (or adds) the "key=value" lines of a node's state file (rel:
+ * "/nvml-state", "/burnin-state"); the previous text goes into undo[key]. */
+static int set_state(const struct vg_inject_opts *o, const char *rel, const char *key, const char *const *kv,
+                     size_t nkv, json_t *undo)
 {
-    char *path = node_path(o->lab, o->node, "/nvml-state");
+    char *path = node_path(o->lab, o->node, rel);
     char *prev = read_or_null(path);
-    json_object_set_new(undo, "nvml_state", prev ? json_string(prev) : json_null());
+    json_object_set_new(undo, key, prev ? json_string(prev) : json_null());
     struct sbuf out = SBUF_INIT;
     char *copy = vg_xstrdup(prev ? prev : ""), *save = NULL;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -207,6 +208,30 @@ static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_
     sbuf_free(&out);
     free(path);
     return rc;
+}
+
+/* The node's fake NVML state; undo gets "nvml_state". */
+static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+{
+    return set_state(o, "/nvml-state", "nvml_state", kv, nkv, undo);
+}
+
+/* A burn-in fault: one "kind=value" line in the node's burnin-state, which
+ * the stand-in tools read (tests/standins/README.md); undo gets
+ * "burnin_state". */
+static int set_burnin(const struct vg_inject_opts *o, json_t *undo, struct sbuf *detail)
+{
+    char kv[64];
+    switch (o->kind) {
+    case VG_INJ_SDC:
+    case VG_INJ_GPU_SLOW: snprintf(kv, sizeof kv, "%s=%d", vg_inj_kind_name(o->kind), o->gpu); break;
+    case VG_INJ_NCCL_SLOW:
+    case VG_INJ_IB_BW_LOW: snprintf(kv, sizeof kv, "%s=0.5", vg_inj_kind_name(o->kind)); break;
+    default: snprintf(kv, sizeof kv, "%s=1", vg_inj_kind_name(o->kind)); break;
+    }
+    const char *kvs[] = { kv };
+    sbuf_printf(detail, "burnin-state: %s", kv);
+    return set_state(o, "/burnin-state", "burnin_state", kvs, 1, undo);
 }
 
 /* Appends a line to the fake NVML's events file (delivered once by
@@ -397,7 +422,7 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
     }
     if (o->via && strcmp(o->via, "srun") && strcmp(o->via, "ssh") && strcmp(o->via, "local"))
         return fail(err, errlen, -2, "--via: '%s' is not srun, ssh or local", o->via);
-    if (o->kind == VG_INJ_IB_DOWN || o->kind == VG_INJ_NVML_HANG)
+    if (o->kind == VG_INJ_IB_DOWN || o->kind == VG_INJ_NVML_HANG || o->kind >= VG_INJ_SDC)
         return fail(err, errlen, -2, "%s: only in the lab (--lab): a real port or driver is not faked",
                     vg_inj_kind_name(o->kind));
     return 0;
@@ -435,6 +460,11 @@ static int do_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo,
         return set_ib(o, undo);
     case VG_INJ_NODE_CRASH: return signal_node(o, SIGKILL, undo, detail);
     case VG_INJ_NODE_FREEZE: return signal_node(o, SIGSTOP, undo, detail);
+    case VG_INJ_SDC:
+    case VG_INJ_GPU_SLOW:
+    case VG_INJ_NCCL_SLOW:
+    case VG_INJ_IB_BW_LOW:
+    case VG_INJ_DCGM_DIAG_FAIL: return set_burnin(o, undo, detail);
     default: return -1;
     }
 }
@@ -577,6 +607,12 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
     if (lab && nv) {
         char *path = node_path(lab, node, "/nvml-state");
         rc |= replace_file(path, json_string_value(nv));
+        free(path);
+    }
+    const json_t *bs = json_object_get(undo, "burnin_state");
+    if (lab && bs) {
+        char *path = node_path(lab, node, "/burnin-state");
+        rc |= replace_file(path, json_string_value(bs));
         free(path);
     }
     const json_t *sys = json_object_get(undo, "sysfs");

@@ -9,6 +9,7 @@
 
 static const char *const kind_names[VG_INJ_COUNT] = {
     "xid", "gpu-lost", "ecc-dbe", "ib-down", "nvml-hang", "node-crash", "node-freeze",
+    "sdc", "gpu-slow", "nccl-slow", "ib-bw-low", "dcgm-diag-fail",
 };
 
 const char *vg_inj_kind_name(enum vg_inj_kind k)
