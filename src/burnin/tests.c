@@ -79,7 +79,8 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
         snprintf(oc->detail, sizeof oc->detail, "%ld wrong values (# Out of bounds values : %ld)", r.wrong, r.oob);
         return;
     }
-    if (!r.rows) return unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
+    if (!r.rows && !r.has_avg)
+        return unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
     vg_bi_compare(c, "nccl-busbw", "avg busbw", r.avg_busbw, "GB/s", oc);
 }
 

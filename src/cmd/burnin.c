@@ -172,8 +172,13 @@ static int lab_nodes(const struct opts *o, const char *dir, struct vg_slurm *s, 
         for (size_t i = 0; i < *n; i++) {
             char p[1200];
             snprintf(p, sizeof p, "%s/nodes/%s", dir, (*names)[i]);
-            if (strchr((*names)[i], '/') || access(p, F_OK))
-                return vg_input_error("burnin: --nodes: the lab in %s has no node '%s'", dir, (*names)[i]);
+            if (strchr((*names)[i], '/') || access(p, F_OK)) {
+                int rc = vg_input_error("burnin: --nodes: the lab in %s has no node '%s'", dir, (*names)[i]);
+                for (size_t k = 0; k < *n; k++) free((*names)[k]);
+                free(*names);
+                *names = NULL;
+                return rc;
+            }
         }
         return 0;
     }
