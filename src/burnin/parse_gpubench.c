@@ -61,8 +61,11 @@ int vg_parse_gpubench(const char *text, size_t len, struct vg_gpubench_result *r
             }
             any = true;
         } else if (!strncmp(line, "error ", 6)) {
-            if (!r->error[0]) snprintf(r->error, sizeof r->error, "GPU %s: %s", field(line, "gpu", a, sizeof a),
-                                       field(line, "msg", c, sizeof c));
+            if (!r->error[0]) {
+                snprintf(r->error, sizeof r->error, "GPU %s: %s", field(line, "gpu", a, sizeof a),
+                         field(line, "msg", c, sizeof c));
+                r->error_gpu = number(a, &gpu) ? (int)gpu : -1;
+            }
             any = true;
         }
     }

@@ -43,13 +43,14 @@ int vg_parse_dcgm(const char *text, size_t len, struct vg_dcgm_result *r, char *
 /* vigil-gpu (src/burnin/cuda/): one line per measurement,
  *   gemm gpu=0 n=4096 iters=20 ms=812.5 tflops=3.38 mismatches=0
  *   copy gpu=0 dir=h2d bytes=268435456 ms=5.1 gbps=52.6
- *   error gpu=0 msg="…" */
+ *   error gpu=0 msg="…"   (gpu=-1: no device or driver for the CUDA runtime) */
 #define VG_GPUBENCH_MAX 64
 struct vg_gpubench_result {
     int ngemm, ncopy;
     struct { int gpu; double tflops; long mismatches; } gemm[VG_GPUBENCH_MAX];
     struct { int gpu; char dir[8]; double gbps; } copy[VG_GPUBENCH_MAX];
     char error[200];
+    int error_gpu;         /* the GPU of the first error line; -1: CUDA itself did not start */
 };
 int vg_parse_gpubench(const char *text, size_t len, struct vg_gpubench_result *r, char *err, size_t errlen);
 

@@ -106,6 +106,10 @@ static bool gpubench(const char *out, size_t len, struct vg_gpubench_result *r, 
         unknown(oc, "vigil-gpu: %s", err);
         return false;
     }
+    if (r->error[0] && r->error_gpu < 0) {   /* no device or driver for CUDA: nothing was measured */
+        unknown(oc, "vigil-gpu: CUDA did not start: %s", r->error);
+        return false;
+    }
     if (r->error[0]) {
         oc->result = VG_BI_FAIL;
         snprintf(oc->detail, sizeof oc->detail, "vigil-gpu: %s", r->error);

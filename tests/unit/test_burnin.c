@@ -215,6 +215,11 @@ static void test_gpubench(void **state)
     const char *e = "error gpu=3 msg=\"cudaMalloc: out of memory\"\n";
     assert_int_equal(vg_parse_gpubench(e, strlen(e), r, err, sizeof err), 0);
     assert_string_equal(r->error, "GPU 3: cudaMalloc: out of memory");
+    assert_int_equal(r->error_gpu, 3);
+    /* what vigil-gpu printed on a machine with nvcc and no GPU */
+    const char *none = "error gpu=-1 msg=\"cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version\"\n";
+    assert_int_equal(vg_parse_gpubench(none, strlen(none), r, err, sizeof err), 0);
+    assert_int_equal(r->error_gpu, -1);
     const char *bad = "gemm gpu=0 tflops=fast mismatches=0\n";
     assert_int_equal(vg_parse_gpubench(bad, strlen(bad), r, err, sizeof err), -1);
     assert_int_equal(vg_parse_gpubench("", 0, r, err, sizeof err), -1);
