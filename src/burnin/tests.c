@@ -163,7 +163,7 @@ static void rule_gemm(const struct vg_bi_ctx *c, const char *out, size_t len, in
     }
     double ratio = r->gemm[fast].tflops > 0 ? r->gemm[slow].tflops / r->gemm[fast].tflops : 0;
     char what[64];
-    snprintf(what, sizeof what, "GPU %d %.3g TFLOP/s vs GPU %d %.3g: ratio", r->gemm[slow].gpu, r->gemm[slow].tflops,
+    snprintf(what, sizeof what, "GPU %d %.3g TFLOP/s vs GPU %d %.3g:", r->gemm[slow].gpu, r->gemm[slow].tflops,
              r->gemm[fast].gpu, r->gemm[fast].tflops);
     vg_bi_compare(c, "gemm-ratio", what, ratio, "ratio", oc);
 done:
@@ -177,7 +177,7 @@ done:
 static void builtin_nvml(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
 {
     const struct vg_gpu_probe_result *p = c->probe;
-    vg_strlcpy(oc->expected, "GPUs answer, none faulty", sizeof oc->expected);
+    vg_strlcpy(oc->expected, "no GPU fault", sizeof oc->expected);
     if (p->error[0]) return unknown(oc, "NVML: %s", p->error);
     struct vg_event ev[32];
     int n = 0;
