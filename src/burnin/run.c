@@ -124,7 +124,9 @@ static void run_tool(const struct vg_bi_ctx *c, const struct vg_bi_test *t, stru
     for (int attempt = 0;; attempt++) {
         if (server) vg_sleep_ms(300);
         vg_spawn(argv, NULL, NULL, t->timeout_s * 1000, &r);
-        if (!server || r.status == 0 || attempt == 3 || !strstr(r.out, "Couldn't connect")) break;
+        if (!server || r.status == 0 || attempt == 3 ||
+            (!strstr(r.out, "Couldn't connect") && !strstr(r.err, "Couldn't connect")))
+            break;
         vg_spawn_result_free(&r);
     }
     if (server) {
