@@ -11,6 +11,8 @@ struct vg_bi_ctx {
     const char *model;                       /* "" when NVML did not answer */
     int gpus;                                /* -1 when unknown */
     const struct vg_gpu_probe_result *probe; /* the GPUs as NVML reported them */
+    struct { char dev[32]; int port; } ib[16];   /* ACTIVE InfiniBand ports ({ibdev} {ibport}) */
+    int nib;
 };
 
 /* A tool test's rule: reads the tool's output (stdout then stderr as the
@@ -28,7 +30,9 @@ struct vg_bi_test {
     unsigned suites;                         /* VG_BI_QUICK | VG_BI_STANDARD | VG_BI_LONG */
     const char *kind;                        /* the fault a failure means */
     const char *tool;                        /* program (PATH or --tool NAME=PATH); NULL = built in */
-    const char *args[VG_BI_MAX_ARGS];        /* its arguments; "{gpus}" becomes the GPU count */
+    const char *args[VG_BI_MAX_ARGS];        /* its arguments; "{gpus}" becomes the GPU count; with
+                                              * "{ibdev}" and "{ibport}" it runs once per ACTIVE
+                                              * InfiniBand port and the worst figure counts */
     const char *server[VG_BI_MAX_ARGS];      /* a loopback server started first with these arguments, or {NULL} */
     int timeout_s;
     vg_bi_rule_fn rule;

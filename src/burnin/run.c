@@ -5,6 +5,7 @@
  * reason and JSON. */
 #include "burnin/burnin_int.h"
 #include "catalog/catalog.h"
+#include "signal/sysfs.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/sbuf.h"
@@ -75,13 +76,30 @@ static const char *find_tool(const struct vg_bi_opts *o, const char *name, char 
     return NULL;
 }
 
-/* argv: the tool, then args with "{gpus}" replaced. */
-static void build_argv(const char *tool, const char *const *args, const char *gpus, const char **argv)
+/* What the placeholders in a test's arguments become. */
+struct subst {
+    char gpus[16], ibport[16];
+    const char *ibdev;
+};
+
+/* argv: the tool, then args with the placeholders replaced. */
+static void build_argv(const char *tool, const char *const *args, const struct subst *v, const char **argv)
 {
     int a = 0;
     argv[a++] = tool;
-    for (int i = 0; args[i] && a < VG_BI_MAX_ARGS + 1; i++) argv[a++] = strcmp(args[i], "{gpus}") ? args[i] : gpus;
+    for (int i = 0; args[i] && a < VG_BI_MAX_ARGS + 1; i++)
+        argv[a++] = !strcmp(args[i], "{gpus}")     ? v->gpus
+                    : !strcmp(args[i], "{ibdev}")  ? v->ibdev
+                    : !strcmp(args[i], "{ibport}") ? v->ibport
+                                                   : args[i];
     argv[a] = NULL;
+}
+
+static bool per_ib_port(const struct vg_bi_test *t)
+{
+    for (int i = 0; t->args[i]; i++)
+        if (!strcmp(t->args[i], "{ibdev}")) return true;
+    return false;
 }
 
 struct server {
@@ -97,26 +115,18 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static void run_tool(const struct vg_bi_ctx *c, const struct vg_bi_test *t, struct vg_bi_outcome *oc)
+/* Runs the tool once (after its loopback server, if it has one) and applies
+ * the test's rule. */
+static void run_once(const struct vg_bi_ctx *c, const struct vg_bi_test *t, const char *tool, const struct subst *v,
+                     struct vg_bi_outcome *oc)
 {
-    char path[1024], gpus[16];
-    const char *tool = find_tool(c->o, t->tool, path, sizeof path);
-    if (!tool) {
-        oc->result = VG_BI_UNKNOWN;
-        if (!strcmp(t->tool, "vigil-gpu"))
-            snprintf(oc->detail, sizeof oc->detail, "vigil-gpu not found: vigil's CUDA tests are built by "
-                                                    "`make cuda` on a machine with CUDA, then installed on PATH");
-        else snprintf(oc->detail, sizeof oc->detail, "%s not found on PATH (or --tool %s=PATH)", t->tool, t->tool);
-        return;
-    }
-    snprintf(gpus, sizeof gpus, "%d", c->gpus > 0 ? c->gpus : 1);
     const char *argv[VG_BI_MAX_ARGS + 2], *sargv[VG_BI_MAX_ARGS + 2];
-    build_argv(tool, t->args, gpus, argv);
+    build_argv(tool, t->args, v, argv);
     struct server srv = { .argv = sargv, .timeout_ms = t->timeout_s * 1000 };
     pthread_t th;
     bool server = t->server[0] != NULL;
     if (server) {
-        build_argv(tool, t->server, gpus, sargv);
+        build_argv(tool, t->server, v, sargv);
         if (pthread_create(&th, NULL, server_main, &srv)) server = false;
     }
     struct vg_spawn_result r;
@@ -147,6 +157,43 @@ static void run_tool(const struct vg_bi_ctx *c, const struct vg_bi_test *t, stru
         sbuf_free(&all);
     }
     vg_spawn_result_free(&r);
+}
+
+static void run_tool(const struct vg_bi_ctx *c, const struct vg_bi_test *t, struct vg_bi_outcome *oc)
+{
+    char path[1024];
+    const char *tool = find_tool(c->o, t->tool, path, sizeof path);
+    if (!tool) {
+        oc->result = VG_BI_UNKNOWN;
+        if (!strcmp(t->tool, "vigil-gpu"))
+            snprintf(oc->detail, sizeof oc->detail, "vigil-gpu not found: vigil's CUDA tests are built by "
+                                                    "`make cuda` on a machine with CUDA, then installed on PATH");
+        else snprintf(oc->detail, sizeof oc->detail, "%s not found on PATH (or --tool %s=PATH)", t->tool, t->tool);
+        return;
+    }
+    struct subst v = { .ibdev = "" };
+    snprintf(v.gpus, sizeof v.gpus, "%d", c->gpus > 0 ? c->gpus : 1);
+    if (!per_ib_port(t)) return run_once(c, t, tool, &v, oc);
+    if (!c->nib) {
+        oc->result = VG_BI_UNKNOWN;
+        snprintf(oc->detail, sizeof oc->detail, "no ACTIVE InfiniBand port to test");
+        return;
+    }
+    /* once per port: the first failure, else the lowest figure */
+    for (int i = 0; i < c->nib; i++) {
+        struct vg_bi_outcome one = *oc;
+        v.ibdev = c->ib[i].dev;
+        snprintf(v.ibport, sizeof v.ibport, "%d", c->ib[i].port);
+        run_once(c, t, tool, &v, &one);
+        char detail[sizeof one.detail];
+        snprintf(detail, sizeof detail, "%s:%d: %.200s", c->ib[i].dev, c->ib[i].port, one.detail);
+        memcpy(one.detail, detail, sizeof detail);
+        bool worse = i == 0 || (one.result == VG_BI_FAIL && oc->result != VG_BI_FAIL) ||
+                     (one.result == oc->result && one.has_value && oc->has_value && one.value < oc->value) ||
+                     (one.result == VG_BI_UNKNOWN && oc->result == VG_BI_PASS);
+        if (worse) *oc = one;
+        if (oc->result == VG_BI_FAIL) break;
+    }
 }
 
 /* ---- the pass ------------------------------------------------------------ */
@@ -185,6 +232,14 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
     if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].name, sizeof out->model);
     out->gpus = probe.count;
     struct vg_bi_ctx c = { .o = o, .model = out->model, .gpus = probe.count, .probe = &probe };
+    struct vg_ib_port *ports;
+    size_t np = vg_ib_ports(o->root, &ports);
+    for (size_t i = 0; i < np && c.nib < 16; i++)
+        if (ports[i].state == 4 && strcmp(ports[i].link_layer, "Ethernet")) {
+            vg_strlcpy(c.ib[c.nib].dev, ports[i].dev, sizeof c.ib[0].dev);
+            c.ib[c.nib++].port = ports[i].port;
+        }
+    free(ports);
     out->tests = vg_xcalloc(nt, sizeof *out->tests);
     for (size_t i = 0; i < nt; i++) {
         if (o->only ? strcmp(t[i].name, o->only) != 0 : !(t[i].suites & o->suite)) continue;

@@ -90,6 +90,14 @@ json=$("$VIGIL" burnin --node n1 --suite quick --root "$top/tests/fixtures/sysfs
 is "an IB port down fails ib-port" \
     "$(echo "$json" | field '[t["result"] + " " + t["kind"] for t in d["nodes"][0]["tests"] if t["name"] == "ib-port"][0]')" "fail ib-down"
 
+json=$("$VIGIL" burnin --node n1 --test ib-write-bw --root "$W" --json)
+is "ib_write_bw with no ACTIVE InfiniBand port: unknown" \
+    "$(echo "$json" | field 'd["nodes"][0]["tests"][0]["result"], d["nodes"][0]["tests"][0]["detail"]')" \
+    "unknown no ACTIVE InfiniBand port to test"
+json=$("$VIGIL" burnin --node n1 --test ib-write-bw --root "$H100" --json)
+is "ib_write_bw runs on each ACTIVE InfiniBand port, the port named" \
+    "$(echo "$json" | field 'd["nodes"][0]["tests"][0]["detail"]')" "mlx5_0:1: BW average 392.34 Gb/s >= 380 Gb/s"
+
 # ---- bad input ----
 exits_with "unknown suite exits 2" 2 "$VIGIL" burnin --suite medium
 exits_with "bad --tool exits 2" 2 "$VIGIL" burnin --tool dcgmi
