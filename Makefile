@@ -18,7 +18,7 @@ TEST_HELPER_SRC := $(sort $(wildcard tests/unit/helpers/*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
-.PHONY: all check unit integration bench fuzz demo install clean
+.PHONY: all check unit integration bench fuzz demo install clean cuda
 all: build/vigil build/tests/libnvidia-ml.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
@@ -57,6 +57,14 @@ build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
 build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
+
+# vigil's own GPU tests (docs/burnin.md): only where CUDA is installed, so not
+# part of `all`; `vigil burnin` finds build/vigil-gpu once it is on PATH.
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+cuda: build/vigil-gpu
+build/vigil-gpu: src/burnin/cuda/vigil-gpu.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -o $@ $<
 
 unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
 integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1

@@ -27,24 +27,25 @@
 #define CHECK_USAGE                                                                                   \
     "usage: vigil check [--config FILE] [--root DIR] [--node NAME] [--deadline S] [--json]\n"       \
     "                   [--policy FILE] [--catalog FILE] [--drain [--orchestrator NAME]\n"          \
-    "                   [--orch-config FILE]] [--init]\n"                                            \
+    "                   [--orch-config FILE]] [--init] [--quick]\n"                                  \
     "FILE defaults to $VIGIL_CONFIG, else " DEFAULT_CONF "; NAME to $VIGIL_NODE, the orchestrator's\n" \
     "name for this node, else the host name; S to 50 seconds.  --drain drains this node through the\n" \
     "orchestrator (default slurm) when a check fails and resumes vigil's own drain once they pass.\n"  \
-    "--init writes expectations from this (healthy) node to FILE (\"-\" for stdout).\n"                \
+    "--init writes expectations from this (healthy) node to FILE (\"-\" for stdout).  --quick: a\n"    \
+    "5-second deadline, for Slurm's Prolog/Epilog.\n"                                                  \
     "Exit 0 healthy, 1 a check failed, 2 usage or config error.\n"
 
 struct opts {
     const char *config, *root, *node, *policy, *catalog, *orchestrator, *orch_config;
     double deadline_s;
-    bool json, drain, init, config_given;
+    bool json, drain, init, config_given, quick, deadline_given;
 };
 
 /* 0 to go on, 1 after --help, 2 for bad usage (printed). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_CONFIG = 256, O_ROOT, O_NODE, O_DEADLINE, O_JSON, O_DRAIN, O_INIT, O_POLICY, O_CATALOG, O_ORCH,
-           O_ORCHCONF, O_HELP };
+           O_ORCHCONF, O_QUICK, O_HELP };
     static const struct option opts[] = {
         { "config", required_argument, 0, O_CONFIG },   { "root", required_argument, 0, O_ROOT },
         { "node", required_argument, 0, O_NODE },       { "deadline", required_argument, 0, O_DEADLINE },
@@ -52,7 +53,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "slurm", no_argument, 0, O_DRAIN },           { "init", no_argument, 0, O_INIT },
         { "policy", required_argument, 0, O_POLICY },   { "catalog", required_argument, 0, O_CATALOG },
         { "orchestrator", required_argument, 0, O_ORCH }, { "orch-config", required_argument, 0, O_ORCHCONF },
-        { "help", no_argument, 0, O_HELP },             { 0, 0, 0, 0 },
+        { "quick", no_argument, 0, O_QUICK },           { "help", no_argument, 0, O_HELP },
+        { 0, 0, 0, 0 },
     };
     int c;
     char *end;
@@ -66,12 +68,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_JSON: o->json = true; break;
         case O_DRAIN: o->drain = true; break;
         case O_INIT: o->init = true; break;
+        case O_QUICK: o->quick = true; break;
         case O_POLICY: o->policy = optarg; break;
         case O_CATALOG: o->catalog = optarg; break;
         case O_ORCH: o->orchestrator = optarg; break;
         case O_ORCHCONF: o->orch_config = optarg; break;
         case O_DEADLINE:
             o->deadline_s = strtod(optarg, &end);
+            o->deadline_given = true;
             if (end == optarg || *end || o->deadline_s <= 0 || o->deadline_s > 86400)
                 return vg_input_error("check: --deadline '%s': expected seconds (0 < S <= 86400)", optarg);
             break;
@@ -138,6 +142,8 @@ int cmd_check(int argc, char **argv)
     struct opts o = { .deadline_s = 50 };
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 1 ? VG_EXIT_OK : rc;
+    /* Prolog/Epilog: a job waits for it, so 5 s whatever the config holds */
+    if (o.quick && !o.deadline_given) o.deadline_s = 5;
     int64_t start = vg_mono_ms(), started_ms = vg_now_ms();
     if (!o.config) o.config = getenv("VIGIL_CONFIG");
     if (o.config && *o.config) o.config_given = true;

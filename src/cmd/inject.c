@@ -16,6 +16,8 @@
     "usage: vigil inject xid CODE --node NAME [--gpu N] [TARGET] [--record FILE] [--json]\n"           \
     "       vigil inject gpu-lost|ecc-dbe|ib-down|nvml-hang|node-crash|node-freeze --node NAME [--gpu N]\n" \
     "                    [TARGET] [--record FILE] [--json]\n"                                          \
+    "       vigil inject sdc|gpu-slow|nccl-slow|ib-bw-low|dcgm-diag-fail --node NAME [--gpu N] --lab [--dir DIR]\n" \
+    "                    (faults only `vigil burnin` sees, through the lab's stand-in tools)\n"                  \
     "       vigil inject clear [--node NAME] [TARGET] [--record FILE] [--json]\n"                      \
     "TARGET: --lab [--dir DIR] (a `vigil lab` node; DIR defaults to $VIGIL_LAB, else " VG_LAB_DEFAULT_DIR \
     ")\n"                                                                                              \

@@ -186,13 +186,14 @@ static int write_local_kmsg(const struct vg_inject_opts *o, const char *pci, str
 
 /* ---- NVML state and sysfs (lab) ------------------------------------------ */
 
-/* Replaces (or adds) the "key=value" lines of the node's fake NVML state;
- * the previous text goes into undo as "nvml_state". */
-static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+/* Replaces (or adds) the "key=value" lines of a node's state file (rel:
+ * "/nvml-state", "/burnin-state"); the previous text goes into undo[key]. */
+static int set_state(const struct vg_inject_opts *o, const char *rel, const char *key, const char *const *kv,
+                     size_t nkv, json_t *undo)
 {
-    char *path = node_path(o->lab, o->node, "/nvml-state");
+    char *path = node_path(o->lab, o->node, rel);
     char *prev = read_or_null(path);
-    json_object_set_new(undo, "nvml_state", prev ? json_string(prev) : json_null());
+    json_object_set_new(undo, key, prev ? json_string(prev) : json_null());
     struct sbuf out = SBUF_INIT;
     char *copy = vg_xstrdup(prev ? prev : ""), *save = NULL;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -210,6 +211,30 @@ static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_
     sbuf_free(&out);
     free(path);
     return rc;
+}
+
+/* The node's fake NVML state; undo gets "nvml_state". */
+static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+{
+    return set_state(o, "/nvml-state", "nvml_state", kv, nkv, undo);
+}
+
+/* A burn-in fault: one "kind=value" line in the node's burnin-state, which
+ * the stand-in tools read (tests/standins/README.md); undo gets
+ * "burnin_state". */
+static int set_burnin(const struct vg_inject_opts *o, json_t *undo, struct sbuf *detail)
+{
+    char kv[64];
+    switch (o->kind) {
+    case VG_INJ_SDC:
+    case VG_INJ_GPU_SLOW: snprintf(kv, sizeof kv, "%s=%d", vg_inj_kind_name(o->kind), o->gpu); break;
+    case VG_INJ_NCCL_SLOW:
+    case VG_INJ_IB_BW_LOW: snprintf(kv, sizeof kv, "%s=0.5", vg_inj_kind_name(o->kind)); break;
+    default: snprintf(kv, sizeof kv, "%s=1", vg_inj_kind_name(o->kind)); break;
+    }
+    const char *kvs[] = { kv };
+    sbuf_printf(detail, "burnin-state: %s", kv);
+    return set_state(o, "/burnin-state", "burnin_state", kvs, 1, undo);
 }
 
 /* Appends a line to the fake NVML's events file (delivered once by
@@ -465,6 +490,12 @@ static int freeze(const struct vg_inject_opts *o, const char *pci, json_t *undo,
     return signal_node(o, SIGSTOP, undo, detail);
 }
 
+static int burnin_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    return set_burnin(o, undo, detail);
+}
+
 static int kmsg_local(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
 {
     (void)undo;
@@ -507,6 +538,12 @@ static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
     [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL },
     [VG_INJ_NODE_CRASH] = { "node-crash", -1, false, crash, crash, crash_undo },
     [VG_INJ_NODE_FREEZE] = { "node-freeze", -1, false, freeze, freeze, freeze_undo },
+    /* burn-in faults: only the active tests of `vigil burnin` see them */
+    [VG_INJ_SDC] = { "sdc", -1, false, burnin_lab, NULL, NULL },
+    [VG_INJ_GPU_SLOW] = { "gpu-slow", -1, false, burnin_lab, NULL, NULL },
+    [VG_INJ_NCCL_SLOW] = { "nccl-slow", -1, false, burnin_lab, NULL, NULL },
+    [VG_INJ_IB_BW_LOW] = { "ib-bw-low", -1, false, burnin_lab, NULL, NULL },
+    [VG_INJ_DCGM_DIAG_FAIL] = { "dcgm-diag-fail", -1, false, burnin_lab, NULL, NULL },
 };
 
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k)
@@ -638,10 +675,12 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
     enum vg_inj_kind kind;
     int code = 0, rc = 0;
     if (lab && !vg_lab_is_lab(lab)) return 0;   /* the lab is gone: nothing left to undo */
-    const json_t *nv = json_object_get(undo, "nvml_state");
-    if (lab && nv) {
-        char *path = node_path(lab, node, "/nvml-state");
-        rc |= replace_file(path, json_string_value(nv));
+    static const char *const saved[][2] = { { "nvml_state", "/nvml-state" }, { "burnin_state", "/burnin-state" } };
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *prev = json_object_get(undo, saved[i][0]);
+        if (!lab || !prev) continue;
+        char *path = node_path(lab, node, saved[i][1]);
+        rc |= replace_file(path, json_string_value(prev));
         free(path);
     }
     const json_t *sys = json_object_get(undo, "sysfs");

@@ -28,6 +28,13 @@ enum vg_inj_kind {
     VG_INJ_NVML_HANG,
     VG_INJ_NODE_CRASH,
     VG_INJ_NODE_FREEZE,
+    /* burn-in faults: only active tests see them (lab only: the node's
+     * burnin-state file, read by the stand-in tools under tests/standins/) */
+    VG_INJ_SDC,
+    VG_INJ_GPU_SLOW,
+    VG_INJ_NCCL_SLOW,
+    VG_INJ_IB_BW_LOW,
+    VG_INJ_DCGM_DIAG_FAIL,
     VG_INJ_COUNT
 };
 

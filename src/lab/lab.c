@@ -371,6 +371,26 @@ static void find_fake_nvml(struct lab *l)
     if (access(l->fake_nvml, R_OK)) l->fake_nvml[0] = 0;
 }
 
+/* The environment of a command run as a lab node (what its agent gets, and
+ * the burn-in stand-in tools' state file). */
+int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6])
+{
+    struct lab l = { .dir = dir };
+    ssize_t el = readlink("/proc/self/exe", l.vigil, sizeof l.vigil - 1);
+    l.vigil[el > 0 ? el : 0] = 0;
+    find_fake_nvml(&l);
+    char *p = buf, *end = buf + n;
+    int k = 0;
+#define PUT(...) (env[k++] = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
+    PUT("VIGIL_NODE=%s", node);
+    PUT("FAKE_NVML_STATE=%s/nodes/%s/nvml-state", dir, node);
+    PUT("VIGIL_BURNIN_STATE=%s/nodes/%s/burnin-state", dir, node);
+    if (l.fake_nvml[0] && !getenv("VIGIL_NVML_LIB")) PUT("VIGIL_NVML_LIB=%s", l.fake_nvml);
+#undef PUT
+    env[k] = NULL;
+    return p < end ? 0 : -1;
+}
+
 /* The lab's controller: `vigil serve` on a free port, MUNGE through the
  * lab's munged, its store under DIR/serve; the URL goes into the marker. */
 static int start_serve(struct lab *l)

@@ -68,6 +68,13 @@ const char *vg_lab_resolve_dir(const char *dir);
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
 /* The pid of a lab node's running node daemon, 0 when none runs. */
 pid_t vg_lab_node_daemon(const char *dir, const char *node);
+/* The environment of a command run as lab node `node` (what its agent
+ * gets): VIGIL_NODE, FAKE_NVML_STATE (nodes/NODE/nvml-state), VIGIL_NVML_LIB
+ * (the fake library, unless already set), VIGIL_BURNIN_STATE
+ * (nodes/NODE/burnin-state, read by the burn-in stand-in tools).  env gets
+ * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
+ * is too small. */
+int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
  * the lab runs vigil), malloc'd. */
 char *vg_lab_env(const char *dir);

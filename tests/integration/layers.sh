@@ -14,7 +14,7 @@ rank() {
         signal | inventory) echo 2 ;;
         catalog | advisory | wire | orch) echo 3 ;;
         security | score) echo 4 ;;
-        controller | agent | lab) echo 5 ;;
+        controller | agent | lab | burnin) echo 5 ;;
         drill) echo 6 ;;
         report) echo 7 ;;
         cmd) echo 8 ;;

@@ -1,0 +1,273 @@
+/* tests.c — the burn-in tests, one table line each: name, suites, the fault
+ * a failure means, the tool and its arguments, and the rule that reads the
+ * tool's real output (parsers.h) against the figure for the node's GPU model
+ * (data/burnin-thresholds.tsv).  Suites: quick (≤ 30 s), standard (≤ 5 min),
+ * long (≤ 30 min); see docs/burnin.md. */
+#include "burnin/burnin_int.h"
+#include "burnin/parsers.h"
+#include "signal/sysfs.h"
+#include "util/strutil.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vg_bi_compare(const struct vg_bi_ctx *c, const char *metric, const char *what, double value,
+                   const char *unit, struct vg_bi_outcome *oc)
+{
+    const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, metric);
+    oc->has_value = true;
+    oc->value = value;
+    vg_strlcpy(oc->unit, unit, sizeof oc->unit);
+    if (!t) {
+        oc->result = VG_BI_UNKNOWN;
+        snprintf(oc->detail, sizeof oc->detail, "%s %.2f %s; no %s figure for GPU model '%s' in the thresholds",
+                 what, value, unit, metric, c->model[0] ? c->model : "(unknown)");
+        return;
+    }
+    snprintf(oc->expected, sizeof oc->expected, ">= %g %s", t->min, t->unit);
+    vg_strlcpy(oc->source, t->source, sizeof oc->source);
+    oc->result = value >= t->min ? VG_BI_PASS : VG_BI_FAIL;
+    snprintf(oc->detail, sizeof oc->detail, "%s %.2f %s %s %g %s", what, value, unit, value >= t->min ? ">=" : "<",
+             t->min, t->unit);
+}
+
+static void unknown(struct vg_bi_outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unknown(struct vg_bi_outcome *oc, const char *fmt, ...)
+{
+    oc->result = VG_BI_UNKNOWN;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(oc->detail, sizeof oc->detail, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- rules for the tools' output ----------------------------------------- */
+
+static void rule_dcgm(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
+{
+    (void)c;
+    struct vg_dcgm_result r;
+    char err[200];
+    vg_strlcpy(oc->expected, "no failed test", sizeof oc->expected);
+    vg_strlcpy(oc->source, "dcgmi diag: a test row or result with status Fail", sizeof oc->source);
+    if (vg_parse_dcgm(out, len, &r, err, sizeof err) || r.tests == 0) {
+        return unknown(oc, "dcgmi diag (exit %d): %s", status, r.tests ? err : "no test result in its output");
+    }
+    oc->has_value = true;
+    oc->value = r.failed;
+    vg_strlcpy(oc->unit, "failed", sizeof oc->unit);
+    oc->result = r.failed ? VG_BI_FAIL : VG_BI_PASS;
+    if (r.failed) snprintf(oc->detail, sizeof oc->detail, "%s", r.first_fail);
+    else snprintf(oc->detail, sizeof oc->detail, "%d tests passed, %d skipped (DCGM %s)", r.tests - r.skipped,
+                  r.skipped, r.version[0] ? r.version : "?");
+}
+
+static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
+{
+    (void)status;
+    struct vg_nccl_result r;
+    char err[200];
+    if (vg_parse_nccl(out, len, &r, err, sizeof err)) return unknown(oc, "all_reduce_perf: %s", err);
+    if (r.oob > 0 || r.wrong > 0) {
+        oc->result = VG_BI_FAIL;
+        vg_strlcpy(oc->kind, "sdc", sizeof oc->kind);
+        oc->has_value = true;
+        oc->value = (double)(r.oob > 0 ? r.oob : r.wrong);
+        vg_strlcpy(oc->unit, "wrong", sizeof oc->unit);
+        vg_strlcpy(oc->expected, "0 wrong values", sizeof oc->expected);
+        snprintf(oc->detail, sizeof oc->detail, "%ld wrong values (# Out of bounds values : %ld)", r.wrong, r.oob);
+        return;
+    }
+    if (!r.rows && !r.has_avg)
+        return unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
+    vg_bi_compare(c, "nccl-busbw", "avg busbw", r.avg_busbw, "GB/s", oc);
+}
+
+static void rule_perftest(const struct vg_bi_ctx *c, const char *out, size_t len, int status,
+                          struct vg_bi_outcome *oc)
+{
+    (void)status;
+    struct vg_perftest_result r;
+    char err[200];
+    if (vg_parse_perftest(out, len, &r, err, sizeof err)) return unknown(oc, "ib_write_bw: %s", err);
+    if (!r.rows) return unknown(oc, "ib_write_bw did not measure: %s", r.error[0] ? r.error : "no size row");
+    vg_bi_compare(c, "ib-write-bw", "BW average", r.avg_gbps, "Gb/s", oc);
+    if (r.error[0]) {   /* it broke off after some sizes: the link failed under load */
+        oc->result = VG_BI_FAIL;
+        snprintf(oc->detail, sizeof oc->detail, "%s after %d sizes", r.error, r.rows);
+    }
+}
+
+static bool gpubench(const char *out, size_t len, struct vg_gpubench_result *r, struct vg_bi_outcome *oc)
+{
+    char err[200];
+    if (vg_parse_gpubench(out, len, r, err, sizeof err)) {
+        unknown(oc, "vigil-gpu: %s", err);
+        return false;
+    }
+    if (r->error[0] && r->error_gpu < 0) {   /* no device or driver for CUDA: nothing was measured */
+        unknown(oc, "vigil-gpu: CUDA did not start: %s", r->error);
+        return false;
+    }
+    if (r->error[0]) {
+        oc->result = VG_BI_FAIL;
+        snprintf(oc->detail, sizeof oc->detail, "vigil-gpu: %s", r->error);
+        return false;
+    }
+    return true;
+}
+
+static void rule_copy(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
+{
+    (void)status;
+    struct vg_gpubench_result *r = vg_xmalloc(sizeof *r);
+    if (gpubench(out, len, r, oc)) {
+        int worst = -1;
+        for (int i = 0; i < r->ncopy; i++)
+            if (!strcmp(r->copy[i].dir, "h2d") && (worst < 0 || r->copy[i].gbps < r->copy[worst].gbps)) worst = i;
+        if (worst < 0) unknown(oc, "vigil-gpu copy: no h2d figure");
+        else {
+            char what[32];
+            snprintf(what, sizeof what, "GPU %d h2d", r->copy[worst].gpu);
+            vg_bi_compare(c, "h2d-bw", what, r->copy[worst].gbps, "GB/s", oc);
+        }
+    }
+    free(r);
+}
+
+static void rule_gemm(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
+{
+    (void)status;
+    struct vg_gpubench_result *r = vg_xmalloc(sizeof *r);
+    if (!gpubench(out, len, r, oc)) goto done;
+    if (!r->ngemm) {
+        unknown(oc, "vigil-gpu gemm: no gemm figure");
+        goto done;
+    }
+    int slow = 0, fast = 0;
+    for (int i = 0; i < r->ngemm; i++) {
+        if (r->gemm[i].mismatches > 0) {   /* a result that differs from the reference: silent data corruption */
+            oc->result = VG_BI_FAIL;
+            vg_strlcpy(oc->kind, "sdc", sizeof oc->kind);
+            oc->has_value = true;
+            oc->value = (double)r->gemm[i].mismatches;
+            vg_strlcpy(oc->unit, "mismatches", sizeof oc->unit);
+            vg_strlcpy(oc->expected, "0 mismatches", sizeof oc->expected);
+            snprintf(oc->detail, sizeof oc->detail, "GPU %d: %ld elements differ from the reference result",
+                     r->gemm[i].gpu, r->gemm[i].mismatches);
+            goto done;
+        }
+        if (r->gemm[i].tflops < r->gemm[slow].tflops) slow = i;
+        if (r->gemm[i].tflops > r->gemm[fast].tflops) fast = i;
+    }
+    double ratio = r->gemm[fast].tflops > 0 ? r->gemm[slow].tflops / r->gemm[fast].tflops : 0;
+    char what[64];
+    snprintf(what, sizeof what, "GPU %d %.3g TFLOP/s vs GPU %d %.3g:", r->gemm[slow].gpu, r->gemm[slow].tflops,
+             r->gemm[fast].gpu, r->gemm[fast].tflops);
+    vg_bi_compare(c, "gemm-ratio", what, ratio, "ratio", oc);
+done:
+    free(r);
+}
+
+/* ---- built-in tests ------------------------------------------------------ */
+
+/* NVML answers, reports GPUs, and none shows a fault (lost, ECC DBE, row
+ * remapping failure, PCIe link degraded, NVLink down, …). */
+static void builtin_nvml(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
+{
+    const struct vg_gpu_probe_result *p = c->probe;
+    vg_strlcpy(oc->expected, "no GPU fault", sizeof oc->expected);
+    if (p->error[0]) return unknown(oc, "NVML: %s", p->error);
+    struct vg_event ev[32];
+    int n = 0;
+    vg_gpu_probe_events(p, c->o->node, ev, &n, 32);
+    oc->has_value = true;
+    oc->value = p->count;
+    vg_strlcpy(oc->unit, "GPUs", sizeof oc->unit);
+    if (n) {
+        oc->result = VG_BI_FAIL;
+        vg_strlcpy(oc->kind, ev[0].kind, sizeof oc->kind);
+        snprintf(oc->detail, sizeof oc->detail, "%.200s%s", ev[0].raw, n > 1 ? " (and more)" : "");
+    } else if (p->count <= 0) {
+        oc->result = VG_BI_FAIL;
+        vg_strlcpy(oc->kind, "gpu-count-mismatch", sizeof oc->kind);
+        vg_strlcpy(oc->detail, "NVML reports no GPU", sizeof oc->detail);
+    } else {
+        oc->result = VG_BI_PASS;
+        snprintf(oc->detail, sizeof oc->detail, "%d GPUs (%s) answer", p->count, c->model);
+    }
+}
+
+/* Every InfiniBand port (link layer InfiniBand; RoCE ports are skipped)
+ * ACTIVE, at the model's rate when the thresholds have one. */
+static void builtin_ib(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
+{
+    struct vg_ib_port *ports;
+    size_t all = vg_ib_ports(c->o->root, &ports), n = 0;
+    for (size_t i = 0; i < all; i++)   /* RoCE (Ethernet) ports are not held to the InfiniBand rate */
+        if (strcmp(ports[i].link_layer, "Ethernet")) ports[n++] = ports[i];
+    if (!n) {
+        free(ports);
+        return unknown(oc, "no InfiniBand port under %s/sys/class/infiniband", c->o->root ? c->o->root : "");
+    }
+    const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, "ib-rate");
+    size_t worst = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ports[i].rate_gbps < ports[worst].rate_gbps) worst = i;
+    oc->has_value = true;
+    oc->value = ports[worst].rate_gbps;
+    vg_strlcpy(oc->unit, "Gb/s", sizeof oc->unit);
+    if (t) {
+        snprintf(oc->expected, sizeof oc->expected, "ACTIVE, >= %g %s", t->min, t->unit);
+        vg_strlcpy(oc->source, t->source, sizeof oc->source);
+    } else
+        vg_strlcpy(oc->expected, "ACTIVE", sizeof oc->expected);
+    oc->result = VG_BI_PASS;
+    snprintf(oc->detail, sizeof oc->detail, "%zu ports ACTIVE, slowest %s:%d %s", n, ports[worst].dev,
+             ports[worst].port, ports[worst].rate);
+    for (size_t i = 0; i < n; i++) {
+        if (ports[i].state != 4) {
+            oc->result = VG_BI_FAIL;
+            vg_strlcpy(oc->kind, "ib-down", sizeof oc->kind);
+            snprintf(oc->detail, sizeof oc->detail, "%s:%d is %s (%s)", ports[i].dev, ports[i].port,
+                     ports[i].state_name[0] ? ports[i].state_name : "not ACTIVE", ports[i].phys_name);
+            break;
+        }
+        if (t && ports[i].rate_gbps < t->min) {
+            oc->result = VG_BI_FAIL;
+            vg_strlcpy(oc->kind, "ib-degraded", sizeof oc->kind);
+            snprintf(oc->detail, sizeof oc->detail, "%s:%d at %s < %g Gb/s", ports[i].dev, ports[i].port,
+                     ports[i].rate, t->min);
+        }
+    }
+    free(ports);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+#define Q VG_BI_QUICK
+#define S VG_BI_STANDARD
+#define L VG_BI_LONG
+/* perftest, as Azure's NHC runs it: 8 MiB messages, report in Gb/s, loopback. */
+#define IB_BW "-d", "{ibdev}", "-i", "{ibport}", "-s", "8388608", "-F", "--report_gbits"
+
+static const struct vg_bi_test tests[] = {
+    { "nvml", Q | S | L, "gpu-lost", NULL, { NULL }, { NULL }, 15, NULL, builtin_nvml },
+    { "ib-port", Q | S | L, "ib-down", NULL, { NULL }, { NULL }, 5, NULL, builtin_ib },
+    { "h2d-bw", Q | S | L, "h2d-bw-low", "vigil-gpu", { "copy", "--bytes", "268435456" }, { NULL }, 30, rule_copy, NULL },
+    { "gemm-small", Q, "gpu-slow", "vigil-gpu", { "gemm", "--n", "2048", "--iters", "10" }, { NULL }, 20, rule_gemm, NULL },
+    { "dcgm-diag", S, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "2" }, { NULL }, 240, rule_dcgm, NULL },
+    { "nccl-allreduce", S | L, "nccl-slow", "all_reduce_perf", { "-b", "8G", "-e", "8G", "-f", "2", "-g", "{gpus}" },
+      { NULL }, 180, rule_nccl, NULL },
+    { "ib-write-bw", S | L, "ib-bw-low", "ib_write_bw", { IB_BW, "127.0.0.1" }, { IB_BW }, 60, rule_perftest, NULL },
+    { "gemm", S, "gpu-slow", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "50" }, { NULL }, 120, rule_gemm, NULL },
+    { "dcgm-diag-long", L, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "3" }, { NULL }, 1500, rule_dcgm, NULL },
+    { "gemm-sdc", L, "sdc", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "2000" }, { NULL }, 600, rule_gemm, NULL },
+};
+
+const struct vg_bi_test *vg_bi_tests(size_t *n)
+{
+    *n = sizeof tests / sizeof tests[0];
+    return tests;
+}
