@@ -3,10 +3,11 @@
 #  1. audits a fixture root (an H100 node with a .run-installed 535 driver and
 #     an old container stack) against the bundled advisory database;
 #  2. classifies the GPU faults in real-world kernel logs;
-#  3. starts a real local Slurm cluster (munged, slurmctld, 4 `slurmd -N` nodes
-#     + 1 hot spare) with a `vigil agent` per node and `vigil serve`, and runs a
-#     3-run node-failure drill: XID 79 written to a node's kernel log while a
-#     3-node training job runs; prints the timeline and writes the HTML report;
+#  3. starts a real local Slurm cluster (munged, slurmctld, 9 `slurmd -N` nodes
+#     of 8 GPUs each (Slurm Gres, the fake NVML), one of them a hot spare) with
+#     a `vigil agent` per node and `vigil serve`, and runs a 3-run node-failure
+#     drill on 64 GPUs: XID 79 written to a node's kernel log while an 8-node
+#     job with one rank per GPU runs; prints the timeline and the HTML report;
 #  4. the same fault on plain Slurm (vigil off), and a node crash, for contrast.
 # Everything lives under $VIGIL_DEMO_DIR (default /tmp/vigil-demo): the labs
 # are stopped and removed; the reports stay there.
@@ -29,20 +30,20 @@ step "2. vigil scan: GPU faults in real kernel logs, one line per GPU with its w
 "$V" scan --summary tests/fixtures/logs/fallen-off-bus.log tests/fixtures/logs/gpud-dmesg-with-xid-119.log \
     tests/fixtures/logs/sxid.log 2>&1
 
-step "3. a real Slurm cluster with vigil: 4 nodes + 1 hot spare, an agent per node, the controller"
-eval "$("$V" lab up 5 --spares 1 --rack-size 2 --dir "$STATE/lab")" || exit 1
-sinfo -N -o '%N %t %f' | column -t
+step "3. a real Slurm cluster with vigil: 8 nodes × 8 GPUs + 1 hot spare, an agent per node, the controller"
+eval "$("$V" lab up 9 --spares 1 --rack-size 3 --gpus-per-node 8 --dir "$STATE/lab")" || exit 1
+sinfo -N -o '%N %t %G %f' | column -t
 echo "controller: $VIGIL_CONTROLLER   spare pool: $(scontrol show reservation vigil_spares | grep -o 'Nodes=[^ ]*')"
-step "   drill: XID 79 on a node of a running 3-node job, 3 runs (vigil on)"
-"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 3 --fault xid:79 --deadline 90 \
+step "   drill: XID 79 on a node of a running 64-GPU job (8 nodes × 8 ranks), 3 runs (vigil on)"
+"$V" drill --lab --dir "$STATE/lab" --nodes 8 --runs 3 --fault xid:79 --deadline 90 \
     --html "$STATE/drill-vigil.html" --save "$STATE/drill-vigil.json"
 "$V" lab down --dir "$STATE/lab" >/dev/null
 
 step "4. the same on plain Slurm (vigil off): XID 79, then a node crash"
-eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$STATE/lab")" || exit 1
-"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 1 --fault xid:79 --deadline 20 \
+eval "$("$V" lab up 9 --spares 1 --rack-size 3 --gpus-per-node 8 --no-vigil --dir "$STATE/lab")" || exit 1
+"$V" drill --lab --dir "$STATE/lab" --nodes 8 --runs 1 --fault xid:79 --deadline 20 \
     --save "$STATE/drill-plain-xid.json" | head -3
-"$V" drill --lab --dir "$STATE/lab" --nodes 3 --runs 1 --fault node-crash --deadline 120 \
+"$V" drill --lab --dir "$STATE/lab" --nodes 8 --runs 1 --fault node-crash --deadline 120 \
     --save "$STATE/drill-plain-crash.json" | head -3
 "$V" lab down --dir "$STATE/lab" >/dev/null
 

@@ -19,7 +19,7 @@
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
-    "                   [--orchestrator NAME] [--orch-config FILE]\n"                                 \
+    "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
     "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
@@ -48,13 +48,14 @@ int cmd_drill(int argc, char **argv)
         { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
         { "save", required_argument, 0, 'O' },  { "orchestrator", required_argument, 0, 'o' },
         { "orch-config", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
+        { "gpus-per-node", required_argument, 0, 'G' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
                                .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
                                .step_pattern = "step ([0-9]+)", .resume_pattern = "resumed from step ([0-9]+)",
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
-    bool lab = false, json = false, resume_given = false;
+    bool lab = false, json = false, resume_given = false, gpus_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
     int c, rc = 0;
     optind = 1;
@@ -89,6 +90,7 @@ int cmd_drill(int argc, char **argv)
         case 'H': html = optarg; break;
         case 'O': save = optarg; break;
         case 'o': o.orchestrator = optarg; break;
+        case 'G': rc = int_opt("--gpus-per-node", optarg, 0, 8, &o.gpus_per_node), gpus_given = true; break;
         case 'C': o.orch_config = optarg; break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
@@ -106,6 +108,7 @@ int cmd_drill(int argc, char **argv)
         o.lab = vg_lab_resolve_dir(dir);
         if (vg_lab_info(o.lab, &info)) return vg_input_error("drill: --dir: %s is not a vigil lab", o.lab);
         o.orch_config = info.conf;
+        if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
     }
     FILE *hf = NULL;

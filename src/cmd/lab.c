@@ -14,7 +14,8 @@
 #include <string.h>
 
 #define LAB_USAGE                                                                               \
-    "usage: vigil lab up N [--spares K] [--rack-size R] [--cpus C] [--port-base P] [--wait SECS]\n" \
+    "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--cpus C] [--port-base P]\n" \
+    "                      [--wait SECS]\n"                                                        \
     "                      [--conf-extra Key=Value]... [--no-vigil] [--dir DIR] [--json]\n"        \
     "       vigil lab status [--dir DIR] [--json]\n"                                                \
     "       vigil lab down [--dir DIR]\n"                                                           \
@@ -40,13 +41,14 @@ static int opt_int(const char *name, const char *v, int *out)
 /* argv[1] is the subcommand; its options follow. */
 static int parse(int argc, char **argv, bool up, struct args *a)
 {
-    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT };
+    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS };
     static const struct option opts[] = {
         { "json", no_argument, 0, O_JSON },           { "dir", required_argument, 0, O_DIR },
         { "no-vigil", no_argument, 0, O_NOVIGIL },    { "conf-extra", required_argument, 0, O_EXTRA },
         { "spares", required_argument, 0, O_SPARES }, { "rack-size", required_argument, 0, O_RACK },
         { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
-        { "wait", required_argument, 0, O_WAIT },     { 0, 0, 0, 0 },
+        { "wait", required_argument, 0, O_WAIT },     { "gpus-per-node", required_argument, 0, O_GPUS },
+        { 0, 0, 0, 0 },
     };
     int c, *dst;
     optind = 1;
@@ -68,11 +70,13 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         case O_CPUS: dst = &a->o.cpus; break;
         case O_PORT: dst = &a->o.port_base; break;
         case O_WAIT: dst = &a->o.wait_ms; break;
+        case O_GPUS: dst = &a->o.gpus; break;
         default: return vg_input_error("lab: unknown or incomplete option '%s'\n%s", opt, LAB_USAGE);
         }
         char name[32];
         snprintf(name, sizeof name, "--%s", opts[c - O_JSON].name);
         if (opt_int(name, optarg, dst)) return VG_EXIT_INPUT;
+        if (dst == &a->o.gpus && *dst > 8) return vg_input_error("lab: --gpus-per-node: %d is more than 8", *dst);
     }
     int pos = optind + 1;   /* positional arguments, after the subcommand */
     if (up && pos < argc) {

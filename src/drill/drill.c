@@ -67,7 +67,9 @@ static int submit(struct run *r, char *err, size_t errlen)
     if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
     const char *argv[] = { self, "trainer", "--ckpt-dir", r->ckpt, "--steps", steps, "--step-ms", step_ms,
                            "--ckpt-every", every, NULL };
-    struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes, .tasks_per_node = 1,
+    struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes,
+                                    .tasks_per_node = o->gpus_per_node > 0 ? o->gpus_per_node : 1,
+                                    .gpus_per_node = o->gpus_per_node,
                                     .partition = o->partition, .argv = o->job_script ? NULL : argv,
                                     .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true };
     if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
@@ -381,7 +383,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     r.orch = orch;
     snprintf(r.dir, sizeof r.dir, "%.900s/run-%d", base, index);
     /* a fresh fault each run: another GPU, unless --gpu fixes one */
-    r.gpu = o->gpu >= 0 ? o->gpu : (index - 1) % 8;
+    r.gpu = o->gpu >= 0 ? o->gpu : (index - 1) % (o->gpus_per_node > 0 ? o->gpus_per_node : 8);
     snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
     *fatal = false;
@@ -456,6 +458,9 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     vg_json_set_str(rep, "lab", o->lab);
     vg_json_set_str(rep, "partition", o->partition);
     json_object_set_new(rep, "nodes", json_integer(o->nodes));
+    json_object_set_new(rep, "gpus_per_node", json_integer(o->gpus_per_node));
+    json_object_set_new(rep, "gpus", json_integer((json_int_t)o->nodes * o->gpus_per_node));
+    json_object_set_new(rep, "ranks", json_integer((json_int_t)o->nodes * (o->gpus_per_node > 0 ? o->gpus_per_node : 1)));
     json_object_set_new(rep, "deadline_s", json_integer(o->deadline_s));
     vg_json_set_str(rep, "controller", o->controller);
     json_object_set_new(rep, "job", json_string(o->job_script ? o->job_script : "vigil trainer"));

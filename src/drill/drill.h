@@ -77,6 +77,7 @@ struct vg_drill_opts {
     const char *orch_config;     /* its configuration; NULL = its default */
     const char *partition;       /* NULL = the default partition */
     int nodes;                   /* job size; default 2 */
+    int gpus_per_node;           /* one rank per GPU (G tasks and G GPUs per node); 0: one rank per node */
     enum vg_inj_kind kind;
     int code;
     int gpu;                     /* -1: GPU 0, 1, 2… in successive runs */
@@ -106,6 +107,8 @@ bool vg_drill_recovered(const json_t *report);
 /* Fills the per-stage statistics of a report from its runs (used by vg_drill
  * and the tests). */
 void vg_drill_summarize(json_t *report);
+/* "a 64-GPU job: 8 nodes × 8 GPUs" or "a 3-node job" (UTF-8), from a report. */
+void vg_drill_size(const json_t *report, char *buf, size_t n);
 /* The terminal summary. */
 void vg_drill_print(FILE *f, const json_t *report);
 /* The self-contained HTML page (inline CSS and SVG).  0 or -1. */

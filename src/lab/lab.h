@@ -21,7 +21,9 @@ struct vg_lab_opts {
     int nodes;                       /* n1..nN, spares included */
     int spares;                      /* the last K nodes: Weight=100 Feature=spare */
     int rack_size;                   /* nodes per rack (switch); 0 = one rack */
-    int cpus;                        /* CPUs per node; 0 = 2 */
+    int cpus;                        /* CPUs per node; 0 = 2 (at least one per GPU) */
+    int gpus;                        /* GPUs per node: Slurm Gres=gpu:G and the fake NVML's count;
+                                      * 0 = no Gres, 8 fake GPUs */
     int port_base;                   /* 0 = the first free block from 16800 */
     int wait_ms;                     /* for all nodes idle; 0 = 60 s */
     const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
@@ -33,6 +35,7 @@ struct vg_lab_info {
     char dir[512];
     char conf[600];                  /* DIR/etc/slurm.conf: SLURM_CONF for clients */
     int nodes, spares, rack_size, port_base;
+    int gpus;                        /* per node, as Slurm knows them (0: no Gres) */
     long up_ms;                      /* from the call to all nodes idle */
     char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
 };

@@ -212,7 +212,9 @@ int vg_drill_html(FILE *f, const json_t *rep)
     esc(f, vg_json_str(rep, "fault", "?"));
     fputs("</h1>\n<p class=\"meta\">", f);
     esc(f, vg_json_str(rep, "cluster", "?"));
-    fprintf(f, " cluster, %lld-node job (", vg_json_int(rep, "nodes", 0));
+    char size[96];
+    vg_drill_size(rep, size, sizeof size);
+    fprintf(f, " cluster, %s (", size);
     esc(f, vg_json_str(rep, "job", "?"));
     fprintf(f, "), %zu run(s), deadline %g s, ", json_array_size(json_object_get(rep, "runs")), deadline);
     if (vg_json_str(rep, "controller", NULL)) {

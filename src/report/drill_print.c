@@ -31,11 +31,20 @@ static const char *met(const json_t *rep, const char *stage, const json_t *media
     return json_number_value(median) < json_number_value(v) ? "yes" : "no";
 }
 
+void vg_drill_size(const json_t *rep, char *buf, size_t n)
+{
+    long long nodes = vg_json_int(rep, "nodes", 0), g = vg_json_int(rep, "gpus_per_node", 0);
+    if (g > 0) snprintf(buf, n, "a %lld-GPU job: %lld nodes \u00d7 %lld GPUs, one rank per GPU", nodes * g, nodes, g);
+    else snprintf(buf, n, "a %lld-node job", nodes);
+}
+
 void vg_drill_print(FILE *f, const json_t *rep)
 {
     const json_t *runs = json_object_get(rep, "runs");
-    fprintf(f, "drill: %s on %s, %zu run%s, deadline %lld s%s%s\n", vg_json_str(rep, "fault", "?"),
-            vg_json_str(rep, "cluster", "?"), json_array_size(runs), json_array_size(runs) == 1 ? "" : "s",
+    char size[96];
+    vg_drill_size(rep, size, sizeof size);
+    fprintf(f, "drill: %s on %s, %s, %zu run%s, deadline %lld s%s%s\n", vg_json_str(rep, "fault", "?"),
+            vg_json_str(rep, "cluster", "?"), size, json_array_size(runs), json_array_size(runs) == 1 ? "" : "s",
             vg_json_int(rep, "deadline_s", 0), vg_json_str(rep, "controller", NULL) ? ", controller " : " (vigil off)",
             vg_json_str(rep, "controller", ""));
     const char *rh[] = { "run", "job", "victim", "detect", "by", "isolate", "requeue", "restart", "on", "resume",

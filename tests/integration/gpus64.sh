@@ -1,0 +1,28 @@
+#!/bin/sh
+# gpus64.sh — the drill at the scale buyers are told to ask for: 64 GPUs.  A
+# lab of 9 nodes × 8 GPUs (Slurm Gres=gpu:8 backed by files, the fake NVML
+# with 8 GPUs per node; one node a hot spare) with an agent per node and the
+# controller; the trainer runs one rank per GPU (64 ranks); an XID 79 on one
+# node: detected, isolated, the job running again on the spare and resumed
+# from its checkpoint, and the report (terminal, JSON, HTML) says 64 GPUs.
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
+    echo "ok 1 # skip needs root and slurmctld"; exit 0
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-g64.XXXXXX"); chmod 755 "$T"
+lab_up 9 --spares 1 --rack-size 3 --gpus-per-node 8 || { nok "lab up 9 × 8 GPUs"; rm -rf "$T"; exit 1; }
+trap 'lab_down; rm -rf "$T"' EXIT
+is "Slurm knows 8 GPUs per node" "$(scontrol show node n1 | sed -n 's/^ *Gres=//p')" "gpu:8"
+is "the fake NVML shows 8 GPUs on n4" "$(VIGIL_NODE=n4 FAKE_NVML_STATE=$LAB_DIR/nodes/n4/nvml-state \
+    VIGIL_NVML_LIB=$FAKE_NVML "$VIGIL" check --config /dev/null --json 2>/dev/null | jq -r '.ok')" "true"
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 8 --runs 1 --fault xid:79 --deadline 90 --json --html "$T/d.html" \
+    >"$T/d.json" 2>"$T/d.err"
+is "drill exit: recovered" "$?" 0
+is "report: gpus" "$(jq -r .gpus "$T/d.json")" 64
+is "report: one rank per GPU" "$(jq -r .ranks "$T/d.json")" 64
+is "detected by vigil" "$(jq -r '.runs[0].detect.by' "$T/d.json")" vigil
+check "job running again on the spare" jq -e '.runs[0].restart.spare == true' "$T/d.json"
+check "resumed from a checkpoint" jq -e '.runs[0].resume.after_s != null' "$T/d.json"
+check "HTML says 64 GPUs" grep -q '64-GPU job: 8 nodes' "$T/d.html"
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 8 --gpus-per-node 9 >/dev/null 2>&1
+is "more than 8 GPUs per node refused" "$?" 2
