@@ -30,13 +30,30 @@ struct vg_advisory {
     char *summary;
     char url[256];         /* source URL — always set */
     char published[16];    /* YYYY-MM-DD */
+    char distro[40];       /* a distribution's own record: its OSV ecosystem ("Debian:12",
+                              "Ubuntu:22.04:LTS"); "" for an upstream advisory */
+    char package[64];      /* distribution record: the (source) package it is about */
+    char *cves;            /* distribution record: the CVE ids it covers, space-separated ("" = none named) */
     struct vg_range *ranges;
     size_t nranges;
 };
 
 struct vg_advdb;
 
-enum vg_finding_kind { VG_FIND_CVE, VG_FIND_EOL, VG_FIND_BELOW_MIN };
+enum vg_finding_kind {
+    VG_FIND_CVE,
+    VG_FIND_EOL,
+    VG_FIND_BELOW_MIN,
+    VG_FIND_DISTRO_FIXED,  /* the upstream version is affected, but the distribution fixed it */
+};
+
+/* What decided a CVE finding (or a fix by the distribution). */
+enum vg_evidence {
+    VG_EV_UPSTREAM,        /* the upstream version compared with the upstream advisory */
+    VG_EV_DISTRO_ADVISORY, /* the distribution's own advisory (evidence_ref: its id) */
+    VG_EV_CHANGELOG,       /* the package's changelog names the CVE (evidence_ref: the entry's version) */
+};
+const char *vg_evidence_name(enum vg_evidence e);   /* "upstream" "distro-advisory" "changelog" */
 
 struct vg_finding {
     enum vg_finding_kind kind;
@@ -46,6 +63,8 @@ struct vg_finding {
     char fixed[64];                  /* the version to upgrade to, "" when none known */
     bool backport_possible;          /* distro package: only the upstream number was
                                         compared; the distribution may have backported the fix */
+    enum vg_evidence evidence;
+    char evidence_ref[64];           /* distro advisory id, or the changelog entry's version */
     char note[256];                  /* EOL / below-minimum explanation */
     char url[256];
 };
@@ -58,7 +77,11 @@ int vg_advdb_load(const char *path, struct vg_advdb **db, char *err, size_t errl
 void vg_advdb_free(struct vg_advdb *db);
 size_t vg_advdb_count(const struct vg_advdb *db);
 /* Calls cb for every finding on one component: CVEs whose ranges contain its
- * version, then end-of-life and below-minimum findings.  Returns the count. */
+ * version, then end-of-life and below-minimum findings.  For a distribution
+ * package an upstream CVE is decided by the distribution's own advisory for
+ * the node's release when there is one, else by the package's changelog, and
+ * only then by the upstream version (VG_FIND_DISTRO_FIXED reports what the
+ * distribution fixed).  Returns the count. */
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx);
 
 /* ---- end of life and minimum recommended versions ---- */
@@ -108,6 +131,8 @@ const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i);
 /* True when version v (compared as eco) lies in range r; "xx." in a bound
  * stands for v's first field (NIC firmware trains: xx.39.5050). */
 bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const char *v);
-const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" */
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" */
+/* True when the space-separated list has the word w. */
+bool vg_word_in(const char *list, const char *w);
 
 #endif

@@ -1,6 +1,7 @@
 /* pkgdb_dpkg.c — reads the dpkg status file (/var/lib/dpkg/status) directly:
  * RFC 822 stanzas separated by blank lines, continuation lines starting with
- * a blank.  One read of the file, parsed in place (the packages' strings point
+ * a blank.  Package, Version, Architecture, Status and Source (the source
+ * package, without its version) are kept.  One read of the file, parsed in place (the packages' strings point
  * into the buffer), no per-line allocation.  Only packages whose Status is
  * "<want> ok installed" count.  A corrupt file (binary data, a stanza without
  * Package, a truncated last stanza, an over-long line) is an input error
@@ -19,7 +20,7 @@
 #define DPKG_MAX_LINE (64u << 10)
 
 struct stanza {
-    char *name, *version, *arch, *status;
+    char *name, *version, *arch, *status, *src;
     size_t line; /* where it starts */
 };
 
@@ -29,7 +30,8 @@ static void add_pkg(struct vg_inventory *inv, const struct stanza *s)
         inv->pkgcap = inv->pkgcap ? inv->pkgcap * 2 : 256;
         inv->pkgs = vg_xrealloc(inv->pkgs, inv->pkgcap * sizeof *inv->pkgs);
     }
-    inv->pkgs[inv->npkgs++] = (struct vg_pkg){ s->name, s->version, s->arch ? s->arch : "", VG_ECO_DPKG };
+    inv->pkgs[inv->npkgs++] = (struct vg_pkg){ s->name, s->version, s->arch ? s->arch : "", s->src ? s->src : "",
+                                                VG_ECO_DPKG };
 }
 
 /* "install ok installed", "hold ok installed": the third word is "installed". */
@@ -88,6 +90,11 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
             else if (fl == 7 && !memcmp(p, "Version", 7)) slot = &s.version;
             else if (fl == 12 && !memcmp(p, "Architecture", 12)) slot = &s.arch;
             else if (fl == 6 && !memcmp(p, "Status", 6)) slot = &s.status;
+            else if (fl == 6 && !memcmp(p, "Source", 6)) {
+                slot = &s.src;
+                char *sp = memchr(v, ' ', (size_t)(ve - v)); /* "glibc (2.36-9)": the name only */
+                if (sp) ve = sp;
+            }
             if (slot) {
                 *ve = 0; /* ve <= nl: terminates the value in place */
                 *slot = v;
