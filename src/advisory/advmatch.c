@@ -210,6 +210,9 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
             if (!r) continue;
             f.kind = VG_FIND_CVE;
             f.evidence = VG_EV_DISTRO_ADVISORY;
+            for (size_t j = lo; j < db->n && !strcmp(db->advs[j].component, c->name); j++)   /* the upstream rating */
+                if (!db->advs[j].distro[0] && db->advs[j].severity > f.severity && vg_word_in(a->cves, db->advs[j].id))
+                    f.severity = db->advs[j].severity;
             vg_strlcpy(f.evidence_ref, a->id, sizeof f.evidence_ref);
             vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
             cb(&f, ctx);

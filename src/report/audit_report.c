@@ -149,13 +149,18 @@ static void evidence_cell(const struct vg_finding *x, char *buf, size_t n)
     else snprintf(buf, n, "%s", x->evidence_ref);
 }
 
-/* The upstream advisory's fix for the version's line ("" when none). */
-static const char *upstream_fix(const struct vg_finding *x)
+/* The upstream advisory's fix for the version's line: "9.9p2", "after 9.7p1"
+ * (only the last affected version is known), "none known". */
+static const char *upstream_fix(const struct vg_finding *x, char *buf, size_t n)
 {
-    for (size_t i = 0; i < x->adv->nranges; i++)
-        if (vg_range_contains(x->adv->eco, &x->adv->ranges[i], x->comp->upstream[0] ? x->comp->upstream : x->comp->version))
-            return x->adv->ranges[i].fixed[0] ? x->adv->ranges[i].fixed : "none known";
-    return "";
+    for (size_t i = 0; i < x->adv->nranges; i++) {
+        const struct vg_range *r = &x->adv->ranges[i];
+        if (!vg_range_contains(x->adv->eco, r, x->comp->upstream[0] ? x->comp->upstream : x->comp->version)) continue;
+        if (r->fixed[0]) return r->fixed;
+        if (r->last_affected[0]) return snprintf(buf, n, "after %s", r->last_affected), buf;
+        break;
+    }
+    return "none known";
 }
 
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
@@ -196,9 +201,9 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         struct vg_table *t = vg_table_new(5, hx);
         for (size_t i = 0; i < a->nfixed; i++) {
             const struct vg_finding *x = &a->fixed[i];
-            char ev[96];
+            char ev[96], fix[80];
             evidence_cell(x, ev, sizeof ev);
-            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, upstream_fix(x), ev };
+            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, upstream_fix(x, fix, sizeof fix), ev };
             vg_table_row(t, cells);
         }
         heading(f, markdown, "%sFixed by the distribution (%zu)", "", a->nfixed);
