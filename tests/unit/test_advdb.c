@@ -71,7 +71,7 @@ static struct vg_advdb *sample(void)
     struct vg_advdb *db = vg_advdb_new();
     struct vg_range r1[] = { { "", "1.1.12", "" }, { "1.2.0", "1.2.8", "" } };
     struct vg_advisory a = { "CVE-2024-21626", "runc", VG_ECO_GENERIC, VG_SEV_HIGH, 8.6, "leaky fd", "https://x/runc",
-                             "2024-01-31", r1, 2 };
+                             "2024-01-31", "", "", NULL, r1, 2 };
     assert_int_equal(vg_advdb_add(db, &a), 2);
     assert_int_equal(vg_advdb_add(db, &a), 0);   /* duplicate */
     struct vg_range r2[] = { { "1.3.0", "1.3.3", "" } };
@@ -80,11 +80,11 @@ static struct vg_advdb *sample(void)
     assert_int_equal(vg_advdb_add(db, &a), 1);   /* merged into the same advisory */
     struct vg_range r3[] = { { "535.0", "535.183.01", "" }, { "550.0", "550.90.07", "" } };
     struct vg_advisory d = { "CVE-2024-0090", "nvidia-driver", VG_ECO_NVIDIA, VG_SEV_HIGH, 7.8, "oob", "https://x/5551",
-                             "2024-06-06", r3, 2 };
+                             "2024-06-06", "", "", NULL, r3, 2 };
     vg_advdb_add(db, &d);
     struct vg_range r4[] = { { "", "6.8.0-87.88", "" } };
     struct vg_advisory k = { "CVE-2025-40300", "linux-kernel", VG_ECO_DPKG, VG_SEV_HIGH, 0, "usn", "https://x/usn",
-                             "2025-11-06", r4, 1 };
+                             "2025-11-06", "", "", NULL, r4, 1 };
     vg_advdb_add(db, &k);
     struct vg_eol e = { "nvidia-driver", "535", "", "2026-06-30", "https://x/eol", "move to R580" };
     vg_advdb_add_eol(db, &e);
