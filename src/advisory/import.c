@@ -54,6 +54,7 @@ static const struct { const char *name, *component; } names[] = {
     { "nvidia gpu operator", "gpu-operator" },
     { "github.com/nvidia/gpu-operator", "gpu-operator" },
     { "nvidia cuda toolkit", "cuda-toolkit" },
+    { "cuda toolkit", "cuda-toolkit" },
     { "dcgm", "dcgm" },
     { "nvidia dcgm", "dcgm" },
     { "dcgm exporter", "dcgm-exporter" },

@@ -81,3 +81,5 @@ if [ -r /var/lib/dpkg/status ] && [ -d /usr/share/doc ]; then
 else
     skip "this machine: not a dpkg system"
 fi
+is "debian12-backport: glibc's source package from the dpkg Source field" \
+   "$(jq -r '.components[] | select(.name == "glibc") | .source_package' "$T/deb.json")" "glibc"
