@@ -12,6 +12,7 @@
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,8 @@ static void add_cve(struct sbuf *list, const char *s)
     sbuf_printf(list, "%s%s", list->len ? " " : "", c);
 }
 
-/* The CVE ids a record names: its id, aliases, upstream and related ids. */
+/* The CVE ids a record names: its id, aliases, upstream and related ids;
+ * when those name none (Ubuntu's kernel USNs), the ids its details cite. */
 static char *record_cves(const json_t *doc)
 {
     struct sbuf list = SBUF_INIT;
@@ -90,6 +92,15 @@ static char *record_cves(const json_t *doc)
     for (size_t k = 0; k < 3; k++) {
         const json_t *arr = json_object_get(doc, keys[k]);
         for (size_t i = 0; i < json_array_size(arr); i++) add_cve(&list, json_string_value(json_array_get(arr, i)));
+    }
+    const char *d = list.len ? "" : vg_json_str(doc, "details", "");
+    for (const char *p = strstr(d, "CVE-"); p; p = strstr(p + 4, "CVE-")) {
+        size_t n = 4 + strspn(p + 4, "0123456789-");
+        while (n > 4 && p[n - 1] == '-') n--;
+        if (n < 13 || n > 20 || (p > d && isalnum((unsigned char)p[-1]))) continue;
+        char id[24];
+        snprintf(id, sizeof id, "%.*s", (int)n, p);
+        add_cve(&list, id);
     }
     return sbuf_take(&list);
 }

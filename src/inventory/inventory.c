@@ -150,7 +150,7 @@ static void distro_evidence(struct vg_inventory *inv)
         struct vg_component *c = &inv->items[i];
         if (!c->package[0] || (c->eco != VG_ECO_DPKG && c->eco != VG_ECO_RPM)) continue;
         vg_strlcpy(c->distro, distro, sizeof c->distro);
-        if (c->eco != VG_ECO_DPKG || !vg_startswith(c->source, "dpkg:")) continue;
+        if (c->eco != VG_ECO_DPKG) continue;
         char err[512];
         if (vg_deb_changelog_load(inv->root, c->package, c->version, &c->changelog, err, sizeof err) < 0)
             vg_warn("%s (changelog not used)", err);

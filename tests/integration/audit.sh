@@ -83,3 +83,18 @@ else
 fi
 is "debian12-backport: glibc's source package from the dpkg Source field" \
    "$(jq -r '.components[] | select(.name == "glibc") | .source_package' "$T/deb.json")" "glibc"
+
+# The running kernel as the distribution's package, matched against its kernel USN.
+$A --root $R/ubuntu2404-kernel --json --fail-on none >"$T/k.json"
+is "ubuntu2404-kernel: 6.8.0-120-generic maps to linux 6.8.0-120.120 (upstream 6.8.12)" \
+   "$(jq -r '.components[] | select(.name == "linux-kernel") | [.version, .source_package, .upstream, .distro] | join(" ")' "$T/k.json")" \
+   "6.8.0-120.120 linux 6.8.12 Ubuntu:24.04"
+is "ubuntu2404-kernel: USN-8373-1, fixed in 6.8.0-124.124" \
+   "$(jq -r '.findings[] | select(.component == "linux-kernel") | [.id, .fixed, .evidence] | join(" ")' "$T/k.json")" \
+   "USN-8373-1 6.8.0-124.124 distro-advisory"
+check "ubuntu2404-kernel: the livepatch module is reported" sh -c "jq -r '.components[].detail' '$T/k.json' | grep -q 'livepatch lp_6_8_0_120 enabled'"
+is "ubuntu2404-kernel-patched: no kernel finding at 6.8.0-124.124" \
+   "$($A --root $R/ubuntu2404-kernel-patched --json | jq '[.findings[] | select(.component == "linux-kernel")] | length')" 0
+is "debian12-kernel: 6.1.0-18-amd64 maps to the image package's linux 6.1.76-1" \
+   "$($A --root $R/debian12-kernel --components --json | jq -r '.[] | select(.name == "linux-kernel") | [.version, .package, .source_package] | join(" ")')" \
+   "6.1.76-1 linux-image-6.1.0-18-amd64 linux"
