@@ -93,8 +93,6 @@ const struct vg_sec_result *vg_sec_find(const struct vg_sec_ctx *c, const char *
 /* Results with status fail at or above severity sev. */
 size_t vg_sec_failures(const struct vg_sec_ctx *c, enum vg_severity sev);
 
-/* `vigil audit --security …` (cmd/audit_security.c): the exit code. */
-int vg_audit_security(int argc, char **argv);
 
 /* Reports (report/security_report.c). */
 json_t *vg_sec_json(const struct vg_sec_ctx *c);
