@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SCHEMA 1
@@ -338,9 +339,24 @@ int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file
     return r.failed ? -1 : 0;
 }
 
+/* "X.json" → "X.idx", when path ends in ".json". */
+static bool index_path(const char *path, char *idx, size_t n)
+{
+    size_t l = strlen(path);
+    if (l < 5 || strcmp(path + l - 5, ".json") || l + 1 > n) return false;
+    snprintf(idx, n, "%.*s.idx", (int)(l - 5), path);
+    return true;
+}
+
 int vg_advdb_load(const char *path, struct vg_advdb **out, char *err, size_t errlen)
 {
     *out = NULL;
+    char idx[4096], stamp[64];
+    struct stat st;
+    if (index_path(path, idx, sizeof idx) && stat(idx, &st) == 0 && vg_advdb_stamp(path, stamp, sizeof stamp) == 0) {
+        int rc = vg_advdb_load_index(idx, stamp, out, err, errlen);
+        if (rc <= 0) return rc;   /* loaded, or a broken index; 1: stale, read the JSON */
+    }
     json_error_t je;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!doc) {
@@ -448,5 +464,8 @@ int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t
         unlink(tmp);
         return -1;
     }
-    return 0;
+    char stamp[64];
+    if (!index_path(path, tmp, sizeof tmp)) return 0;
+    if (vg_advdb_stamp(path, stamp, sizeof stamp) < 0) return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+    return vg_advdb_save_index(db, stamp, tmp, err, errlen);
 }

@@ -48,12 +48,12 @@ enum vg_finding_kind {
 };
 
 /* What decided a CVE finding (or a fix by the distribution). */
-enum vg_evidence {
+enum vg_find_evidence {
     VG_EV_UPSTREAM,        /* the upstream version compared with the upstream advisory */
     VG_EV_DISTRO_ADVISORY, /* the distribution's own advisory (evidence_ref: its id) */
     VG_EV_CHANGELOG,       /* the package's changelog names the CVE (evidence_ref: the entry's version) */
 };
-const char *vg_evidence_name(enum vg_evidence e);   /* "upstream" "distro-advisory" "changelog" */
+const char *vg_evidence_name(enum vg_find_evidence e);   /* "upstream" "distro-advisory" "changelog" */
 
 struct vg_finding {
     enum vg_finding_kind kind;
@@ -63,7 +63,7 @@ struct vg_finding {
     char fixed[64];                  /* the version to upgrade to, "" when none known */
     bool backport_possible;          /* distro package: only the upstream number was
                                         compared; the distribution may have backported the fix */
-    enum vg_evidence evidence;
+    enum vg_find_evidence evidence;
     char evidence_ref[64];           /* distro advisory id, or the changelog entry's version */
     char note[256];                  /* EOL / below-minimum explanation */
     char url[256];
@@ -71,7 +71,8 @@ struct vg_finding {
 
 typedef void (*vg_finding_cb)(const struct vg_finding *f, void *ctx);
 
-/* Loads the database from a file (the bundled one: vg_data_path("advisories.json")).
+/* Loads the database from a file (the bundled one: vg_data_path("advisories.json")),
+ * through its compact index when one beside it is up to date.
  * On error returns -1 with a one-line message (file, line/field) in err. */
 int vg_advdb_load(const char *path, struct vg_advdb **db, char *err, size_t errlen);
 void vg_advdb_free(struct vg_advdb *db);
@@ -120,7 +121,19 @@ int vg_advdb_add_minimum(struct vg_advdb *db, const struct vg_minimum *m); /* 0 
 /* Reads a database document already parsed (file names messages).  Merges into db. */
 int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file, char *err, size_t errlen);
 json_t *vg_advdb_to_json(const struct vg_advdb *db);
+/* Writes the JSON file, and for a path ending in ".json" also the compact
+ * index beside it (".idx", advindex.c), stamped with the JSON file's size and
+ * hash; vg_advdb_load reads the index instead while the stamp matches. */
 int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t errlen);
+int vg_advdb_stamp(const char *json_path, char *stamp, size_t n);   /* -1: unreadable */
+int vg_advdb_save_index(const struct vg_advdb *db, const char *stamp, const char *path, char *err, size_t errlen);
+/* Loads an index; with stamp set, returns 1 (nothing loaded) when the index
+ * was written for another JSON file; -1 with err on a malformed index. */
+int vg_advdb_load_index(const char *path, const char *stamp, struct vg_advdb **db, char *err, size_t errlen);
+/* The same on the text in buf (len bytes, buf[len] == 0), split in place;
+ * path names it in messages. */
+int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *stamp, struct vg_advdb **db, char *err,
+                         size_t errlen);
 
 /* Read access, in a stable order (component, id). */
 const struct vg_advisory *vg_advdb_get(const struct vg_advdb *db, size_t i);

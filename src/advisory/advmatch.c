@@ -112,7 +112,7 @@ static void count_only(const struct vg_finding *f, void *ctx)
     (void)ctx;
 }
 
-const char *vg_evidence_name(enum vg_evidence e)
+const char *vg_evidence_name(enum vg_find_evidence e)
 {
     switch (e) {
     case VG_EV_DISTRO_ADVISORY: return "distro-advisory";
