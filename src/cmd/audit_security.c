@@ -19,7 +19,7 @@ static const char usage_text[] =
     "usage: vigil audit --security [--root DIR] [--config FILE] [--targets FILE] [--only FAMILY,…]\n"
     "                   [--no-scontrol] [--json] [--format table|json|markdown]\n"
     "                   [--fail-on none|low|medium|high|critical]\n"
-    "families: slurm, infiniband, node, network, storage\n";
+    "families: slurm, infiniband, node, network, storage, devices\n";
 
 static int load_conf(const char *path, struct vg_sec_config *c)
 {

@@ -18,6 +18,7 @@ static const struct vg_sec_family *const families[] = {
     &vg_sec_node,
     &vg_sec_network,
     &vg_sec_storage,
+    &vg_sec_devices,
 };
 
 const char *vg_sec_status_name(enum vg_sec_status s)

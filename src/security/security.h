@@ -1,7 +1,8 @@
 /* security.h — `vigil audit --security`: tenant-isolation and security
  * posture checks, NHC style.  Each family (sec_slurm.c, sec_infiniband.c,
  * sec_node.c, sec_network.c) is a table of checks {id, title, severity, fix,
- * function}; sec_storage.c: NFS exports, shared-filesystem mounts;
+ * function}; sec_storage.c: NFS exports, shared-filesystem mounts; sec_devices.c:
+ * IOMMU, BlueField RShim;
  * checks.c lists the families and runs them.  A check reports one
  * or more results through vg_sec_emit: pass, warn, fail, or unknown ("could
  * not check": a missing file, permission denied — never a crash, never a
@@ -79,7 +80,8 @@ struct vg_sec_family {
     const struct vg_sec_check *checks;
     size_t n;
 };
-extern const struct vg_sec_family vg_sec_slurm, vg_sec_infiniband, vg_sec_node, vg_sec_network, vg_sec_storage;
+extern const struct vg_sec_family vg_sec_slurm, vg_sec_infiniband, vg_sec_node, vg_sec_network, vg_sec_storage,
+    vg_sec_devices;
 
 /* Records one result of check k.  evidence: what was read (file: value). */
 void vg_sec_emit(struct vg_sec_ctx *c, const struct vg_sec_check *k, enum vg_sec_status st, const char *evidence,
