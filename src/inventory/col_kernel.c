@@ -45,7 +45,7 @@ static void ubuntu_source(const char *flavour, const char *version, char *out, s
     snprintf(out, n, "linux-%s-%.*s", main_line ? "hwe" : fl, mm, version);
 }
 
-/* "livepatch: lp_6_8_0_120 enabled" for each enabled module. */
+/* "; livepatch lp_6_8_0_120 enabled" for each enabled module ("" when none). */
 static void livepatch(struct vg_inventory *inv, char *buf, size_t n)
 {
     char **names;
@@ -59,7 +59,7 @@ static void livepatch(struct vg_inventory *inv, char *buf, size_t n)
             snprintf(buf + l, n - l, "%slivepatch %s enabled", l ? ", " : "; ", names[i]);
         }
     }
-    if (k > 0) vg_free_list(names, k);
+    if (k >= 0) vg_free_list(names, k);
 }
 
 static int collect(struct vg_inventory *inv)
