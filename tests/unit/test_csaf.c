@@ -128,6 +128,34 @@ static void test_update_forms(void **state)
     assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.4.1", "CVE-2024-0072", NULL), 0);
 }
 
+static int import_text(const char *json, struct vg_advdb *db, struct vg_import_report *rep);
+
+/* "U N" with a space (not in the bundled bulletins, but the same family of
+ * names): "12.6 U 1" = 12.6.1. */
+static void test_update_space_form(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"document\":{\"csaf_version\":\"2.0\",\"publisher\":{\"name\":\"NVIDIA\"},\"tracking\":{\"id\":\"9998\","
+        "\"initial_release_date\":\"2026-01-02T00:00:00Z\"}},"
+        "\"product_tree\":{\"branches\":[{\"category\":\"vendor\",\"name\":\"NVIDIA\",\"branches\":["
+        "{\"category\":\"architecture\",\"name\":\"Linux\",\"branches\":["
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA CUDA Toolkit\",\"product\":{\"name\":\"All versions prior to 12.6 U 1\",\"product_id\":\"a\"}},"
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA CUDA Toolkit\",\"product\":{\"name\":\"12.6 U 1\",\"product_id\":\"f\"}}]}]}]},"
+        "\"vulnerabilities\":[{\"cve\":\"CVE-2099-0009\",\"product_status\":{\"known_affected\":[\"a\"],\"fixed\":[\"f\"]}}]}";
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(import_text(doc, db, &rep), 0);
+    assert_int_equal(rep.unparsed.n, 0);
+    char fixed[64];
+    assert_int_equal(affected_by(db, "cuda-toolkit", VG_ECO_GENERIC, "12.6.0", "CVE-2099-0009", fixed), 1);
+    assert_string_equal(fixed, "12.6.1");
+    assert_int_equal(affected_by(db, "cuda-toolkit", VG_ECO_GENERIC, "12.6.1", "CVE-2099-0009", NULL), 0);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
 /* Splits a TSV line in place; returns the field count. */
 static int fields(char *line, char **f, int max)
 {
@@ -279,7 +307,7 @@ int main(void)
         cmocka_unit_test(test_corpus_counts),   cmocka_unit_test(test_driver_rows),
         cmocka_unit_test(test_container_rows),  cmocka_unit_test(test_branches_and_trains),
         cmocka_unit_test(test_patterns),        cmocka_unit_test(test_missing_fields),
-        cmocka_unit_test(test_update_forms),
+        cmocka_unit_test(test_update_forms),    cmocka_unit_test(test_update_space_form),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
