@@ -2,7 +2,8 @@
 # audit.sh — `vigil audit --root R --json` (full bundled database) on a root
 # with a 3,000-package dpkg status file, against `dpkg-query -W` merely
 # listing the same status file; best of N runs each, in the same run, as a
-# ratio.  Also the audit's peak RSS.  Targets: ratio <= 1, RSS < 20 MB.
+# ratio.  Also the audit's peak RSS.  Targets: ratio <= 0.5, RSS <= 20 MB.
+# The audit reads the database through its compact index (data/advisories.idx).
 cd "$(dirname "$0")/.." || exit 2
 VIGIL=${VIGIL:-build/vigil}
 N=${BENCH_RUNS:-7}
@@ -40,13 +41,13 @@ best() { # best wall time in µs of N runs of "$@"
 a=$(best "$VIGIL" audit --root "$root" --json --fail-on none)
 d=$(best dpkg-query --admindir="$root/var/lib/dpkg" -W)
 ratio=$(awk -v a="$a" -v d="$d" 'BEGIN { printf "%.2f", a / d }')
-printf 'audit: %d packages, best of %d: vigil audit --json %.1f ms, dpkg-query -W %.1f ms, ratio %s (target <= 1)\n' \
+printf 'audit: %d packages, best of %d: vigil audit --json %.1f ms, dpkg-query -W %.1f ms, ratio %s (target <= 0.5)\n' \
     "$npkgs" "$N" "$(echo "$a" | awk '{print $1/1000}')" "$(echo "$d" | awk '{print $1/1000}')" "$ratio"
 if [ -x /usr/bin/time ]; then
     rss=$(/usr/bin/time -v "$VIGIL" audit --root "$root" --json --fail-on none 2>&1 >/dev/null | awk -F: '/Maximum resident/ {gsub(/ /, "", $2); print $2}')
 else # the shell's own children accounting: VmHWM is not reachable after exit, so use getrusage via /proc-less fallback
     rss=$(sh -c "\"$VIGIL\" audit --root \"$root\" --json --fail-on none >/dev/null & pid=\$!; m=0; while kill -0 \$pid 2>/dev/null; do v=\$(awk '/VmHWM/ {print \$2}' /proc/\$pid/status 2>/dev/null); [ -n \"\$v\" ] && [ \"\$v\" -gt \"\$m\" ] && m=\$v; done; echo \$m")
 fi
-awk -v r="$rss" 'BEGIN { printf "audit: peak RSS %.1f MB (target < 20 MB)\n", r / 1024 }'
-awk -v a="$a" -v d="$d" -v r="$rss" 'BEGIN { exit !(a <= d && r < 20480) }' || echo "audit: target missed"
+awk -v r="$rss" 'BEGIN { printf "audit: peak RSS %.1f MB (target <= 20 MB)\n", r / 1024 }'
+awk -v a="$a" -v d="$d" -v r="$rss" 'BEGIN { exit !(a <= d / 2 && r <= 20480) }' || echo "audit: target missed"
 exit 0

@@ -1,6 +1,8 @@
 /* fuzz_dpkg.c — libFuzzer target for the dpkg status parser: any input must
  * either parse (every package then has a name and a version, and lookups
- * find it) or be rejected with an error — never crash or read out of bounds. */
+ * find it) or be rejected with an error — never crash or read out of bounds.
+ * The same input is read as a Debian changelog: every CVE it yields is a
+ * well-formed id found again by vg_changelog_names. */
 #include "inventory/inventory.h"
 #include "util/log.h"
 #include <stdint.h>
@@ -23,6 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!vg_inventory_pkg(&inv, inv.pkgs[i].name)) abort();
         }
     }
+    struct vg_changelog cl = { 0 };
+    vg_deb_changelog_parse((const char *)data, size, "1.0-1", &cl);
+    for (size_t i = 0; i < cl.n; i++)
+        if (strncmp(cl.v[i].cve, "CVE-", 4) || strlen(cl.v[i].cve) < 13 || !vg_changelog_names(&cl, cl.v[i].cve)) abort();
+    vg_changelog_free(&cl);
     free(buf);
     vg_inventory_free(&inv);
     return 0;

@@ -5,18 +5,20 @@
  *
  *   {"schema": 1, "generated": "…Z",
  *    "advisories": [{"id", "component", "ecosystem", "severity", "cvss",
- *                    "summary", "url", "published",
+ *                    "summary", "url", "published", "distro", "package", "cves",
  *                    "ranges": [{"introduced", "fixed", "last_affected"}]}],
  *    "eol":     [{"component", "branch", "below", "date", "url", "note"}],
  *    "minimum": [{"component", "branch", "version", "url", "reason"}]} */
 #include "advisory/advdb_int.h"
 #include "util/jsonutil.h"
+#include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SCHEMA 1
@@ -52,6 +54,7 @@ void vg_advdb_free(struct vg_advdb *db)
     if (!db) return;
     for (size_t i = 0; i < db->n; i++) {
         free(db->advs[i].summary);
+        free(db->advs[i].cves);
         free(db->advs[i].ranges);
     }
     free(db->advs);
@@ -68,7 +71,9 @@ static int adv_order(const void *pa, const void *pb)
 {
     const struct vg_advisory *a = pa, *b = pb;
     int r = strcmp(a->component, b->component);
-    return r ? r : strcmp(a->id, b->id);
+    if (!r) r = strcmp(a->id, b->id);
+    if (!r) r = strcmp(a->distro, b->distro);
+    return r ? r : strcmp(a->package, b->package);
 }
 
 /* Sorting by (component, id) is both the stable output order and the index
@@ -98,22 +103,19 @@ static bool same_range(const struct vg_range *a, const struct vg_range *b)
            !strcmp(a->last_affected, b->last_affected);
 }
 
-static struct vg_advisory *find_adv(struct vg_advdb *db, const char *id, const char *component)
+/* An advisory is identified by (component, id, distro, package): one USN
+ * gives each Ubuntu release its own record. */
+static struct vg_advisory *find_adv(struct vg_advdb *db, const struct vg_advisory *a)
 {
-    if (db->sorted) {
-        struct vg_advisory key;
-        vg_strlcpy(key.id, id, sizeof key.id);
-        vg_strlcpy(key.component, component, sizeof key.component);
-        return bsearch(&key, db->advs, db->n, sizeof *db->advs, adv_order);
-    }
+    if (db->sorted) return bsearch(a, db->advs, db->n, sizeof *db->advs, adv_order);
     for (size_t i = 0; i < db->n; i++)
-        if (!strcmp(db->advs[i].id, id) && !strcmp(db->advs[i].component, component)) return &db->advs[i];
+        if (!adv_order(&db->advs[i], a)) return &db->advs[i];
     return NULL;
 }
 
 int vg_advdb_add(struct vg_advdb *db, const struct vg_advisory *a)
 {
-    struct vg_advisory *t = find_adv(db, a->id, a->component);
+    struct vg_advisory *t = find_adv(db, a);
     if (!t) {
         if (db->n == db->cap) {
             db->cap = db->cap ? db->cap * 2 : 64;
@@ -122,6 +124,7 @@ int vg_advdb_add(struct vg_advdb *db, const struct vg_advisory *a)
         t = &db->advs[db->n++];
         *t = *a;
         t->summary = vg_xstrdup(a->summary ? a->summary : "");
+        t->cves = vg_xstrdup(a->cves ? a->cves : "");
         t->ranges = NULL;
         t->nranges = 0;
         db->sorted = false;
@@ -228,7 +231,15 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
     get_str(r, o, where, "ecosystem", eco, sizeof eco, false);
     get_str(r, o, where, "severity", sev, sizeof sev, false);
     get_str(r, o, where, "published", a.published, sizeof a.published, false);
+    get_str(r, o, where, "distro", a.distro, sizeof a.distro, false);
+    get_str(r, o, where, "package", a.package, sizeof a.package, false);
     if (r->failed) return;
+    const json_t *cv_list = json_object_get(o, "cves");
+    if (cv_list && !json_is_array(cv_list)) {
+        snprintf(r->err, r->errlen, "%s: %s.cves: not an array", r->file, where);
+        r->failed = 1;
+        return;
+    }
     if (eco[0] && !vg_eco_parse(eco, &a.eco)) {
         snprintf(r->err, r->errlen, "%s: %s.ecosystem: unknown '%s'", r->file, where, eco);
         r->failed = 1;
@@ -241,11 +252,24 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
     }
     json_t *cv = json_object_get(o, "cvss");
     a.cvss = json_is_number(cv) ? json_number_value(cv) : 0;
+    struct sbuf cves = SBUF_INIT;
+    for (size_t i = 0; i < json_array_size(cv_list); i++) {
+        const char *c = json_string_value(json_array_get(cv_list, i));
+        if (!c || !*c || strchr(c, ' ')) {
+            snprintf(r->err, r->errlen, "%s: %s.cves[%zu]: not a CVE id", r->file, where, i);
+            r->failed = 1;
+            sbuf_free(&cves);
+            return;
+        }
+        sbuf_printf(&cves, "%s%s", cves.len ? " " : "", c);
+    }
+    a.cves = sbuf_take(&cves);
     a.summary = (char *)vg_json_str(o, "summary", "");
     json_t *rs = json_object_get(o, "ranges");
     if (!json_is_array(rs)) {
         snprintf(r->err, r->errlen, "%s: %s.ranges: %s", r->file, where, rs ? "not an array" : "missing");
         r->failed = 1;
+        free(a.cves);
         return;
     }
     size_t nr = json_array_size(rs);
@@ -266,6 +290,7 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
     }
     if (!r->failed) vg_advdb_add(db, &a);
     free(a.ranges);
+    free(a.cves);
 }
 
 int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file, char *err, size_t errlen)
@@ -314,9 +339,24 @@ int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file
     return r.failed ? -1 : 0;
 }
 
+/* "X.json" → "X.idx", when path ends in ".json". */
+static bool index_path(const char *path, char *idx, size_t n)
+{
+    size_t l = strlen(path);
+    if (l < 5 || strcmp(path + l - 5, ".json") || l + 1 > n) return false;
+    snprintf(idx, n, "%.*s.idx", (int)(l - 5), path);
+    return true;
+}
+
 int vg_advdb_load(const char *path, struct vg_advdb **out, char *err, size_t errlen)
 {
     *out = NULL;
+    char idx[4096], stamp[64];
+    struct stat st;
+    if (index_path(path, idx, sizeof idx) && stat(idx, &st) == 0 && vg_advdb_stamp(path, stamp, sizeof stamp) == 0) {
+        int rc = vg_advdb_load_index(idx, stamp, out, err, errlen);
+        if (rc <= 0) return rc;   /* loaded, or a broken index; 1: stale, read the JSON */
+    }
     json_error_t je;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!doc) {
@@ -361,6 +401,17 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
         set_opt(o, "summary", a->summary);
         json_object_set_new(o, "url", json_string(a->url));
         set_opt(o, "published", a->published);
+        set_opt(o, "distro", a->distro);
+        set_opt(o, "package", a->package);
+        if (a->cves && *a->cves) {
+            json_t *cl = json_array();
+            for (const char *p = a->cves; *p;) {
+                size_t l = strcspn(p, " ");
+                json_array_append_new(cl, json_stringn(p, l));
+                p += l + (p[l] == ' ');
+            }
+            json_object_set_new(o, "cves", cl);
+        }
         json_t *rs = json_array();
         for (size_t j = 0; j < a->nranges; j++) {
             json_t *r = json_object();
@@ -413,5 +464,8 @@ int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t
         unlink(tmp);
         return -1;
     }
-    return 0;
+    char stamp[64];
+    if (!index_path(path, tmp, sizeof tmp)) return 0;
+    if (vg_advdb_stamp(path, stamp, sizeof stamp) < 0) return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+    return vg_advdb_save_index(db, stamp, tmp, err, errlen);
 }

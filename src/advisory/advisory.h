@@ -30,13 +30,30 @@ struct vg_advisory {
     char *summary;
     char url[256];         /* source URL — always set */
     char published[16];    /* YYYY-MM-DD */
+    char distro[40];       /* a distribution's own record: its OSV ecosystem ("Debian:12",
+                              "Ubuntu:22.04:LTS"); "" for an upstream advisory */
+    char package[64];      /* distribution record: the (source) package it is about */
+    char *cves;            /* distribution record: the CVE ids it covers, space-separated ("" = none named) */
     struct vg_range *ranges;
     size_t nranges;
 };
 
 struct vg_advdb;
 
-enum vg_finding_kind { VG_FIND_CVE, VG_FIND_EOL, VG_FIND_BELOW_MIN };
+enum vg_finding_kind {
+    VG_FIND_CVE,
+    VG_FIND_EOL,
+    VG_FIND_BELOW_MIN,
+    VG_FIND_DISTRO_FIXED,  /* the upstream version is affected, but the distribution fixed it */
+};
+
+/* What decided a CVE finding (or a fix by the distribution). */
+enum vg_find_evidence {
+    VG_EV_UPSTREAM,        /* the upstream version compared with the upstream advisory */
+    VG_EV_DISTRO_ADVISORY, /* the distribution's own advisory (evidence_ref: its id) */
+    VG_EV_CHANGELOG,       /* the package's changelog names the CVE (evidence_ref: the entry's version) */
+};
+const char *vg_evidence_name(enum vg_find_evidence e);   /* "upstream" "distro-advisory" "changelog" */
 
 struct vg_finding {
     enum vg_finding_kind kind;
@@ -46,19 +63,26 @@ struct vg_finding {
     char fixed[64];                  /* the version to upgrade to, "" when none known */
     bool backport_possible;          /* distro package: only the upstream number was
                                         compared; the distribution may have backported the fix */
+    enum vg_find_evidence evidence;
+    char evidence_ref[64];           /* distro advisory id, or the changelog entry's version */
     char note[256];                  /* EOL / below-minimum explanation */
     char url[256];
 };
 
 typedef void (*vg_finding_cb)(const struct vg_finding *f, void *ctx);
 
-/* Loads the database from a file (the bundled one: vg_data_path("advisories.json")).
+/* Loads the database from a file (the bundled one: vg_data_path("advisories.json")),
+ * through its compact index when one beside it is up to date.
  * On error returns -1 with a one-line message (file, line/field) in err. */
 int vg_advdb_load(const char *path, struct vg_advdb **db, char *err, size_t errlen);
 void vg_advdb_free(struct vg_advdb *db);
 size_t vg_advdb_count(const struct vg_advdb *db);
 /* Calls cb for every finding on one component: CVEs whose ranges contain its
- * version, then end-of-life and below-minimum findings.  Returns the count. */
+ * version, then end-of-life and below-minimum findings.  For a distribution
+ * package an upstream CVE is decided by the distribution's own advisory for
+ * the node's release when there is one, else by the package's changelog, and
+ * only then by the upstream version (VG_FIND_DISTRO_FIXED reports what the
+ * distribution fixed).  Returns the count. */
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx);
 
 /* ---- end of life and minimum recommended versions ---- */
@@ -97,7 +121,19 @@ int vg_advdb_add_minimum(struct vg_advdb *db, const struct vg_minimum *m); /* 0 
 /* Reads a database document already parsed (file names messages).  Merges into db. */
 int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file, char *err, size_t errlen);
 json_t *vg_advdb_to_json(const struct vg_advdb *db);
+/* Writes the JSON file, and for a path ending in ".json" also the compact
+ * index beside it (".idx", advindex.c), stamped with the JSON file's size and
+ * hash; vg_advdb_load reads the index instead while the stamp matches. */
 int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t errlen);
+int vg_advdb_stamp(const char *json_path, char *stamp, size_t n);   /* -1: unreadable */
+int vg_advdb_save_index(const struct vg_advdb *db, const char *stamp, const char *path, char *err, size_t errlen);
+/* Loads an index; with stamp set, returns 1 (nothing loaded) when the index
+ * was written for another JSON file; -1 with err on a malformed index. */
+int vg_advdb_load_index(const char *path, const char *stamp, struct vg_advdb **db, char *err, size_t errlen);
+/* The same on the text in buf (len bytes, buf[len] == 0), split in place;
+ * path names it in messages. */
+int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *stamp, struct vg_advdb **db, char *err,
+                         size_t errlen);
 
 /* Read access, in a stable order (component, id). */
 const struct vg_advisory *vg_advdb_get(const struct vg_advdb *db, size_t i);
@@ -108,6 +144,8 @@ const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i);
 /* True when version v (compared as eco) lies in range r; "xx." in a bound
  * stands for v's first field (NIC firmware trains: xx.39.5050). */
 bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const char *v);
-const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" */
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" */
+/* True when the space-separated list has the word w. */
+bool vg_word_in(const char *list, const char *w);
 
 #endif

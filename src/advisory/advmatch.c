@@ -7,8 +7,13 @@
  * introduced <= v <= last_affected when no fix is known.  Within one advisory
  * a fix on the version's own release line wins over an open-ended range: when
  * ConnectX GA says "< xx.46.1006" and LTS23 says "[xx.39.0, xx.39.5050)",
- * 28.39.6000 is fixed.  A distribution package is compared by its upstream
- * version and its findings say the fix may have been backported. */
+ * 28.39.6000 is fixed.
+ *
+ * A distribution package (dpkg/rpm) is judged by the distribution first: its
+ * own advisory for the node's release (OSV "Debian:12", "Ubuntu:22.04:LTS",
+ * compared with the full package version), then the package's changelog
+ * naming the CVE; only when neither speaks is the upstream version compared,
+ * and such findings say the fix may have been backported. */
 #include "advisory/advdb_int.h"
 #include "util/strutil.h"
 #include <stdarg.h>
@@ -22,6 +27,7 @@ const char *vg_finding_kind_name(enum vg_finding_kind k)
     switch (k) {
     case VG_FIND_CVE: return "cve";
     case VG_FIND_EOL: return "eol";
+    case VG_FIND_DISTRO_FIXED: return "fixed-by-distribution";
     default: return "below-minimum";
     }
 }
@@ -106,6 +112,74 @@ static void count_only(const struct vg_finding *f, void *ctx)
     (void)ctx;
 }
 
+const char *vg_evidence_name(enum vg_find_evidence e)
+{
+    switch (e) {
+    case VG_EV_DISTRO_ADVISORY: return "distro-advisory";
+    case VG_EV_CHANGELOG: return "changelog";
+    default: return "upstream";
+    }
+}
+
+bool vg_word_in(const char *list, const char *w)
+{
+    size_t wl = strlen(w);
+    for (const char *p = list; p && *p;) {
+        size_t l = strcspn(p, " ");
+        if (l == wl && !strncmp(p, w, wl)) return true;
+        p += l + (p[l] == ' ');
+    }
+    return false;
+}
+
+/* A distribution advisory (a->distro "Ubuntu:22.04:LTS") applies to the
+ * component when it is about the node's release ("Ubuntu:22.04") and the
+ * component's source or binary package. */
+static bool distro_applies(const struct vg_advisory *a, const struct vg_component *c)
+{
+    size_t n = strlen(c->distro);
+    if (!a->distro[0] || !n || strncmp(a->distro, c->distro, n) || (a->distro[n] && a->distro[n] != ':')) return false;
+    if (a->eco != c->eco) return false;
+    return !a->package[0] || !strcmp(a->package, c->srcpkg) || !strcmp(a->package, c->package);
+}
+
+/* The distribution advisory of this component's release that covers cve, or NULL. */
+static const struct vg_advisory *distro_cover(const struct vg_advdb *db, size_t lo, const struct vg_component *c,
+                                              const char *cve)
+{
+    for (size_t i = lo; i < db->n && !strcmp(db->advs[i].component, c->name); i++)
+        if (distro_applies(&db->advs[i], c) && (!strcmp(db->advs[i].id, cve) || vg_word_in(db->advs[i].cves, cve)))
+            return &db->advs[i];
+    return NULL;
+}
+
+/* The highest fixed version among the ranges (what the distribution shipped). */
+static const char *max_fixed(const struct vg_advisory *a)
+{
+    const char *best = "";
+    for (size_t i = 0; i < a->nranges; i++)
+        if (a->ranges[i].fixed[0] && (!best[0] || vg_version_cmp(a->eco, a->ranges[i].fixed, best) > 0))
+            best = a->ranges[i].fixed;
+    return best;
+}
+
+/* True when every CVE id the text names is fixed by the distribution
+ * according to the package's changelog (and it names at least one). */
+static bool cves_fixed_in_changelog(const struct vg_component *c, const char *text)
+{
+    int named = 0;
+    for (const char *p = strstr(text, "CVE-"); p; p = strstr(p + 4, "CVE-")) {
+        char id[24];
+        size_t l = strspn(p + 4, "0123456789-");
+        if (l < 6 || l + 5 > sizeof id) continue;
+        snprintf(id, sizeof id, "CVE-%.*s", (int)l, p + 4);
+        if (id[strlen(id) - 1] == '-') id[strlen(id) - 1] = 0;
+        if (!vg_changelog_names(&c->changelog, id)) return false;
+        named++;
+    }
+    return named > 0;
+}
+
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
 {
     if (!cb) cb = count_only;
@@ -127,21 +201,50 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         const struct vg_advisory *a = &db->advs[i];
         struct vg_finding f;
         memset(&f, 0, sizeof f);
+        f.comp = c;
+        f.adv = a;
+        f.severity = a->severity;
+        vg_strlcpy(f.url, a->url, sizeof f.url);
+        if (a->distro[0]) {                       /* the distribution's own record */
+            const struct vg_range *r = distro && distro_applies(a, c) ? affected(a, a->eco, c->version) : NULL;
+            if (!r) continue;
+            f.kind = VG_FIND_CVE;
+            f.evidence = VG_EV_DISTRO_ADVISORY;
+            for (size_t j = lo; j < db->n && !strcmp(db->advs[j].component, c->name); j++)   /* the upstream rating */
+                if (!db->advs[j].distro[0] && db->advs[j].severity > f.severity && vg_word_in(a->cves, db->advs[j].id))
+                    f.severity = db->advs[j].severity;
+            vg_strlcpy(f.evidence_ref, a->id, sizeof f.evidence_ref);
+            vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
+            cb(&f, ctx);
+            count++;
+            continue;
+        }
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
         if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
         const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
         if (!r) continue;
         f.kind = VG_FIND_CVE;
-        f.comp = c;
-        f.adv = a;
-        f.severity = a->severity;
         vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
         if (vg_startswith(f.fixed, "xx.")) resolve(r->fixed, up, f.fixed, sizeof f.fixed);
-        f.backport_possible = distro && !native;
-        if (f.backport_possible)
+        if (distro && !native) {
+            const struct vg_advisory *d = distro_cover(db, lo, c, a->id);
+            const char *cl = d ? NULL : vg_changelog_names(&c->changelog, a->id);
+            if (d && affected(d, d->eco, c->version)) continue;   /* reported from the distribution's record */
+            if (d || cl) {
+                f.kind = VG_FIND_DISTRO_FIXED;
+                f.evidence = d ? VG_EV_DISTRO_ADVISORY : VG_EV_CHANGELOG;
+                vg_strlcpy(f.evidence_ref, d ? d->id : cl, sizeof f.evidence_ref);
+                vg_strlcpy(f.fixed, d ? max_fixed(d) : cl, sizeof f.fixed);
+                if (d) set_note(&f, "fixed by the distribution (%s %s)", d->id, f.fixed);
+                else set_note(&f, "fixed by the distribution (changelog %s, %s)", cl, c->changelog.path);
+                cb(&f, ctx);
+                count++;
+                continue;
+            }
+            f.backport_possible = true;
             set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
-        vg_strlcpy(f.url, a->url, sizeof f.url);
+        }
         cb(&f, ctx);
         count++;
     }
@@ -171,6 +274,8 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         if (!best || strlen(m->branch) > strlen(best->branch)) best = m;
     }
     enum vg_ecosystem meco = c->eco == VG_ECO_NVIDIA ? VG_ECO_NVIDIA : VG_ECO_GENERIC;
+    /* a distribution package whose changelog names every CVE the minimum is for */
+    if (best && distro && cves_fixed_in_changelog(c, best->reason)) best = NULL;
     if (best && vg_version_cmp(meco, up, best->version) < 0) {
         struct vg_finding f;
         memset(&f, 0, sizeof f);

@@ -54,6 +54,7 @@ static const struct { const char *name, *component; } names[] = {
     { "nvidia gpu operator", "gpu-operator" },
     { "github.com/nvidia/gpu-operator", "gpu-operator" },
     { "nvidia cuda toolkit", "cuda-toolkit" },
+    { "cuda toolkit", "cuda-toolkit" },
     { "dcgm", "dcgm" },
     { "nvidia dcgm", "dcgm" },
     { "dcgm exporter", "dcgm-exporter" },
@@ -68,6 +69,26 @@ const char *vg_component_for_name(const char *name)
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(name, names[i].name)) return names[i].component;
     return NULL;
+}
+
+/* Source package names of Debian and Ubuntu that differ from the upstream
+ * project's name. */
+static const struct { const char *name, *component; } distro_names[] = {
+    { "policykit-1", "polkit" },   { "docker.io", "docker" }, { "docker.io-app", "docker" },
+    { "containerd-app", "containerd" }, { "runc-app", "runc" }, { "slurm-llnl", "slurm" },
+    { "nvidia-container-toolkit", "nvidia-container-toolkit" }, { "libnvidia-container", "libnvidia-container" },
+};
+
+const char *vg_component_for_distro_package(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof distro_names / sizeof distro_names[0]; i++)
+        if (!strcmp(name, distro_names[i].name)) return distro_names[i].component;
+    /* kernel sources: linux, linux-aws, linux-hwe-6.8, linux-nvidia-6.8 … (not firmware, meta, signed) */
+    if (name && (!strcmp(name, "linux") || (vg_startswith(name, "linux-") && !vg_startswith(name, "linux-firmware") &&
+                                             !vg_startswith(name, "linux-meta") && !vg_startswith(name, "linux-signed") &&
+                                             !vg_startswith(name, "linux-restricted"))))
+        return "linux-kernel";
+    return vg_component_for_name(name);
 }
 
 void vg_strlist_add(struct vg_strlist *l, const char *fmt, ...)

@@ -87,8 +87,9 @@ static void build_tree(struct tree *t, const json_t *pt)
 
 static bool word_start(const char *base, const char *p) { return p == base || !isalnum((unsigned char)p[-1]); }
 
-/* A version at p: [v]digit… or xx.digit…, then [0-9A-Za-z.-]; "Update N" after
- * it becomes a further field (CUDA's "12.0 Update 1" = 12.0.1). */
+/* A version at p: [v]digit… or xx.digit…, then [0-9A-Za-z.-]; a CUDA update
+ * after it becomes a further field: "12.0 Update 1", "12.6U1", "12.6 U 1"
+ * and "v12.4U1" all name 12.x.N. */
 static bool version_at(const char *p, char *out, size_t n)
 {
     const char *s = p;
@@ -105,10 +106,16 @@ static bool version_at(const char *p, char *out, size_t n)
     if (out[0] == 'X') out[0] = 'x', out[1] = 'x';
     const char *rest = s + len;
     while (*rest == ' ') rest++;
-    if (!strncasecmp(rest, "update ", 7) && isdigit((unsigned char)rest[7])) {
-        long u = strtol(rest + 7, NULL, 10);
-        if (u >= 0 && u < 1000) snprintf(out + len, n - len, ".%ld", u);
+    char *u_in = strchr(out, 'U');   /* "12.6U1": digits and dots, then U and digits */
+    if (u_in && u_in > out && isdigit((unsigned char)u_in[-1]) && isdigit((unsigned char)u_in[1]) &&
+        strspn(out, "0123456789.") == (size_t)(u_in - out) && strspn(u_in + 1, "0123456789") == strlen(u_in + 1)) {
+        *u_in = '.';
+        return true;
     }
+    long u = -1;
+    if (!strncasecmp(rest, "update ", 7) && isdigit((unsigned char)rest[7])) u = strtol(rest + 7, NULL, 10);
+    else if (rest[0] == 'U' && rest[1] == ' ' && isdigit((unsigned char)rest[2])) u = strtol(rest + 2, NULL, 10);
+    if (u >= 0 && u < 1000) snprintf(out + len, n - len, ".%ld", u);
     return true;
 }
 

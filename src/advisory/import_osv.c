@@ -3,10 +3,16 @@
  * ranges of type ECOSYSTEM/SEMVER with introduced/fixed/last_affected events,
  * explicit versions[], the CVE id among id/aliases, severity and CVSS from
  * database_specific, the advisory URL from references.  GIT ranges (commit
- * hashes) cannot be compared with installed versions and are skipped. */
+ * hashes) cannot be compared with installed versions and are skipped.
+ * A distribution's record (ecosystem "Debian:12", "Ubuntu:22.04:LTS", …) keeps
+ * its own id (DSA/DLA/USN), the release, the source package and the CVE ids it
+ * covers; its ranges compare full package versions.  Ubuntu Pro-only entries
+ * are skipped (their fixes need a subscription). */
 #include "advisory/importer.h"
 #include "util/jsonutil.h"
+#include "util/sbuf.h"
 #include "util/strutil.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +65,57 @@ static void add_ranges(const json_t *range, struct vg_range **rs, size_t *n)
     }
 }
 
+/* A distribution's own ecosystem: "Debian:12", "Ubuntu:22.04:LTS", "Red Hat:…". */
+static bool distro_eco(const char *osv_eco)
+{
+    return strchr(osv_eco, ':') && eco_of(osv_eco) != VG_ECO_GENERIC;
+}
+
+/* Appends to list (space-separated) the CVE named by s: "CVE-…", or a
+ * distribution's "UBUNTU-CVE-…" / "DEBIAN-CVE-…". */
+static void add_cve(struct sbuf *list, const char *s)
+{
+    const char *c = strstr(s ? s : "", "CVE-");
+    if (!c || (c != s && c[-1] != '-') || strchr(c, ' ')) return;
+    char *have = list->s ? list->s : (char *)"";
+    if (vg_word_in(have, c)) return;
+    sbuf_printf(list, "%s%s", list->len ? " " : "", c);
+}
+
+/* The CVE ids a record names: its id, aliases, upstream and related ids;
+ * when those name none (Ubuntu's kernel USNs), the ids its details cite. */
+static char *record_cves(const json_t *doc)
+{
+    struct sbuf list = SBUF_INIT;
+    add_cve(&list, vg_json_str(doc, "id", ""));
+    static const char *const keys[] = { "aliases", "upstream", "related" };
+    for (size_t k = 0; k < 3; k++) {
+        const json_t *arr = json_object_get(doc, keys[k]);
+        for (size_t i = 0; i < json_array_size(arr); i++) add_cve(&list, json_string_value(json_array_get(arr, i)));
+    }
+    const char *d = list.len ? "" : vg_json_str(doc, "details", "");
+    for (const char *p = strstr(d, "CVE-"); p; p = strstr(p + 4, "CVE-")) {
+        size_t n = 4 + strspn(p + 4, "0123456789-");
+        while (n > 4 && p[n - 1] == '-') n--;
+        if (n < 13 || n > 20 || (p > d && isalnum((unsigned char)p[-1]))) continue;
+        char id[24];
+        snprintf(id, sizeof id, "%.*s", (int)n, p);
+        add_cve(&list, id);
+    }
+    return sbuf_take(&list);
+}
+
+/* Ubuntu's priority: "severity": [{"type": "Ubuntu", "score": "high"}]. */
+static const char *distro_severity(const json_t *doc)
+{
+    const json_t *sv = json_object_get(doc, "severity");
+    for (size_t i = 0; i < json_array_size(sv); i++) {
+        const json_t *e = json_array_get(sv, i);
+        if (!strcmp(vg_json_str(e, "type", ""), "Ubuntu")) return vg_json_str(e, "score", NULL);
+    }
+    return NULL;
+}
+
 static const char *pick_id(const json_t *doc)
 {
     const char *id = vg_json_str(doc, "id", "");
@@ -75,6 +132,13 @@ static void pick_url(const json_t *doc, const char *id, char *url, size_t n)
 {
     const json_t *refs = json_object_get(doc, "references");
     const char *first = NULL;
+    for (size_t i = 0; i < json_array_size(refs); i++) {   /* the project's own advisory page first */
+        const char *u = vg_json_str(json_array_get(refs, i), "url", "");
+        if (strstr(u, "/security/advisories/GHSA-")) {
+            vg_strlcpy(url, u, n);
+            return;
+        }
+    }
     for (size_t i = 0; i < json_array_size(refs); i++) {
         const json_t *r = json_array_get(refs, i);
         const char *u = vg_json_str(r, "url", NULL);
@@ -94,6 +158,7 @@ static void pick_severity(const json_t *doc, const json_t *aff, struct vg_adviso
     const json_t *ds = json_object_get(doc, "database_specific");
     const char *sev = vg_json_str(ds, "severity", NULL);
     if (!sev) sev = vg_json_str(json_object_get(aff, "ecosystem_specific"), "severity", NULL);
+    if (!sev) sev = distro_severity(doc);
     if (!sev || !vg_severity_parse(sev, &a->severity)) a->severity = VG_SEV_MEDIUM;   /* unscored */
     const json_t *cv = json_object_get(ds, "cvss_score");
     if (!cv) cv = json_object_get(ds, "cvss");
@@ -106,6 +171,7 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
     (void)err;
     (void)errlen;
     const char *id = pick_id(doc);
+    char *cves = NULL;
     if (!*id || strlen(id) >= sizeof ((struct vg_advisory *)0)->id) {
         vg_strlist_add(&rep->warnings, "%s: id: empty or too long; record skipped", file);
         rep->skipped_files++;
@@ -116,7 +182,9 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         const json_t *aff = json_array_get(affected, i);
         const json_t *pkg = json_object_get(aff, "package");
         const char *name = vg_json_str(pkg, "name", ""), *eco = vg_json_str(pkg, "ecosystem", "");
-        const char *comp = vg_component_for_name(name);
+        bool distro = distro_eco(eco);
+        const char *comp = distro ? vg_component_for_distro_package(name) : vg_component_for_name(name);
+        if (comp && distro && strstr(eco, ":Pro:")) comp = NULL;   /* fixes that need a subscription */
         if (!comp) {
             rep->products_skipped++;
             vg_strlist_add(&rep->skipped, "%s: affected[%zu] %s/%s: package not tracked by vigil", file, i, eco, name);
@@ -124,9 +192,15 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         }
         struct vg_advisory a;
         memset(&a, 0, sizeof a);
-        vg_strlcpy(a.id, id, sizeof a.id);
+        vg_strlcpy(a.id, distro ? vg_json_str(doc, "id", "") : id, sizeof a.id);
         vg_strlcpy(a.component, comp, sizeof a.component);
         a.eco = eco_of(eco);
+        if (distro) {   /* the distribution's own record: per release and source package */
+            vg_strlcpy(a.distro, eco, sizeof a.distro);
+            vg_strlcpy(a.package, name, sizeof a.package);
+            if (!cves) cves = record_cves(doc);
+            a.cves = cves;
+        }
         pick_severity(doc, aff, &a);
         a.summary = (char *)vg_json_str(doc, "summary", vg_json_str(doc, "details", ""));
         pick_url(doc, id, a.url, sizeof a.url);
@@ -139,7 +213,7 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
             else vg_strlist_add(&rep->warnings, "%s: affected[%zu].ranges[%zu]: type %s skipped", file, i, j, type);
         }
         const json_t *versions = json_object_get(aff, "versions");
-        for (size_t j = 0; j < json_array_size(versions); j++) {
+        for (size_t j = 0; j < json_array_size(versions) && !(distro && a.nranges); j++) {   /* ranges say it all */
             const json_t *v = json_array_get(versions, j);
             if (!json_is_string(v)) continue;
             a.ranges = vg_xrealloc(a.ranges, (a.nranges + 1) * sizeof *a.ranges);
@@ -152,6 +226,7 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         else vg_strlist_add(&rep->warnings, "%s: affected[%zu]: no comparable ranges or versions", file, i);
         free(a.ranges);
     }
+    free(cves);
     return 0;
 }
 

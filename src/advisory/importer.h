@@ -48,6 +48,9 @@ int vg_import_path(const char *path, struct vg_advdb *db, struct vg_import_repor
 /* Helpers shared by the importers. */
 /* Maps a package or product name to a canonical component id, or NULL. */
 const char *vg_component_for_name(const char *name);
+/* The same for a distribution's source package ("openssh", "glibc",
+ * "policykit-1", "docker.io-app", kernel sources "linux", "linux-hwe-6.8", …). */
+const char *vg_component_for_distro_package(const char *name);
 /* Adds one advisory for (id, component) to db, counting into rep. */
 void vg_import_add(struct vg_advdb *db, struct vg_import_report *rep, const struct vg_advisory *a);
 

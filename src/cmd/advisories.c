@@ -13,12 +13,13 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct opts {
-    const char *db, *out, *component, *eco, *package, *date;
+    const char *db, *out, *component, *eco, *package, *date, *distro, *srcpkg;
     bool json, verbose, fresh;
     const char *args[256];
     int nargs;
@@ -28,30 +29,47 @@ static int usage(void)
 {
     return vg_input_error("usage: vigil advisories import FILE|DIR... [--db PATH] [--out PATH] [--new] [--json] [-v]"
                           " | list [--component C] [--json] | check COMPONENT VERSION [--eco E] [--package P]"
-                          " [--date YYYY-MM-DD] [--json]");
+                          " [--source-package S] [--distro Ubuntu:22.04|Debian:12] [--date YYYY-MM-DD] [--json]");
 }
 
+/* getopt_long over argv[1…] (argv[1] is the action); the remaining
+ * arguments (files, component and version) go to o->args. */
 static int parse(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char **val = !strcmp(a, "--db")          ? &o->db
-                           : !strcmp(a, "--out")       ? &o->out
-                           : !strcmp(a, "--component") ? &o->component
-                           : !strcmp(a, "--eco")       ? &o->eco
-                           : !strcmp(a, "--package")   ? &o->package
-                           : !strcmp(a, "--date")      ? &o->date
-                                                       : NULL;
-        if (val) {
-            if (++i >= argc) return vg_input_error("%s: needs a value", a);
-            *val = argv[i];
-        } else if (!strcmp(a, "--json")) o->json = true;
-        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o->verbose = true;
-        else if (!strcmp(a, "--new")) o->fresh = true;
-        else if (a[0] == '-' && a[1]) return vg_input_error("unknown option '%s' (vigil advisories --help)", a);
-        else if (o->nargs < (int)(sizeof o->args / sizeof o->args[0])) o->args[o->nargs++] = a;
-        else return vg_input_error("too many arguments");
+    enum { O_DB = 256, O_OUT, O_COMPONENT, O_ECO, O_PACKAGE, O_DATE, O_JSON, O_NEW, O_VERBOSE, O_DISTRO, O_SOURCE };
+    static const struct option opts[] = {
+        { "db", required_argument, 0, O_DB },           { "out", required_argument, 0, O_OUT },
+        { "component", required_argument, 0, O_COMPONENT }, { "eco", required_argument, 0, O_ECO },
+        { "package", required_argument, 0, O_PACKAGE }, { "date", required_argument, 0, O_DATE },
+        { "json", no_argument, 0, O_JSON },             { "new", no_argument, 0, O_NEW },
+        { "verbose", no_argument, 0, O_VERBOSE },       { "distro", required_argument, 0, O_DISTRO },
+        { "source-package", required_argument, 0, O_SOURCE }, { 0, 0, 0, 0 },
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc - 1, argv + 1, ":v", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DB: o->db = optarg; break;
+        case O_OUT: o->out = optarg; break;
+        case O_COMPONENT: o->component = optarg; break;
+        case O_ECO: o->eco = optarg; break;
+        case O_PACKAGE: o->package = optarg; break;
+        case O_DATE: o->date = optarg; break;
+        case O_DISTRO: o->distro = optarg; break;
+        case O_SOURCE: o->srcpkg = optarg; break;
+        case O_JSON: o->json = true; break;
+        case O_NEW: o->fresh = true; break;
+        case 'v':
+        case O_VERBOSE: o->verbose = true; break;
+        case ':': return vg_input_error("%s: needs a value", argv[optind]);
+        default: return vg_input_error("unknown option '%s' (vigil advisories --help)", argv[optind]);
+        }
+    }
+    for (int i = optind + 1; i < argc; i++) {
+        if (o->nargs == (int)(sizeof o->args / sizeof o->args[0])) return vg_input_error("too many arguments");
+        o->args[o->nargs++] = argv[i];
     }
     return 0;
 }
@@ -146,18 +164,22 @@ static int do_list(const struct opts *o)
         return VG_EXIT_INPUT;
     }
     json_t *arr = o->json ? json_array() : NULL;
-    static const char *const hdr[] = { "COMPONENT", "ID", "SEVERITY", "AFFECTED", "URL" };
-    struct vg_table *t = vg_table_new(5, hdr);
+    static const char *const hdr[] = { "COMPONENT", "ID", "SEVERITY", "AFFECTED", "DISTRIBUTION", "URL" };
+    struct vg_table *t = vg_table_new(6, hdr);
     for (size_t i = 0; i < vg_advdb_count(db); i++) {
         const struct vg_advisory *a = vg_advdb_get(db, i);
         if (o->component && strcmp(a->component, o->component)) continue;
         char rs[1024];
         range_str(a, rs, sizeof rs);
+        char dist[128];
+        snprintf(dist, sizeof dist, "%s%s%s", a->distro, a->distro[0] ? " " : "", a->package);
         if (arr)
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:f, s:s, s:s}", "component", a->component, "id",
-                                                 a->id, "severity", vg_severity_name(a->severity), "cvss", a->cvss,
-                                                 "affected", rs, "url", a->url));
-        else vg_table_rowf(t, "%s\t%s\t%s\t%s\t%s", a->component, a->id, vg_severity_name(a->severity), rs, a->url);
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:f, s:s, s:s, s:s, s:s}", "component", a->component,
+                                                 "id", a->id, "severity", vg_severity_name(a->severity), "cvss", a->cvss,
+                                                 "affected", rs, "distro", a->distro, "package", a->package, "url",
+                                                 a->url));
+        else vg_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s", a->component, a->id, vg_severity_name(a->severity), rs,
+                           a->distro[0] ? dist : "", a->url);
     }
     if (arr) vg_json_print(stdout, json_pack("{s:s, s:o}", "database", path, "advisories", arr), 0);
     else vg_table_print(t, stdout);
@@ -199,6 +221,8 @@ static int do_check(const struct opts *o)
     if (o->eco && !vg_eco_parse(o->eco, &comp.eco))
         return vg_input_error("--eco: unknown ecosystem '%s' (generic, dpkg, rpm, nvidia)", o->eco);
     if (o->package) vg_strlcpy(comp.package, o->package, sizeof comp.package);
+    if (o->package) vg_strlcpy(comp.srcpkg, o->srcpkg ? o->srcpkg : o->package, sizeof comp.srcpkg);
+    if (o->distro) vg_strlcpy(comp.distro, o->distro, sizeof comp.distro);
     vg_version_upstream(comp.eco, comp.version, comp.upstream, sizeof comp.upstream);
     vg_strlcpy(comp.source, "command line", sizeof comp.source);
     struct vg_advdb *db;

@@ -1,16 +1,20 @@
 /* audit.c — `vigil audit`: inventories the node (or --root DIR), matches it
  * against the offline advisory database and reports CVE findings grouped by
- * severity plus outdated (end-of-life, below-minimum) components.
- * `vigil audit merge` combines per-node JSON reports (report/audit_merge.c).
- * Exit: 0 clean, 1 a CVE finding at or above --fail-on (default high),
- * 2 usage or input error (unreadable root, corrupt status file, bad database). */
+ * severity, what the distribution fixed, and outdated (end-of-life,
+ * below-minimum) components.  `vigil audit merge` combines per-node JSON
+ * reports (report/audit_merge.c); `vigil audit --security` runs the isolation
+ * checks (audit_security.c).
+ * Exit: 0 clean, 1 a CVE finding at or above --fail-on (default high) (merge:
+ * or version skew), 2 usage or input error (unreadable root, corrupt status
+ * file, bad database, malformed report). */
+#include "cmd/audit_opts.h"
 #include "cmd/cmd.h"
 #include "report/audit_report.h"
-#include "security/security.h"
 #include "util/datadir.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,55 +25,91 @@ static const char usage_text[] =
     "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
     "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n";
 
-enum fmt { FMT_TABLE, FMT_JSON, FMT_MARKDOWN };
-
 struct opts {
     const char *root, *db, *now;
-    enum fmt fmt;
-    bool components, fail_none;
+    enum vg_out_fmt fmt;
+    bool components, fail_none, help;
     enum vg_severity fail_on;
 };
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+enum { O_ROOT = 256, O_DB, O_NOW, O_FORMAT, O_FAILON, O_JSON, O_COMPONENTS, O_HELP };
+static const struct option long_opts[] = {
+    { "root", required_argument, 0, O_ROOT },     { "db", required_argument, 0, O_DB },
+    { "now", required_argument, 0, O_NOW },       { "format", required_argument, 0, O_FORMAT },
+    { "fail-on", required_argument, 0, O_FAILON }, { "json", no_argument, 0, O_JSON },
+    { "components", no_argument, 0, O_COMPONENTS }, { "help", no_argument, 0, O_HELP },
+    { 0, 0, 0, 0 },
+};
+
+/* getopt_long over argv; `merge` accepts only --json, --format, --fail-on and
+ * paths (left in argv[optind…]).  Returns 0 or VG_EXIT_INPUT. */
+static int parse_opts(const char *what, int argc, char **argv, struct opts *o, bool merge)
 {
     *o = (struct opts){ .root = "/", .fail_on = VG_SEV_HIGH };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "--root") || !strcmp(a, "--db") || !strcmp(a, "--format") || !strcmp(a, "--fail-on") ||
-                     !strcmp(a, "--now");
-        if (takes && !val) return vg_input_error("audit: %s needs a value", a);
-        if (!strcmp(a, "--json")) o->fmt = FMT_JSON;
-        else if (!strcmp(a, "--components")) o->components = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); return -1; }
-        else if (!strcmp(a, "--root")) o->root = val;
-        else if (!strcmp(a, "--db")) o->db = val;
-        else if (!strcmp(a, "--now")) {
-            if (strlen(val) != 10 || val[4] != '-' || val[7] != '-') return vg_input_error("audit: --now '%s': expected YYYY-MM-DD", val);
-            o->now = val;
-        } else if (!strcmp(a, "--format")) {
-            if (!strcmp(val, "table")) o->fmt = FMT_TABLE;
-            else if (!strcmp(val, "json")) o->fmt = FMT_JSON;
-            else if (!strcmp(val, "markdown")) o->fmt = FMT_MARKDOWN;
-            else return vg_input_error("audit: --format '%s': expected table, json or markdown", val);
-        } else if (!strcmp(a, "--fail-on")) {
-            o->fail_none = !strcmp(val, "none");
-            if (!o->fail_none && !vg_severity_parse(val, &o->fail_on))
-                return vg_input_error("audit: --fail-on '%s': expected none, low, medium, high or critical", val);
-        } else return vg_input_error("audit: unknown option '%s' (vigil audit --help)", a);
-        if (takes) i++;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        bool merge_ok = c == O_JSON || c == O_FORMAT || c == O_FAILON || c == O_HELP || c == 'h';
+        if (merge && !merge_ok) return vg_input_error("%s: unknown option '%s'", what, argv[optind - 1]);
+        switch (c) {
+        case O_ROOT: o->root = optarg; break;
+        case O_DB: o->db = optarg; break;
+        case O_JSON: o->fmt = VG_FMT_JSON; break;
+        case O_COMPONENTS: o->components = true; break;
+        case 'h':
+        case O_HELP: o->help = true; break;
+        case O_NOW:
+            if (strlen(optarg) != 10 || optarg[4] != '-' || optarg[7] != '-')
+                return vg_input_error("%s: --now '%s': expected YYYY-MM-DD", what, optarg);
+            o->now = optarg;
+            break;
+        case O_FORMAT:
+            if (vg_opt_format(what, optarg, &o->fmt)) return VG_EXIT_INPUT;
+            break;
+        case O_FAILON:
+            if (vg_opt_fail_on(what, optarg, &o->fail_none, &o->fail_on)) return VG_EXIT_INPUT;
+            break;
+        case ':': return vg_input_error("%s: %s needs a value", what, argv[optind - 1]);
+        default: return vg_input_error("%s: unknown option '%s' (vigil audit --help)", what, argv[optind - 1]);
+        }
     }
+    if (!merge && optind < argc) return vg_input_error("%s: unexpected argument '%s' (vigil audit --help)", what, argv[optind]);
     return 0;
+}
+
+static int audit_merge(int argc, char **argv)
+{
+    struct opts o;
+    if (parse_opts("audit merge", argc, argv, &o, true)) return VG_EXIT_INPUT;
+    if (o.help) return fputs(usage_text, stdout), VG_EXIT_OK;
+    if (optind >= argc) return vg_input_error("usage: vigil audit merge REPORT.json…|DIR [--json|--format markdown]");
+    struct vg_fleet *fl = vg_fleet_new();
+    char err[1024];
+    for (int i = optind; i < argc; i++)
+        if (vg_fleet_add_path(fl, argv[i], err, sizeof err) < 0) {
+            vg_fleet_free(fl);
+            return vg_input_error("%s", err);
+        }
+    if (!vg_fleet_nodes(fl)) {
+        vg_fleet_free(fl);
+        return vg_input_error("audit merge: no reports found");
+    }
+    if (o.fmt == VG_FMT_JSON) vg_json_print(stdout, vg_fleet_json(fl), 0);
+    else vg_fleet_print(fl, stdout, o.fmt == VG_FMT_MARKDOWN);
+    bool bad = vg_fleet_skewed(fl) > 0 || (!o.fail_none && vg_fleet_count_at_least(fl, o.fail_on));
+    vg_fleet_free(fl);
+    return bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
 }
 
 int cmd_audit(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "merge")) return vg_audit_merge(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "merge")) return audit_merge(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--security")) return vg_audit_security(argc, argv);
     struct opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc) return rc < 0 ? VG_EXIT_OK : VG_EXIT_INPUT;
+    if (parse_opts("audit", argc, argv, &o, false)) return VG_EXIT_INPUT;
+    if (o.help) return fputs(usage_text, stdout), VG_EXIT_OK;
     struct vg_audit a = { 0 };
     vg_inventory_init(&a.inv, o.root);
     if (vg_inventory_collect(&a.inv) < 0) {
@@ -77,26 +117,25 @@ int cmd_audit(int argc, char **argv)
         return VG_EXIT_INPUT;
     }
     if (o.components) {
-        if (o.fmt == FMT_JSON) vg_json_print(stdout, vg_audit_components_json(&a.inv), 0);
-        else vg_audit_print_components(&a.inv, stdout, o.fmt == FMT_MARKDOWN);
+        if (o.fmt == VG_FMT_JSON) vg_json_print(stdout, vg_audit_components_json(&a.inv), 0);
+        else vg_audit_print_components(&a.inv, stdout, o.fmt == VG_FMT_MARKDOWN);
         vg_audit_free(&a);
         return VG_EXIT_OK;
     }
     char *path = o.db ? vg_xstrdup(o.db) : vg_data_path("advisories.json");
     struct vg_advdb *db = NULL;
     char err[512];
-    if (vg_advdb_load(path, &db, err, sizeof err) < 0) {
-        vg_input_error("%s", err);
-        free(path);
-        vg_audit_free(&a);
-        return VG_EXIT_INPUT;
-    }
+    int rc = vg_advdb_load(path, &db, err, sizeof err);
     free(path);
+    if (rc < 0) {
+        vg_audit_free(&a);
+        return vg_input_error("%s", err);
+    }
     vg_advdb_set_date(db, o.now);
     vg_strlcpy(a.date, vg_advdb_date(db), sizeof a.date);
     vg_audit_run(&a, db);
-    if (o.fmt == FMT_JSON) vg_json_print(stdout, vg_audit_json(&a), 0);
-    else vg_audit_print(&a, stdout, o.fmt == FMT_MARKDOWN);
+    if (o.fmt == VG_FMT_JSON) vg_json_print(stdout, vg_audit_json(&a), 0);
+    else vg_audit_print(&a, stdout, o.fmt == VG_FMT_MARKDOWN);
     rc = !o.fail_none && vg_audit_count_at_least(&a, o.fail_on) ? VG_EXIT_FINDINGS : VG_EXIT_OK;
     vg_audit_free(&a);
     vg_advdb_free(db);

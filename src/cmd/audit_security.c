@@ -3,12 +3,14 @@
  * those checks (the CVE audit is a separate `vigil audit` run; `vigil score`
  * reads both reports).  Exit: 0 no fail at or above --fail-on (default high),
  * 1 such a fail, 2 usage or configuration error. */
+#include "cmd/audit_opts.h"
 #include "security/security.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@ static const char usage_text[] =
     "usage: vigil audit --security [--root DIR] [--config FILE] [--targets FILE] [--only FAMILY,…]\n"
     "                   [--no-scontrol] [--json] [--format table|json|markdown]\n"
     "                   [--fail-on none|low|medium|high|critical]\n"
-    "families: slurm, infiniband, node, network\n";
+    "families: slurm, infiniband, node, network, storage, devices\n";
 
 static int load_conf(const char *path, struct vg_sec_config *c)
 {
@@ -39,35 +41,48 @@ static void merge_targets(struct vg_sec_config *a, struct vg_sec_config *b)
 
 int vg_audit_security(int argc, char **argv)
 {
+    static const char what[] = "audit --security";
     const char *root = "/", *config = NULL, *targets = NULL, *only = NULL;
-    int fmt = 0;   /* 0 table, 1 json, 2 markdown */
+    enum vg_out_fmt fmt = VG_FMT_TABLE;
     bool fail_none = false, no_scontrol = false;
     enum vg_severity fail_on = VG_SEV_HIGH;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "--root") || !strcmp(a, "--config") || !strcmp(a, "--targets") || !strcmp(a, "--only") ||
-                     !strcmp(a, "--format") || !strcmp(a, "--fail-on");
-        if (takes && !val) return vg_input_error("audit --security: %s needs a value", a);
-        if (!strcmp(a, "--security")) continue;
-        else if (!strcmp(a, "--json")) fmt = 1;
-        else if (!strcmp(a, "--no-scontrol")) no_scontrol = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); return VG_EXIT_OK; }
-        else if (!strcmp(a, "--root")) root = val;
-        else if (!strcmp(a, "--config")) config = val;
-        else if (!strcmp(a, "--targets")) targets = val;
-        else if (!strcmp(a, "--only")) only = val;
-        else if (!strcmp(a, "--format")) {
-            if (!strcmp(val, "table")) fmt = 0;
-            else if (!strcmp(val, "json")) fmt = 1;
-            else if (!strcmp(val, "markdown")) fmt = 2;
-            else return vg_input_error("audit --security: --format '%s': expected table, json or markdown", val);
-        } else if (!strcmp(a, "--fail-on")) {
-            fail_none = !strcmp(val, "none");
-            if (!fail_none && !vg_severity_parse(val, &fail_on))
-                return vg_input_error("audit --security: --fail-on '%s': expected none, low, medium, high or critical", val);
-        } else return vg_input_error("audit --security: '%s' does not combine with --security (vigil audit --security --help)", a);
-        if (takes) i++;
+    enum { O_SECURITY = 256, O_ROOT, O_CONFIG, O_TARGETS, O_ONLY, O_FORMAT, O_FAILON, O_JSON, O_NOSCONTROL, O_HELP };
+    static const struct option opts[] = {
+        { "security", no_argument, 0, O_SECURITY },   { "root", required_argument, 0, O_ROOT },
+        { "config", required_argument, 0, O_CONFIG }, { "targets", required_argument, 0, O_TARGETS },
+        { "only", required_argument, 0, O_ONLY },     { "format", required_argument, 0, O_FORMAT },
+        { "fail-on", required_argument, 0, O_FAILON }, { "json", no_argument, 0, O_JSON },
+        { "no-scontrol", no_argument, 0, O_NOSCONTROL }, { "help", no_argument, 0, O_HELP },
+        { 0, 0, 0, 0 },
+    };
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_SECURITY: break;
+        case O_ROOT: root = optarg; break;
+        case O_CONFIG: config = optarg; break;
+        case O_TARGETS: targets = optarg; break;
+        case O_ONLY: only = optarg; break;
+        case O_JSON: fmt = VG_FMT_JSON; break;
+        case O_NOSCONTROL: no_scontrol = true; break;
+        case 'h':
+        case O_HELP: fputs(usage_text, stdout); return VG_EXIT_OK;
+        case O_FORMAT:
+            if (vg_opt_format(what, optarg, &fmt)) return VG_EXIT_INPUT;
+            break;
+        case O_FAILON:
+            if (vg_opt_fail_on(what, optarg, &fail_none, &fail_on)) return VG_EXIT_INPUT;
+            break;
+        case ':': return vg_input_error("%s: %s needs a value", what, argv[optind - 1]);
+        default:
+            return vg_input_error("%s: '%s' does not combine with --security (vigil audit --security --help)", what,
+                                  argv[optind - 1]);
+        }
     }
+    if (optind < argc)
+        return vg_input_error("%s: '%s' does not combine with --security (vigil audit --security --help)", what, argv[optind]);
     if (strcmp(root, "/") && !vg_path_exists(NULL, root)) return vg_input_error("audit --security: --root %s: no such directory", root);
     struct vg_sec_config conf = { .timeout_ms = 500 }, tconf;
     if (config && load_conf(config, &conf)) return VG_EXIT_INPUT;
@@ -82,8 +97,8 @@ int vg_audit_security(int argc, char **argv)
     vg_sec_init(&c, root, &conf);
     if (no_scontrol) c.live_slurm = false;
     vg_sec_run(&c, only);
-    if (fmt == 1) vg_json_print(stdout, vg_sec_json(&c), 0);
-    else vg_sec_print(&c, stdout, fmt == 2);
+    if (fmt == VG_FMT_JSON) vg_json_print(stdout, vg_sec_json(&c), 0);
+    else vg_sec_print(&c, stdout, fmt == VG_FMT_MARKDOWN);
     int rc = !fail_none && vg_sec_failures(&c, fail_on) ? VG_EXIT_FINDINGS : VG_EXIT_OK;
     vg_sec_free(&c);
     vg_sec_config_free(&conf);

@@ -18,6 +18,7 @@ void vg_inventory_init(struct vg_inventory *inv, const char *root)
 
 void vg_inventory_free(struct vg_inventory *inv)
 {
+    for (size_t i = 0; i < inv->n; i++) vg_changelog_free(&inv->items[i].changelog);
     free(inv->items);
     free(inv->pkgs);
     for (size_t i = 0; i < inv->nbufs; i++) free(inv->bufs[i]);
@@ -110,6 +111,7 @@ struct vg_component *vg_inventory_add_pkg(struct vg_inventory *inv, const char *
         struct vg_component *c = vg_inventory_add(inv, name, p->version, p->eco, inv->pkgdb_source);
         vg_version_upstream(p->eco, p->version, c->upstream, sizeof c->upstream);
         vg_strlcpy(c->package, p->name, sizeof c->package);
+        vg_strlcpy(c->srcpkg, p->src && *p->src ? p->src : p->name, sizeof c->srcpkg);
         return c;
     }
     return NULL;
@@ -122,6 +124,39 @@ int vg_inventory_add_pkg_rules(struct vg_inventory *inv, const struct vg_pkg_rul
     return found;
 }
 
+/* The OSV ecosystem prefix of the node's distribution: "Debian:12",
+ * "Ubuntu:22.04", "Red Hat:9", "Rocky Linux:9", "AlmaLinux:9"; "" otherwise. */
+static void osv_distro(const struct vg_inventory *inv, char *buf, size_t n)
+{
+    static const struct { const char *id, *eco; bool major; } map[] = {
+        { "debian", "Debian", true }, { "ubuntu", "Ubuntu", false }, { "rhel", "Red Hat", true },
+        { "rocky", "Rocky Linux", true }, { "almalinux", "AlmaLinux", true },
+    };
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(inv->os_id, map[i].id) && inv->os_version_id[0]) {
+            int len = map[i].major ? (int)strcspn(inv->os_version_id, ".") : (int)strlen(inv->os_version_id);
+            snprintf(buf, n, "%s:%.*s", map[i].eco, len, inv->os_version_id);
+        }
+}
+
+/* Distribution facts of package components: the distribution, and the CVEs
+ * the package's changelog names. */
+static void distro_evidence(struct vg_inventory *inv)
+{
+    char distro[40];
+    osv_distro(inv, distro, sizeof distro);
+    for (size_t i = 0; i < inv->n; i++) {
+        struct vg_component *c = &inv->items[i];
+        if (!c->package[0] || (c->eco != VG_ECO_DPKG && c->eco != VG_ECO_RPM)) continue;
+        vg_strlcpy(c->distro, distro, sizeof c->distro);
+        if (c->eco != VG_ECO_DPKG) continue;
+        char err[512];
+        if (vg_deb_changelog_load(inv->root, c->package, c->version, &c->changelog, err, sizeof err) < 0)
+            vg_warn("%s (changelog not used)", err);
+    }
+}
+
 int vg_inventory_collect(struct vg_inventory *inv)
 {
     if (!vg_path_exists(inv->root, "/")) return vg_input_error("%s: root directory not readable", inv->root), -1;
@@ -132,6 +167,7 @@ int vg_inventory_collect(struct vg_inventory *inv)
         vg_inventory_add_pkg_rules(inv, c->rules, c->nrules);
         if (c->collect && c->collect(inv) < 0) return -1;
     }
+    distro_evidence(inv);
     return 0;
 }
 

@@ -14,6 +14,18 @@
  * docker, kubelet, dcgm, dcgm-exporter, fabricmanager, slurm, munge, pmix,
  * enroot, pyxis, apptainer, mlnx-ofed, doca-ofed, rdma-core, connectx-firmware,
  * bluefield-firmware, openssh, sudo, glibc, polkit. */
+/* The CVE ids a distribution package's changelog names, each with the version
+ * of the entry that names it (entries at or below the installed version only). */
+struct vg_cl_cve {
+    char cve[24];
+    char version[64];
+};
+struct vg_changelog {
+    struct vg_cl_cve *v;
+    size_t n;
+    char path[160];        /* the file read, "" when the package has none */
+};
+
 struct vg_component {
     char name[48];         /* canonical id, above */
     char version[128];     /* the version as found */
@@ -23,10 +35,15 @@ struct vg_component {
     char source[256];      /* where it came from: "/proc/driver/nvidia/version",
                               "dpkg:/var/lib/dpkg/status", "file:/usr/local/cuda-12.2/version.json" */
     char detail[128];      /* e.g. "/usr/local/cuda-12.2", "mlx5_0 board MT_0000000838" */
+    char srcpkg[64];       /* the distribution's source package ("glibc" for libc6), when from a package db */
+    char distro[40];       /* the OSV ecosystem of the node's distribution ("Debian:12", "Ubuntu:22.04"),
+                              set on package components; "" when unknown */
+    struct vg_changelog changelog; /* CVEs the package's own changelog names (changelog_deb.c) */
 };
 
 struct vg_pkg {
     char *name, *version, *arch;
+    char *src;             /* source package (dpkg "Source:", first word), "" when the same as name */
     enum vg_ecosystem eco; /* dpkg or rpm */
 };
 
@@ -94,6 +111,19 @@ int vg_pkgdb_dpkg_load(struct vg_inventory *inv);
 /* Parses `rpm -qa` output lines "NAME\tEPOCH:VERSION-RELEASE\tARCH" in place. */
 int vg_rpm_parse(struct vg_inventory *inv, char *buf);
 int vg_pkgdb_rpm_load(struct vg_inventory *inv);
+/* Debian changelogs (changelog_deb.c).  vg_deb_changelog_parse reads the
+ * text of a changelog.Debian file: for every entry whose version is <= installed
+ * (dpkg order), the CVE ids its lines name; appends them to cl.
+ * vg_deb_changelog_load reads /usr/share/doc/PKG/changelog.Debian.gz under
+ * root (absent: 0 with cl->n == 0); -1 with a message in err when the file is
+ * there but not a readable gzip file. */
+void vg_deb_changelog_parse(const char *text, size_t len, const char *installed, struct vg_changelog *cl);
+int vg_deb_changelog_load(const char *root, const char *pkg, const char *installed, struct vg_changelog *cl,
+                          char *err, size_t errlen);
+/* The version of the changelog entry naming cve, or NULL. */
+const char *vg_changelog_names(const struct vg_changelog *cl, const char *cve);
+void vg_changelog_free(struct vg_changelog *cl);
+
 /* Sorts inv->pkgs by name (the readers call it). */
 void vg_inventory_sort_pkgs(struct vg_inventory *inv);
 

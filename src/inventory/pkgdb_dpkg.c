@@ -1,6 +1,7 @@
 /* pkgdb_dpkg.c — reads the dpkg status file (/var/lib/dpkg/status) directly:
  * RFC 822 stanzas separated by blank lines, continuation lines starting with
- * a blank.  One read of the file, parsed in place (the packages' strings point
+ * a blank.  Package, Version, Architecture, Status and Source (the source
+ * package, without its version) are kept.  One read of the file, parsed in place (the packages' strings point
  * into the buffer), no per-line allocation.  Only packages whose Status is
  * "<want> ok installed" count.  A corrupt file (binary data, a stanza without
  * Package, a truncated last stanza, an over-long line) is an input error
@@ -10,6 +11,7 @@
 #include "util/rootfs.h"
 #include "util/strutil.h"
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +21,34 @@
 #define DPKG_MAX_LINE (64u << 10)
 
 struct stanza {
-    char *name, *version, *arch, *status;
+    char *name, *version, *arch, *status, *src;
     size_t line; /* where it starts */
 };
+
+/* The first control byte (below 0x20 other than tab and CR, or 0x7f) in
+ * p[0..n), or -1.  Eight bytes at a time: a word without a byte below 0x20
+ * or equal to 0x7f is skipped whole (the usual has-less-than trick; bytes
+ * from 0x80 up may flag a word, which is then checked byte by byte). */
+static long control_byte(const char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t del = x ^ (0x7f * ones);
+        if (!(((x - 0x20 * ones) | (del - ones)) & highs)) continue;
+        for (size_t j = i; j < i + 8; j++) {
+            unsigned char c = (unsigned char)p[j];
+            if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) return (long)j;
+        }
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) return (long)i;
+    }
+    return -1;
+}
 
 static void add_pkg(struct vg_inventory *inv, const struct stanza *s)
 {
@@ -29,7 +56,8 @@ static void add_pkg(struct vg_inventory *inv, const struct stanza *s)
         inv->pkgcap = inv->pkgcap ? inv->pkgcap * 2 : 256;
         inv->pkgs = vg_xrealloc(inv->pkgs, inv->pkgcap * sizeof *inv->pkgs);
     }
-    inv->pkgs[inv->npkgs++] = (struct vg_pkg){ s->name, s->version, s->arch ? s->arch : "", VG_ECO_DPKG };
+    inv->pkgs[inv->npkgs++] = (struct vg_pkg){ s->name, s->version, s->arch ? s->arch : "", s->src ? s->src : "",
+                                                VG_ECO_DPKG };
 }
 
 /* "install ok installed", "hold ok installed": the third word is "installed". */
@@ -64,11 +92,10 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
         if (!nl) return vg_input_error("%s:%zu: truncated (last line has no newline)", path, line), -1;
         size_t ll = (size_t)(nl - p);
         if (ll > DPKG_MAX_LINE) return vg_input_error("%s:%zu: line longer than %u bytes", path, line, DPKG_MAX_LINE), -1;
-        for (size_t i = 0; i < ll; i++) {
-            unsigned char c = (unsigned char)p[i];
-            if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
-                return vg_input_error("%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line, c), -1;
-        }
+        long bad = control_byte(p, ll);
+        if (bad >= 0)
+            return vg_input_error("%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line,
+                                  (unsigned char)p[bad]), -1;
         if (ll == 0 || (ll == 1 && *p == '\r')) {
             if (in_stanza && end_stanza(inv, &s, path) < 0) return -1;
             in_stanza = false;
@@ -88,6 +115,11 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
             else if (fl == 7 && !memcmp(p, "Version", 7)) slot = &s.version;
             else if (fl == 12 && !memcmp(p, "Architecture", 12)) slot = &s.arch;
             else if (fl == 6 && !memcmp(p, "Status", 6)) slot = &s.status;
+            else if (fl == 6 && !memcmp(p, "Source", 6)) {
+                slot = &s.src;
+                char *sp = memchr(v, ' ', (size_t)(ve - v)); /* "glibc (2.36-9)": the name only */
+                if (sp) ve = sp;
+            }
             if (slot) {
                 *ve = 0; /* ve <= nl: terminates the value in place */
                 *slot = v;

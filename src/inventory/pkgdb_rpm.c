@@ -28,7 +28,7 @@ int vg_rpm_parse(struct vg_inventory *inv, char *buf)
                 inv->pkgcap = inv->pkgcap ? inv->pkgcap * 2 : 256;
                 inv->pkgs = vg_xrealloc(inv->pkgs, inv->pkgcap * sizeof *inv->pkgs);
             }
-            inv->pkgs[inv->npkgs++] = (struct vg_pkg){ f[0], ver, f[2], VG_ECO_RPM };
+            inv->pkgs[inv->npkgs++] = (struct vg_pkg){ f[0], ver, f[2], "", VG_ECO_RPM };
         }
         line = nl ? nl + 1 : NULL;
     }

@@ -1,9 +1,9 @@
-/* audit_merge.c — `vigil audit merge`: combines per-node `vigil audit --json`
- * reports (files, or every *.json of a directory) into a fleet report: for
- * each component, which versions run on how many nodes (nodes that differ are
- * version skew, a failure mode of its own), and the union of CVE findings with
- * the number of nodes each affects.  Exit 1 on skew or a finding at or above
- * --fail-on (default high), 2 on a malformed report. */
+/* audit_merge.c — the fleet view of `vigil audit merge`: combines per-node
+ * `vigil audit --json` reports (files, or every *.json of a directory) and
+ * renders, for each component, which versions run on how many nodes (nodes
+ * that differ are version skew, a failure mode of its own), and the union of
+ * CVE findings with the number of nodes each affects.  Options and the exit
+ * code are src/cmd/audit.c's. */
 #include "report/audit_report.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
@@ -29,7 +29,7 @@ struct mfind {
     enum vg_severity sev;
     int nodes, last_node;
 };
-struct fleet {
+struct vg_fleet {
     struct mcomp *c;
     int nc;
     struct mfind *f;
@@ -38,7 +38,7 @@ struct fleet {
     int nnodes;
 };
 
-static struct mcomp *comp_get(struct fleet *fl, const char *name)
+static struct mcomp *comp_get(struct vg_fleet *fl, const char *name)
 {
     for (int i = 0; i < fl->nc; i++)
         if (!strcmp(fl->c[i].name, name)) return &fl->c[i];
@@ -58,7 +58,7 @@ static void variant_add(struct mcomp *c, const char *versions)
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Components of one report: "name\tversion" sorted, grouped by name. */
-static void add_components(struct fleet *fl, const json_t *comps)
+static void add_components(struct vg_fleet *fl, const json_t *comps)
 {
     size_t n = json_array_size(comps);
     char **keys = vg_xcalloc(n + 1, sizeof *keys);
@@ -89,7 +89,7 @@ static void add_components(struct fleet *fl, const json_t *comps)
     free(keys);
 }
 
-static void add_findings(struct fleet *fl, const json_t *finds, int node)
+static void add_findings(struct vg_fleet *fl, const json_t *finds, int node)
 {
     for (size_t i = 0; i < json_array_size(finds); i++) {
         const json_t *f = json_array_get(finds, i);
@@ -111,15 +111,15 @@ static void add_findings(struct fleet *fl, const json_t *finds, int node)
     }
 }
 
-static int add_report(struct fleet *fl, const char *path)
+static int add_report(struct vg_fleet *fl, const char *path, char *err, size_t errlen)
 {
     json_error_t e;
     json_t *doc = json_load_file(path, 0, &e);
-    if (!doc) return vg_input_error("%s:%d: %s", path, e.line, e.text), -1;
+    if (!doc) return snprintf(err, errlen, "%s:%d: %s", path, e.line, e.text), -1;
     const json_t *comps = json_object_get(doc, "components"), *finds = json_object_get(doc, "findings");
     if (!json_is_array(comps) || !json_is_array(finds)) {
         json_decref(doc);
-        return vg_input_error("%s: field 'components'/'findings': not a vigil audit report", path), -1;
+        return snprintf(err, errlen, "%s: field 'components'/'findings': not a vigil audit report", path), -1;
     }
     const char *base = strrchr(path, '/');
     fl->nodes = vg_xrealloc(fl->nodes, sizeof *fl->nodes * (size_t)(fl->nnodes + 1));
@@ -131,24 +131,24 @@ static int add_report(struct fleet *fl, const char *path)
     return 0;
 }
 
-static int add_path(struct fleet *fl, const char *path)
+int vg_fleet_add_path(struct vg_fleet *fl, const char *path, char *err, size_t errlen)
 {
     char **names;
     int n = vg_list_dir(NULL, path, &names);
-    if (n < 0) return add_report(fl, path);
+    if (n < 0) return add_report(fl, path, err, errlen);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         if (!vg_endswith(names[i], ".json")) continue;
         char *p = vg_xmalloc(strlen(path) + strlen(names[i]) + 2);
         sprintf(p, "%s/%s", path, names[i]);
-        rc = add_report(fl, p);
+        rc = add_report(fl, p, err, errlen);
         free(p);
     }
     vg_free_list(names, n);
     return rc;
 }
 
-static int skewed(const struct fleet *fl)
+int vg_fleet_skewed(const struct vg_fleet *fl)
 {
     int n = 0;
     for (int i = 0; i < fl->nc; i++) n += fl->c[i].nv > 1;
@@ -164,8 +164,17 @@ static int find_cmp(const void *x, const void *y)
     return c ? c : strcmp(a->id, b->id);
 }
 
-static json_t *fleet_json(const struct fleet *fl)
+static int find_cmp(const void *x, const void *y);
+
+/* Findings most severe first, then by node count. */
+static void fleet_sort(struct vg_fleet *fl)
 {
+    if (fl->nf > 1) qsort(fl->f, (size_t)fl->nf, sizeof *fl->f, find_cmp);
+}
+
+json_t *vg_fleet_json(struct vg_fleet *fl)
+{
+    fleet_sort(fl);
     json_t *doc = json_object(), *nodes = json_array(), *comps = json_array(), *finds = json_array();
     json_object_set_new(doc, "generated", vg_json_time(vg_now_ms()));
     for (int i = 0; i < fl->nnodes; i++) json_array_append_new(nodes, json_string(fl->nodes[i]));
@@ -189,16 +198,17 @@ static json_t *fleet_json(const struct fleet *fl)
     }
     json_object_set_new(doc, "findings", finds);
     json_object_set_new(doc, "summary",
-                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "nodes", fl->nnodes, "skewed_components", skewed(fl),
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "nodes", fl->nnodes, "skewed_components", vg_fleet_skewed(fl),
                                   "critical", sev[VG_SEV_CRITICAL], "high", sev[VG_SEV_HIGH], "medium", sev[VG_SEV_MEDIUM],
                                   "low", sev[VG_SEV_LOW]));
     return doc;
 }
 
-static void fleet_print(const struct fleet *fl, FILE *f, bool md)
+void vg_fleet_print(struct vg_fleet *fl, FILE *f, bool md)
 {
+    fleet_sort(fl);
     fprintf(f, "%svigil audit merge — %d nodes, %d components, %d with version skew, %d distinct findings\n",
-            md ? "## " : "", fl->nnodes, fl->nc, skewed(fl), fl->nf);
+            md ? "## " : "", fl->nnodes, fl->nc, vg_fleet_skewed(fl), fl->nf);
     static const char *const hc[] = { "COMPONENT", "VERSIONS", "NODES", "SKEW" };
     struct vg_table *t = vg_table_new(4, hc);
     for (int i = 0; i < fl->nc; i++)
@@ -223,8 +233,9 @@ static void fleet_print(const struct fleet *fl, FILE *f, bool md)
     vg_table_free(t);
 }
 
-static void fleet_free(struct fleet *fl)
+void vg_fleet_free(struct vg_fleet *fl)
 {
+    if (!fl) return;
     for (int i = 0; i < fl->nc; i++) {
         for (int j = 0; j < fl->c[i].nv; j++) free(fl->c[i].v[j].versions);
         free(fl->c[i].v);
@@ -240,42 +251,16 @@ static void fleet_free(struct fleet *fl)
     free(fl->c);
     free(fl->f);
     free(fl->nodes);
+    free(fl);
 }
 
-int vg_audit_merge(int argc, char **argv)
+struct vg_fleet *vg_fleet_new(void) { return vg_xcalloc(1, sizeof(struct vg_fleet)); }
+
+int vg_fleet_nodes(const struct vg_fleet *fl) { return fl->nnodes; }
+
+size_t vg_fleet_count_at_least(const struct vg_fleet *fl, enum vg_severity sev)
 {
-    struct fleet fl = { 0 };
-    int fmt = 0, rc = 0, npaths = 0; /* 0 table, 1 json, 2 markdown */
-    bool fail_none = false;
-    enum vg_severity fail_on = VG_SEV_HIGH;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--json")) fmt = 1;
-        else if (!strcmp(a, "--format") && val) {
-            i++;
-            if (!strcmp(val, "json")) fmt = 1;
-            else if (!strcmp(val, "markdown")) fmt = 2;
-            else if (!strcmp(val, "table")) fmt = 0;
-            else rc = vg_input_error("audit merge: --format '%s': expected table, json or markdown", val);
-        } else if (!strcmp(a, "--fail-on") && val) {
-            i++;
-            fail_none = !strcmp(val, "none");
-            if (!fail_none && !vg_severity_parse(val, &fail_on))
-                rc = vg_input_error("audit merge: --fail-on '%s': expected none, low, medium, high or critical", val);
-        } else if (a[0] == '-') rc = vg_input_error("audit merge: unknown option '%s'", a);
-        else if (add_path(&fl, a) < 0) rc = VG_EXIT_INPUT;
-        else npaths++;
-    }
-    if (!rc && !npaths) rc = vg_input_error("usage: vigil audit merge REPORT.json…|DIR [--json|--format markdown]");
-    if (!rc && !fl.nnodes) rc = vg_input_error("audit merge: no reports found");
-    if (!rc) {
-        if (fl.nf > 1) qsort(fl.f, (size_t)fl.nf, sizeof *fl.f, find_cmp);
-        if (fmt == 1) vg_json_print(stdout, fleet_json(&fl), 0);
-        else fleet_print(&fl, stdout, fmt == 2);
-        bool bad = skewed(&fl) > 0;
-        for (int i = 0; i < fl.nf && !fail_none; i++) bad |= fl.f[i].sev >= fail_on;
-        rc = bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
-    }
-    fleet_free(&fl);
-    return rc;
+    size_t n = 0;
+    for (int i = 0; i < fl->nf; i++) n += fl->f[i].sev >= sev;
+    return n;
 }

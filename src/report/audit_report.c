@@ -1,6 +1,7 @@
-/* audit_report.c — runs the match of an inventory against the advisory
- * database and renders the result: one JSON document, or a table grouped by
- * severity (terminal or Markdown) with an "Outdated (not a CVE)" section. */
+/* audit_report.c — renders the result of `vigil audit` (advisory/audit.h):
+ * one JSON document, or a table grouped by severity (terminal or Markdown)
+ * with "Fixed by the distribution" and "Outdated (not a CVE)" sections.
+ * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
@@ -8,51 +9,6 @@
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
-
-static void on_finding(const struct vg_finding *f, void *ctx)
-{
-    struct vg_audit *a = ctx;
-    bool cve = f->kind == VG_FIND_CVE;
-    struct vg_finding **v = cve ? &a->findings : &a->outdated;
-    size_t *n = cve ? &a->nfindings : &a->noutdated, *cap = cve ? &a->cap_f : &a->cap_o;
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 16;
-        *v = vg_xrealloc(*v, *cap * sizeof **v);
-    }
-    (*v)[(*n)++] = *f;
-}
-
-static int finding_cmp(const void *x, const void *y)
-{
-    const struct vg_finding *a = x, *b = y;
-    if (a->severity != b->severity) return a->severity > b->severity ? -1 : 1;
-    int c = strcmp(a->comp->name, b->comp->name);
-    if (c) return c;
-    if (a->comp != b->comp) return a->comp < b->comp ? -1 : 1;
-    return strcmp(a->adv ? a->adv->id : "", b->adv ? b->adv->id : "");
-}
-
-void vg_audit_run(struct vg_audit *a, const struct vg_advdb *db)
-{
-    for (size_t i = 0; i < a->inv.n; i++) vg_advdb_match(db, &a->inv.items[i], on_finding, a);
-    if (a->nfindings > 1) qsort(a->findings, a->nfindings, sizeof *a->findings, finding_cmp);
-    if (a->noutdated > 1) qsort(a->outdated, a->noutdated, sizeof *a->outdated, finding_cmp);
-    if (!a->generated_ms) a->generated_ms = vg_now_ms();
-}
-
-void vg_audit_free(struct vg_audit *a)
-{
-    free(a->findings);
-    free(a->outdated);
-    vg_inventory_free(&a->inv);
-}
-
-size_t vg_audit_count_at_least(const struct vg_audit *a, enum vg_severity sev)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < a->nfindings; i++) n += a->findings[i].severity >= sev;
-    return n;
-}
 
 json_t *vg_audit_components_json(const struct vg_inventory *inv)
 {
@@ -65,6 +21,9 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv)
         vg_json_set_str(o, "upstream", c->upstream);
         vg_json_set_str(o, "ecosystem", vg_eco_name(c->eco));
         vg_json_set_str(o, "package", c->package);
+        if (c->srcpkg[0] && strcmp(c->srcpkg, c->package)) vg_json_set_str(o, "source_package", c->srcpkg);
+        if (c->distro[0]) vg_json_set_str(o, "distro", c->distro);
+        if (c->changelog.path[0]) vg_json_set_str(o, "changelog", c->changelog.path);
         vg_json_set_str(o, "source", c->source);
         vg_json_set_str(o, "detail", c->detail);
         json_array_append_new(arr, o);
@@ -72,11 +31,38 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv)
     return arr;
 }
 
+/* The CVE ids a finding is about: the advisory's id, or the ones a
+ * distribution record lists (into buf, comma-separated, shortened). */
+static const char *finding_cves(const struct vg_finding *f, char *buf, size_t n)
+{
+    const struct vg_advisory *a = f->adv;
+    if (!a->distro[0] || !a->cves || !*a->cves) return a->id;
+    size_t words = 1;
+    for (const char *p = a->cves; *p; p++) words += *p == ' ';
+    size_t first = strcspn(a->cves, " ");
+    if (words == 1) snprintf(buf, n, "%s", a->cves);
+    else snprintf(buf, n, "%.*s +%zu", (int)first, a->cves, words - 1);
+    return buf;
+}
+
 static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
-    if (f->kind == VG_FIND_CVE) vg_json_set_str(o, "id", f->adv->id);
+    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "id", f->adv->id);
     else vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->adv && f->adv->cves && *f->adv->cves) {
+        json_t *cl = json_array();
+        for (const char *p = f->adv->cves; *p;) {
+            size_t l = strcspn(p, " ");
+            json_array_append_new(cl, json_stringn(p, l));
+            p += l + (p[l] == ' ');
+        }
+        json_object_set_new(o, "cves", cl);
+    }
+    if (f->adv) {
+        vg_json_set_str(o, "evidence", vg_evidence_name(f->evidence));
+        vg_json_set_str(o, "evidence_ref", f->evidence_ref);
+    }
     vg_json_set_str(o, "component", f->comp->name);
     vg_json_set_str(o, "installed", f->comp->version);
     vg_json_set_str(o, "source", f->comp->source);
@@ -106,11 +92,13 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
+    for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
+    json_object_set_new(doc, "fixed_by_distribution", xa);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -118,6 +106,7 @@ json_t *vg_audit_json(const struct vg_audit *a)
         json_object_set_new(sum, vg_severity_name((enum vg_severity)s), json_integer((json_int_t)n));
     }
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
+    json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -152,24 +141,48 @@ void vg_audit_print_components(const struct vg_inventory *inv, FILE *f, bool mar
     vg_table_free(t);
 }
 
+/* "upstream", "USN-6859-1", "changelog 2.36-9+deb12u3" */
+static void evidence_cell(const struct vg_finding *x, char *buf, size_t n)
+{
+    if (x->evidence == VG_EV_UPSTREAM) snprintf(buf, n, "upstream");
+    else if (x->evidence == VG_EV_CHANGELOG) snprintf(buf, n, "changelog %s", x->evidence_ref);
+    else snprintf(buf, n, "%s", x->evidence_ref);
+}
+
+/* The upstream advisory's fix for the version's line: "9.9p2", "after 9.7p1"
+ * (only the last affected version is known), "none known". */
+static const char *upstream_fix(const struct vg_finding *x, char *buf, size_t n)
+{
+    for (size_t i = 0; i < x->adv->nranges; i++) {
+        const struct vg_range *r = &x->adv->ranges[i];
+        if (!vg_range_contains(x->adv->eco, r, x->comp->upstream[0] ? x->comp->upstream : x->comp->version)) continue;
+        if (r->fixed[0]) return r->fixed;
+        if (r->last_affected[0]) return snprintf(buf, n, "after %s", r->last_affected), buf;
+        break;
+    }
+    return "none known";
+}
+
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
 {
     const struct vg_inventory *inv = &a->inv;
     fprintf(f, "%svigil audit — %s (root %s), %s, kernel %s, %zu components, advisories as of %s\n",
             markdown ? "## " : "", inv->hostname[0] ? inv->hostname : "?", inv->root,
             inv->os_pretty[0] ? inv->os_pretty : "unknown OS", inv->kernel[0] ? inv->kernel : "?", inv->n, a->date);
-    static const char *const h[] = { "COMPONENT", "INSTALLED", "SOURCE", "CVE", "FIXED", "ADVISORY" };
+    static const char *const h[] = { "COMPONENT", "INSTALLED", "SOURCE", "CVE", "FIXED", "EVIDENCE", "ADVISORY" };
     bool any_backport = false;
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_NONE; s--) {
-        struct vg_table *t = vg_table_new(6, h);
+        struct vg_table *t = vg_table_new(7, h);
         for (size_t i = 0; i < a->nfindings; i++) {
             const struct vg_finding *x = &a->findings[i];
             if (x->severity != (enum vg_severity)s) continue;
             char inst[160];
             snprintf(inst, sizeof inst, "%s%s", x->comp->version, x->backport_possible ? " *" : "");
             any_backport |= x->backport_possible;
-            const char *cells[] = { x->comp->name, inst, x->comp->source, x->adv->id,
-                                    x->fixed[0] ? x->fixed : "none known", x->url[0] ? x->url : x->adv->url };
+            char ids[64], ev[96];
+            evidence_cell(x, ev, sizeof ev);
+            const char *cells[] = { x->comp->name, inst, x->comp->source, finding_cves(x, ids, sizeof ids),
+                                    x->fixed[0] ? x->fixed : "none known", ev, x->url[0] ? x->url : x->adv->url };
             vg_table_row(t, cells);
         }
         if (vg_table_rows(t)) {
@@ -183,6 +196,20 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
     }
     if (any_backport)
         fprintf(f, "\n* distribution package: only the upstream version was compared; the fix may be backported by the distribution.\n");
+    if (a->nfixed) {
+        static const char *const hx[] = { "COMPONENT", "INSTALLED", "CVE", "UPSTREAM FIX", "EVIDENCE" };
+        struct vg_table *t = vg_table_new(5, hx);
+        for (size_t i = 0; i < a->nfixed; i++) {
+            const struct vg_finding *x = &a->fixed[i];
+            char ev[96], fix[80];
+            evidence_cell(x, ev, sizeof ev);
+            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, upstream_fix(x, fix, sizeof fix), ev };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sFixed by the distribution (%zu)", "", a->nfixed);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
     if (a->noutdated) {
         static const char *const ho[] = { "COMPONENT", "INSTALLED", "WHY", "UPGRADE TO", "REFERENCE" };
         struct vg_table *t = vg_table_new(5, ho);
@@ -197,8 +224,8 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         vg_table_free(t);
     }
     if (!a->nfindings && !a->noutdated) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
-    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated\n",
+    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
-            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated);
+            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed);
 }

@@ -17,6 +17,8 @@ static const struct vg_sec_family *const families[] = {
     &vg_sec_infiniband,
     &vg_sec_node,
     &vg_sec_network,
+    &vg_sec_storage,
+    &vg_sec_devices,
 };
 
 const char *vg_sec_status_name(enum vg_sec_status s)
@@ -172,4 +174,32 @@ void vg_sec_group_name(const struct vg_sec_ctx *c, unsigned gid, char *buf, size
 void vg_sec_mode_str(const struct stat *st, char *buf, size_t n)
 {
     snprintf(buf, n, "%04o", (unsigned)(st->st_mode & 07777));
+}
+
+int vg_sec_dir_exposure(const struct vg_sec_ctx *c, const char *dir, struct sbuf *e, struct sbuf *bad)
+{
+    struct stat st;
+    if (vg_sec_stat(c, dir, &st) || !S_ISDIR(st.st_mode)) return -1;
+    int nbad = 0;
+    char mode[16];
+    vg_sec_mode_str(&st, mode, sizeof mode);
+    if (e->len < 400) sbuf_printf(e, "%s%s %s", e->len ? "; " : "", dir, mode);
+    if ((st.st_mode & 02) && !(st.st_mode & S_ISVTX))
+        nbad++, sbuf_printf(bad, "%s%s is world-writable without the sticky bit", bad->len ? "; " : "", dir);
+    char **sub;
+    int ns = vg_list_dir(c->root, dir, &sub);
+    for (int i = 0; i < ns; i++) {
+        char p[600];
+        struct stat ss;
+        snprintf(p, sizeof p, "%s/%s", dir, sub[i]);
+        if (vg_sec_stat(c, p, &ss) || !S_ISDIR(ss.st_mode)) continue;
+        vg_sec_mode_str(&ss, mode, sizeof mode);
+        if (ss.st_mode & 04) {
+            nbad++;
+            if (bad->len < 300) sbuf_printf(bad, "%s%s readable by everyone", bad->len ? "; " : "", p);
+            if (e->len < 400) sbuf_printf(e, ", %s %s", p, mode);
+        }
+    }
+    if (ns >= 0) vg_free_list(sub, ns);
+    return nbad;
 }

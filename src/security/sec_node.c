@@ -73,29 +73,10 @@ static void shared_dirs(struct vg_sec_ctx *c, const struct vg_sec_check *k)
     struct sbuf e = SBUF_INIT, bad = SBUF_INIT;
     int seen = 0, nbad = 0;
     for (size_t d = 0; d < nd; d++) {
-        struct stat st;
-        if (vg_sec_stat(c, dirs[d], &st) || !S_ISDIR(st.st_mode)) continue;
+        int n = vg_sec_dir_exposure(c, dirs[d], &e, &bad);
+        if (n < 0) continue;
         seen++;
-        char mode[16];
-        vg_sec_mode_str(&st, mode, sizeof mode);
-        if (e.len < 400) sbuf_printf(&e, "%s%s %s", e.len ? "; " : "", dirs[d], mode);
-        if ((st.st_mode & 02) && !(st.st_mode & S_ISVTX))
-            nbad++, sbuf_printf(&bad, "%s%s is world-writable without the sticky bit", bad.len ? "; " : "", dirs[d]);
-        char **sub;
-        int ns = vg_list_dir(c->root, dirs[d], &sub);
-        for (int i = 0; i < ns; i++) {
-            char p[600];
-            struct stat ss;
-            snprintf(p, sizeof p, "%s/%s", dirs[d], sub[i]);
-            if (vg_sec_stat(c, p, &ss) || !S_ISDIR(ss.st_mode)) continue;
-            vg_sec_mode_str(&ss, mode, sizeof mode);
-            if (ss.st_mode & 04) {
-                nbad++;
-                if (bad.len < 300) sbuf_printf(&bad, "%s%s readable by everyone", bad.len ? "; " : "", p);
-                if (e.len < 400) sbuf_printf(&e, ", %s %s", p, mode);
-            }
-        }
-        if (ns >= 0) vg_free_list(sub, ns);
+        nbad += n;
     }
     if (!seen) vg_sec_emit(c, k, VG_SEC_UNKNOWN, "no shared directory found", "could not check: none of the shared directories exists");
     else if (nbad) vg_sec_emit(c, k, VG_SEC_FAIL, e.s, "%s", bad.s);

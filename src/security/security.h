@@ -1,7 +1,9 @@
 /* security.h — `vigil audit --security`: tenant-isolation and security
  * posture checks, NHC style.  Each family (sec_slurm.c, sec_infiniband.c,
  * sec_node.c, sec_network.c) is a table of checks {id, title, severity, fix,
- * function}; checks.c lists the families and runs them.  A check reports one
+ * function}; sec_storage.c: NFS exports, shared-filesystem mounts; sec_devices.c:
+ * IOMMU, BlueField RShim;
+ * checks.c lists the families and runs them.  A check reports one
  * or more results through vg_sec_emit: pass, warn, fail, or unknown ("could
  * not check": a missing file, permission denied — never a crash, never a
  * silent pass), each with a one-line finding and the evidence it read. */
@@ -78,7 +80,8 @@ struct vg_sec_family {
     const struct vg_sec_check *checks;
     size_t n;
 };
-extern const struct vg_sec_family vg_sec_slurm, vg_sec_infiniband, vg_sec_node, vg_sec_network;
+extern const struct vg_sec_family vg_sec_slurm, vg_sec_infiniband, vg_sec_node, vg_sec_network, vg_sec_storage,
+    vg_sec_devices;
 
 /* Records one result of check k.  evidence: what was read (file: value). */
 void vg_sec_emit(struct vg_sec_ctx *c, const struct vg_sec_check *k, enum vg_sec_status st, const char *evidence,
@@ -93,8 +96,6 @@ const struct vg_sec_result *vg_sec_find(const struct vg_sec_ctx *c, const char *
 /* Results with status fail at or above severity sev. */
 size_t vg_sec_failures(const struct vg_sec_ctx *c, enum vg_severity sev);
 
-/* `vigil audit --security …` (cmd/audit_security.c): the exit code. */
-int vg_audit_security(int argc, char **argv);
 
 /* Reports (report/security_report.c). */
 json_t *vg_sec_json(const struct vg_sec_ctx *c);
@@ -108,6 +109,12 @@ bool vg_sec_slurm_conf(struct vg_sec_ctx *c);
 int vg_sec_stat(const struct vg_sec_ctx *c, const char *path, struct stat *st);
 /* "0640 root:slurm" for evidence. */
 void vg_sec_mode_str(const struct stat *st, char *buf, size_t n);
+struct sbuf;
+/* A shared directory's exposure: appends "DIR MODE" (and each exposed
+ * subdirectory) to e and what is wrong to bad — the directory world-writable
+ * without the sticky bit, subdirectories (other users' data) readable by
+ * everyone.  Returns how many problems, or -1 when dir is not a directory. */
+int vg_sec_dir_exposure(const struct vg_sec_ctx *c, const char *dir, struct sbuf *e, struct sbuf *bad);
 /* The name of uid/gid from the root's /etc/passwd, /etc/group ("#123" when unknown). */
 void vg_sec_user_name(const struct vg_sec_ctx *c, unsigned uid, char *buf, size_t n);
 void vg_sec_group_name(const struct vg_sec_ctx *c, unsigned gid, char *buf, size_t n);

@@ -13,7 +13,7 @@ exits_with "run535: findings >= high, exit 1" 1 $A --root $R/ubuntu2204-h100-run
 exits_with "run535: --fail-on none, exit 0" 0 $A --root $R/ubuntu2204-h100-run535 --fail-on none
 $A --root $R/ubuntu2204-h100-run535 --json >"$T/run535.json"
 is "run535: summary" "$(tr -d ' \n' <"$T/run535.json" | grep -o '"summary":{[^}]*}')" \
-   '"summary":{"critical":8,"high":38,"medium":34,"low":28,"outdated":16,"components":25}'
+   '"summary":{"critical":8,"high":38,"medium":34,"low":28,"outdated":16,"fixed_by_distribution":0,"components":25}'
 is "run535: driver found from /proc (no package)" "$($A --root $R/ubuntu2204-h100-run535 --components | grep -c '^nvidia-driver .*535.129.03  */proc/driver/nvidia/version')" 1
 check "run535: CVE-2024-0132 on the container toolkit" grep -q '"id": "CVE-2024-0132"' "$T/run535.json"
 check "run535: backport marker on distro packages" sh -c "$A --root $R/ubuntu2204-h100-run535 | grep -q 'may be backported by the distribution'"
@@ -36,3 +36,65 @@ exits_with "merge of one clean report: exit 0" 0 $VIGIL audit merge "$T/fleet-cl
 is "merge: 3 nodes" "$($VIGIL audit merge "$T/fleet" --json | grep -c '"gpu-')" 3
 check "merge: runc version skew flagged" sh -c "$VIGIL audit merge '$T/fleet' | grep -E '^runc .*SKEW' >/dev/null"
 exits_with "merge: a non-report is exit 2" 2 $VIGIL audit merge "$T/bad.json"
+
+# Distribution evidence: the distribution's own record, then the package's changelog, then upstream.
+$A --root $R/debian12-backport --json --fail-on none >"$T/deb.json"
+is "debian12-backport: glibc CVE-2023-4911 fixed per its changelog" \
+   "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2023-4911") | .evidence + " " + .evidence_ref' "$T/deb.json")" \
+   "changelog 2.36-9+deb12u3"
+is "debian12-backport: no slurm or munge finding (all named in their changelogs)" \
+   "$(jq '[.findings[] | select(.component == "slurm" or .component == "munge")] | length' "$T/deb.json")" 0
+is "debian12-backport: slurm below-minimum dropped (its changelog names CVE-2025-43904)" \
+   "$(jq '[.outdated[] | select(.component == "slurm")] | length' "$T/deb.json")" 0
+is "debian12-backport: CVE-2024-6387 stays, decided upstream (no Debian record bundled)" \
+   "$(jq -r '.findings[] | select(.id == "CVE-2024-6387") | .evidence + " " + (.backport_possible|tostring)' "$T/deb.json")" \
+   "upstream true"
+$A --root $R/debian12-unpatched --json --fail-on none >"$T/deb-old.json"
+is "debian12-unpatched: CVE-2023-41914 found (changelog stops at 22.05.8-4)" \
+   "$(jq -r '.findings[] | select(.id == "CVE-2023-41914") | .evidence' "$T/deb-old.json")" "upstream"
+exits_with "debian12-unpatched: exit 1" 1 $A --root $R/debian12-unpatched
+$A --root $R/ubuntu2404-backport --json --fail-on none >"$T/noble.json"
+is "ubuntu2404-backport: CVE-2024-6387 fixed by USN-6859-1" \
+   "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-6387") | .evidence + " " + .evidence_ref + " " + .fixed' "$T/noble.json")" \
+   "distro-advisory USN-6859-1 1:9.6p1-3ubuntu13.3"
+is "ubuntu2404-backport: not a finding" "$(jq '[.findings[] | select(.id == "CVE-2024-6387" or .id == "USN-6859-1")] | length' "$T/noble.json")" 0
+$A --root $R/ubuntu2204-unpatched --json --fail-on none >"$T/jammy.json"
+is "ubuntu2204-unpatched: USN-6859-1 found, fix from the USN, rated high from the upstream record" \
+   "$(jq -r '.findings[] | select(.id == "USN-6859-1") | [.evidence, .fixed, .severity, (.cves|join(","))] | join(" ")' "$T/jammy.json")" \
+   "distro-advisory 1:8.9p1-3ubuntu0.10 high CVE-2024-6387"
+is "ubuntu2204-unpatched: the upstream CVE-2024-6387 is not reported twice" \
+   "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/jammy.json")" 0
+check "table: EVIDENCE column with the USN" sh -c "$A --root $R/ubuntu2204-unpatched | grep -E '^openssh .*CVE-2024-6387 .*USN-6859-1' >/dev/null"
+check "markdown: Fixed by the distribution section" sh -c "$A --root $R/debian12-backport --format markdown | grep -q '^### Fixed by the distribution (7)'"
+
+# The acceptance test: on this machine, no finding that the package's own changelog refutes.
+if [ -r /var/lib/dpkg/status ] && [ -d /usr/share/doc ]; then
+    $VIGIL audit --json --fail-on none >"$T/self.json" 2>/dev/null
+    refuted=""
+    for pair in $(jq -r '.components as $c | .findings[] | . as $f
+                         | ($c[] | select(.name == $f.component and .package != "") | .package) + "=" + $f.id' "$T/self.json"); do
+        pkg=${pair%%=*} id=${pair#*=}
+        cl=/usr/share/doc/$pkg/changelog.Debian.gz
+        [ -r "$cl" ] && zcat "$cl" | grep -q -- "$id" && refuted="$refuted $pkg:$id"
+    done
+    is "this machine: no finding its own changelogs refute" "$refuted" ""
+else
+    skip "this machine: not a dpkg system"
+fi
+is "debian12-backport: glibc's source package from the dpkg Source field" \
+   "$(jq -r '.components[] | select(.name == "glibc") | .source_package' "$T/deb.json")" "glibc"
+
+# The running kernel as the distribution's package, matched against its kernel USN.
+$A --root $R/ubuntu2404-kernel --json --fail-on none >"$T/k.json"
+is "ubuntu2404-kernel: 6.8.0-120-generic maps to linux 6.8.0-120.120 (upstream 6.8.12)" \
+   "$(jq -r '.components[] | select(.name == "linux-kernel") | [.version, .source_package, .upstream, .distro] | join(" ")' "$T/k.json")" \
+   "6.8.0-120.120 linux 6.8.12 Ubuntu:24.04"
+is "ubuntu2404-kernel: USN-8373-1, fixed in 6.8.0-124.124" \
+   "$(jq -r '.findings[] | select(.component == "linux-kernel") | [.id, .fixed, .evidence] | join(" ")' "$T/k.json")" \
+   "USN-8373-1 6.8.0-124.124 distro-advisory"
+check "ubuntu2404-kernel: the livepatch module is reported" sh -c "jq -r '.components[].detail' '$T/k.json' | grep -q 'livepatch lp_6_8_0_120 enabled'"
+is "ubuntu2404-kernel-patched: no kernel finding at 6.8.0-124.124" \
+   "$($A --root $R/ubuntu2404-kernel-patched --json | jq '[.findings[] | select(.component == "linux-kernel")] | length')" 0
+is "debian12-kernel: 6.1.0-18-amd64 maps to the image package's linux 6.1.76-1" \
+   "$($A --root $R/debian12-kernel --components --json | jq -r '.[] | select(.name == "linux-kernel") | [.version, .package, .source_package] | join(" ")')" \
+   "6.1.76-1 linux-image-6.1.0-18-amd64 linux"

@@ -17,7 +17,7 @@ exits_with "bad root: exit 1" 1 "$VIGIL" audit --security --root $FIX/bad --conf
 exits_with "bad root, --fail-on critical: still 1 (munge key)" 1 "$VIGIL" audit --security --root $FIX/bad --fail-on critical
 exits_with "bad root, --fail-on none: 0" 0 "$VIGIL" audit --security --root $FIX/bad --fail-on none
 "$VIGIL" audit --security --root $FIX/bad --json >"$tmp/bad.json"
-is "JSON: 18 fails on the bad root" "$(grep -c '"status": "fail"' "$tmp/bad.json")" "18"
+is "JSON: 21 fails on the bad root (18, storage: exports, tenant separation; devices: rshim)" "$(grep -c '"status": "fail"' "$tmp/bad.json")" "21"
 is "JSON: one security array" "$(grep -c '"security": \[' "$tmp/bad.json")" "1"
 "$VIGIL" audit --security --root $FIX/bad --format markdown >"$tmp/bad.md"
 check "markdown: evidence of the munge key" grep -q 'evidence: `/etc/munge/munge.key: 0644 munge:munge`' "$tmp/bad.md"
@@ -72,3 +72,6 @@ as_nobody audit --security --only slurm >"$tmp/lab2.txt"
 check "as nobody: PrivateData set is clean" grep -Eq '^pass +high +slurm.private-data' "$tmp/lab2.txt"
 lab_down
 rm -rf "$tmp"
+# shared storage (storage family): run as this user, on the fixture roots
+check "storage: no_root_squash export named" sh -c "'$VIGIL' audit --security --only storage --root tests/fixtures/security/bad --fail-on none | grep -q 'no_root_squash'"
+exits_with "storage: the good root passes" 0 "$VIGIL" audit --security --only storage --root tests/fixtures/security/good

@@ -71,7 +71,7 @@ static struct vg_advdb *sample(void)
     struct vg_advdb *db = vg_advdb_new();
     struct vg_range r1[] = { { "", "1.1.12", "" }, { "1.2.0", "1.2.8", "" } };
     struct vg_advisory a = { "CVE-2024-21626", "runc", VG_ECO_GENERIC, VG_SEV_HIGH, 8.6, "leaky fd", "https://x/runc",
-                             "2024-01-31", r1, 2 };
+                             "2024-01-31", "", "", NULL, r1, 2 };
     assert_int_equal(vg_advdb_add(db, &a), 2);
     assert_int_equal(vg_advdb_add(db, &a), 0);   /* duplicate */
     struct vg_range r2[] = { { "1.3.0", "1.3.3", "" } };
@@ -80,11 +80,11 @@ static struct vg_advdb *sample(void)
     assert_int_equal(vg_advdb_add(db, &a), 1);   /* merged into the same advisory */
     struct vg_range r3[] = { { "535.0", "535.183.01", "" }, { "550.0", "550.90.07", "" } };
     struct vg_advisory d = { "CVE-2024-0090", "nvidia-driver", VG_ECO_NVIDIA, VG_SEV_HIGH, 7.8, "oob", "https://x/5551",
-                             "2024-06-06", r3, 2 };
+                             "2024-06-06", "", "", NULL, r3, 2 };
     vg_advdb_add(db, &d);
     struct vg_range r4[] = { { "", "6.8.0-87.88", "" } };
     struct vg_advisory k = { "CVE-2025-40300", "linux-kernel", VG_ECO_DPKG, VG_SEV_HIGH, 0, "usn", "https://x/usn",
-                             "2025-11-06", r4, 1 };
+                             "2025-11-06", "", "", NULL, r4, 1 };
     vg_advdb_add(db, &k);
     struct vg_eol e = { "nvidia-driver", "535", "", "2026-06-30", "https://x/eol", "move to R580" };
     vg_advdb_add_eol(db, &e);
@@ -191,6 +191,70 @@ static void test_roundtrip(void **state)
     vg_advdb_free(db);
 }
 
+/* The compact index: written beside X.json, loaded instead of it while its
+ * stamp matches, the same database either way; a stale index is passed over,
+ * a malformed one is an error naming its line. */
+static void test_index(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = sample();
+    struct vg_advisory usn = { "USN-6859-1", "openssh", VG_ECO_DPKG, VG_SEV_MEDIUM, 0, "tab\there\nnewline \\ done",
+                               "https://x/usn", "2024-07-01", "Ubuntu:22.04:LTS", "openssh", "CVE-2024-6387", NULL, 0 };
+    struct vg_range ur[] = { { "", "1:8.9p1-3ubuntu0.10", "" } };
+    usn.ranges = ur;
+    usn.nranges = 1;
+    vg_advdb_add(db, &usn);
+    char dir[] = "/tmp/vigil-advidx-XXXXXX", json[128], idx[128], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/db.json", dir);
+    snprintf(idx, sizeof idx, "%s/db.idx", dir);
+    assert_int_equal(vg_advdb_save(db, json, err, sizeof err), 0);
+    assert_int_equal(access(idx, R_OK), 0);
+    char stamp[64];
+    assert_int_equal(vg_advdb_stamp(json, stamp, sizeof stamp), 0);
+    struct vg_advdb *viaidx, *viajson;
+    assert_int_equal(vg_advdb_load_index(idx, stamp, &viaidx, err, sizeof err), 0);
+    json_t *a = vg_advdb_to_json(db), *b = vg_advdb_to_json(viaidx);
+    json_object_del(a, "generated");
+    json_object_del(b, "generated");
+    assert_true(json_equal(a, b));
+    json_decref(b);
+    /* a JSON file changed after the index was written: the index is passed over */
+    FILE *f = fopen(json, "a");
+    assert_non_null(f);
+    fputs("\n", f);
+    fclose(f);
+    assert_int_equal(vg_advdb_load_index(idx, "1-0", &viajson, err, sizeof err), 1);
+    assert_int_equal(vg_advdb_load(json, &viajson, err, sizeof err), 0);
+    b = vg_advdb_to_json(viajson);
+    json_object_del(b, "generated");
+    assert_true(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+    vg_advdb_free(viajson);
+    const struct vg_advisory *u = NULL;
+    for (size_t i = 0; i < vg_advdb_count(viaidx); i++)
+        if (!strcmp(vg_advdb_get(viaidx, i)->id, "USN-6859-1")) u = vg_advdb_get(viaidx, i);
+    assert_non_null(u);
+    assert_string_equal(u->summary, "tab\there\nnewline \\ done");
+    assert_string_equal(u->distro, "Ubuntu:22.04:LTS");
+    assert_string_equal(u->cves, "CVE-2024-6387");
+    vg_advdb_free(viaidx);
+    /* malformed: the message names the index and the line */
+    char bad[] = "#vigil-advisory-index 1 -\nA\tonly\ttwo\n";
+    assert_int_equal(vg_advdb_parse_index(bad, sizeof bad - 1, "x.idx", NULL, &viaidx, err, sizeof err), -1);
+    assert_non_null(strstr(err, "x.idx:2:"));
+    char order[] = "#vigil-advisory-index 1 -\n"
+                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n"
+                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n";
+    assert_int_equal(vg_advdb_parse_index(order, sizeof order - 1, "y.idx", NULL, &viaidx, err, sizeof err), -1);
+    assert_non_null(strstr(err, "y.idx:3:"));
+    unlink(json);
+    unlink(idx);
+    rmdir(dir);
+    vg_advdb_free(db);
+}
+
 /* The bundled database: the TSV's driver LIFECYCLE rows become EOL findings. */
 static void test_bundled(void **state)
 {
@@ -224,7 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_match),   cmocka_unit_test(test_eol),
-        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_bundled),
+        cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_bundled),     cmocka_unit_test(test_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

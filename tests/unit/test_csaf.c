@@ -101,6 +101,61 @@ static void test_corpus_counts(void **state)
     assert_true(vg_advdb_count(corpus) > 150);
 }
 
+/* Every CUDA "Update" form in the bundled bulletins, one case per form: the
+ * last affected update is affected, the fixed update is not. */
+static void test_update_forms(void **state)
+{
+    (void)state;
+    static const struct { const char *form, *id, *affected, *fixed; } cases[] = {
+        { "All versions prior to CUDA Toolkit 11.6 Update 2 / 11.6 Update 2 (5334)", "CVE-2022-21821", "11.6.1", "11.6.2" },
+        { "All versions prior to 12.0 Update 1 / 12.0 Update 1 (5456)", "CVE-2023-25513", "12.0.0", "12.0.1" },
+        { "All versions prior to 12.1 Update 1 / 12.1 Update 1 (5456)", "CVE-2023-25510", "12.1.0", "12.1.1" },
+        { "CUDA Toolkit 12.6U1 fixed (5564)", "CVE-2024-0110", "12.6.0", "12.6.1" },
+        { "up to and including CUDA Toolkit 12.6U1 / CUDA Toolkit 12.6U2 (5577)", "CVE-2024-0123", "12.6.1", "12.6.2" },
+        { "up to and including CUDA Toolkit 12.5U1 (5548)", "CVE-2024-0102", "12.5.1", "12.6" },
+        { "All versions prior to CUDA Toolkit 12.9 Update 1 (5661)", "CVE-2025-23272", "12.9.0", "12.9.1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char fixed[64];
+        if (affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, cases[i].affected, cases[i].id, fixed) != 1)
+            fail_msg("%s: %s should be affected by %s", cases[i].form, cases[i].affected, cases[i].id);
+        if (strcmp(fixed, cases[i].fixed)) fail_msg("%s: fixed %s, expected %s", cases[i].form, fixed, cases[i].fixed);
+        if (affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, cases[i].fixed, cases[i].id, NULL) != 0)
+            fail_msg("%s: %s is the fix", cases[i].form, cases[i].fixed);
+    }
+    /* "v12.4U1" (5517) is the fixed product of CVE-2024-0072, "prior to v12.4" its affected one */
+    assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.3.2", "CVE-2024-0072", NULL), 1);
+    assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.4.1", "CVE-2024-0072", NULL), 0);
+}
+
+static int import_text(const char *json, struct vg_advdb *db, struct vg_import_report *rep);
+
+/* "U N" with a space (not in the bundled bulletins, but the same family of
+ * names): "12.6 U 1" = 12.6.1. */
+static void test_update_space_form(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"document\":{\"csaf_version\":\"2.0\",\"publisher\":{\"name\":\"NVIDIA\"},\"tracking\":{\"id\":\"9998\","
+        "\"initial_release_date\":\"2026-01-02T00:00:00Z\"}},"
+        "\"product_tree\":{\"branches\":[{\"category\":\"vendor\",\"name\":\"NVIDIA\",\"branches\":["
+        "{\"category\":\"architecture\",\"name\":\"Linux\",\"branches\":["
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA CUDA Toolkit\",\"product\":{\"name\":\"All versions prior to 12.6 U 1\",\"product_id\":\"a\"}},"
+        "{\"category\":\"product_version\",\"name\":\"NVIDIA CUDA Toolkit\",\"product\":{\"name\":\"12.6 U 1\",\"product_id\":\"f\"}}]}]}]},"
+        "\"vulnerabilities\":[{\"cve\":\"CVE-2099-0009\",\"product_status\":{\"known_affected\":[\"a\"],\"fixed\":[\"f\"]}}]}";
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    assert_int_equal(import_text(doc, db, &rep), 0);
+    assert_int_equal(rep.unparsed.n, 0);
+    char fixed[64];
+    assert_int_equal(affected_by(db, "cuda-toolkit", VG_ECO_GENERIC, "12.6.0", "CVE-2099-0009", fixed), 1);
+    assert_string_equal(fixed, "12.6.1");
+    assert_int_equal(affected_by(db, "cuda-toolkit", VG_ECO_GENERIC, "12.6.1", "CVE-2099-0009", NULL), 0);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
 /* Splits a TSV line in place; returns the field count. */
 static int fields(char *line, char **f, int max)
 {
@@ -252,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_corpus_counts),   cmocka_unit_test(test_driver_rows),
         cmocka_unit_test(test_container_rows),  cmocka_unit_test(test_branches_and_trains),
         cmocka_unit_test(test_patterns),        cmocka_unit_test(test_missing_fields),
+        cmocka_unit_test(test_update_forms),    cmocka_unit_test(test_update_space_form),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -128,6 +128,45 @@ static void test_empty_and_missing(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The changelog of a backported package: CVEs per entry, the oldest entry
+ * naming a CVE wins, entries above the installed version do not count, and
+ * the real Debian 12 changelog in the fixture root is read through gzip. */
+static void test_changelog(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "slurm-wlm (22.05.8-4+deb12u2) bookworm-security; urgency=medium\n\n"
+        "  * Fix CVE-2023-49933, CVE-2023-49935,\n        CVE-2023-49938 (Closes: #1058720)\n\n"
+        " -- Someone <a@b>  Mon, 25 Dec 2023 09:26:16 +0100\n\n"
+        "slurm-wlm (22.05.8-4+deb12u1) bookworm-security; urgency=medium\n\n"
+        "  * Fix CVE-2023-41914; regression of CVE-2023-49933 noted\n"
+        "  * not ids: XCVE-2020-1234 CVE-20-1 CVE-2021-12\n\n"
+        " -- Someone <a@b>  Thu, 12 Oct 2023 20:09:40 +0200\n";
+    struct vg_changelog cl = { 0 };
+    vg_deb_changelog_parse(text, sizeof text - 1, "22.05.8-4+deb12u2", &cl);
+    assert_int_equal(cl.n, 4);
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-49935"), "22.05.8-4+deb12u2");
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-49938"), "22.05.8-4+deb12u2");   /* continuation line */
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-41914"), "22.05.8-4+deb12u1");
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-49933"), "22.05.8-4+deb12u1");   /* oldest entry */
+    assert_null(vg_changelog_names(&cl, "CVE-2020-1234"));
+    vg_changelog_free(&cl);
+    vg_deb_changelog_parse(text, sizeof text - 1, "22.05.8-4+deb12u1", &cl);   /* deb12u2 not installed */
+    assert_null(vg_changelog_names(&cl, "CVE-2023-49935"));
+    assert_non_null(vg_changelog_names(&cl, "CVE-2023-41914"));
+    vg_changelog_free(&cl);
+
+    char err[512];
+    const char *root = "tests/fixtures/roots/debian12-backport";
+    assert_int_equal(vg_deb_changelog_load(root, "libc6", "2.36-9+deb12u14", &cl, err, sizeof err), 0);
+    assert_string_equal(cl.path, "/usr/share/doc/libc6/changelog.Debian.gz");
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-4911"), "2.36-9+deb12u3");
+    vg_changelog_free(&cl);
+    assert_int_equal(vg_deb_changelog_load(root, "no-such-package", "1", &cl, err, sizeof err), 0);
+    assert_int_equal(cl.n, 0);
+    assert_string_equal(cl.path, "");
+}
+
 static void test_load_fixture(void **state)
 {
     (void)state;
@@ -154,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_empty_and_missing),
         cmocka_unit_test(test_load_fixture),
+        cmocka_unit_test(test_changelog),
     };
     return cmocka_run_group_tests_name("dpkg", tests, NULL, NULL);
 }

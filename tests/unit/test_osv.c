@@ -1,6 +1,6 @@
 /* test_osv.c — the OSV importer: event ranges (introduced/fixed/last_affected,
  * open-ended, several per range), versions[], CVE from aliases, package-name
- * mapping, distro ecosystems, and the bundled data/sources/osv records
+ * mapping, distro ecosystems, and the bundled data/sources/{osv,curated} records
  * checked against every non-NVIDIA CVE row of tests/fixtures/advisories.tsv
  * with a plain range: the introduced (or last affected) version is affected,
  * the fixed version is not. */
@@ -36,6 +36,22 @@ static int hits(const struct vg_advdb *db, const char *comp, const char *version
     vg_strlcpy(c.upstream, version, sizeof c.upstream);
     c.eco = eco;
     struct hit h = { id, 0 };
+    vg_advdb_match(db, &c, cb, &h);
+    return h.n;
+}
+
+/* Findings of USN-1 on a kernel package of release distro. */
+static int distro_hits(const struct vg_advdb *db, const char *version, const char *distro)
+{
+    struct vg_component c;
+    memset(&c, 0, sizeof c);
+    vg_strlcpy(c.name, "linux-kernel", sizeof c.name);
+    vg_strlcpy(c.version, version, sizeof c.version);
+    vg_strlcpy(c.package, "linux-image-6.8.0-86-generic", sizeof c.package);
+    vg_strlcpy(c.srcpkg, "linux", sizeof c.srcpkg);
+    vg_strlcpy(c.distro, distro, sizeof c.distro);
+    c.eco = VG_ECO_DPKG;
+    struct hit h = { "USN-1", 0 };
     vg_advdb_match(db, &c, cb, &h);
     return h.n;
 }
@@ -92,13 +108,25 @@ static void test_events(void **state)
                "{\"id\":\"CVE-2099-1\",\"affected\":[{\"package\":{\"ecosystem\":\"Go\",\"name\":\"containerd\"},"
                "\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},{\"fixed\":\"1.6.38\"}]}]}]}");
     assert_int_equal(rep.duplicates, before + 1);
-    /* a distro record compares distro versions */
+    /* a distro record keeps its id, release, source package and CVEs, and
+     * compares distro versions on that release only */
     import_str(db, &rep,
-               "{\"id\":\"USN-1\",\"aliases\":[\"CVE-2099-2\"],\"affected\":[{\"package\":{\"ecosystem\":\"Ubuntu:24.04:LTS\","
+               "{\"id\":\"USN-1\",\"aliases\":[],\"upstream\":[\"UBUNTU-CVE-2099-2\"],\"related\":[\"CVE-2099-3\"],"
+               "\"affected\":[{\"package\":{\"ecosystem\":\"Ubuntu:24.04:LTS\","
                "\"name\":\"linux\"},\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},"
-               "{\"last_affected\":\"6.8.0-86.87\"}]}]}]}");
-    assert_int_equal(hits(db, "linux-kernel", "6.8.0-86.87", VG_ECO_DPKG, "CVE-2099-2"), 1);
-    assert_int_equal(hits(db, "linux-kernel", "6.8.0-86.88", VG_ECO_DPKG, "CVE-2099-2"), 0);
+               "{\"last_affected\":\"6.8.0-86.87\"}]}]},"
+               "{\"package\":{\"ecosystem\":\"Ubuntu:Pro:24.04:LTS\",\"name\":\"linux\"},\"ranges\":[]}]}");
+    const struct vg_advisory *usn = NULL;
+    for (size_t i = 0; i < vg_advdb_count(db); i++)
+        if (!strcmp(vg_advdb_get(db, i)->id, "USN-1")) usn = vg_advdb_get(db, i);
+    assert_non_null(usn);
+    assert_string_equal(usn->distro, "Ubuntu:24.04:LTS");
+    assert_string_equal(usn->package, "linux");
+    assert_string_equal(usn->cves, "CVE-2099-2 CVE-2099-3");
+    assert_int_equal(distro_hits(db, "6.8.0-86.87", "Ubuntu:24.04"), 1);
+    assert_int_equal(distro_hits(db, "6.8.0-86.88", "Ubuntu:24.04"), 0);
+    assert_int_equal(distro_hits(db, "6.8.0-86.87", "Ubuntu:22.04"), 0);   /* another release */
+    assert_int_equal(distro_hits(db, "6.8.0-86.87", "Debian:12"), 0);
     vg_import_report_free(&rep);
     vg_advdb_free(db);
 }
@@ -111,6 +139,7 @@ static void test_bundled_rows(void **state)
     memset(&rep, 0, sizeof rep);
     char err[512];
     assert_int_equal(vg_import_path("data/sources/osv", db, &rep, err, sizeof err), 0);
+    assert_int_equal(vg_import_path("data/sources/curated", db, &rep, err, sizeof err), 0);
     assert_int_equal(rep.warnings.n, 0);
     static const struct { const char *prefix, *comp; } map[] = {
         { "runc", "runc" },       { "containerd", "containerd" }, { "Docker", "docker" },  { "Kubernetes", "kubelet" },

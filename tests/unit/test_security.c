@@ -73,6 +73,11 @@ static const struct {
     { "node.container-toolkit", VG_SEC_PASS, VG_SEC_FAIL },
     { "node.ssh-root-login", VG_SEC_PASS, VG_SEC_FAIL },
     { "node.ssh-password-auth", VG_SEC_PASS, VG_SEC_FAIL },
+    { "storage.nfs-exports", VG_SEC_PASS, VG_SEC_FAIL },
+    { "storage.mount-options", VG_SEC_PASS, VG_SEC_WARN },
+    { "storage.tenant-separation", VG_SEC_PASS, VG_SEC_FAIL },
+    { "device.iommu", VG_SEC_PASS, VG_SEC_WARN },
+    { "device.rshim", VG_SEC_PASS, VG_SEC_FAIL },
 };
 
 static void check_all(bool good)
@@ -115,6 +120,12 @@ static void test_evidence(void **state)
     assert_non_null(strstr(vg_sec_find(&c, "slurm.sched-interval")->finding, "up to 151 s"));
     assert_non_null(strstr(vg_sec_find(&c, "slurm.node-timeouts")->finding, "310 s"));
     assert_non_null(strstr(vg_sec_find(&c, "ib.pkeys")->evidence, "mlx5_0/1 pkeys=0xffff"));
+    const struct vg_sec_result *ex = vg_sec_find(&c, "storage.nfs-exports");
+    assert_non_null(strstr(ex->finding, "/export/home to * with no_root_squash"));
+    assert_non_null(strstr(ex->finding, "read-write to every host"));
+    assert_non_null(strstr(vg_sec_find(&c, "storage.mount-options")->finding, "/home trusts the client's user ids (NFS sec=sys)"));
+    assert_string_equal(vg_sec_find(&c, "storage.tenant-separation")->evidence,
+                        "/home 0755, /home/alice 0755; /scratch 0777, /scratch/alice 0755");
     vg_sec_free(&c);
     vg_sec_init(&c, FIX "/good", NULL);
     vg_sec_run(&c, "slurm");
@@ -132,7 +143,9 @@ static void test_empty_root(void **state)
     run_root(&c, dir, NULL);
     for (size_t i = 0; i < c.nresults; i++) {
         const struct vg_sec_result *r = &c.results[i];
-        if (!strcmp(r->id, "node.docker-sock")) assert_int_equal(r->status, VG_SEC_PASS);   /* absent socket */
+        if (!strcmp(r->id, "node.docker-sock") || !strcmp(r->id, "storage.nfs-exports"))
+            assert_int_equal(r->status, VG_SEC_PASS);   /* absent socket; no export table: nothing exported */
+        else if (!strcmp(r->id, "device.rshim")) assert_int_equal(r->status, VG_SEC_UNKNOWN);   /* no /dev at all */
         else if (r->status != VG_SEC_UNKNOWN) fail_msg("%s: %s on an empty root", r->id, vg_sec_status_name(r->status));
         assert_true(*r->evidence);
     }
