@@ -14,6 +14,7 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/rootfs.h"
+#include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
@@ -164,8 +165,29 @@ int cmd_check(int argc, char **argv)
     struct vg_catalog *cat = vg_catalog_open(o.root, o.catalog, o.policy, err, sizeof err);
     if (!cat) return vg_input_error("check: %s", err);
     /* The default path lives in the root; an explicit --config is taken as given. */
-    if (vg_checkconf_load(o.config_given ? NULL : o.root, o.config, &conf, err, sizeof err) < 0 ||
-        vg_check_validate(&conf, err, sizeof err) < 0) {
+    int lrc;
+    if (!o.config_given && !vg_path_exists(o.root, o.config)) {
+        /* zero configuration: the built-in checks for what this node has */
+        struct sbuf text = SBUF_INIT;
+        vg_check_default_text(&co, &text);
+        lrc = vg_checkconf_parse(text.s ? text.s : "", text.len, "(built-in checks)", &conf, err, sizeof err);
+        char what[128] = "";
+        for (const char *l = text.s; l && (l = strstr(l, "|| ")); l += 3) {
+            char name[16];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(l + 3, " \n"), l + 3);
+            if (!strstr(what, name)) snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", *what ? ", " : "", name);
+        }
+        vg_warn("check: no %s: running the built-in checks for what this node has (%s); `vigil check --init "
+                "--config %s` writes this node's expectations there", o.config, *what ? what : "none apply", o.config);
+        o.config = "built-in";
+        sbuf_free(&text);
+    } else if (o.config_given && !vg_path_exists(NULL, o.config)) {
+        vg_catalog_free(cat);
+        return vg_input_error("check: --config %s: no such file (`vigil check --init --config %s` writes one)",
+                              o.config, o.config);
+    } else
+        lrc = vg_checkconf_load(o.config_given ? NULL : o.root, o.config, &conf, err, sizeof err);
+    if (lrc < 0 || vg_check_validate(&conf, err, sizeof err) < 0) {
         vg_checkconf_free(&conf);
         vg_catalog_free(cat);
         return vg_input_error("%s", err);

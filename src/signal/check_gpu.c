@@ -174,11 +174,11 @@ void vg_check_gpu_responsive(const struct vg_check_ctx *ctx, struct vg_check_res
     sbuf_free(&bad);
 }
 
-static void gpu_init(const struct vg_check_ctx *ctx, struct sbuf *out)
+/* The health keys NVML can answer on this node, as one line. */
+static void gpu_health(const struct vg_check_ctx *ctx, struct sbuf *out)
 {
     const struct vg_gpu_probe_result *g = ctx->gpus;
     if (!g || g->count <= 0 || g->n == 0) return;
-    sbuf_printf(out, "* || gpu count=%d model=\"%s\"\n", g->count, g->gpus[0].name);
     const struct vg_gpu_state *s = &g->gpus[0];
     sbuf_puts(out, "* || gpu");
     if (s->ecc_dbe_volatile >= 0) sbuf_puts(out, " ecc_dbe=0");
@@ -190,6 +190,14 @@ static void gpu_init(const struct vg_check_ctx *ctx, struct sbuf *out)
     sbuf_putc(out, '\n');
 }
 
+static void gpu_init(const struct vg_check_ctx *ctx, struct sbuf *out)
+{
+    const struct vg_gpu_probe_result *g = ctx->gpus;
+    if (!g || g->count <= 0 || g->n == 0) return;
+    sbuf_printf(out, "* || gpu count=%d model=\"%s\"\n", g->count, g->gpus[0].name);
+    gpu_health(ctx, out);
+}
+
 const struct vg_check vg_check_gpu = {
-    .name = "gpu", .keys = gpu_keys, .gpu = true, .run = gpu_run, .init = gpu_init,
+    .name = "gpu", .keys = gpu_keys, .gpu = true, .run = gpu_run, .init = gpu_init, .defaults = gpu_health,
 };

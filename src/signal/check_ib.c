@@ -85,6 +85,17 @@ static void ib_init(const struct vg_check_ctx *ctx, struct sbuf *out)
     free(p);
 }
 
+/* Every InfiniBand port found must be ACTIVE (Ethernet/RoCE ports are often
+ * unused, so they need a config line). */
+static void ib_defaults(const struct vg_check_ctx *ctx, struct sbuf *out)
+{
+    struct vg_ib_port *p;
+    size_t n = vg_ib_ports(ctx->root, &p);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p[i].link_layer, "InfiniBand")) sbuf_printf(out, "* || ib port=%s:%d\n", p[i].dev, p[i].port);
+    free(p);
+}
+
 const struct vg_check vg_check_ib = {
-    .name = "ib", .keys = ib_keys, .required = "port", .run = ib_run, .init = ib_init,
+    .name = "ib", .keys = ib_keys, .required = "port", .run = ib_run, .init = ib_init, .defaults = ib_defaults,
 };

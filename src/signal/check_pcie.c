@@ -88,5 +88,5 @@ static void pcie_init(const struct vg_check_ctx *ctx, struct sbuf *out)
 }
 
 const struct vg_check vg_check_pcie = {
-    .name = "pcie", .keys = pcie_keys, .run = pcie_run, .init = pcie_init,
+    .name = "pcie", .keys = pcie_keys, .run = pcie_run, .init = pcie_init, .defaults = pcie_init,
 };

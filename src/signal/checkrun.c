@@ -138,13 +138,20 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
     return applied;
 }
 
-void vg_check_init_text(const struct vg_check_opts *o, struct sbuf *out)
+/* Each check's init (or defaults) hook, with the GPUs read through the probe. */
+static void describe(const struct vg_check_opts *o, bool defaults, struct sbuf *out)
 {
     struct vg_gpu_probe_result gr;
     int64_t left = o->deadline_mono_ms - vg_mono_ms();
     vg_gpu_probe(o->gpu ? o->gpu : &vg_nvml_backend, left > 0 ? (int)left : 1, &gr);
     struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = &gr, .daemons = o->daemons };
-    for (size_t i = 0; vg_checks[i]; i++)
-        if (vg_checks[i]->init) vg_checks[i]->init(&ctx, out);
+    for (size_t i = 0; vg_checks[i]; i++) {
+        void (*hook)(const struct vg_check_ctx *, struct sbuf *) = defaults ? vg_checks[i]->defaults : vg_checks[i]->init;
+        if (hook) hook(&ctx, out);
+    }
     vg_gpu_probe_free(&gr);
 }
+
+void vg_check_init_text(const struct vg_check_opts *o, struct sbuf *out) { describe(o, false, out); }
+
+void vg_check_default_text(const struct vg_check_opts *o, struct sbuf *out) { describe(o, true, out); }

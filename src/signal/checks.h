@@ -44,6 +44,9 @@ struct vg_check {
     void (*run)(const struct vg_check_ctx *ctx, const struct vg_check_line *l, struct vg_check_results *out);
     /* --init: appends "* || …" lines describing this (healthy) node. */
     void (*init)(const struct vg_check_ctx *ctx, struct sbuf *out);
+    /* With no config at all: the lines that hold on any healthy node with
+     * what this node has (no model, version or rate pinned); NULL: none. */
+    void (*defaults)(const struct vg_check_ctx *ctx, struct sbuf *out);
 };
 
 extern const struct vg_check *const vg_checks[];

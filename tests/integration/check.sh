@@ -48,6 +48,17 @@ exits_with "bad --deadline exits 2" 2 "$VIGIL" check --deadline -1
 exits_with "unknown option exits 2" 2 "$VIGIL" check --frobnicate
 
 # ---- as HealthCheckProgram on a real Slurm cluster ----
+# zero configuration: the built-in checks for what the node has, said on stderr
+"$VIGIL" check --root tests/fixtures/sysfs/degraded >"$W/zc.out" 2>"$W/zc.err"
+is "no config: the built-in checks run and find the degraded link" "$?" 1
+check "no config: stderr names the built-in checks and --init" grep -q 'built-in checks for what this node has (.*pcie).*vigil check --init' "$W/zc.err"
+check "no config: the failures are printed" grep -q '^FAIL pcie gpu width: 0000:2a:00.0 x8 of x16' "$W/zc.out"
+"$VIGIL" check --root tests/fixtures/sysfs/h100 >/dev/null 2>&1
+is "no config on a healthy node: exit 0" "$?" 0
+"$VIGIL" check --config "$W/none.conf" 2>"$W/nc.err"
+is "a missing --config file: exit 2" "$?" 2
+check "a missing --config names the file and --init" grep -q "none.conf: no such file (.vigil check --init --config" "$W/nc.err"
+
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     echo "ok $((_tap_n + 1)) # skip the Slurm part needs root and slurmctld"; exit 0
 fi
