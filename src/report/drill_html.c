@@ -108,7 +108,7 @@ static void timeline(FILE *f, const json_t *run, double deadline)
 
 static void cell_secs(FILE *f, const json_t *v)
 {
-    if (json_is_number(v)) fprintf(f, "<td class=\"num\">%.2f</td>", json_number_value(v));
+    if (json_is_number(v)) fprintf(f, "<td class=\"num\">%.3f</td>", json_number_value(v));
     else fputs("<td class=\"num never\">never</td>", f);
 }
 

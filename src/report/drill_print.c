@@ -9,7 +9,7 @@
 
 static void secs(const json_t *v, char *buf, size_t n)
 {
-    if (json_is_number(v)) snprintf(buf, n, "%.2f", json_number_value(v));
+    if (json_is_number(v)) snprintf(buf, n, "%.3f", json_number_value(v));   /* seconds, to the millisecond */
     else snprintf(buf, n, "never");
 }
 

@@ -46,7 +46,7 @@ char *vg_score_html(const struct vg_score *s, const struct vg_evidence *ev)
     vg_html_escape(&b, r->follows);
     sbuf_puts(&b, "</div></div>");
     vg_svg_badge(&b, r->tiers[s->tier].name, tier_colour(s->tier, r->ntiers));
-    if (s->coverage > 0) sbuf_printf(&b, "<div><span class=\"big\">%.1f</span> / 100<br><span class=\"muted\">%.0f%% of the weight measured</span></div>", s->score, s->coverage * 100);
+    if (s->coverage > 0) sbuf_printf(&b, "<div><span class=\"big\">%.1f</span> / 100<br><span class=\"muted\">%.1f%% of the weight measured</span></div>", s->score, s->coverage * 100);
     else sbuf_puts(&b, "<div class=\"big\">not measured</div>");
     sbuf_puts(&b, "</div>\n<p class=\"muted\">");
     vg_html_escape(&b, r->tiers[s->tier].means);
@@ -55,7 +55,7 @@ char *vg_score_html(const struct vg_score *s, const struct vg_evidence *ev)
     char (*notes)[48] = calloc(r->ncrit, sizeof *notes);
     for (size_t c = 0; c < r->ncrit && bars && notes; c++) {
         const struct vg_crit_result *cr = &s->crit[c];
-        snprintf(notes[c], sizeof notes[c], cr->measured ? "%.0f%% (weight %.0f)" : "not measured (weight %.0f)",
+        snprintf(notes[c], sizeof notes[c], cr->measured ? "%.1f%% (weight %.0f)" : "not measured (weight %.0f)",
                  cr->measured ? cr->ratio * 100 : cr->c->weight, cr->c->weight);
         bars[c] = (struct vg_svg_bar){ cr->c->name, cr->measured ? cr->ratio : -1, notes[c] };
     }

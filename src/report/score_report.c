@@ -62,7 +62,7 @@ void vg_score_print(const struct vg_score *s, const struct vg_evidence *ev, FILE
 {
     const struct vg_rubric *r = s->rubric;
     fprintf(f, "%svigil score — tier %s", md ? "# " : "", r->tiers[s->tier].name);
-    if (s->coverage > 0) fprintf(f, ", score %.1f / 100 over %.0f%% of the criteria's weight\n", s->score, s->coverage * 100);
+    if (s->coverage > 0) fprintf(f, ", score %.1f / 100 over %.1f%% of the criteria's weight\n", s->score, s->coverage * 100);
     else fprintf(f, ", nothing measured\n");
     fprintf(f, "%s%s\n\nevidence:", md ? "\n" : "", r->follows);
     for (int k = 0; k < VG_EV_NKINDS; k++)
@@ -73,7 +73,7 @@ void vg_score_print(const struct vg_score *s, const struct vg_evidence *ev, FILE
     for (size_t c = 0; c < r->ncrit; c++) {
         const struct vg_crit_result *cr = &s->crit[c];
         if (cr->measured)
-            vg_table_rowf(t, "%s\t%.0f\t%.0f%%\t%+.0f of %.0f", cr->c->name, cr->c->weight, cr->ratio * 100, cr->got, cr->possible);
+            vg_table_rowf(t, "%s\t%.0f\t%.1f%%\t%+.0f of %.0f", cr->c->name, cr->c->weight, cr->ratio * 100, cr->got, cr->possible);
         else vg_table_rowf(t, "%s\t%.0f\tnot measured\t-", cr->c->name, cr->c->weight);
     }
     if (md) vg_table_print_markdown(t, f);
@@ -91,7 +91,7 @@ void vg_score_print(const struct vg_score *s, const struct vg_evidence *ev, FILE
     else vg_table_print(t, f);
     vg_table_free(t);
     if (s->tier) {
-        fprintf(f, "\n%swhat would move you up to %s (score >= %.0f, coverage >= %.0f%%)\n%s", md ? "## " : "",
+        fprintf(f, "\n%swhat would move you up to %s (score >= %.0f, coverage >= %.1f%%)\n%s", md ? "## " : "",
                 r->tiers[s->tier - 1].name, r->tiers[s->tier - 1].min_score, r->tiers[s->tier - 1].min_coverage * 100,
                 md ? "\n" : "");
         for (size_t i = 0; i < s->nmoves; i++) fprintf(f, "%s%s\n", md ? "- " : "  ", s->moves[i]);

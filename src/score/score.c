@@ -44,7 +44,7 @@ static void eval_rule(const struct vg_rule *u, const struct vg_evidence *ev, str
         return;
     }
     json_t *v = vg_ev_resolve(doc, u->path);
-    char *dump = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *dump = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL; /* 0.005, not 0.0050000000000000001 */
     struct sbuf b = SBUF_INIT;
     sbuf_printf(&b, "%s: %s = %s", ev->file[u->source], u->path, dump ? dump : "(absent)");
     bool ok = false;
@@ -93,7 +93,7 @@ static void moves(struct vg_score *s, double measured_w)
     if (s->tier == 0) return;
     const struct vg_tier *next = &r->tiers[s->tier - 1];
     if (s->coverage < next->min_coverage) {
-        add_move(s, "measure more: %s needs %.0f%% of the criteria's weight measured (now %.0f%%)", next->name,
+        add_move(s, "measure more: %s needs %.1f%% of the criteria's weight measured (now %.1f%%)", next->name,
                  next->min_coverage * 100, s->coverage * 100);
         for (size_t c = 0; c < r->ncrit; c++)
             if (!s->crit[c].measured)
