@@ -53,5 +53,7 @@ row() { jq -r --arg n "$1" '[$n, (["detect","isolate","restart","resume"][] as $
   row "vigil, XID 79" "$STATE/drill-vigil.json"
   row "plain Slurm, XID 79" "$STATE/drill-plain-xid.json"
   row "plain Slurm, node crash" "$STATE/drill-plain-crash.json"; } | column -t -s "$(printf '\t')"
+"$V" report "$STATE/drill-vigil.json" "$STATE/drill-plain-xid.json" "$STATE/drill-plain-crash.json" \
+    --html "$STATE/drill-compare.html" >/dev/null
 echo
-echo "HTML report: $STATE/drill-vigil.html   (JSON: $STATE/*.json)"
+echo "HTML reports: $STATE/drill-compare.html (side by side), $STATE/drill-vigil.html   (JSON: $STATE/*.json)"

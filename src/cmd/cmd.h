@@ -11,6 +11,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_burnin(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -109,6 +109,12 @@ bool vg_drill_recovered(const json_t *report);
 void vg_drill_summarize(json_t *report);
 /* "a 64-GPU job: 8 nodes × 8 GPUs" or "a 3-node job" (UTF-8), from a report. */
 void vg_drill_size(const json_t *report, char *buf, size_t n);
+/* "vigil, xid:79" or "plain Slurm (vigil off), node-crash". */
+void vg_drill_label(const json_t *report, char *buf, size_t n);
+/* Several reports side by side: per-stage medians (terminal), and one HTML
+ * page with a bar chart per stage; 0 or -1. */
+void vg_drill_compare_print(FILE *f, json_t *const *reps, size_t n);
+int vg_drill_compare_html(FILE *f, json_t *const *reps, size_t n);
 /* The terminal summary. */
 void vg_drill_print(FILE *f, const json_t *report);
 /* The self-contained HTML page (inline CSS and SVG).  0 or -1. */

@@ -76,6 +76,17 @@ is "xid: injection recorded with its time" "$(jq -r '.runs[0].injection.time == 
 check "xid: the table says never detected" grep -q "never detected" "$T/xid.txt"
 is "xid cleanup: all nodes idle, no job" "$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')$(squeue -h | wc -l)" "idle 0"
 
+# ---- side by side: the crash and the XID on plain Slurm, one page ----
+"$VIGIL" report "$T/crash.json" "$T/xid.json" --html "$T/compare.html" >"$T/compare.txt"
+is "report: exit 0" "$?" 0
+check "report: a row per report" sh -c "grep -c '^plain Slurm (vigil off)' '$T/compare.txt' | grep -qx 2"
+check "report: the XID row says never" grep -q '^plain Slurm (vigil off), xid:79 *never' "$T/compare.txt"
+check "report: the HTML names both and draws a chart per stage" sh -c \
+    "grep -q 'plain Slurm (vigil off), node-crash' '$T/compare.html' && [ \$(grep -c '<svg' '$T/compare.html') -ge 5 ]"
+"$VIGIL" report "$T/xid.json" --json | jq -e '.[0].detect == null' >/dev/null
+is "report --json: never is null" "$?" 0
+exits_with "report: not a drill report" 2 "$VIGIL" report "$T/crash.err"
+
 # ---- usage ----
 exits_with "drill: bad --fault" 2 "$VIGIL" drill --lab --dir "$LAB_DIR" --fault xid
 exits_with "drill: --job-script without --resume-pattern" 2 "$VIGIL" drill --lab --dir "$LAB_DIR" --job-script /bin/true
