@@ -16,14 +16,22 @@ const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names
 
 struct vg_store {
     sqlite3 *db;
+    char err[256];   /* SQLite's reason for the last failure of vg_store_accept */
+    int errcode;
 };
+
+/* An event's identity: the agent's node, its spool's life ("" for agents that
+ * send none), the message number and the index in the message. */
+#define MESSAGES_TABLE(name)                                                                              \
+    "CREATE TABLE IF NOT EXISTS " name "(node TEXT NOT NULL, spool TEXT NOT NULL DEFAULT '',"          \
+    "  seq INTEGER NOT NULL, idx INTEGER NOT NULL, received INTEGER NOT NULL, incident INTEGER,"         \
+    "  PRIMARY KEY(node, spool, seq, idx));"
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
     "PRAGMA busy_timeout=5000;"
-    "CREATE TABLE IF NOT EXISTS messages(node TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,"
-    "  received INTEGER NOT NULL, incident INTEGER, PRIMARY KEY(node, seq, idx));"
+    MESSAGES_TABLE("messages")
     "CREATE TABLE IF NOT EXISTS incidents(id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL,"
     "  key TEXT NOT NULL, kind TEXT NOT NULL, code INTEGER, pci TEXT, gpu INTEGER, action TEXT NOT NULL,"
     "  count INTEGER NOT NULL, first INTEGER, last INTEGER, event TEXT NOT NULL, state TEXT NOT NULL,"
@@ -32,17 +40,48 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS steps(incident INTEGER NOT NULL, step TEXT NOT NULL, at INTEGER NOT NULL,"
     "  detail TEXT, PRIMARY KEY(incident, step));";
 
-int vg_store_open(const char *path, struct vg_store **out, char *err, size_t errlen)
+/* A store written before messages carried the spool id: rebuild the table
+ * with the column (old rows get spool "") and the wider key, in one transaction. */
+static const char migrate_spool[] =
+    "BEGIN IMMEDIATE;" MESSAGES_TABLE("messages_spool")
+    "INSERT INTO messages_spool(node, spool, seq, idx, received, incident)"
+    "  SELECT node, '', seq, idx, received, incident FROM messages;"
+    "DROP TABLE messages;"
+    "ALTER TABLE messages_spool RENAME TO messages;"
+    "COMMIT;";
+
+static bool has_spool_column(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('messages') WHERE name='spool'", -1, &s, NULL) !=
+        SQLITE_OK)
+        return false;
+    found = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return found;
+}
+
+static int open_db(const char *path, int flags, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
         sqlite3_close(db);
         return -1;
     }
+    *out = db;
+    return 0;
+}
+
+int vg_store_open(const char *path, struct vg_store **out, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    if (open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err, errlen)) return -1;
     char *msg = NULL;
-    if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+        (!has_spool_column(db) && sqlite3_exec(db, migrate_spool, NULL, NULL, &msg) != SQLITE_OK)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         snprintf(err, errlen, "%s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
         sqlite3_close(db);
@@ -53,6 +92,52 @@ int vg_store_open(const char *path, struct vg_store **out, char *err, size_t err
     *out = st;
     return 0;
 }
+
+int vg_store_open_reader(const char *path, struct vg_store **out, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
+    if (sqlite3_exec(db, "PRAGMA busy_timeout=5000; PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    struct vg_store *st = vg_xcalloc(1, sizeof *st);
+    st->db = db;
+    *out = st;
+    return 0;
+}
+
+int vg_store_begin(struct vg_store *st)
+{
+    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    st->errcode = sqlite3_errcode(st->db);
+    return -1;
+}
+
+int vg_store_commit(struct vg_store *st)
+{
+    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    st->errcode = sqlite3_errcode(st->db);
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+int vg_store_savepoint(struct vg_store *st, const char *name, int what)
+{
+    char sql[96];
+    if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT %s", name);
+    else if (what > 0) snprintf(sql, sizeof sql, "RELEASE %s", name);
+    else snprintf(sql, sizeof sql, "ROLLBACK TO %s; RELEASE %s", name, name);
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK) return 0;
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    st->errcode = sqlite3_errcode(st->db);
+    return -1;
+}
+
+const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->err : "unknown error"; }
 
 void vg_store_close(struct vg_store *st)
 {
@@ -95,22 +180,22 @@ static int run(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx,
+int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
 {
     *duplicate = false;
     *is_new = false;
     *incident = 0;
-    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return -1;
-    sqlite3_stmt *s = prep(st, "SELECT incident FROM messages WHERE node=?1 AND seq=?2 AND idx=?3", "sid",
-                           node, seq, idx);
+    if (vg_store_savepoint(st, "accept", 0)) return -1;
+    sqlite3_stmt *s = prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
+                           "ssid", node, spool, seq, idx);
     if (!s) goto fail;
     if (sqlite3_step(s) == SQLITE_ROW) {
         *duplicate = true;
         *incident = sqlite3_column_int64(s, 0);
         sqlite3_finalize(s);
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        vg_store_savepoint(st, "accept", -1);
         return 0;
     }
     sqlite3_finalize(s);
@@ -149,14 +234,16 @@ int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx,
                      now, e->source[0] ? e->source : NULL)))
             goto fail;
     }
-    if (run(prep(st, "INSERT INTO messages(node, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5)", "sidii",
-                 node, seq, idx, now, id)))
+    if (run(prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
+                 "ssidii", node, spool, seq, idx, now, id)))
         goto fail;
-    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto fail;
+    if (vg_store_savepoint(st, "accept", 1)) goto fail;
     *incident = id;
     return 0;
 fail:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    st->errcode = sqlite3_errcode(st->db);
+    vg_store_savepoint(st, "accept", -1);
     return -1;
 }
 
@@ -211,10 +298,15 @@ static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
 
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit)
 {
+    return vg_store_incidents_page(st, node, open_only, 0, limit);
+}
+
+json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit)
+{
     sqlite3_stmt *s = prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE (?1 IS NULL OR node=?1)"
-                           " AND (?2=0 OR open=1) ORDER BY id DESC LIMIT ?3",
-                           "sii", node, (int64_t)open_only, (int64_t)(limit > 0 ? limit : -1));
+                           " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) ORDER BY id DESC LIMIT ?4",
+                           "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : -1));
     json_t *arr = json_array();
     while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
     sqlite3_finalize(s);
