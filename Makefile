@@ -58,8 +58,13 @@ build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
 
+# The HTTP load and attack client the serve tests and the bench use.
+build/tests/httpload: tests/tools/httpload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+
 unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:
@@ -69,7 +74,7 @@ check:
 
 bench:
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all build/tests/httpload
 	@bench/run
 
 # Fuzz targets: the library once more, built by clang with coverage for libFuzzer.

@@ -228,6 +228,10 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     return MHD_YES;
 }
 
+/* con_cls of the other requests, answered on the handler's second call (an
+ * answer on the first would close a keep-alive connection). */
+static char not_a_post;
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
 {
@@ -235,9 +239,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
     bool post = !strcmp(method, "POST") && !strcmp(url, "/v1/events");
+    if (*con_cls == &not_a_post) return vg_http_route_get(h, c, url, method);
     if (!up) {
         vg_http_count(h, &h->requests, 1);
-        if (!post) return vg_http_route_get(h, c, url, method);
+        if (!post) {
+            *con_cls = &not_a_post;
+            return MHD_YES;
+        }
         up = *con_cls = vg_xcalloc(1, sizeof *up);
         up->h = h;
         up->c = c;
@@ -271,7 +279,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     struct upload *up = *con_cls;
     /* The next request on this connection gets a deadline of its own. */
     set_deadline(h, c, vg_mono_ms() + h->o.deadline_ms);
-    if (!up) return;
+    if (!up || *con_cls == (void *)&not_a_post) return;
     release(h, up);
     sbuf_free(&up->body);
     json_decref(up->resp);
