@@ -37,7 +37,7 @@
     "                   [--policy FILE] [--slurm-conf FILE] [--dry-run]\n"                                     \
     "                   [--max-connections N] [--max-per-client N]\n"
 
-#define SERVE_STOP_BOUND_S 8 /* the executor gets this long to stop on SIGTERM */
+#define SERVE_STOP_BOUND_S 5 /* the executor gets this long to stop on SIGTERM */
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {

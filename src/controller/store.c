@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
     "detected", "isolated", "jobs_requeued", "spare_promoted", "remediated", "returned",
@@ -14,8 +15,11 @@ static const char *const step_names[VG_STEP_COUNT] = {
 
 const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names[s] : "?"; }
 
+#define VG_STMT_CACHE 24 /* prepared statements kept per connection */
+
 struct vg_store {
     sqlite3 *db;
+    struct { const char *sql; sqlite3_stmt *s; bool busy; } cache[VG_STMT_CACHE]; /* keyed by the SQL's address */
     char err[256];   /* SQLite's reason for the last failure of vg_store_accept */
     int errcode;
 };
@@ -30,7 +34,6 @@ struct vg_store {
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
-    "PRAGMA busy_timeout=5000;"
     MESSAGES_TABLE("messages")
     "CREATE TABLE IF NOT EXISTS incidents(id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL,"
     "  key TEXT NOT NULL, kind TEXT NOT NULL, code INTEGER, pci TEXT, gpu INTEGER, action TEXT NOT NULL,"
@@ -62,6 +65,18 @@ static bool has_spool_column(sqlite3 *db)
     return found;
 }
 
+/* Waits for another connection's write transaction in 1 ms steps, for up to
+ * 5 s (SQLite's own busy_timeout sleeps up to 100 ms at a time, which shows
+ * in the intake's latency when the executor and the intake both write). */
+static int busy_wait(void *arg, int tries)
+{
+    (void)arg;
+    if (tries >= 5000) return 0;
+    struct timespec ts = { 0, 1000000 };
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 static int open_db(const char *path, int flags, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db;
@@ -70,6 +85,7 @@ static int open_db(const char *path, int flags, sqlite3 **out, char *err, size_t
         sqlite3_close(db);
         return -1;
     }
+    sqlite3_busy_handler(db, busy_wait, NULL);
     *out = db;
     return 0;
 }
@@ -97,7 +113,7 @@ int vg_store_open_reader(const char *path, struct vg_store **out, char *err, siz
 {
     sqlite3 *db;
     if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
-    if (sqlite3_exec(db, "PRAGMA busy_timeout=5000; PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return -1;
@@ -142,6 +158,7 @@ const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->
 void vg_store_close(struct vg_store *st)
 {
     if (!st) return;
+    for (int i = 0; i < VG_STMT_CACHE; i++) sqlite3_finalize(st->cache[i].s);
     sqlite3_close(st->db);
     free(st);
 }
@@ -150,8 +167,24 @@ void vg_store_close(struct vg_store *st)
  * (NULL binds NULL), d = int (-1 binds NULL). */
 static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt, ...)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) return NULL;
+    /* A statement is prepared once per connection and reused (done() resets
+     * it): preparing costs more than running these.  One in use by another
+     * thread is not shared: that caller gets a statement of its own. */
+    sqlite3_stmt *s = NULL;
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
+    int slot = -1;
+    for (int i = 0; i < VG_STMT_CACHE && !s; i++) {
+        if (st->cache[i].sql == sql && !st->cache[i].busy) s = st->cache[i].s, st->cache[i].busy = true;
+        else if (!st->cache[i].sql && slot < 0) slot = i;
+    }
+    if (!s) {
+        if (sqlite3_prepare_v3(st->db, sql, -1, slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0, &s, NULL) != SQLITE_OK) {
+            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+            return NULL;
+        }
+        if (slot >= 0) st->cache[slot].sql = sql, st->cache[slot].s = s, st->cache[slot].busy = true;
+    }
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
     va_list ap;
     va_start(ap, fmt);
     for (int i = 0; fmt[i]; i++) {
@@ -171,12 +204,29 @@ static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt,
     return s;
 }
 
+/* Ends the use of a statement from prep(): back to the cache, or finalized. */
+static void done(struct vg_store *st, sqlite3_stmt *s)
+{
+    if (!s) return;
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
+    for (int i = 0; i < VG_STMT_CACHE; i++)
+        if (st->cache[i].s == s) {
+            sqlite3_reset(s);
+            sqlite3_clear_bindings(s);
+            st->cache[i].busy = false;
+            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+            return;
+        }
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+    sqlite3_finalize(s);
+}
+
 /* Runs a statement that returns no rows; returns 0 or -1. */
-static int run(sqlite3_stmt *s)
+static int run(struct vg_store *st, sqlite3_stmt *s)
 {
     if (!s) return -1;
     int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
+    done(st, s);
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -194,11 +244,11 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     if (sqlite3_step(s) == SQLITE_ROW) {
         *duplicate = true;
         *incident = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
+        done(st, s);
         vg_store_savepoint(st, "accept", -1);
         return 0;
     }
-    sqlite3_finalize(s);
+    done(st, s);
 
     char key[128];
     vg_event_key(e, key, sizeof key);
@@ -209,10 +259,10 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     int64_t id = 0;
     if (sqlite3_step(s) == SQLITE_ROW && when - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
+    done(st, s);
 
     if (id) {
-        if (run(prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
+        if (run(st, prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
                      (int64_t)e->count, when, id)))
             goto fail;
     } else {
@@ -221,7 +271,7 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
         char *ev = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         int64_t first = e->first_ms ? e->first_ms : when;
-        int rc = run(prep(st,
+        int rc = run(st, prep(st,
                           "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
                           " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open')",
                           "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
@@ -230,11 +280,11 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
         if (rc) goto fail;
         id = sqlite3_last_insert_rowid(st->db);
         *is_new = true;
-        if (run(prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
+        if (run(st, prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
                      now, e->source[0] ? e->source : NULL)))
             goto fail;
     }
-    if (run(prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
+    if (run(st, prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
                  "ssidii", node, spool, seq, idx, now, id)))
         goto fail;
     if (vg_store_savepoint(st, "accept", 1)) goto fail;
@@ -250,14 +300,14 @@ fail:
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at, const char *detail)
 {
     if (step >= VG_STEP_COUNT) return -1;
-    return run(prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
+    return run(st, prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
                     incident, step_names[step], at, detail));
 }
 
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
 {
     int open = strcmp(state, "closed") != 0;
-    return run(prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
+    return run(st, prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
                     incident));
 }
 
@@ -289,7 +339,7 @@ static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
         vg_json_set_str(step, "detail", (const char *)sqlite3_column_text(q, 2));
         json_object_set_new(steps, (const char *)sqlite3_column_text(q, 0), step);
     }
-    sqlite3_finalize(q);
+    done(st, q);
     json_object_set_new(j, "steps", steps);
     return j;
 }
@@ -309,7 +359,7 @@ json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open
                            "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : -1));
     json_t *arr = json_array();
     while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
-    sqlite3_finalize(s);
+    done(st, s);
     return arr;
 }
 
@@ -317,7 +367,7 @@ json_t *vg_store_incident(struct vg_store *st, int64_t id)
 {
     sqlite3_stmt *s = prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
     json_t *j = s && sqlite3_step(s) == SQLITE_ROW ? incident_row(st, s) : NULL;
-    sqlite3_finalize(s);
+    done(st, s);
     return j;
 }
 
@@ -342,7 +392,7 @@ json_t *vg_store_nodes(struct vg_store *st)
                                 : json_string(vg_action_name((enum vg_action)sqlite3_column_int(s, 4))));
         json_array_append_new(arr, j);
     }
-    sqlite3_finalize(s);
+    done(st, s);
     return arr;
 }
 
@@ -353,12 +403,12 @@ int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int6
                            " (SELECT count(*) FROM messages)",
                            "");
     if (!s || sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
+        done(st, s);
         return -1;
     }
     *incidents = sqlite3_column_int64(s, 0);
     *open = sqlite3_column_int64(s, 1);
     *messages = sqlite3_column_int64(s, 2);
-    sqlite3_finalize(s);
+    done(st, s);
     return 0;
 }
