@@ -239,9 +239,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
     bool post = !strcmp(method, "POST") && !strcmp(url, "/v1/events");
-    if (*con_cls == &not_a_post) return vg_http_route_get(h, c, url, method);
+    if (*con_cls == &not_a_post) return vg_http_route_get(h, c, url);
     if (!up) {
         vg_http_count(h, &h->requests, 1);
+        if (!post && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
+            return vg_http_error(c, 405, "method %s not allowed on %s", method, url);
         if (!post) {
             *con_cls = &not_a_post;
             return MHD_YES;

@@ -33,7 +33,7 @@ enum MHD_Result vg_http_reply_json(struct MHD_Connection *c, unsigned code, json
 enum MHD_Result vg_http_error(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void vg_http_count(struct vg_http *h, unsigned long *counter, unsigned long add);
-/* Every request but POST /v1/events. */
-enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url, const char *method);
+/* GET and HEAD requests. */
+enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url);
 
 #endif

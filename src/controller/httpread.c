@@ -159,10 +159,8 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
     return vg_http_reply(c, 200, "text/html; charset=utf-8", sbuf_take(&b));
 }
 
-enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url, const char *method)
+enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
-    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return vg_http_error(c, 405, "method %s not allowed on %s", method, url);
     if (!strcmp(url, "/healthz")) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
     if (!strcmp(url, "/")) return dashboard(h, c);
     if (!read_allowed(h, c)) {
