@@ -141,18 +141,6 @@ int vg_store_commit(struct vg_store *st)
     return -1;
 }
 
-int vg_store_savepoint(struct vg_store *st, const char *name, int what)
-{
-    char sql[96];
-    if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT %s", name);
-    else if (what > 0) snprintf(sql, sizeof sql, "RELEASE %s", name);
-    else snprintf(sql, sizeof sql, "ROLLBACK TO %s; RELEASE %s", name, name);
-    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK) return 0;
-    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    st->errcode = sqlite3_errcode(st->db);
-    return -1;
-}
-
 const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->err : "unknown error"; }
 
 void vg_store_close(struct vg_store *st)
@@ -228,6 +216,36 @@ static int run(struct vg_store *st, sqlite3_stmt *s)
     int rc = sqlite3_step(s);
     done(st, s);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The savepoints the intake uses, as statements prepared once (run for every
+ * event); another name is run through sqlite3_exec. */
+static const char *const savepoint_sql[][4] = {
+    { "accept", "SAVEPOINT accept", "RELEASE accept", "ROLLBACK TO accept" },
+    { "message", "SAVEPOINT message", "RELEASE message", "ROLLBACK TO message" },
+};
+
+int vg_store_savepoint(struct vg_store *st, const char *name, int what)
+{
+    int rc = -1;
+    for (size_t i = 0; i < sizeof savepoint_sql / sizeof savepoint_sql[0]; i++) {
+        if (strcmp(savepoint_sql[i][0], name)) continue;
+        if (what == 0) rc = run(st, prep(st, savepoint_sql[i][1], ""));
+        else if (what > 0) rc = run(st, prep(st, savepoint_sql[i][2], ""));
+        else rc = run(st, prep(st, savepoint_sql[i][3], "")) || run(st, prep(st, savepoint_sql[i][2], "")) ? -1 : 0;
+        goto out;
+    }
+    char sql[96];
+    if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT \"%s\"", name);
+    else if (what > 0) snprintf(sql, sizeof sql, "RELEASE \"%s\"", name);
+    else snprintf(sql, sizeof sql, "ROLLBACK TO \"%s\"; RELEASE \"%s\"", name, name);
+    rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+out:
+    if (rc) {
+        snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+        st->errcode = sqlite3_errcode(st->db);
+    }
+    return rc;
 }
 
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
