@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include "wire/auth.h"
 #include "wire/client.h"
+#include "controller/commit.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
@@ -265,6 +267,70 @@ static void test_nonce_cache(void **state)
     unlink(path);
 }
 
+struct answers {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int n, accepted;
+};
+
+static void answered(void *arg, int code, json_t *resp)
+{
+    struct answers *a = arg;
+    pthread_mutex_lock(&a->lock);
+    a->n++;
+    a->accepted += code == 202;
+    pthread_cond_signal(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    json_decref(resp);
+}
+
+/* Group commit: messages that wait while the store is busy go out in one
+ * transaction, and each is answered only once it is committed. */
+static void test_group_commit(void **state)
+{
+    (void)state;
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    struct vg_store *st = open_store(), *other = open_store(), *reader;
+    assert_int_equal(vg_store_open_reader(path, &reader, err, sizeof err), 0);
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    struct vg_committer *c = vg_committer_start(&in);
+    struct answers a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+    enum { N = 100 };
+    static struct vg_commit_req reqs[N];
+    assert_int_equal(vg_store_begin(other), 0); /* another writer holds the lock for a while */
+    for (int i = 0; i < N; i++) {
+        char m[256];
+        json_t *resp = NULL;
+        snprintf(m, sizeof m, "{\"node\":\"g%d\",\"seq\":%d,\"events\":[{\"kind\":\"xid\",\"code\":79}]}", i % 7, i);
+        assert_int_equal(vg_ingest_parse(&in, m, vg_now_ms(), &reqs[i].msg, &resp), 0);
+        reqs[i].now = vg_now_ms();
+        reqs[i].done = answered;
+        reqs[i].arg = &a;
+        vg_committer_submit(c, &reqs[i]);
+    }
+    pthread_mutex_lock(&a.lock);
+    assert_int_equal(a.n, 0); /* nothing answered before it is committed */
+    pthread_mutex_unlock(&a.lock);
+    assert_int_equal(vg_store_commit(other), 0);
+    pthread_mutex_lock(&a.lock);
+    while (a.n < N) pthread_cond_wait(&a.cond, &a.lock);
+    pthread_mutex_unlock(&a.lock);
+    assert_int_equal(a.accepted, N);
+    unsigned long msgs, commits, failures;
+    vg_committer_counts(c, &msgs, &commits, &failures);
+    assert_int_equal(msgs, N);
+    assert_true(commits <= 3);
+    assert_int_equal(failures, 0);
+    int64_t total, open, stored;
+    assert_int_equal(vg_store_counts(reader, &total, &open, &stored), 0); /* visible to another connection */
+    assert_int_equal(stored, N);
+    vg_committer_stop(c);
+    vg_store_close(reader);
+    vg_store_close(other);
+    vg_store_close(st);
+}
+
 static void write_token(const char *token, mode_t mode)
 {
     char path[128];
@@ -381,6 +447,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nonce_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
     };
