@@ -32,16 +32,17 @@ field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1"; }
 metric() { curl -s -H "Authorization: Bearer $(cat "$T/read")" "http://127.0.0.1:$P/metrics" | sed -n "s/^$1 //p"; }
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$PID/status"; }
 rss_idle=$(rss)
-$L get "$P" 200 "$S" /healthz 20 >"$T/base"
-$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load1"
-m1=$(metric vigil_store_messages_total) c1=$(metric vigil_store_commits_total)
-$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load2"
-$L post "$P" 200 "$S" 10 "$T/token" 20 >"$T/load10"
 $L slow "$P" 1000 8 40 >"$T/slow" &
 SL=$!
 peak=0
 for i in 1 2 3 4 5 6; do sleep 1; r=$(rss); [ "${r:-0}" -gt $peak ] && peak=$r; done
 wait $SL
+$L get "$P" 200 "$S" /healthz 20 >"$T/base"
+$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load1"
+m1=$(metric vigil_store_messages_total) c1=$(metric vigil_store_commits_total)
+$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load2"
+$L post "$P" 200 "$S" 10 "$T/token" 20 >"$T/load10"
+rss_load=$(rss)
 printf 'serve: %s s per run, 200 connections, token auth, durable 202s (group commit)\n' "$S"
 printf '%-46s %-14s %-10s %-16s %s\n' "" "figure" "p99 ms" "target" "baseline: GET /healthz, same load"
 printf '%-46s %-14s %-10s %-16s %s/s, p99 %s ms\n' "events acknowledged/s (1 event per message)" \
@@ -49,6 +50,7 @@ printf '%-46s %-14s %-10s %-16s %s/s, p99 %s ms\n' "events acknowledged/s (1 eve
 printf '%-46s %-14s %-10s %-16s\n' "events acknowledged/s (10 events per message)" \
     "$(field "$T/load10" events_per_s)" "$(field "$T/load10" p99_ms)" "-"
 printf '%-46s %-14s %-10s %-16s idle: %s kB\n' "RSS with 1,000 slow clients (kB, peak)" "$peak" "-" "< 65536" "$rss_idle"
+printf '%-46s %-14s\n' "RSS after the load runs (kB)" "$rss_load"
 awk -v e1="$(field "$T/load1" ok_per_s)" -v e2="$(field "$T/load2" ok_per_s)" -v b="$(field "$T/base" ok_per_s)" \
     -v p1="$(field "$T/load1" p99_ms)" -v pb="$(field "$T/base" p99_ms)" -v m="$m1" -v c="$c1" -v r="$peak" -v ri="$rss_idle" 'BEGIN {
     printf "ratio: acknowledged messages/s / GET /healthz/s = %.2f; p99 POST / p99 GET = %.1f\n", e1 / b, p1 / (pb > 0 ? pb : 0.01)
