@@ -239,7 +239,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
     bool post = !strcmp(method, "POST") && !strcmp(url, "/v1/events");
-    if (*con_cls == &not_a_post) return vg_http_route_get(h, c, url);
+    if (*con_cls == &not_a_post) {
+        if (!*size) return vg_http_route_get(h, c, url);
+        *size = 0; /* a body on a GET is ignored */
+        return MHD_YES;
+    }
     if (!up) {
         vg_http_count(h, &h->requests, 1);
         if (!post && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
@@ -389,7 +393,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
         h->d = MHD_start_daemon(
             MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
             NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-            (unsigned)4, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
+            (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10), MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
             MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.max_per_client, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
             MHD_OPTION_END);

@@ -20,8 +20,7 @@ const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names
 struct vg_store {
     sqlite3 *db;
     struct { const char *sql; sqlite3_stmt *s; bool busy; } cache[VG_STMT_CACHE]; /* keyed by the SQL's address */
-    char err[256];   /* SQLite's reason for the last failure of vg_store_accept */
-    int errcode;
+    char err[256];   /* SQLite's reason for the last failure (vg_store_error) */
 };
 
 /* An event's identity: the agent's node, its spool's life ("" for agents that
@@ -128,7 +127,6 @@ int vg_store_begin(struct vg_store *st)
 {
     if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
     snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    st->errcode = sqlite3_errcode(st->db);
     return -1;
 }
 
@@ -136,7 +134,6 @@ int vg_store_commit(struct vg_store *st)
 {
     if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
     snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    st->errcode = sqlite3_errcode(st->db);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
 }
@@ -243,7 +240,6 @@ int vg_store_savepoint(struct vg_store *st, const char *name, int what)
 out:
     if (rc) {
         snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-        st->errcode = sqlite3_errcode(st->db);
     }
     return rc;
 }
@@ -310,7 +306,6 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     return 0;
 fail:
     snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    st->errcode = sqlite3_errcode(st->db);
     vg_store_savepoint(st, "accept", -1);
     return -1;
 }

@@ -129,10 +129,10 @@ sleep 1
 slow=0
 for s in 1 2 3 4 5; do
     t0=$(date +%s%3N); st=$(status "$(msg r1 '' $s xid 79)"); t1=$(date +%s%3N)
-    [ "$st" = 202 ] && [ $((t1 - t0)) -lt 1000 ] || slow=$((slow + 1))
+    [ "$st" = 202 ] && [ $((t1 - t0)) -lt 3000 ] || slow=$((slow + 1))
 done
 wait $RP
-is "five readers of 1,000-incident pages never hold up a POST (each answered 202 in < 1 s)" "$slow" 0
+is "five readers of 1,000-incident pages never hold up a POST (each answered 202 within the agents' 3 s)" "$slow" 0
 
 # 5. Slowloris: 1,100 sockets over 20 addresses send a header byte a second.
 "$LOAD" slow "$PORT" 1100 15 20 >"$T/slow" &
