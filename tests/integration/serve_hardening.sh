@@ -145,6 +145,10 @@ wait $SL
 is "the slow sockets are closed by the request deadline, bytes or not" "$(sed -n 's/.*open=//p' "$T/slow")" 0
 check "deadline closures counted" test "$(metric vigil_http_deadline_closed_total)" -gt 0
 
+"$LOAD" slow "$PORT" 40 3 >"$T/one"
+check "one client address holds at most 32 connections ($(tail -1 "$T/one"))" \
+    test "$(sed -n 's/.*open=//p' "$T/one")" -le 32 -a "$(sed -n 's/^closed=\([0-9]*\).*/\1/p' "$T/one")" -ge 8
+
 # 6. 250 stalled 4 MiB uploads: without the token they are refused before any body is read.
 rss0=$(awk '/VmRSS/ {print $2}' "/proc/$SERVE_PID/status")
 "$LOAD" stall "$PORT" 250 3 4194304 10 >"$T/stall"
@@ -164,6 +168,11 @@ is "MUNGE: a body that is not a credential is refused" \
     "$(curl -s -w ' %{http_code}' --data-binary '{"node":"n1"}' "$URL/v1/events")" \
     '{"error":"munge: the body is not a MUNGE credential"} 401'
 stop_serve
+
+chmod 0644 "$T/read.token"
+exits_with "a read token file readable by others is refused" 2 "$VIGIL" serve --auth none --listen 127.0.0.1:0 \
+    --db "$T/x.db" --read-token-file "$T/read.token"
+chmod 0600 "$T/read.token"
 
 # 8. No authentication off loopback.
 exits_with "--auth none --listen 0.0.0.0 is refused" 2 "$VIGIL" serve --auth none --listen 0.0.0.0:0 --db "$T/x.db"
