@@ -8,8 +8,9 @@
  *               [--slurm-conf FILE] [--dry-run] [--max-connections N]
  *               [--max-per-client N]
  * Each new incident goes to the executor, which applies the policy to Slurm.
- * On SIGTERM/SIGINT: stop accepting, answer what was taken, stop the executor
- * within a bound (queued incidents are in the store and resume at restart). */
+ * On SIGTERM/SIGINT: stop accepting, answer what was taken, stop the executor;
+ * exit within 6 s of the signal (queued incidents are in the store and resume
+ * at restart). */
 #include "cmd/cmd.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
@@ -37,7 +38,7 @@
     "                   [--policy FILE] [--slurm-conf FILE] [--dry-run]\n"                                     \
     "                   [--max-connections N] [--max-per-client N]\n"
 
-#define SERVE_STOP_BOUND_S 5 /* the executor gets this long to stop on SIGTERM */
+#define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {
@@ -88,14 +89,15 @@ static unsigned raise_nofile(unsigned want)
     return want;
 }
 
-/* Bounds the executor's stop: after SERVE_STOP_BOUND_S the process exits
- * (queued incidents are persisted and resume at the next start). */
+/* Bounds the stop: SERVE_STOP_BOUND_S after the signal the process exits
+ * (every acknowledged message is committed; queued incidents are in the store
+ * and resume at the next start). */
 static void *stop_watchdog(void *arg)
 {
     (void)arg;
     struct timespec ts = { .tv_sec = SERVE_STOP_BOUND_S };
     while (nanosleep(&ts, &ts)) {}
-    vg_err("serve: the executor did not stop within %d s; exiting (queued incidents resume at the next start)",
+    vg_err("serve: not stopped within %d s of the signal; exiting (queued incidents resume at the next start)",
            SERVE_STOP_BOUND_S);
     _exit(0);
     return NULL;
@@ -229,10 +231,10 @@ int cmd_serve(int argc, char **argv)
         int sig;
         sigwait(&set, &sig);
         vg_info("serve: stopping on signal %d", sig);
+        pthread_t wd;
+        if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
         vg_http_stop(http);
     }
-    pthread_t wd;
-    if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
     vg_executor_stop(exec);
     vg_policy_free(&policy);
     vg_store_close(rstore);
