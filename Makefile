@@ -65,9 +65,13 @@ cuda: build/vigil-gpu
 build/vigil-gpu: src/burnin/cuda/vigil-gpu.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $<
+# The HTTP load and attack client the serve tests and the bench use.
+build/tests/httpload: tests/tools/httpload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
 
 unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:
@@ -77,7 +81,7 @@ check:
 
 bench:
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all build/tests/httpload
 	@bench/run
 
 # Fuzz targets: the library once more, built by clang with coverage for libFuzzer.

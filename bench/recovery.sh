@@ -23,7 +23,7 @@ stat() { # file stage → "median p99" (nearest rank over the runs; "never" when
 }
 eval "$("$V" lab up 5 --spares 1 --rack-size 2 --dir "$T/lab")" || exit 1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs "$RUNS" --fault xid:79 --deadline 60 --save "$T/vigil.json" >/dev/null 2>&1
-cmds=$(curl -s "$VIGIL_CONTROLLER/metrics" | awk '/^vigil_orchestrator_calls_total/ {c=$2} /^vigil_orchestrator_reconcile_calls_total/ {r=$2}
+cmds=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/metrics" | awk '/^vigil_orchestrator_calls_total/ {c=$2} /^vigil_orchestrator_reconcile_calls_total/ {r=$2}
     /^vigil_actions_total/ {a=$2} END {printf "%.1f (plus %d state reads while nodes were out, one per 2 s)", a ? (c - r) / a : 0, r}')
 "$V" lab down --dir "$T/lab" >/dev/null
 eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$T/lab")" || exit 1

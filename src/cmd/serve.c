@@ -1,31 +1,47 @@
 /* serve.c — `vigil serve`: the cluster controller.  Receives agents' events
  * over HTTP (authenticated with MUNGE or a token), records incidents in SQLite
- * (WAL; an accepted incident survives kill -9) and serves them back.
+ * (WAL; an accepted incident survives kill -9) and serves them back to
+ * holders of the read token.
  *   vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none]
- *               [--token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]
- *               [--policy FILE] [--slurm-conf FILE] [--dry-run]
- * Each new incident goes to the executor, which applies the policy to Slurm. */
+ *               [--token-file F] [--read-token-file F] [--munge-socket S]
+ *               [--window SECONDS] [--port-file F] [--policy FILE]
+ *               [--slurm-conf FILE] [--dry-run] [--max-connections N]
+ *               [--max-per-client N]
+ * Each new incident goes to the executor, which applies the policy to Slurm.
+ * On SIGTERM/SIGINT: stop accepting, answer what was taken, stop the executor;
+ * exit within 6 s of the signal (queued incidents are in the store and resume
+ * at restart). */
 #include "cmd/cmd.h"
+#include "catalog/catalog.h"
 #include "wire/auth.h"
 #include "controller/executor.h"
 #include "controller/policy.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
+#include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include <arpa/inet.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
-#define SERVE_USAGE                                                                                     \
-    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n" \
-    "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"                            \
-    "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"  \
-    "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"      \
+#define SERVE_USAGE                                                                                            \
+    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n"        \
+    "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
+    "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
+    "                   [--max-connections N] [--max-per-client N]\n"                                          \
+    "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"               \
     "--slurm-conf FILE is the same).\n"
+
+#define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {
@@ -34,20 +50,88 @@ static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *
 
 static void executor_metrics(void *ctx, struct sbuf *out) { vg_executor_metrics(ctx, out); }
 
+/* The kinds the catalog knows, each once (the intake's vocabulary). */
+static size_t catalog_kinds(const struct vg_catalog *cat, const char ***out)
+{
+    size_t n = 0, total = vg_catalog_count(cat);
+    const char **kinds = vg_xcalloc(total ? total : 1, sizeof *kinds);
+    for (size_t i = 0; i < total; i++) {
+        const char *k = vg_catalog_at(cat, i)->kind;
+        size_t j = 0;
+        while (j < n && strcmp(kinds[j], k)) j++;
+        if (j == n) kinds[n++] = k;
+    }
+    *out = kinds;
+    return n;
+}
+
+/* Without authentication only loopback may listen. */
+static bool loopback_listen(const char *listen)
+{
+    char host[64];
+    const char *colon = strrchr(listen, ':');
+    if (!colon || (size_t)(colon - listen) >= sizeof host) return false;
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = 0;
+    struct in_addr a;
+    return host[0] && inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* Room for the connection limit: the soft descriptor limit up to the hard one. */
+static unsigned raise_nofile(unsigned want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl)) return want;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)want + 64)
+        want = rl.rlim_cur > 128 ? (unsigned)(rl.rlim_cur - 64) : 64;
+    return want;
+}
+
+/* Bounds the stop: SERVE_STOP_BOUND_S after the signal the process exits
+ * (every acknowledged message is committed; queued incidents are in the store
+ * and resume at the next start). */
+static void *stop_watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec ts = { .tv_sec = SERVE_STOP_BOUND_S };
+    while (nanosleep(&ts, &ts)) {}
+    vg_err("serve: not stopped within %d s of the signal; exiting (queued incidents resume at the next start)",
+           SERVE_STOP_BOUND_S);
+    _exit(0);
+    return NULL;
+}
+
+static int parse_count(const char *opt, const char *s, unsigned *out)
+{
+    long v;
+    if (!vg_parse_long(s, &v) || v < 1 || v > 1000000) return vg_input_error("%s: '%s' is not a count from 1 to 1000000", opt, s);
+    *out = (unsigned)v;
+    return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
-    const char *token_file = NULL, *munge_socket = NULL, *port_file = NULL, *policy_file = NULL;
+    const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
+               *policy_file = NULL;
     const char *orchestrator = NULL, *orch_config = NULL;
     bool act = true;
     long window = 60;
+    struct vg_http_opts hopts = { 0 };
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
+        { "read-token-file", required_argument, 0, 'r' },
         { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
         { "port-file", required_argument, 0, 'p' }, { "policy", required_argument, 0, 'P' },
         { "slurm-conf", required_argument, 0, 'S' }, { "orch-config", required_argument, 0, 'S' },
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
+        { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -58,12 +142,19 @@ int cmd_serve(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'a': mode = optarg; break;
         case 't': token_file = optarg; break;
+        case 'r': read_token_file = optarg; break;
         case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
         case 'P': policy_file = optarg; break;
         case 'S': orch_config = optarg; break;
         case 'O': orchestrator = optarg; break;
         case 'n': act = false; break;
+        case 'C':
+            if (parse_count("--max-connections", optarg, &hopts.max_connections)) return VG_EXIT_INPUT;
+            break;
+        case 'c':
+            if (parse_count("--max-per-client", optarg, &hopts.max_per_client)) return VG_EXIT_INPUT;
+            break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -73,7 +164,11 @@ int cmd_serve(int argc, char **argv)
     }
     if (optind < argc) return vg_input_error("serve: unexpected argument '%s'", argv[optind]);
 
-    char err[512];
+    char err[512], read_token[256];
+    if (read_token_file && vg_auth_read_token(read_token_file, read_token, sizeof read_token, err, sizeof err))
+        return vg_input_error("--read-token-file: %s", err);
+    hopts.read_token = read_token_file ? read_token : NULL;
+    hopts.listen = listen;
     struct vg_policy policy;
     vg_policy_defaults(&policy);
     if (policy_file && vg_policy_load(&policy, policy_file, err, sizeof err)) return vg_input_error("%s", err);
@@ -82,60 +177,86 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
-    if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any client may post events");
-    struct vg_orch_conf oc = { .config = orch_config };
-    struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
-    if (!orch) {
-        vg_auth_free(&auth);
+    if (auth.mode == VG_AUTH_NONE && !loopback_listen(listen)) {
         vg_policy_free(&policy);
-        return vg_input_error("serve: %s", err);
+        return vg_input_error("--auth none: refusing to listen on '%s' without authentication (only 127.x.x.x)",
+                              listen);
     }
-    struct vg_store *store;
-    if (vg_store_open(db, &store, err, sizeof err)) {
-        vg_orch_close(orch);
+    if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any local client may post events");
+    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
+    if (!cat) {
         vg_auth_free(&auth);
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
+    struct vg_orch_conf oc = { .config = orch_config };
+    struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
+    if (!orch) {
+        vg_catalog_free(cat);
+        vg_auth_free(&auth);
+        vg_policy_free(&policy);
+        return vg_input_error("serve: %s", err);
+    }
+    const char **kinds;
+    size_t nkinds = catalog_kinds(cat, &kinds);
+    /* Three connections: the executor's, the intake's (group commit) and the reads'. */
+    struct vg_store *store = NULL, *wstore = NULL, *rstore = NULL;
+    if (vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
+        vg_store_open_reader(db, &rstore, err, sizeof err)) {
+        vg_store_close(store);
+        vg_store_close(wstore);
+        free(kinds);
+        vg_orch_close(orch);
+        vg_catalog_free(cat);
+        vg_auth_free(&auth);
+        vg_policy_free(&policy);
+        return vg_input_error("%s", err);
+    }
+    hopts.reader = rstore;
+    hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
 
-    /* Block the stop signals before the server's thread starts, then wait for one. */
+    /* Block the stop signals before the server's threads start, then wait for one. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     struct vg_executor *exec = vg_executor_start(store, &policy, orch, act);
-    struct vg_ingest ingest = { .store = store, .window_ms = window * 1000, .on_new_incident = on_new_incident,
-                                .metrics = executor_metrics, .ctx = exec };
-    struct vg_http *http = vg_http_start(listen, &auth, &ingest, err, sizeof err);
+    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
+                                .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = exec };
+    struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
+    int rc = 0;
     if (!http) {
-        vg_executor_stop(exec);
-        vg_orch_close(orch);
-        vg_policy_free(&policy);
-        vg_store_close(store);
-        vg_auth_free(&auth);
-        return vg_input_error("%s", err);
-    }
-    unsigned port = vg_http_port(http);
-    if (port_file) {
-        FILE *f = fopen(port_file, "w");
-        if (f) {
-            fprintf(f, "%u\n", port);
-            fclose(f);
-        } else {
-            vg_err("serve: cannot write %s", port_file);
+        rc = vg_input_error("%s", err);
+    } else {
+        unsigned port = vg_http_port(http);
+        if (port_file) {
+            FILE *f = fopen(port_file, "w");
+            if (f) {
+                fprintf(f, "%u\n", port);
+                fclose(f);
+            } else {
+                vg_err("serve: cannot write %s", port_file);
+            }
         }
+        vg_info("serve: listening on port %u, store %s, auth %s, reads %s, %s %s", port, db, mode,
+                read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
+                act ? "acting on" : "dry run, reading", orch->ops->name);
+        int sig;
+        sigwait(&set, &sig);
+        vg_info("serve: stopping on signal %d", sig);
+        pthread_t wd;
+        if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
+        vg_http_stop(http);
     }
-    vg_info("serve: listening on port %u, store %s, auth %s, %s %s", port, db, mode,
-            act ? "acting on" : "dry run, reading", orch->ops->name);
-    int sig;
-    sigwait(&set, &sig);
-    vg_info("serve: stopping on signal %d", sig);
-    vg_http_stop(http);
     vg_executor_stop(exec);
     vg_orch_close(orch);
     vg_policy_free(&policy);
+    vg_store_close(rstore);
+    vg_store_close(wstore);
     vg_store_close(store);
+    free(kinds);
+    vg_catalog_free(cat);
     vg_auth_free(&auth);
-    return 0;
+    return rc;
 }

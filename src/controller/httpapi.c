@@ -1,33 +1,40 @@
-/* httpapi.c — the controller's HTTP endpoints on libmicrohttpd; see httpapi.h. */
-#include "controller/httpapi.h"
+/* httpapi.c — the controller's HTTP server on libmicrohttpd: connections,
+ * limits, deadlines, authentication and agent messages; see httpapi.h.  The
+ * read endpoints are in httpread.c. */
+#include "controller/httpapi_int.h"
+#include "controller/commit.h"
 #include "util/log.h"
-#include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include "wire/limits.h"
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#define VG_HTTP_MAX_BODY (4u << 20)
-
-struct vg_http {
-    struct MHD_Daemon *d;
-    struct vg_auth *auth;
-    struct vg_ingest *ingest;
-    pthread_mutex_t lock;   /* one request touches the store and the auth state at a time */
-    unsigned long requests, rejected_auth, rejected_input, accepted_events;
+/* One TCP connection, for the deadline reaper. */
+struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int64_t deadline; /* mono ms; 0: none (the server is answering) */
 };
 
+/* One request. */
 struct upload {
+    struct vg_http *h;
+    struct MHD_Connection *c;
     struct sbuf body;
-    bool too_big;
+    size_t reserved;      /* body bytes taken from the budget */
+    int code;             /* the answer once decided (0: not yet) */
+    json_t *resp;
+    bool queued;          /* handed to the committer, connection suspended */
+    struct vg_commit_req req;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
+enum MHD_Result vg_http_reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", type);
@@ -36,11 +43,28 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     return ok;
 }
 
-static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned code, json_t *j)
+enum MHD_Result vg_http_reply_json(struct MHD_Connection *c, unsigned code, json_t *j)
 {
     char *s = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(j);
-    return reply(c, code, "application/json", s ? s : vg_xstrdup("null"));
+    return vg_http_reply(c, code, "application/json", s ? s : vg_xstrdup("null"));
+}
+
+enum MHD_Result vg_http_error(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return vg_http_reply_json(c, code, json_pack("{s:s}", "error", why));
+}
+
+void vg_http_count(struct vg_http *h, unsigned long *counter, unsigned long add)
+{
+    pthread_mutex_lock(&h->lock);
+    *counter += add;
+    pthread_mutex_unlock(&h->lock);
 }
 
 static const char *peer(struct MHD_Connection *c, char *buf, size_t n)
@@ -52,83 +76,161 @@ static const char *peer(struct MHD_Connection *c, char *buf, size_t n)
     return buf[0] ? buf : "?";
 }
 
-static enum MHD_Result post_events(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void set_deadline(struct vg_http *h, struct MHD_Connection *c, int64_t deadline)
+{
+    struct conn *k = conn_of(c);
+    if (!k) return;
+    pthread_mutex_lock(&h->conns_lock);
+    k->deadline = deadline;
+    pthread_mutex_unlock(&h->conns_lock);
+}
+
+/* Takes n more body bytes from the shared budget; false when it is spent. */
+static bool reserve(struct vg_http *h, struct upload *up, size_t n)
+{
+    pthread_mutex_lock(&h->lock);
+    bool ok = h->body_inflight + n <= h->o.body_budget;
+    if (ok) {
+        h->body_inflight += n;
+        up->reserved += n;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return ok;
+}
+
+static void release(struct vg_http *h, struct upload *up)
+{
+    pthread_mutex_lock(&h->lock);
+    h->body_inflight -= up->reserved;
+    up->reserved = 0;
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Decides the answer of a POST before its body is read: limits, token, budget.
+ * Returns 0 when the body may come, else the status (up->resp set). */
+static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
     char err[256], addr[64];
-    if (up->too_big) {
-        h->rejected_input++;
-        return reply_json(c, 413, json_pack("{s:s}", "error", "body larger than 4 MiB"));
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    long len = 0;
+    if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
+    if ((unsigned long)len > VG_WIRE_MAX_BODY) {
+        vg_http_count(h, &h->rejected_input, 1);
+        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %u", len, VG_WIRE_MAX_BODY);
+        up->resp = json_pack("{s:s}", "error", err);
+        return 413;
     }
-    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    const char *xt = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time");
-    const char *xn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce");
+    if (h->auth->mode == VG_AUTH_TOKEN) {
+        const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        const char *xt = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time");
+        const char *xn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce");
+        pthread_mutex_lock(&h->auth_lock);
+        int rc = vg_auth_headers(h->auth, authz, xt, xn, vg_now_ms(), err, sizeof err);
+        pthread_mutex_unlock(&h->auth_lock);
+        if (rc) {
+            vg_http_count(h, &h->rejected_auth, 1);
+            vg_warn("rejected POST /v1/events from %s: %s", peer(c, addr, sizeof addr), err);
+            up->resp = json_pack("{s:s}", "error", err);
+            return 401;
+        }
+    }
+    if (!reserve(h, up, (size_t)len)) {
+        vg_http_count(h, &h->rejected_busy, 1);
+        snprintf(err, sizeof err, "busy: more than %zu body bytes in flight; retry", h->o.body_budget);
+        up->resp = json_pack("{s:s}", "error", err);
+        return 503;
+    }
+    return 0;
+}
+
+/* Body bytes: kept within the limit and the budget; a MUNGE body must start
+ * as a credential.  Returns 0, or the status of the answer (up->resp set). */
+static int post_data(struct vg_http *h, struct upload *up, const char *data, size_t n)
+{
+    char err[160];
+    if (up->body.len + n > VG_WIRE_MAX_BODY) {
+        vg_http_count(h, &h->rejected_input, 1);
+        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %u", up->body.len + n, VG_WIRE_MAX_BODY);
+        up->resp = json_pack("{s:s}", "error", err);
+        return 413;
+    }
+    if (up->body.len + n > up->reserved && !reserve(h, up, up->body.len + n - up->reserved)) {
+        vg_http_count(h, &h->rejected_busy, 1);
+        snprintf(err, sizeof err, "busy: more than %zu body bytes in flight; retry", h->o.body_budget);
+        up->resp = json_pack("{s:s}", "error", err);
+        return 503;
+    }
+    sbuf_add(&up->body, data, n);
+    if (h->auth->mode == VG_AUTH_MUNGE && up->body.len >= 6 && up->body.len - n < 6 &&
+        memcmp(up->body.s, "MUNGE:", 6)) {
+        vg_http_count(h, &h->rejected_auth, 1);
+        up->resp = json_pack("{s:s}", "error", "munge: the body is not a MUNGE credential");
+        return 401;
+    }
+    return 0;
+}
+
+/* Writer thread: the message is committed (or failed); wake its connection. */
+static void committed(void *arg, int code, json_t *resp)
+{
+    struct upload *up = arg;
+    struct vg_http *h = up->h;
+    if (code == 202) vg_http_count(h, &h->accepted_events, json_array_size(json_object_get(resp, "incidents")));
+    else vg_http_count(h, &h->rejected_storage, 1);
+    up->resp = resp;
+    up->code = code;
+    MHD_resume_connection(up->c);
+}
+
+/* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
+static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+{
+    char err[256], addr[64];
     char *json = NULL;
-    int64_t now = vg_now_ms();
-    if (vg_auth_unwrap(h->auth, up->body.s ? up->body.s : "", up->body.len, authz, xt, xn, now, &json, err,
-                       sizeof err)) {
-        h->rejected_auth++;
+    if (h->auth->mode == VG_AUTH_TOKEN) {
+        json = vg_xstrndup(up->body.s ? up->body.s : "", up->body.len);
+    } else if (vg_auth_unwrap(h->auth, up->body.s ? up->body.s : "", up->body.len, NULL, NULL, NULL, vg_now_ms(),
+                              &json, err, sizeof err)) {
+        vg_http_count(h, &h->rejected_auth, 1);
         vg_warn("rejected POST /v1/events from %s: %s", peer(c, addr, sizeof addr), err);
-        return reply_json(c, 401, json_pack("{s:s}", "error", err));
+        return vg_http_reply_json(c, 401, json_pack("{s:s}", "error", err));
     }
+    sbuf_free(&up->body);
+    release(h, up);
     json_t *resp = NULL;
-    int code = vg_ingest_message(h->ingest, json, now, &resp);
+    int64_t now = vg_now_ms();
+    int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
     free(json);
-    if (code == 202) h->accepted_events += json_array_size(json_object_get(resp, "incidents"));
-    else {
-        h->rejected_input++;
+    if (code) {
+        vg_http_count(h, &h->rejected_input, 1);
         vg_warn("bad POST /v1/events from %s: %s", peer(c, addr, sizeof addr),
                 json_string_value(json_object_get(resp, "error")));
+        return vg_http_reply_json(c, (unsigned)code, resp);
     }
-    return reply_json(c, (unsigned)code, resp);
+    up->req.now = now;
+    up->req.done = committed;
+    up->req.arg = up;
+    pthread_mutex_lock(&h->lock);
+    if (h->closing) {
+        pthread_mutex_unlock(&h->lock);
+        return vg_http_error(c, 503, "stopping: the controller is shutting down; retry");
+    }
+    up->queued = true;
+    MHD_suspend_connection(c); /* before the hand-over: the writer may resume it at once */
+    vg_committer_submit(h->committer, &up->req);
+    pthread_mutex_unlock(&h->lock);
+    return MHD_YES;
 }
 
-static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
-{
-    int64_t inc = 0, open = 0, msgs = 0;
-    vg_store_counts(h->ingest->store, &inc, &open, &msgs);
-    struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b,
-                "# HELP vigil_incidents_total Incidents recorded.\n# TYPE vigil_incidents_total counter\n"
-                "vigil_incidents_total %lld\n"
-                "# HELP vigil_incidents_open Incidents not yet closed.\n# TYPE vigil_incidents_open gauge\n"
-                "vigil_incidents_open %lld\n"
-                "# HELP vigil_events_stored_total Agent events stored (deduplicated deliveries).\n"
-                "# TYPE vigil_events_stored_total counter\nvigil_events_stored_total %lld\n"
-                "# HELP vigil_http_requests_total HTTP requests served.\n# TYPE vigil_http_requests_total counter\n"
-                "vigil_http_requests_total %lu\n"
-                "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
-                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n",
-                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input);
-    if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
-    return reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
-}
-
-static enum MHD_Result route(struct vg_http *h, struct MHD_Connection *c, const char *url, const char *method,
-                             struct upload *up)
-{
-    bool get = !strcmp(method, "GET");
-    if (!strcmp(url, "/v1/events") && !strcmp(method, "POST")) return post_events(h, c, up);
-    if (get && !strcmp(url, "/healthz")) return reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
-    if (get && !strcmp(url, "/metrics")) return metrics(h, c);
-    if (get && !strcmp(url, "/v1/nodes")) return reply_json(c, 200, vg_store_nodes(h->ingest->store));
-    if (get && !strcmp(url, "/v1/incidents")) {
-        const char *node = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-        const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
-        const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-        long limit = 0;
-        if (lim && !vg_parse_long(lim, &limit))
-            return reply_json(c, 400, json_pack("{s:s}", "error", "limit: not an integer"));
-        return reply_json(c, 200,
-                          vg_store_incidents(h->ingest->store, node, open && !strcmp(open, "1"), (int)limit));
-    }
-    if (get && vg_startswith(url, "/v1/incidents/")) {
-        long id;
-        json_t *j = vg_parse_long(url + 14, &id) ? vg_store_incident(h->ingest->store, id) : NULL;
-        if (j) return reply_json(c, 200, j);
-        return reply_json(c, 404, json_pack("{s:s}", "error", "no such incident"));
-    }
-    return reply_json(c, 404, json_pack("{s:s, s:s}", "error", "no such endpoint", "path", url));
-}
+/* con_cls of the other requests, answered on the handler's second call (an
+ * answer on the first would close a keep-alive connection). */
+static char not_a_post;
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **con_cls)
@@ -136,35 +238,118 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     (void)version;
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
-    if (!up) {
-        *con_cls = vg_xcalloc(1, sizeof *up);
+    bool post = !strcmp(method, "POST") && !strcmp(url, "/v1/events");
+    if (*con_cls == &not_a_post) {
+        if (!*size) return vg_http_route_get(h, c, url);
+        *size = 0; /* a body on a GET is ignored */
         return MHD_YES;
     }
+    if (!up) {
+        vg_http_count(h, &h->requests, 1);
+        if (!post && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
+            return vg_http_error(c, 405, "method %s not allowed on %s", method, url);
+        if (!post) {
+            *con_cls = &not_a_post;
+            return MHD_YES;
+        }
+        up = *con_cls = vg_xcalloc(1, sizeof *up);
+        up->h = h;
+        up->c = c;
+        up->code = post_headers(h, c, up);
+        /* An early answer: the body is never read. */
+        if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
+        return MHD_YES;
+    }
+    if (!post) return MHD_NO;
     if (*size) {
-        if (up->body.len + *size > VG_HTTP_MAX_BODY) up->too_big = true;
-        else sbuf_add(&up->body, data, *size);
+        if (!up->code) up->code = post_data(h, up, data, *size);
         *size = 0;
         return MHD_YES;
     }
-    pthread_mutex_lock(&h->lock);
-    h->requests++;
-    enum MHD_Result r = route(h, c, url, method, up);
-    pthread_mutex_unlock(&h->lock);
-    return r;
+    if (up->queued) { /* resumed by the committer */
+        up->queued = false;
+        set_deadline(h, c, 0);
+        json_t *resp = up->resp;
+        up->resp = NULL;
+        return vg_http_reply_json(c, (unsigned)up->code, resp);
+    }
+    set_deadline(h, c, 0);
+    if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
+    return post_complete(h, c, up);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
 {
-    (void)cls, (void)c, (void)t;
+    (void)t;
+    struct vg_http *h = cls;
     struct upload *up = *con_cls;
-    if (!up) return;
+    /* The next request on this connection gets a deadline of its own. */
+    set_deadline(h, c, vg_mono_ms() + h->o.deadline_ms);
+    if (!up || *con_cls == (void *)&not_a_post) return;
+    release(h, up);
     sbuf_free(&up->body);
+    json_decref(up->resp);
+    vg_message_free(&up->req.msg);
     free(up);
     *con_cls = NULL;
 }
 
-struct vg_http *vg_http_start(const char *listen, struct vg_auth *auth, struct vg_ingest *ingest, char *err,
-                              size_t errlen)
+/* Keeps the list of connections the reaper watches. */
+static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    struct vg_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn *k = vg_xcalloc(1, sizeof *k);
+        k->fd = ci ? ci->connect_fd : -1;
+        k->deadline = vg_mono_ms() + h->o.deadline_ms;
+        pthread_mutex_lock(&h->conns_lock);
+        k->next = h->conns;
+        if (h->conns) h->conns->prev = k;
+        h->conns = k;
+        pthread_mutex_unlock(&h->conns_lock);
+        *socket_context = k;
+    } else if (*socket_context) {
+        struct conn *k = *socket_context;
+        /* Under the lock: the reaper never shuts down a descriptor MHD has closed. */
+        pthread_mutex_lock(&h->conns_lock);
+        if (k->prev) k->prev->next = k->next;
+        else h->conns = k->next;
+        if (k->next) k->next->prev = k->prev;
+        pthread_mutex_unlock(&h->conns_lock);
+        free(k);
+        *socket_context = NULL;
+    }
+}
+
+/* Closes connections whose request is not in by its deadline, however
+ * steadily its bytes trickle in (slowloris). */
+static void *reaper(void *arg)
+{
+    struct vg_http *h = arg;
+    pthread_mutex_lock(&h->conns_lock);
+    while (!h->stopping) {
+        int64_t now = vg_mono_ms();
+        unsigned long closed = 0;
+        for (struct conn *k = h->conns; k; k = k->next)
+            if (k->deadline && now > k->deadline && k->fd >= 0) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->deadline = 0;
+                closed++;
+            }
+        h->deadline_closed += closed;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&h->stop_cond, &h->conns_lock, &ts);
+    }
+    pthread_mutex_unlock(&h->conns_lock);
+    return NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err, size_t errlen)
 {
     char host[64];
     const char *colon = strrchr(listen, ':');
@@ -172,26 +357,51 @@ struct vg_http *vg_http_start(const char *listen, struct vg_auth *auth, struct v
     if (!colon || (size_t)(colon - listen) >= sizeof host || !vg_parse_long(colon + 1, &port) || port < 0 ||
         port > 65535) {
         snprintf(err, errlen, "listen: '%s' is not ADDR:PORT", listen);
-        return NULL;
+        return -1;
     }
     memcpy(host, listen, (size_t)(colon - listen));
     host[colon - listen] = 0;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &sa.sin_addr) != 1) {
+    *sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &sa->sin_addr) != 1) {
         snprintf(err, errlen, "listen: '%s' is not an IPv4 address", host);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth, struct vg_ingest *ingest,
+                              char *err, size_t errlen)
+{
+    struct sockaddr_in sa;
+    if (parse_listen(o->listen, &sa, err, errlen)) return NULL;
     struct vg_http *h = vg_xcalloc(1, sizeof *h);
+    h->o = *o;
+    if (!h->o.reader) h->o.reader = ingest->store;
+    if (!h->o.max_connections) h->o.max_connections = 1024;
+    if (!h->o.max_per_client) h->o.max_per_client = 32;
+    if (!h->o.deadline_ms) h->o.deadline_ms = 10000;
+    if (!h->o.body_budget) h->o.body_budget = 32u << 20;
     h->auth = auth;
     h->ingest = ingest;
     pthread_mutex_init(&h->lock, NULL);
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL,
-                            handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
-                            completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    pthread_mutex_init(&h->auth_lock, NULL);
+    pthread_mutex_init(&h->conns_lock, NULL);
+    pthread_cond_init(&h->stop_cond, NULL);
+    h->committer = vg_committer_start(ingest);
+    if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
+        h->reaper_started = true;
+        h->d = MHD_start_daemon(
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+            NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10), MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.max_per_client, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+            MHD_OPTION_END);
+    }
     if (!h->d) {
-        snprintf(err, errlen, "listen: cannot listen on %s", listen);
-        pthread_mutex_destroy(&h->lock);
-        free(h);
+        snprintf(err, errlen, "listen: cannot listen on %s", o->listen);
+        h->d = NULL;
+        vg_http_stop(h);
         return NULL;
     }
     return h;
@@ -206,7 +416,25 @@ unsigned vg_http_port(const struct vg_http *h)
 void vg_http_stop(struct vg_http *h)
 {
     if (!h) return;
-    MHD_stop_daemon(h->d);
+    if (h->d) {
+        MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections from here on */
+        if (s != MHD_INVALID_SOCKET) close(s);
+    }
+    pthread_mutex_lock(&h->lock);
+    h->closing = true; /* no new message reaches the committer */
+    pthread_mutex_unlock(&h->lock);
+    vg_committer_stop(h->committer); /* answers (resumes) every message it holds */
+    if (h->reaper_started) {
+        pthread_mutex_lock(&h->conns_lock);
+        h->stopping = true;
+        pthread_cond_signal(&h->stop_cond);
+        pthread_mutex_unlock(&h->conns_lock);
+        pthread_join(h->reaper, NULL);
+    }
+    if (h->d) MHD_stop_daemon(h->d);
+    pthread_cond_destroy(&h->stop_cond);
+    pthread_mutex_destroy(&h->conns_lock);
+    pthread_mutex_destroy(&h->auth_lock);
     pthread_mutex_destroy(&h->lock);
     free(h);
 }

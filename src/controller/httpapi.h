@@ -1,21 +1,46 @@
 /* httpapi.h — the controller's HTTP API on libmicrohttpd:
- *   POST /v1/events     an agent message (auth.h), → 202 / 400 / 401
- *   GET  /v1/incidents  ?node=N&open=1&limit=K  → JSON array
+ *   POST /v1/events     an agent message (auth.h) → 202 / 400 / 401 / 413 / 503
+ *   GET  /v1/incidents  ?node=N&open=1&limit=K&before=ID → JSON array, newest
+ *                       first; limit 1..1000 (default 100); a full page has a
+ *                       Link: <…before=ID>; rel="next" header (the cursor)
  *   GET  /v1/incidents/ID                        → one incident
  *   GET  /v1/nodes                               → per-node summary
  *   GET  /metrics                                → Prometheus text format
- *   GET  /healthz                                → "ok" */
+ *   GET  /                                       → HTML: the open incidents
+ *   GET  /healthz                                → "ok" (no credentials)
+ * Reads need the read token (Authorization: Bearer, or the HttpOnly cookie
+ * `/?token=` sets); the agents' credentials do not grant them.
+ * Defences: token authentication before any body byte is read; a MUNGE body
+ * must start as a credential; bodies over VG_WIRE_MAX_BODY refused (413,
+ * with the figure); a budget on body bytes buffered at once (503); at most
+ * max_per_client connections per client address and max_connections in all;
+ * a deadline per request that bytes arriving slowly do not extend.  Each
+ * message is committed (group commit, commit.h) before its 202 is sent, and
+ * reads go through their own SQLite connection, never waiting for the writer. */
 #ifndef VG_HTTPAPI_H
 #define VG_HTTPAPI_H
 #include "wire/auth.h"
 #include "controller/ingest.h"
+#include <stddef.h>
+
+struct vg_http_opts {
+    const char *listen;           /* "ADDR:PORT" (PORT 0 picks a free one) */
+    const char *read_token;       /* NULL: reads are open only with auth none */
+    struct vg_store *reader;      /* connection for reads; NULL: the ingest's store */
+    unsigned max_connections;     /* 0: 1024 */
+    unsigned max_per_client;      /* 0: 32 */
+    unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
+    size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
+};
 
 struct vg_http;
 
-/* listen: "ADDR:PORT" (PORT 0 picks a free one).  Returns NULL with err set. */
-struct vg_http *vg_http_start(const char *listen, struct vg_auth *auth, struct vg_ingest *ingest, char *err,
-                              size_t errlen);
+/* Returns NULL with err set. */
+struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth, struct vg_ingest *ingest,
+                              char *err, size_t errlen);
 unsigned vg_http_port(const struct vg_http *h);
+/* Stops accepting connections, answers every message already taken, then
+ * closes the rest and stops. */
 void vg_http_stop(struct vg_http *h);
 
 #endif

@@ -1,9 +1,13 @@
 /* ingest.h — the controller's intake: one agent message (already
- * authenticated) → events validated → incidents in the store.  Kept apart from
- * the HTTP server so tests and the drill can drive it directly.
- * Message: {"node": "n1", "seq": 42, "events": [ <event>, … ]}
- * (seq: the agent's message number, increasing; (node, seq, index) makes
- * each delivery idempotent). */
+ * authenticated) → fields validated → events → incidents in the store.  Kept
+ * apart from the HTTP server so tests and the drill can drive it directly.
+ * Message: {"node": "n1", "spool": "<32 lowercase hex>", "seq": 42, "events": [ <event>, … ]}
+ * (seq: the agent's message number, increasing within one life of its spool;
+ * spool: that life's id, "" when absent (older agents); (node, spool, seq,
+ * index) makes each delivery idempotent).  Validation names the field at
+ * fault: node names (letters, digits, '.', '-', '_', at most 63 bytes), kinds
+ * from the catalog's vocabulary, every string printable UTF-8 within its
+ * length (never truncated), at most VG_WIRE_MAX_EVENTS events. */
 #ifndef VG_INGEST_H
 #define VG_INGEST_H
 #include "controller/store.h"
@@ -14,6 +18,8 @@
 struct vg_ingest {
     struct vg_store *store;
     int64_t window_ms;   /* fold identical events into one incident within this window */
+    const char *const *kinds; /* the kinds an event may have (the catalog's); NULL: any */
+    size_t nkinds;
     /* Called for every incident a message opened (after it is committed). */
     void (*on_new_incident)(void *ctx, int64_t incident, const struct vg_event *e);
     /* Adds Prometheus lines to GET /metrics (may be NULL). */
@@ -21,9 +27,32 @@ struct vg_ingest {
     void *ctx;
 };
 
-/* Returns an HTTP status: 202 accepted (response: {"incidents":[ids],
- * "new":[ids], "duplicates":N}), 400 malformed (response: {"error": "..."}
- * naming the field), 500 store failure. */
+/* A validated message. */
+struct vg_message {
+    char node[64];
+    char spool[33];
+    int64_t seq;
+    size_t n;
+    struct vg_event *events;
+    size_t *fresh, nfresh;   /* indexes of the events that opened an incident (vg_ingest_store) */
+};
+
+/* True when name is a valid node name. */
+bool vg_ingest_node_ok(const char *name);
+/* Validates json into m.  Returns 0, or 400 with *response {"error": "..."}
+ * naming the field (m is then empty). */
+int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, struct vg_message *m,
+                    json_t **response);
+/* Stores m, all or nothing, inside the caller's transaction (vg_store_begin)
+ * or in one of its own.  Returns 202 with *response {"incidents":[ids],
+ * "new":[ids], "duplicates":N}, or 500 with {"error"} (vg_store_error says why). */
+int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, json_t **response);
+/* After the commit: on_new_incident for each incident m opened. */
+void vg_ingest_notify(struct vg_ingest *in, const struct vg_message *m, const json_t *response);
+void vg_message_free(struct vg_message *m);
+
+/* All of the above for one message in its own transaction.  Returns an HTTP
+ * status: 202, 400 malformed, 500 store failure. */
 int vg_ingest_message(struct vg_ingest *in, const char *json, int64_t now, json_t **response);
 
 #endif

@@ -2,12 +2,12 @@
 #include "controller/store.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
     "detected", "isolated", "jobs_requeued", "spare_promoted", "remediated", "returned",
@@ -15,19 +15,25 @@ static const char *const step_names[VG_STEP_COUNT] = {
 
 const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names[s] : "?"; }
 
-/* One connection; writes (and their transactions) take the lock, so the
- * intake's threads and the executor never interleave inside a transaction. */
+#define VG_STMT_CACHE 24 /* prepared statements kept per connection */
+
 struct vg_store {
     sqlite3 *db;
-    pthread_mutex_t lock;
+    struct { const char *sql; sqlite3_stmt *s; bool busy; } cache[VG_STMT_CACHE]; /* keyed by the SQL's address */
+    char err[256];   /* SQLite's reason for the last failure (vg_store_error) */
 };
+
+/* An event's identity: the agent's node, its spool's life ("" for agents that
+ * send none), the message number and the index in the message. */
+#define MESSAGES_TABLE(name)                                                                              \
+    "CREATE TABLE IF NOT EXISTS " name "(node TEXT NOT NULL, spool TEXT NOT NULL DEFAULT '',"          \
+    "  seq INTEGER NOT NULL, idx INTEGER NOT NULL, received INTEGER NOT NULL, incident INTEGER,"         \
+    "  PRIMARY KEY(node, spool, seq, idx));"
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
-    "PRAGMA busy_timeout=5000;"
-    "CREATE TABLE IF NOT EXISTS messages(node TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,"
-    "  received INTEGER NOT NULL, incident INTEGER, PRIMARY KEY(node, seq, idx));"
+    MESSAGES_TABLE("messages")
     "CREATE TABLE IF NOT EXISTS incidents(id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL,"
     "  key TEXT NOT NULL, kind TEXT NOT NULL, code INTEGER, pci TEXT, gpu INTEGER, action TEXT NOT NULL,"
     "  count INTEGER NOT NULL, first INTEGER, last INTEGER, event TEXT NOT NULL, state TEXT NOT NULL,"
@@ -36,17 +42,61 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS steps(incident INTEGER NOT NULL, step TEXT NOT NULL, at INTEGER NOT NULL,"
     "  detail TEXT, PRIMARY KEY(incident, step));";
 
-int vg_store_open(const char *path, struct vg_store **out, char *err, size_t errlen)
+/* A store written before messages carried the spool id: rebuild the table
+ * with the column (old rows get spool "") and the wider key, in one transaction. */
+static const char migrate_spool[] =
+    "BEGIN IMMEDIATE;" MESSAGES_TABLE("messages_spool")
+    "INSERT INTO messages_spool(node, spool, seq, idx, received, incident)"
+    "  SELECT node, '', seq, idx, received, incident FROM messages;"
+    "DROP TABLE messages;"
+    "ALTER TABLE messages_spool RENAME TO messages;"
+    "COMMIT;";
+
+static bool has_spool_column(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('messages') WHERE name='spool'", -1, &s, NULL) !=
+        SQLITE_OK)
+        return false;
+    found = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return found;
+}
+
+/* Waits for another connection's write transaction in 1 ms steps, for up to
+ * 5 s (SQLite's own busy_timeout sleeps up to 100 ms at a time, which shows
+ * in the intake's latency when the executor and the intake both write). */
+static int busy_wait(void *arg, int tries)
+{
+    (void)arg;
+    if (tries >= 5000) return 0;
+    struct timespec ts = { 0, 1000000 };
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+static int open_db(const char *path, int flags, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
         sqlite3_close(db);
         return -1;
     }
+    sqlite3_busy_handler(db, busy_wait, NULL);
+    *out = db;
+    return 0;
+}
+
+int vg_store_open(const char *path, struct vg_store **out, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    if (open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err, errlen)) return -1;
     char *msg = NULL;
-    if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+        (!has_spool_column(db) && sqlite3_exec(db, migrate_spool, NULL, NULL, &msg) != SQLITE_OK)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         snprintf(err, errlen, "%s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
         sqlite3_close(db);
@@ -54,20 +104,47 @@ int vg_store_open(const char *path, struct vg_store **out, char *err, size_t err
     }
     struct vg_store *st = vg_xcalloc(1, sizeof *st);
     st->db = db;
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&st->lock, &a);
-    pthread_mutexattr_destroy(&a);
     *out = st;
     return 0;
 }
 
+int vg_store_open_reader(const char *path, struct vg_store **out, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
+    if (sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    struct vg_store *st = vg_xcalloc(1, sizeof *st);
+    st->db = db;
+    *out = st;
+    return 0;
+}
+
+int vg_store_begin(struct vg_store *st)
+{
+    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return -1;
+}
+
+int vg_store_commit(struct vg_store *st)
+{
+    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->err : "unknown error"; }
+
 void vg_store_close(struct vg_store *st)
 {
     if (!st) return;
+    for (int i = 0; i < VG_STMT_CACHE; i++) sqlite3_finalize(st->cache[i].s);
     sqlite3_close(st->db);
-    pthread_mutex_destroy(&st->lock);
     free(st);
 }
 
@@ -75,8 +152,24 @@ void vg_store_close(struct vg_store *st)
  * (NULL binds NULL), d = int (-1 binds NULL). */
 static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt, ...)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) return NULL;
+    /* A statement is prepared once per connection and reused (done() resets
+     * it): preparing costs more than running these.  One in use by another
+     * thread is not shared: that caller gets a statement of its own. */
+    sqlite3_stmt *s = NULL;
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
+    int slot = -1;
+    for (int i = 0; i < VG_STMT_CACHE && !s; i++) {
+        if (st->cache[i].sql == sql && !st->cache[i].busy) s = st->cache[i].s, st->cache[i].busy = true;
+        else if (!st->cache[i].sql && slot < 0) slot = i;
+    }
+    if (!s) {
+        if (sqlite3_prepare_v3(st->db, sql, -1, slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0, &s, NULL) != SQLITE_OK) {
+            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+            return NULL;
+        }
+        if (slot >= 0) st->cache[slot].sql = sql, st->cache[slot].s = s, st->cache[slot].busy = true;
+    }
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
     va_list ap;
     va_start(ap, fmt);
     for (int i = 0; fmt[i]; i++) {
@@ -96,34 +189,80 @@ static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt,
     return s;
 }
 
+/* Ends the use of a statement from prep(): back to the cache, or finalized. */
+static void done(struct vg_store *st, sqlite3_stmt *s)
+{
+    if (!s) return;
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
+    for (int i = 0; i < VG_STMT_CACHE; i++)
+        if (st->cache[i].s == s) {
+            sqlite3_reset(s);
+            sqlite3_clear_bindings(s);
+            st->cache[i].busy = false;
+            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+            return;
+        }
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
+    sqlite3_finalize(s);
+}
+
 /* Runs a statement that returns no rows; returns 0 or -1. */
-static int run(sqlite3_stmt *s)
+static int run(struct vg_store *st, sqlite3_stmt *s)
 {
     if (!s) return -1;
     int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
+    done(st, s);
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static int accept_locked(struct vg_store *st, const char *node, int64_t seq, int idx,
+/* The savepoints the intake uses, as statements prepared once (run for every
+ * event); another name is run through sqlite3_exec. */
+static const char *const savepoint_sql[][4] = {
+    { "accept", "SAVEPOINT accept", "RELEASE accept", "ROLLBACK TO accept" },
+    { "message", "SAVEPOINT message", "RELEASE message", "ROLLBACK TO message" },
+};
+
+int vg_store_savepoint(struct vg_store *st, const char *name, int what)
+{
+    int rc = -1;
+    for (size_t i = 0; i < sizeof savepoint_sql / sizeof savepoint_sql[0]; i++) {
+        if (strcmp(savepoint_sql[i][0], name)) continue;
+        if (what == 0) rc = run(st, prep(st, savepoint_sql[i][1], ""));
+        else if (what > 0) rc = run(st, prep(st, savepoint_sql[i][2], ""));
+        else rc = run(st, prep(st, savepoint_sql[i][3], "")) || run(st, prep(st, savepoint_sql[i][2], "")) ? -1 : 0;
+        goto out;
+    }
+    char sql[96];
+    if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT \"%s\"", name);
+    else if (what > 0) snprintf(sql, sizeof sql, "RELEASE \"%s\"", name);
+    else snprintf(sql, sizeof sql, "ROLLBACK TO \"%s\"; RELEASE \"%s\"", name, name);
+    rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+out:
+    if (rc) {
+        snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    }
+    return rc;
+}
+
+int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
 {
     *duplicate = false;
     *is_new = false;
     *incident = 0;
-    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return -1;
-    sqlite3_stmt *s = prep(st, "SELECT incident FROM messages WHERE node=?1 AND seq=?2 AND idx=?3", "sid",
-                           node, seq, idx);
+    if (vg_store_savepoint(st, "accept", 0)) return -1;
+    sqlite3_stmt *s = prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
+                           "ssid", node, spool, seq, idx);
     if (!s) goto fail;
     if (sqlite3_step(s) == SQLITE_ROW) {
         *duplicate = true;
         *incident = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        done(st, s);
+        vg_store_savepoint(st, "accept", -1);
         return 0;
     }
-    sqlite3_finalize(s);
+    done(st, s);
 
     char key[128];
     vg_event_key(e, key, sizeof key);
@@ -134,10 +273,10 @@ static int accept_locked(struct vg_store *st, const char *node, int64_t seq, int
     int64_t id = 0;
     if (sqlite3_step(s) == SQLITE_ROW && when - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
+    done(st, s);
 
     if (id) {
-        if (run(prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
+        if (run(st, prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
                      (int64_t)e->count, when, id)))
             goto fail;
     } else {
@@ -146,7 +285,7 @@ static int accept_locked(struct vg_store *st, const char *node, int64_t seq, int
         char *ev = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         int64_t first = e->first_ms ? e->first_ms : when;
-        int rc = run(prep(st,
+        int rc = run(st, prep(st,
                           "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
                           " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open')",
                           "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
@@ -155,48 +294,34 @@ static int accept_locked(struct vg_store *st, const char *node, int64_t seq, int
         if (rc) goto fail;
         id = sqlite3_last_insert_rowid(st->db);
         *is_new = true;
-        if (run(prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
+        if (run(st, prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
                      now, e->source[0] ? e->source : NULL)))
             goto fail;
     }
-    if (run(prep(st, "INSERT INTO messages(node, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5)", "sidii",
-                 node, seq, idx, now, id)))
+    if (run(st, prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
+                 "ssidii", node, spool, seq, idx, now, id)))
         goto fail;
-    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto fail;
+    if (vg_store_savepoint(st, "accept", 1)) goto fail;
     *incident = id;
     return 0;
 fail:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    vg_store_savepoint(st, "accept", -1);
     return -1;
-}
-
-int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx, const struct vg_event *e,
-                    int64_t now, int64_t window_ms, int64_t *incident, bool *is_new, bool *duplicate)
-{
-    pthread_mutex_lock(&st->lock);
-    int rc = accept_locked(st, node, seq, idx, e, now, window_ms, incident, is_new, duplicate);
-    pthread_mutex_unlock(&st->lock);
-    return rc;
 }
 
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at, const char *detail)
 {
     if (step >= VG_STEP_COUNT) return -1;
-    pthread_mutex_lock(&st->lock);
-    int rc = run(prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
-                      incident, step_names[step], at, detail));
-    pthread_mutex_unlock(&st->lock);
-    return rc;
+    return run(st, prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
+                    incident, step_names[step], at, detail));
 }
 
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
 {
     int open = strcmp(state, "closed") != 0;
-    pthread_mutex_lock(&st->lock);
-    int rc = run(prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
-                      incident));
-    pthread_mutex_unlock(&st->lock);
-    return rc;
+    return run(st, prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
+                    incident));
 }
 
 static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
@@ -227,7 +352,7 @@ static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
         vg_json_set_str(step, "detail", (const char *)sqlite3_column_text(q, 2));
         json_object_set_new(steps, (const char *)sqlite3_column_text(q, 0), step);
     }
-    sqlite3_finalize(q);
+    done(st, q);
     json_object_set_new(j, "steps", steps);
     return j;
 }
@@ -236,13 +361,18 @@ static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
 
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit)
 {
+    return vg_store_incidents_page(st, node, open_only, 0, limit);
+}
+
+json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit)
+{
     sqlite3_stmt *s = prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE (?1 IS NULL OR node=?1)"
-                           " AND (?2=0 OR open=1) ORDER BY id DESC LIMIT ?3",
-                           "sii", node, (int64_t)open_only, (int64_t)(limit > 0 ? limit : -1));
+                           " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) ORDER BY id DESC LIMIT ?4",
+                           "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : -1));
     json_t *arr = json_array();
     while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
-    sqlite3_finalize(s);
+    done(st, s);
     return arr;
 }
 
@@ -250,7 +380,7 @@ json_t *vg_store_incident(struct vg_store *st, int64_t id)
 {
     sqlite3_stmt *s = prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
     json_t *j = s && sqlite3_step(s) == SQLITE_ROW ? incident_row(st, s) : NULL;
-    sqlite3_finalize(s);
+    done(st, s);
     return j;
 }
 
@@ -275,7 +405,7 @@ json_t *vg_store_nodes(struct vg_store *st)
                                 : json_string(vg_action_name((enum vg_action)sqlite3_column_int(s, 4))));
         json_array_append_new(arr, j);
     }
-    sqlite3_finalize(s);
+    done(st, s);
     return arr;
 }
 
@@ -286,23 +416,23 @@ int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int6
                            " (SELECT count(*) FROM messages)",
                            "");
     if (!s || sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
+        done(st, s);
         return -1;
     }
     *incidents = sqlite3_column_int64(s, 0);
     *open = sqlite3_column_int64(s, 1);
     *messages = sqlite3_column_int64(s, 2);
-    sqlite3_finalize(s);
+    done(st, s);
     return 0;
 }
 
 int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n)
 {
-    pthread_mutex_lock(&st->lock);
-    int rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    /* one transaction when the connection has none open (else each joins it) */
+    bool tx = vg_store_begin(st) == 0;
+    int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) rc = vg_store_set_state(st, ids[i], states[i] ? states[i] : "recorded");
-    if (!rc && sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
-    if (rc) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-    pthread_mutex_unlock(&st->lock);
+    if (tx && !rc) rc = vg_store_commit(st);
+    else if (tx) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }

@@ -23,18 +23,35 @@ const char *vg_step_name(enum vg_step s);
 
 struct vg_store;
 
-/* Opens (creating) the database.  Returns 0, or -1 with a message in err. */
+/* Opens (creating) the database; a store written before messages carried a
+ * spool id gains the column (old rows: spool "").  Returns 0, or -1 with a
+ * message in err. */
 int vg_store_open(const char *path, struct vg_store **st, char *err, size_t errlen);
+/* A second, read-only connection to an existing database: in WAL mode its
+ * reads never wait for the writer, nor the writer for them. */
+int vg_store_open_reader(const char *path, struct vg_store **st, char *err, size_t errlen);
 void vg_store_close(struct vg_store *st);
 
-/* Accepts one event from an agent message (node, seq) received at `now`.
- * A (node, seq) pair already stored is a duplicate: nothing changes and
- * *duplicate is set (deliveries from a spool are idempotent).  Otherwise the
+/* A write transaction around several vg_store_accept calls (group commit:
+ * one fsync for all of them).  Return 0 or -1 (vg_store_error says why). */
+int vg_store_begin(struct vg_store *st);
+int vg_store_commit(struct vg_store *st);
+/* what: 0 opens savepoint `name`, 1 releases it, -1 rolls back to it and
+ * releases it.  Returns 0 or -1. */
+int vg_store_savepoint(struct vg_store *st, const char *name, int what);
+/* SQLite's reason for the last failure of begin/commit/savepoint/accept. */
+const char *vg_store_error(const struct vg_store *st);
+
+/* Accepts one event from an agent message (node, spool, seq) received at
+ * `now`.  An event whose (node, spool, seq, index) is already stored is a
+ * duplicate: nothing changes and *duplicate is set (deliveries from a spool
+ * are idempotent; a new spool id is new data even when seq restarts).  Otherwise the
  * event joins the open incident of the same node and event key when the last
  * one was seen within window_ms (count and last updated), or opens a new
  * incident with `detected` = now.  *incident gets its id, *is_new whether it
- * was opened by this event.  One transaction.  Returns 0 or -1. */
-int vg_store_accept(struct vg_store *st, const char *node, int64_t seq, int idx,
+ * was opened by this event.  A savepoint inside the caller's transaction
+ * (vg_store_begin), or a transaction of its own.  Returns 0 or -1. */
+int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate);
 /* Records a step (the first time only: a step's time never moves) with a detail. */
@@ -46,6 +63,8 @@ int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
 int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
+/* One page of them: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */
+json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit);
 json_t *vg_store_incident(struct vg_store *st, int64_t id);
 /* Per-node summary: open incidents, worst open action, last event time. */
 json_t *vg_store_nodes(struct vg_store *st);

@@ -145,7 +145,8 @@ static int64_t vigil_detected(struct run *r)
     long status;
     char *body = NULL;
     int64_t best = 0;
-    if (vg_client_get(url, 2000, &status, &body, err, sizeof err) || status != 200 || !body) {
+    if (vg_client_get(url, getenv("VIGIL_READ_TOKEN"), 2000, &status, &body, err, sizeof err) || status != 200 ||
+        !body) {
         free(body);
         return 0;
     }

@@ -398,17 +398,32 @@ int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, cons
     return p < end ? 0 : -1;
 }
 
+/* A fresh read token for the lab's controller in DIR/etc/read.token (0600). */
+static int write_read_token(struct lab *l, const char *path)
+{
+    unsigned char r[24];
+    char tok[2 * sizeof r + 2];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return lab_err(l, "read token: %s", strerror(errno)), -1;
+    for (size_t i = 0; i < sizeof r; i++) snprintf(tok + 2 * i, 3, "%02x", r[i]);
+    strcat(tok, "\n");
+    if (write_file(path, tok, strlen(tok), 0600)) return lab_err(l, "%s: %s", path, strerror(errno)), -1;
+    return 0;
+}
+
 /* The lab's controller: `vigil serve` on a free port, MUNGE through the
- * lab's munged, its store under DIR/serve; the URL goes into the marker. */
+ * lab's munged, its store under DIR/serve, reads with DIR/etc/read.token;
+ * the URL goes into the marker. */
 static int start_serve(struct lab *l)
 {
     char *sdir = dpath(l->dir, "serve"), *db = dpath(l->dir, "serve/incidents.db");
     char *pf = dpath(l->dir, "run/serve.port"), *sock = dpath(l->dir, "munge/munge.socket");
+    char *rt = dpath(l->dir, "etc/read.token");
     int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
+    if (!rc) rc = write_read_token(l, rt);
     /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
     char *policy = dpath(l->dir, "etc/vigil-policy.conf");
     const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
-                           "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf,
+                           "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf, "--read-token-file", rt,
                            access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
     pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
     char port[16] = "";
@@ -434,7 +449,7 @@ static int start_serve(struct lab *l)
         }
         free(m);
     }
-    free(sdir), free(db), free(pf), free(sock), free(policy);
+    free(sdir), free(db), free(pf), free(sock), free(policy), free(rt);
     return rc;
 }
 

@@ -259,6 +259,10 @@ char *vg_lab_env(const char *dir)
     if (vg_lab_info(dir, &info)) return sbuf_take(&b);
     sbuf_printf(&b, "export SLURM_CONF=%s\nexport VIGIL_LAB=%s\n", info.conf, dir);
     if (info.controller[0]) sbuf_printf(&b, "export VIGIL_CONTROLLER=%s\n", info.controller);
+    char tok[256], *tp = NULL;
+    if (asprintf(&tp, "%s/etc/read.token", dir) > 0 && vg_read_line(NULL, tp, tok, sizeof tok) == 0 && tok[0])
+        sbuf_printf(&b, "export VIGIL_READ_TOKEN=%s\n", tok); /* the controller's read token (hex) */
+    free(tp);
     return sbuf_take(&b);
 }
 

@@ -1,5 +1,7 @@
 /* log.c — stderr logging with a level; see log.h. */
 #include "util/log.h"
+#include "util/strutil.h"
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,10 +10,13 @@ static int level = 1;
 void vg_log_level(int l) { level = l; }
 int vg_log_get_level(void) { return level; }
 
-static void emit(const char *tag, const char *fmt, va_list ap)
+static void emit(const char *tag, bool scrub, const char *fmt, va_list ap)
 {
     char line[2048];
     vsnprintf(line, sizeof line, fmt, ap);
+    /* Log lines may carry what a client sent: a CR or LF must not forge a line.
+     * (Usage errors keep their newlines: they come from vigil's own text.) */
+    if (scrub) vg_scrub_controls(line);
     fprintf(stderr, "vigil: %s%s\n", tag, line);
 }
 
@@ -21,7 +26,7 @@ static void emit(const char *tag, const char *fmt, va_list ap)
         if (level < (min)) return;               \
         va_list ap;                              \
         va_start(ap, fmt);                       \
-        emit(tag, fmt, ap);                      \
+        emit(tag, true, fmt, ap);                      \
         va_end(ap);                              \
     }
 
@@ -34,7 +39,7 @@ int vg_input_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    emit("", fmt, ap);
+    emit("", false, fmt, ap);
     va_end(ap);
     return VG_EXIT_INPUT;
 }

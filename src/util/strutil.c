@@ -71,6 +71,38 @@ size_t vg_strlcpy(char *dst, const char *src, size_t size)
     return n;
 }
 
+bool vg_utf8_printable(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p, need, cp;
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f) return false;
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) need = 1, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef) need = 2, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4) need = 3, cp = c & 0x07;
+        else return false;
+        for (unsigned i = 1; i <= need; i++) {
+            if ((p[i] & 0xc0) != 0x80) return false;
+            cp = cp << 6 | (p[i] & 0x3f);
+        }
+        if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+            return false;
+        p += need + 1;
+    }
+    return true;
+}
+
+void vg_scrub_controls(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 int vg_split(char *s, const char *delims, char **fields, int max)
 {
     int n = 0;

@@ -19,6 +19,11 @@ size_t vg_strlcpy(char *dst, const char *src, size_t size);
 /* Splits s in place on any of the delimiter characters; empty fields kept.
  * Returns the number of fields stored (at most max). */
 int vg_split(char *s, const char *delims, char **fields, int max);
+/* True when s is valid UTF-8 (shortest forms, no surrogates) with no control
+ * character (C0, DEL, C1): safe for log lines, Slurm reasons and JSON. */
+bool vg_utf8_printable(const char *s);
+/* Replaces every control character of s (C0 and DEL) with '?', in place. */
+void vg_scrub_controls(char *s);
 /* Parses a decimal integer that must span the whole string. */
 bool vg_parse_long(const char *s, long *out);
 

@@ -11,10 +11,43 @@
 
 #define VG_AUTH_SKEW_MS (5 * 60 * 1000)
 
+#define VG_NONCE_MAX (1u << 20) /* nonces remembered at most (32 bytes each) */
+
+/* A used nonce: two 64-bit hashes of its text (a false "replayed" needs both
+ * to collide), when it was used, the next entry of its hash chain. */
 struct vg_nonce {
-    char value[80];
+    uint64_t h1, h2;
     int64_t at;
+    int32_t next;
 };
+
+/* A ring of nonces in the order they were used (so the expired ones are at
+ * its head), indexed by a chained hash table over the same slots: lookup,
+ * insert and expiry are O(1), and the size is bounded by the time window. */
+struct vg_nonces {
+    struct vg_nonce *ring;
+    int32_t *bucket;
+    size_t cap, head, count;
+};
+
+int vg_auth_read_token(const char *path, char *token, size_t n, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || vg_read_line(NULL, path, token, n) < 0) {
+        snprintf(err, errlen, "%s: cannot read the token file", path);
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "%s: token file must not be readable by group or others (mode %03o)", path,
+                 (unsigned)(st.st_mode & 0777));
+        return -1;
+    }
+    if (strlen(token) < 16) {
+        snprintf(err, errlen, "%s: token shorter than 16 characters", path);
+        return -1;
+    }
+    return 0;
+}
 
 int vg_auth_init(struct vg_auth *a, const char *mode, const char *token_file, const char *munge_socket,
                  char *err, size_t errlen)
@@ -38,28 +71,17 @@ int vg_auth_init(struct vg_auth *a, const char *mode, const char *token_file, co
         snprintf(err, errlen, "auth: token mode needs a token file");
         return -1;
     }
-    struct stat st;
-    if (stat(token_file, &st) < 0 || vg_read_line(NULL, token_file, a->token, sizeof a->token) < 0) {
-        snprintf(err, errlen, "%s: cannot read the token file", token_file);
-        return -1;
-    }
-    if (st.st_mode & 077) {
-        snprintf(err, errlen, "%s: token file must not be readable by group or others (mode %03o)", token_file,
-                 (unsigned)(st.st_mode & 0777));
-        return -1;
-    }
-    if (strlen(a->token) < 16) {
-        snprintf(err, errlen, "%s: token shorter than 16 characters", token_file);
-        return -1;
-    }
-    return 0;
+    return vg_auth_read_token(token_file, a->token, sizeof a->token, err, errlen);
 }
 
 void vg_auth_free(struct vg_auth *a)
 {
-    free(a->nonces);
+    if (a->nonces) {
+        free(a->nonces->ring);
+        free(a->nonces->bucket);
+        free(a->nonces);
+    }
     a->nonces = NULL;
-    a->nnonces = a->cap = 0;
 }
 
 static munge_ctx_t munge_ctx(const struct vg_auth *a)
@@ -115,34 +137,94 @@ int vg_auth_wrap(const struct vg_auth *a, const char *json, char **body_out, cha
     return 0;
 }
 
-/* Constant-time comparison of the token. */
-static bool token_equal(const char *a, const char *b)
+bool vg_auth_secret_equal(const char *presented, const char *expected)
 {
-    size_t la = strlen(a), lb = strlen(b);
+    size_t la = strlen(presented), lb = strlen(expected);
     unsigned char d = la != lb;
-    for (size_t i = 0; i < la; i++) d |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+    for (size_t i = 0; i < la; i++) d |= (unsigned char)(presented[i] ^ expected[i % (lb ? lb : 1)]);
     return d == 0;
+}
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+static void nonce_link(struct vg_nonces *n, size_t slot)
+{
+    size_t b = n->ring[slot].h1 & (n->cap - 1);
+    n->ring[slot].next = n->bucket[b];
+    n->bucket[b] = (int32_t)slot;
+}
+
+/* Doubles the ring, keeping the order, and rebuilds the hash chains. */
+static void nonce_grow(struct vg_nonces *n)
+{
+    size_t cap = n->cap ? n->cap * 2 : 256;
+    struct vg_nonce *ring = vg_xcalloc(cap, sizeof *ring);
+    for (size_t i = 0; i < n->count; i++) ring[i] = n->ring[(n->head + i) & (n->cap - 1)];
+    free(n->ring);
+    free(n->bucket);
+    n->ring = ring;
+    n->cap = cap;
+    n->head = 0;
+    n->bucket = vg_xmalloc(cap * sizeof *n->bucket);
+    for (size_t b = 0; b < cap; b++) n->bucket[b] = -1;
+    for (size_t i = 0; i < n->count; i++) nonce_link(n, i);
 }
 
 static int nonce_use(struct vg_auth *a, const char *nonce, int64_t now, char *err, size_t errlen)
 {
-    size_t keep = 0;
-    for (size_t i = 0; i < a->nnonces; i++) {
-        if (now - a->nonces[i].at > 2 * VG_AUTH_SKEW_MS) continue; /* expired */
-        if (!strcmp(a->nonces[i].value, nonce)) {
-            snprintf(err, errlen, "replayed nonce %s", nonce);
-            return -1;
-        }
-        a->nonces[keep++] = a->nonces[i];
+    if (!a->nonces) a->nonces = vg_xcalloc(1, sizeof *a->nonces);
+    struct vg_nonces *n = a->nonces;
+    /* Forget the nonces used longer ago than any time a request may carry. */
+    while (n->count && now - n->ring[n->head].at > 2 * VG_AUTH_SKEW_MS) {
+        size_t slot = n->head;
+        int32_t *p = &n->bucket[n->ring[slot].h1 & (n->cap - 1)];
+        while (*p != (int32_t)slot) p = &n->ring[*p].next;
+        *p = n->ring[slot].next;
+        n->head = (n->head + 1) & (n->cap - 1);
+        n->count--;
     }
-    a->nnonces = keep;
-    if (a->nnonces == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 64;
-        a->nonces = vg_xrealloc(a->nonces, a->cap * sizeof *a->nonces);
+    uint64_t h1 = fnv1a(nonce, 0xcbf29ce484222325ULL), h2 = fnv1a(nonce, 0x84222325cbf29ce4ULL);
+    if (n->cap)
+        for (int32_t i = n->bucket[h1 & (n->cap - 1)]; i >= 0; i = n->ring[i].next)
+            if (n->ring[i].h1 == h1 && n->ring[i].h2 == h2) {
+                snprintf(err, errlen, "replayed nonce %s", nonce);
+                return -1;
+            }
+    if (n->count >= VG_NONCE_MAX) {
+        snprintf(err, errlen, "more than %u requests within %d min: nonce cache full", VG_NONCE_MAX,
+                 2 * VG_AUTH_SKEW_MS / 60000);
+        return -1;
     }
-    vg_strlcpy(a->nonces[a->nnonces].value, nonce, sizeof a->nonces[0].value);
-    a->nonces[a->nnonces++].at = now;
+    if (n->count == n->cap) nonce_grow(n);
+    size_t slot = (n->head + n->count++) & (n->cap - 1);
+    n->ring[slot] = (struct vg_nonce){ .h1 = h1, .h2 = h2, .at = now };
+    nonce_link(n, slot);
     return 0;
+}
+
+int vg_auth_headers(struct vg_auth *a, const char *authorization, const char *xtime, const char *xnonce,
+                    int64_t now_ms, char *err, size_t errlen)
+{
+    if (a->mode != VG_AUTH_TOKEN) return 0;
+    if (!authorization || !vg_startswith(authorization, "Bearer ") ||
+        !vg_auth_secret_equal(authorization + 7, a->token)) {
+        snprintf(err, errlen, "missing or wrong bearer token");
+        return -1;
+    }
+    long t;
+    if (!xtime || !vg_parse_long(xtime, &t) || (t - now_ms > VG_AUTH_SKEW_MS) || (now_ms - t > VG_AUTH_SKEW_MS)) {
+        snprintf(err, errlen, "X-Vigil-Time missing or more than 5 min off");
+        return -1;
+    }
+    if (!xnonce || !*xnonce || strlen(xnonce) >= 80) {
+        snprintf(err, errlen, "X-Vigil-Nonce missing");
+        return -1;
+    }
+    return nonce_use(a, xnonce, now_ms, err, errlen);
 }
 
 int vg_auth_unwrap(struct vg_auth *a, const char *body, size_t len, const char *authorization,
@@ -175,24 +257,7 @@ int vg_auth_unwrap(struct vg_auth *a, const char *body, size_t len, const char *
         free(payload);
         return 0;
     }
-    if (a->mode == VG_AUTH_TOKEN) {
-        if (!authorization || !vg_startswith(authorization, "Bearer ") ||
-            !token_equal(authorization + 7, a->token)) {
-            snprintf(err, errlen, "missing or wrong bearer token");
-            return -1;
-        }
-        long t;
-        if (!xtime || !vg_parse_long(xtime, &t) || (t - now_ms > VG_AUTH_SKEW_MS) ||
-            (now_ms - t > VG_AUTH_SKEW_MS)) {
-            snprintf(err, errlen, "X-Vigil-Time missing or more than 5 min off");
-            return -1;
-        }
-        if (!xnonce || !*xnonce || strlen(xnonce) >= 80) {
-            snprintf(err, errlen, "X-Vigil-Nonce missing");
-            return -1;
-        }
-        if (nonce_use(a, xnonce, now_ms, err, errlen)) return -1;
-    }
+    if (vg_auth_headers(a, authorization, xtime, xnonce, now_ms, err, errlen)) return -1;
     *json = vg_xstrndup(body, len);
     return 0;
 }

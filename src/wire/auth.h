@@ -21,8 +21,7 @@ struct vg_auth {
     char token[256];        /* token mode */
     char munge_socket[256]; /* "" = munged's default socket */
     unsigned allowed_uid;   /* munge mode: the uid agents run as (0) */
-    struct vg_nonce *nonces;/* token mode: nonces seen within the window */
-    size_t nnonces, cap;
+    struct vg_nonces *nonces;/* token mode: nonces seen within the window (a hash set, oldest first) */
 };
 
 /* Sets up from a mode name ("munge", "token", "none") and, for token mode,
@@ -31,6 +30,10 @@ struct vg_auth {
 int vg_auth_init(struct vg_auth *a, const char *mode, const char *token_file, const char *munge_socket,
                  char *err, size_t errlen);
 void vg_auth_free(struct vg_auth *a);
+/* Reads a token file's first line into token (n bytes): the file must not be
+ * readable by group or others, the token at least 16 characters.  Returns 0
+ * or -1 with a message naming the file. */
+int vg_auth_read_token(const char *path, char *token, size_t n, char *err, size_t errlen);
 
 /* Client side: wraps a JSON body.  *body_out is the body to POST (malloc'd);
  * headers (NULL-terminated, malloc'd strings in a malloc'd array) are the
@@ -38,6 +41,14 @@ void vg_auth_free(struct vg_auth *a);
 int vg_auth_wrap(const struct vg_auth *a, const char *json, char **body_out, char ***headers, char *err,
                  size_t errlen);
 void vg_auth_free_headers(char **headers);
+
+/* Server side, token mode, before the body is read: checks the bearer token,
+ * the time and the nonce (which is then used up).  Other modes: 0.  Returns 0
+ * or -1 with the reason in err.  Not thread-safe (one caller at a time). */
+int vg_auth_headers(struct vg_auth *a, const char *authorization, const char *xtime, const char *xnonce,
+                    int64_t now_ms, char *err, size_t errlen);
+/* Constant-time comparison of a presented secret with the expected one. */
+bool vg_auth_secret_equal(const char *presented, const char *expected);
 
 /* Server side: checks a received body with its Authorization / X-Vigil-Time /
  * X-Vigil-Nonce header values (NULL when absent) at time now_ms.  On success

@@ -107,11 +107,20 @@ int vg_client_post(const char *url, const struct vg_auth *auth, const char *json
     return rc;
 }
 
-int vg_client_get(const char *url, int timeout_ms, long *status, char **resp, char *err, size_t errlen)
+int vg_client_get(const char *url, const char *bearer, int timeout_ms, long *status, char **resp, char *err,
+                  size_t errlen)
 {
     if (curl_ready(err, errlen)) return -1;
     CURL *c = curl.easy_init();
+    struct curl_slist *hl = NULL;
+    if (bearer && *bearer) {
+        char h[512];
+        snprintf(h, sizeof h, "Authorization: Bearer %s", bearer);
+        hl = curl.slist_append(hl, h);
+        curl.easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    }
     int rc = perform(c, url, timeout_ms, status, resp, err, errlen);
+    curl.slist_free_all(hl);
     curl.easy_cleanup(c);
     return rc;
 }

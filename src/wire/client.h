@@ -9,7 +9,9 @@
  * (controller unreachable, timeout, auth wrapping failed; err says why). */
 int vg_client_post(const char *url, const struct vg_auth *auth, const char *json, int timeout_ms, long *status,
                    char **resp, char *err, size_t errlen);
-/* GET url; same conventions. */
-int vg_client_get(const char *url, int timeout_ms, long *status, char **resp, char *err, size_t errlen);
+/* GET url, with `Authorization: Bearer <bearer>` unless bearer is NULL or
+ * empty (the controller's read token); same conventions. */
+int vg_client_get(const char *url, const char *bearer, int timeout_ms, long *status, char **resp, char *err,
+                  size_t errlen);
 
 #endif

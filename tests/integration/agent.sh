@@ -21,7 +21,7 @@ trap cleanup EXIT
 start_serve() { # PORT (0 = any)
     rm -f "$T/port"
     "$VIGIL" serve --listen "127.0.0.1:$1" --port-file "$T/port" --db "$T/incidents.db" --auth token \
-        --token-file "$T/token" --dry-run 2>>"$T/serve.log" &
+        --token-file "$T/token" --read-token-file "$T/token.read" --dry-run 2>>"$T/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
     PORT=$(cat "$T/port" 2>/dev/null)
@@ -45,6 +45,7 @@ incidents() { q "select count(*) from incidents"; }
 
 umask 077
 echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token.read"
 : >"$T/kmsg"
 
 # (a) detection and folding
@@ -60,7 +61,7 @@ is "an XID 79 line becomes one incident" "$(incidents)" 1
 is "incident fields: node, kind, code, pci, action" \
     "$(q "select node||' '||kind||' '||code||' '||pci||' '||action from incidents")" "n7 xid 79 0000:3b:00.0 reboot"
 is "it arrived over the HTTP API" \
-    "$(curl -s "http://127.0.0.1:$PORT/v1/incidents" | grep -o '"pci":"0000:3b:00.0"' | head -1)" '"pci":"0000:3b:00.0"'
+    "$(curl -s -H "Authorization: Bearer $(cat "$T/token.read")" "http://127.0.0.1:$PORT/v1/incidents" | grep -o '"pci":"0000:3b:00.0"' | head -1)" '"pci":"0000:3b:00.0"'
 for i in 1 2 3 4; do xid 79 3b >>"$T/kmsg"; done
 wait_for 'test "$(q '\''select count from incidents'\'')" = 5'
 is "four repeats fold into the incident's count" "$(q 'select count from incidents')" 5

@@ -16,14 +16,16 @@ SERVE_PID=
 stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 lab_up 5 --spares 1 --no-vigil --dir "$LAB_DIR" >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
+umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
+echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
+RH="Authorization: Bearer $(cat "$W/read.token")"   # reads need the read token
 echo 0 >"$W/seq"
 
 start_serve() { # policy text
     printf '%s\n' "$1" >"$W/policy.conf"
     rm -f "$W/port"
     "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
-        --token-file "$W/token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
+        --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     URL="http://127.0.0.1:$(cat "$W/port")"
@@ -44,7 +46,7 @@ wait_for() { # seconds command… — polls until the command succeeds
 is_down() { node_field "$1" State | grep -q 'DOWN\|DRAIN'; }
 job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 job_running_again() { [ "$(job_field "$1" JobState)" = RUNNING ] && [ "$(job_field "$1" Restarts)" -ge 1 ]; }
-incident_field() { curl -s "$URL/v1/incidents?node=$1&limit=1" | grep -o "\"$2\":[^,}]*" | head -1; }
+incident_field() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | grep -o "\"$2\":[^,}]*" | head -1; }
 reset_nodes() {
     stop_serve
     scontrol delete ReservationName=vigil_spares >/dev/null 2>&1
@@ -69,17 +71,17 @@ case "$(reason n2)" in vigil:*) ok "n2's reason starts with vigil:" ;; *) nok "n
 check "job RUNNING again after a requeue" wait_for 40 job_running_again "$job"
 is "job now runs on the spare" "$(job_field "$job" NodeList)" "n[1,3,5]"
 check "spare left the pool" sh -c '! scontrol show reservation vigil_spares 2>/dev/null | grep -q "Nodes=n5"'
-inc=$(curl -s "$URL/v1/incidents?node=n2")
+inc=$(curl -s -H "$RH" "$URL/v1/incidents?node=n2")
 for step in detected isolated jobs_requeued spare_promoted; do
     case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
 done
-check "metrics count the orchestrator's calls" sh -c "curl -s $URL/metrics | grep -q '^vigil_orchestrator_calls_total{orchestrator=\"slurm\"} [1-9]'"
+check "metrics count the orchestrator's calls" sh -c "curl -s -H '$RH' $URL/metrics | grep -q '^vigil_orchestrator_calls_total{orchestrator=\"slurm\"} [1-9]'"
 scancel "$filler" "$job"
 
 # ---- 2. ownership: an administrator's drain is left alone
 scontrol update NodeName=n3 State=DRAIN Reason="bad DIMM, ticket 4711"
 is "XID on an admin-drained node accepted" "$(post_xid n3 79)" 202
-check "incident held: not ours" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'left alone'"
+check "incident held: not ours" wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n3' | grep -q 'left alone'"
 is "admin's reason untouched" "$(reason n3)" "bad DIMM, ticket 4711"
 
 # ---- 3. rack rule: 3 of a 4-node domain unavailable → the whole domain
@@ -98,10 +100,10 @@ case "$(reason n4)" in *"domain rackA: 3 of 4"*) ok "n4's reason names the domai
 reset_nodes
 start_serve "breaker = 40% / 600s"
 for n in n1 n2 n3 n4 n5; do post_xid $n 79 >/dev/null; done
-wait_for 10 sh -c "[ \$(curl -s '$URL/v1/incidents' | grep -o '\"state\":\"[a-z]*' | grep -c 'isolated\|held') -eq 5 ]"
+wait_for 10 sh -c "[ \$(curl -s -H '$RH' '$URL/v1/incidents' | grep -o '\"state\":\"[a-z]*' | grep -c 'isolated\|held') -eq 5 ]"
 down=0; for n in n1 n2 n3 n4 n5; do is_down $n && down=$((down + 1)); done
 is "breaker: 2 of 5 nodes isolated (40%)" "$down" 2
-check "breaker: holds counted and alerted" sh -c "curl -s $URL/metrics | grep -q '^vigil_breaker_holds_total 3' && grep -q 'ALERT' '$W/serve.log'"
+check "breaker: holds counted and alerted" sh -c "curl -s -H '$RH' $URL/metrics | grep -q '^vigil_breaker_holds_total 3' && grep -q 'ALERT' '$W/serve.log'"
 
 # ---- 5. an incident accepted but not acted on before a crash is acted on after restart
 reset_nodes
@@ -124,7 +126,7 @@ wait_for 10 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n5 "'
 post_xid n2 79 >/dev/null
 check "repaired node returned to the pool" wait_for 15 sh -c 'scontrol show reservation vigil_spares | grep -q "Nodes=n2 "'
 check "repaired node resumed" wait_for 10 sh -c "scontrol show node -o n2 | grep -q 'State=IDLE' && ! scontrol show node -o n2 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
-inc=$(curl -s "$URL/v1/incidents?node=n2")
+inc=$(curl -s -H "$RH" "$URL/v1/incidents?node=n2")
 for step in remediated returned; do
     case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
 done
@@ -134,7 +136,7 @@ reset_nodes
 start_serve "breaker = 100% / 600s
 healthcheck = false"
 post_xid n3 79 >/dev/null
-check "failed health check recorded" wait_for 15 sh -c "curl -s '$URL/v1/incidents?node=n3' | grep -q 'health check failed, node stays isolated'"
+check "failed health check recorded" wait_for 15 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n3' | grep -q 'health check failed, node stays isolated'"
 check "node stays isolated" is_down n3
 
 # ---- 8. slurmctld down when the XID arrives: the action fails, is retried,
@@ -146,13 +148,13 @@ kill "$ctld"
 wait_for 15 sh -c "! kill -0 $ctld 2>/dev/null"
 is "XID 79 accepted while slurmctld is down" "$(post_xid n2 79)" 202
 check "incident failed, retrying (the scheduler's words kept)" wait_for 30 sh -c \
-    "curl -s '$URL/v1/incidents?node=n2' | grep -q 'failed, retrying in [0-9]* s (attempt [0-9]*): .*slurm'"
-check "metrics show a pending retry" sh -c "curl -s $URL/metrics | grep -q '^vigil_action_retries_pending 1'"
+    "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q 'failed, retrying in [0-9]* s (attempt [0-9]*): .*slurm'"
+check "metrics show a pending retry" sh -c "curl -s -H '$RH' $URL/metrics | grep -q '^vigil_action_retries_pending 1'"
 # slurmctld comes back (tagged as a lab daemon, so lab down stops it)
 VIGIL_LAB_DAEMON=$LAB_DIR slurmctld -f "$SLURM_CONF"
 check "n2 DOWN after slurmctld returned" wait_for 90 is_down n2
 case "$(reason n2)" in vigil:*) ok "the retried action wrote vigil's reason" ;; *) nok "n2's reason: '$(reason n2)'" ;; esac
-check "incident isolated after the retry" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
+check "incident isolated after the retry" wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
 
 # ---- 9. thousands of record-only incidents queued ahead of an XID 79 never
 # delay it: they are recorded without a word to Slurm
@@ -166,9 +168,9 @@ for n in n3 n4; do
         -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: b$SEQ-$$" --data-binary @"$W/backlog.json" "$URL/v1/events")
     is "3,000 record-only events from $n accepted" "$code" 202
 done
-calls0=$(curl -s "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
+calls0=$(curl -s -H "$RH" "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
 is "XID 79 behind the backlog accepted" "$(post_xid n2 79)" 202
 check "n2 DOWN behind 6,000 record-only incidents" wait_for 30 is_down n2
-check "all 6,000 recorded" wait_for 60 sh -c "[ \$(curl -s $URL/metrics | awk '/^vigil_recorded_total/ {print \$2}') -ge 6000 ]"
-calls1=$(curl -s "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
+check "all 6,000 recorded" wait_for 60 sh -c "[ \$(curl -s -H '$RH' $URL/metrics | awk '/^vigil_recorded_total/ {print \$2}') -ge 6000 ]"
+calls1=$(curl -s -H "$RH" "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
 check "the backlog cost no orchestrator call per incident ($calls0 → $calls1)" test $((calls1 - calls0)) -lt 20

@@ -30,8 +30,8 @@ check "work lost at most one checkpoint interval" jq -e '.work_lost_steps.max <=
 check "the restarted job left the failed node" jq -e '[.runs[].restart.same_node] | any | not' "$W/drill.json"
 check "run 1: the job runs again on nodes including the spare" jq -e '.runs[0].restart.spare == true' "$W/drill.json"
 scancel "$filler"
-inc=$(curl -s "$VIGIL_CONTROLLER/v1/incidents?limit=1")
-inc1=$(curl -s "$VIGIL_CONTROLLER/v1/incidents" | jq '.[-1]')
+inc=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/v1/incidents?limit=1")
+inc1=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/v1/incidents" | jq '.[-1]')
 check "run 1's incident: spare n5 promoted" sh -c "echo '$inc1' | jq -e '.steps.spare_promoted.detail == \"n5\"' >/dev/null"
 for step in detected isolated jobs_requeued; do
     check "incident timeline has $step" sh -c "echo '$inc' | jq -e '.[0].steps.$step.at != null' >/dev/null"

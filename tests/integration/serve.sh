@@ -33,6 +33,7 @@ post_token() { # seq nonce → HTTP status
 
 umask 077
 echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"
 start_serve --auth token --token-file "$T/token"
 check "serve starts and reports its port" test -n "$PORT"
 is "token: accepted" "$(post_token 1 nonce-1)" 202
@@ -55,14 +56,14 @@ kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
 wait $STREAM
 acked=$(wc -l <"$T/acked")
 check "some events were acknowledged before the kill ($acked)" test "$acked" -gt 0
-start_serve --auth token --token-file "$T/token"
+start_serve --auth token --token-file "$T/token" --read-token-file "$T/read.token"
 missing=0
 for s in $(cat "$T/acked"); do
     n=$(sqlite3 "$T/incidents.db" "select count(*) from messages where seq=$s")
     [ "$n" = 1 ] || missing=$((missing + 1))
 done
 is "every acknowledged event survived kill -9" "$missing" 0
-nodes=$(curl -s "$URL/v1/nodes" | grep -o '"node":"n[0-9]"' | sort -u | wc -l)
+nodes=$(curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "$URL/v1/nodes" | grep -o '"node":"n[0-9]"' | sort -u | wc -l)
 is "restarted controller serves the nodes" "$nodes" 4
 is "a delivery repeated after the restart is a duplicate" \
     "$(curl -s -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" -H 'X-Vigil-Nonce: z' \

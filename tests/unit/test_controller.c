@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,11 @@
 #include <unistd.h>
 #include "wire/auth.h"
 #include "wire/client.h"
+#include "controller/commit.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
+#include "util/sbuf.h"
 #include "util/timeutil.h"
 
 static char dir[64];
@@ -133,6 +136,201 @@ static void test_ingest_rejects_bad_messages(void **state)
     vg_store_close(st);
 }
 
+/* Item 1 of issue 14: a new spool life restarts seq at 1 and is new data. */
+static void test_spool_identity(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 0 };
+    const char *fmt = "{\"node\":\"n1\",%s\"seq\":1,\"events\":[{\"kind\":\"xid\",\"code\":%d,\"gpu\":0}]}";
+    char a[256], b[256], old[256];
+    snprintf(a, sizeof a, fmt, "\"spool\":\"0123456789abcdef0123456789abcdef\",", 79);
+    snprintf(b, sizeof b, fmt, "\"spool\":\"fedcba9876543210fedcba9876543210\",", 48);
+    snprintf(old, sizeof old, fmt, "", 63);
+    json_t *resp;
+    assert_int_equal(vg_ingest_message(&in, a, vg_now_ms(), &resp), 202);
+    json_decref(resp);
+    assert_int_equal(vg_ingest_message(&in, b, vg_now_ms(), &resp), 202); /* same seq, new spool */
+    assert_int_equal(json_integer_value(json_object_get(resp, "duplicates")), 0);
+    assert_int_equal(json_array_size(json_object_get(resp, "new")), 1);
+    json_decref(resp);
+    assert_int_equal(vg_ingest_message(&in, old, vg_now_ms(), &resp), 202); /* no spool: spool "" */
+    assert_int_equal(json_integer_value(json_object_get(resp, "duplicates")), 0);
+    json_decref(resp);
+    assert_int_equal(vg_ingest_message(&in, b, vg_now_ms(), &resp), 202); /* a redelivery */
+    assert_int_equal(json_integer_value(json_object_get(resp, "duplicates")), 1);
+    json_decref(resp);
+    const char *bad = "{\"node\":\"n1\",\"spool\":\"XYZ\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}";
+    assert_int_equal(vg_ingest_message(&in, bad, vg_now_ms(), &resp), 400);
+    assert_non_null(strstr(json_string_value(json_object_get(resp, "error")), "spool"));
+    json_decref(resp);
+    vg_store_close(st);
+}
+
+/* A store written before the spool id: the column is added, old rows kept
+ * (spool ""), and an old agent's redelivery is still a duplicate. */
+static void test_store_migration(void **state)
+{
+    (void)state;
+    char path[128], cmd[512];
+    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    snprintf(cmd, sizeof cmd,
+             "sqlite3 %s \"CREATE TABLE messages(node TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,"
+             " received INTEGER NOT NULL, incident INTEGER, PRIMARY KEY(node, seq, idx));"
+             " INSERT INTO messages VALUES('n2', 7, 0, 1, 1);\"",
+             path);
+    assert_int_equal(system(cmd), 0);
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    json_t *resp;
+    assert_int_equal(vg_ingest_message(&in, msg79, vg_now_ms(), &resp), 202);
+    assert_int_equal(json_integer_value(json_object_get(resp, "duplicates")), 1);
+    json_decref(resp);
+    int64_t total, open, msgs;
+    assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
+    assert_int_equal(msgs, 1);
+    vg_store_close(st);
+}
+
+/* Items 10 and 11: fields validated at intake, never truncated, named in the answer. */
+static void test_ingest_validates_fields(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    static const char *const kinds[] = { "xid", "gpu-lost" };
+    struct vg_ingest in = { .store = st, .window_ms = 60000, .kinds = kinds, .nkinds = 2 };
+    const char *bad[] = {
+        "{\"node\":\"n1\\nvigil: forged\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\\n\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"pci\":\"0000:18:00.0\\t\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"raw\":\"a\\r\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"boom\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xidxidxidxidxidxidxid\\u00e9\\u00e9\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"cause\":\"\\u0085\"}]}",
+        "{\"node\":\"n/1\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+    };
+    const char *field[] = { "'node'", "field 'kind': not printable", "field 'pci'", "field 'raw'",
+                            "'boom' is not a kind the catalog knows", "field 'kind': 25 bytes is over the limit of 23",
+                            "field 'cause'", "'node'" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *resp;
+        assert_int_equal(vg_ingest_message(&in, bad[i], vg_now_ms(), &resp), 400);
+        const char *e = json_string_value(json_object_get(resp, "error"));
+        if (!strstr(e, field[i])) fail_msg("message %zu: '%s' does not name %s", i, e, field[i]);
+        json_decref(resp);
+    }
+    /* Over VG_WIRE_MAX_EVENTS: the answer says which limit, with the figure. */
+    struct sbuf big = SBUF_INIT;
+    sbuf_puts(&big, "{\"node\":\"n1\",\"seq\":1,\"events\":[");
+    for (int i = 0; i < 10001; i++) sbuf_puts(&big, i ? ",{\"kind\":\"xid\"}" : "{\"kind\":\"xid\"}");
+    sbuf_puts(&big, "]}");
+    json_t *resp;
+    assert_int_equal(vg_ingest_message(&in, big.s, vg_now_ms(), &resp), 400);
+    assert_string_equal(json_string_value(json_object_get(resp, "error")), "events: 10001 is over the limit of 10000");
+    json_decref(resp);
+    sbuf_free(&big);
+    int64_t total, open, msgs;
+    vg_store_counts(st, &total, &open, &msgs);
+    assert_int_equal(total, 0);
+    vg_store_close(st);
+}
+
+/* Item 9: the nonce cache stays exact over many requests, and forgets only
+ * what is older than any time a request may carry. */
+static void test_nonce_cache(void **state)
+{
+    (void)state;
+    char path[128], err[256], nonce[32];
+    snprintf(path, sizeof path, "%s/token", dir);
+    FILE *f = fopen(path, "w");
+    fputs("0123456789abcdef0123\n", f);
+    fclose(f);
+    chmod(path, 0600);
+    struct vg_auth a;
+    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), 0);
+    int64_t now = vg_now_ms();
+    char t[32];
+    snprintf(t, sizeof t, "%lld", (long long)now);
+    for (int i = 0; i < 200000; i++) {
+        snprintf(nonce, sizeof nonce, "n-%d", i);
+        assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, nonce, now + i / 1000, err, sizeof err), 0);
+    }
+    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-0", now + 200, err, sizeof err), -1);
+    assert_non_null(strstr(err, "replayed"));
+    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-199999", now + 200, err, sizeof err), -1);
+    /* Eleven minutes on, the old nonces are gone (their time would be refused anyway). */
+    int64_t later = now + 11 * 60 * 1000;
+    snprintf(t, sizeof t, "%lld", (long long)later);
+    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-5", later, err, sizeof err), 0);
+    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-5", later, err, sizeof err), -1);
+    vg_auth_free(&a);
+    unlink(path);
+}
+
+struct answers {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int n, accepted;
+};
+
+static void answered(void *arg, int code, json_t *resp)
+{
+    struct answers *a = arg;
+    pthread_mutex_lock(&a->lock);
+    a->n++;
+    a->accepted += code == 202;
+    pthread_cond_signal(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    json_decref(resp);
+}
+
+/* Group commit: messages that wait while the store is busy go out in one
+ * transaction, and each is answered only once it is committed. */
+static void test_group_commit(void **state)
+{
+    (void)state;
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    struct vg_store *st = open_store(), *other = open_store(), *reader;
+    assert_int_equal(vg_store_open_reader(path, &reader, err, sizeof err), 0);
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    struct vg_committer *c = vg_committer_start(&in);
+    struct answers a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+    enum { N = 100 };
+    static struct vg_commit_req reqs[N];
+    assert_int_equal(vg_store_begin(other), 0); /* another writer holds the lock for a while */
+    for (int i = 0; i < N; i++) {
+        char m[256];
+        json_t *resp = NULL;
+        snprintf(m, sizeof m, "{\"node\":\"g%d\",\"seq\":%d,\"events\":[{\"kind\":\"xid\",\"code\":79}]}", i % 7, i);
+        assert_int_equal(vg_ingest_parse(&in, m, vg_now_ms(), &reqs[i].msg, &resp), 0);
+        reqs[i].now = vg_now_ms();
+        reqs[i].done = answered;
+        reqs[i].arg = &a;
+        vg_committer_submit(c, &reqs[i]);
+    }
+    pthread_mutex_lock(&a.lock);
+    assert_int_equal(a.n, 0); /* nothing answered before it is committed */
+    pthread_mutex_unlock(&a.lock);
+    assert_int_equal(vg_store_commit(other), 0);
+    pthread_mutex_lock(&a.lock);
+    while (a.n < N) pthread_cond_wait(&a.cond, &a.lock);
+    pthread_mutex_unlock(&a.lock);
+    assert_int_equal(a.accepted, N);
+    unsigned long msgs, commits, failures;
+    vg_committer_counts(c, &msgs, &commits, &failures);
+    assert_int_equal(msgs, N);
+    assert_true(commits <= 3);
+    assert_int_equal(failures, 0);
+    int64_t total, open, stored;
+    assert_int_equal(vg_store_counts(reader, &total, &open, &stored), 0); /* visible to another connection */
+    assert_int_equal(stored, N);
+    vg_committer_stop(c);
+    vg_store_close(reader);
+    vg_store_close(other);
+    vg_store_close(st);
+}
+
 static void write_token(const char *token, mode_t mode)
 {
     char path[128];
@@ -182,7 +380,8 @@ static void test_http_api(void **state)
     strcpy(bad_auth.token, "not-the-right-token");
     struct vg_store *st = open_store();
     struct vg_ingest in = { .store = st, .window_ms = 60000 };
-    struct vg_http *h = vg_http_start("127.0.0.1:0", &server_auth, &in, err, sizeof err);
+    struct vg_http_opts ho = { .listen = "127.0.0.1:0", .read_token = "read-token-read-token" };
+    struct vg_http *h = vg_http_start(&ho, &server_auth, &in, err, sizeof err);
     assert_non_null(h);
     unsigned port = vg_http_port(h);
     assert_true(port > 0);
@@ -199,7 +398,14 @@ static void test_http_api(void **state)
     assert_int_equal(status, 400);
     free(resp);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/incidents?node=n2", port);
-    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    /* Reads need the read token; the agents' token does not grant them. */
+    assert_int_equal(vg_client_get(url, NULL, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 401);
+    free(resp);
+    assert_int_equal(vg_client_get(url, "s3cret-s3cret-s3cret", 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 401);
+    free(resp);
+    assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
     assert_int_equal(status, 200);
     json_t *arr = json_loads(resp, 0, NULL);
     free(resp);
@@ -207,16 +413,20 @@ static void test_http_api(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "code")), 79);
     json_decref(arr);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", port);
-    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
     assert_non_null(strstr(resp, "vigil_incidents_total 1\n"));
-    assert_non_null(strstr(resp, "vigil_rejected_total{reason=\"auth\"} 1\n"));
+    assert_non_null(strstr(resp, "vigil_rejected_total{reason=\"auth\"} 3\n"));
     free(resp);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/nodes", port);
-    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
     assert_non_null(strstr(resp, "\"worst_open_action\":\"drain-rma\""));
     free(resp);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", port);
+    assert_int_equal(vg_client_get(url, NULL, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(status, 200); /* open to all */
+    free(resp);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/nope", port);
-    assert_int_equal(vg_client_get(url, 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
     assert_int_equal(status, 404);
     free(resp);
     vg_http_stop(h);
@@ -233,6 +443,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nonce_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
     };

@@ -21,7 +21,7 @@
 
 struct fx {
     char db[64];
-    struct vg_store *st;
+    struct vg_store *st, *in;   /* the executor's connection, the intake's */
     struct vg_policy p;
     struct vg_orch *o;
     struct vg_executor *x;
@@ -36,6 +36,7 @@ static int setup(void **state)
     close(fd);
     char err[256];
     assert_int_equal(vg_store_open(f->db, &f->st, err, sizeof err), 0);
+    assert_int_equal(vg_store_open(f->db, &f->in, err, sizeof err), 0);
     vg_policy_defaults(&f->p);
     fake_reset();
     for (int i = 1; i <= 8; i++) {
@@ -55,6 +56,7 @@ static int teardown(void **state)
     vg_executor_stop(f->x);
     vg_orch_close(f->o);
     vg_store_close(f->st);
+    vg_store_close(f->in);
     vg_policy_free(&f->p);
     unlink(f->db);
     char side[80];
@@ -88,7 +90,10 @@ static int64_t incident(struct fx *f, const char *node, const char *kind, int co
     e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
     int64_t id;
     bool is_new, dup;
-    assert_int_equal(vg_store_accept(f->st, node, ++f->seq, 0, &e, vg_now_ms(), 60000, &id, &is_new, &dup), 0);
+    /* as the intake does: a write transaction taken up front (BEGIN IMMEDIATE) */
+    assert_int_equal(vg_store_begin(f->in), 0);
+    assert_int_equal(vg_store_accept(f->in, node, "", ++f->seq, 0, &e, vg_now_ms(), 60000, &id, &is_new, &dup), 0);
+    assert_int_equal(vg_store_commit(f->in), 0);
     assert_true(is_new);
     if (f->x) vg_executor_submit(f->x, id, &e);
     return id;

@@ -1,0 +1,59 @@
+#!/bin/sh
+# serve.sh — `vigil serve` intake under load, each figure side by side with a
+# baseline measured in the same run, on the same server:
+#  - agent messages acknowledged (HTTP 202, every acknowledgement durable:
+#    group commit, one fsync per batch) by 200 concurrent keep-alive
+#    connections for SECONDS (default 10): events/s and p99 latency (targets
+#    >= 5,000/s, p99 < 50 ms), next to GET /healthz under the same load;
+#  - messages per commit (what group commit saves in fsyncs);
+#  - intake in a second run after the first has filled the nonce cache, as a
+#    ratio to the first (a linear nonce scan made this fall 15-fold);
+#  - RSS with 1,000 slow clients (one header byte a second) connected (target
+#    < 64 MB), next to the RSS of the idle server.
+# The load client is build/tests/httpload (plain sockets, one thread per connection).
+cd "$(dirname "$0")/.." || exit 2
+S=${BENCH_SERVE_S:-10}
+T=$(mktemp -d /tmp/vigil-bench-serve-XXXXXX)
+V=build/vigil L=build/tests/httpload
+export VIGIL_DATA=data
+[ -x "$L" ] || { echo "serve: build/tests/httpload missing (make bench builds it)"; exit 1; }
+PID=
+trap 'kill $PID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+umask 077
+echo "bench-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read"
+umask 022
+$V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
+    --read-token-file "$T/read" --dry-run 2>"$T/serve.log" &
+PID=$!
+while [ ! -s "$T/port" ]; do sleep 0.02; done
+P=$(cat "$T/port")
+field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1"; }
+metric() { curl -s -H "Authorization: Bearer $(cat "$T/read")" "http://127.0.0.1:$P/metrics" | sed -n "s/^$1 //p"; }
+rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$PID/status"; }
+rss_idle=$(rss)
+$L slow "$P" 1000 8 40 >"$T/slow" &
+SL=$!
+peak=0
+for i in 1 2 3 4 5 6; do sleep 1; r=$(rss); [ "${r:-0}" -gt $peak ] && peak=$r; done
+wait $SL
+$L get "$P" 200 "$S" /healthz 20 >"$T/base"
+$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load1"
+m1=$(metric vigil_store_messages_total) c1=$(metric vigil_store_commits_total)
+$L post "$P" 200 "$S" 1 "$T/token" 20 >"$T/load2"
+$L post "$P" 200 "$S" 10 "$T/token" 20 >"$T/load10"
+rss_load=$(rss)
+printf 'serve: %s s per run, 200 connections, token auth, durable 202s (group commit)\n' "$S"
+printf '%-46s %-14s %-10s %-16s %s\n' "" "figure" "p99 ms" "target" "baseline: GET /healthz, same load"
+printf '%-46s %-14s %-10s %-16s %s/s, p99 %s ms\n' "events acknowledged/s (1 event per message)" \
+    "$(field "$T/load1" events_per_s)" "$(field "$T/load1" p99_ms)" ">= 5000, < 50" "$(field "$T/base" ok_per_s)" "$(field "$T/base" p99_ms)"
+printf '%-46s %-14s %-10s %-16s\n' "events acknowledged/s (10 events per message)" \
+    "$(field "$T/load10" events_per_s)" "$(field "$T/load10" p99_ms)" "-"
+printf '%-46s %-14s %-10s %-16s idle: %s kB\n' "RSS with 1,000 slow clients (kB, peak)" "$peak" "-" "< 65536" "$rss_idle"
+printf '%-46s %-14s\n' "RSS after the load runs (kB)" "$rss_load"
+awk -v e1="$(field "$T/load1" ok_per_s)" -v e2="$(field "$T/load2" ok_per_s)" -v b="$(field "$T/base" ok_per_s)" \
+    -v p1="$(field "$T/load1" p99_ms)" -v pb="$(field "$T/base" p99_ms)" -v m="$m1" -v c="$c1" -v r="$peak" -v ri="$rss_idle" 'BEGIN {
+    printf "ratio: acknowledged messages/s / GET /healthz/s = %.2f; p99 POST / p99 GET = %.1f\n", e1 / b, p1 / (pb > 0 ? pb : 0.01)
+    printf "ratio: messages per commit (fsync) = %.1f\n", (c > 0 ? m / c : 0)
+    printf "ratio: intake in the second run (nonce cache full of the first) / first = %.2f\n", e2 / e1
+    printf "ratio: RSS with 1,000 slow clients / idle = %.2f\n", r / ri }'

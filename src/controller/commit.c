@@ -1,0 +1,150 @@
+/* commit.c — the group-commit writer; see commit.h. */
+#include "controller/commit.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define VG_COMMIT_BATCH 256          /* messages at most in one transaction */
+#define VG_COMMIT_LOG_EVERY_MS 10000 /* storage failures: one log line per this */
+
+struct vg_committer {
+    struct vg_ingest *in;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct vg_commit_req *head, *tail;
+    bool stopping;
+    unsigned long messages, commits, failures, unlogged;
+    int64_t logged_at;
+};
+
+/* Logs a storage failure, at most once per VG_COMMIT_LOG_EVERY_MS. */
+static void log_failure(struct vg_committer *c, const char *node, const char *why)
+{
+    int64_t now = vg_mono_ms();
+    if (c->logged_at && now - c->logged_at < VG_COMMIT_LOG_EVERY_MS) {
+        c->unlogged++;
+        return;
+    }
+    if (c->unlogged)
+        vg_err("storage: cannot record a message from %s: %s (%lu more failures since the last line)", node, why,
+               c->unlogged);
+    else
+        vg_err("storage: cannot record a message from %s: %s", node, why);
+    c->logged_at = now;
+    c->unlogged = 0;
+}
+
+static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
+{
+    struct vg_store *st = c->in->store;
+    int codes[VG_COMMIT_BATCH];
+    json_t *resp[VG_COMMIT_BATCH];
+    size_t n = 0;
+    bool began = vg_store_begin(st) == 0;
+    for (struct vg_commit_req *r = batch; r; r = r->next, n++) {
+        if (!began) {
+            codes[n] = 500;
+            resp[n] = NULL;
+            continue;
+        }
+        codes[n] = vg_ingest_store(c->in, &r->msg, r->now, &resp[n]);
+    }
+    bool committed = began && vg_store_commit(st) == 0;
+    pthread_mutex_lock(&c->lock);
+    c->commits += committed;
+    pthread_mutex_unlock(&c->lock);
+    n = 0;
+    for (struct vg_commit_req *r = batch, *next; r; r = next, n++) {
+        next = r->next;
+        if (codes[n] == 202 && committed) {
+            vg_ingest_notify(c->in, &r->msg, resp[n]);
+        } else {
+            json_decref(resp[n]);
+            char why[320];
+            snprintf(why, sizeof why, "storage: %s", vg_store_error(st));
+            resp[n] = json_pack("{s:s}", "error", why);
+            codes[n] = 503;
+        }
+        pthread_mutex_lock(&c->lock);
+        if (codes[n] == 202) c->messages++;
+        else c->failures++;
+        if (codes[n] != 202) log_failure(c, r->msg.node, vg_store_error(st));
+        pthread_mutex_unlock(&c->lock);
+        vg_message_free(&r->msg);
+        r->done(r->arg, codes[n], resp[n]);
+    }
+}
+
+static void *writer(void *arg)
+{
+    struct vg_committer *c = arg;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (!c->head && !c->stopping) pthread_cond_wait(&c->wake, &c->lock);
+        if (!c->head && c->stopping) break;
+        /* Take up to a batch: everything that arrived while the last commit ran. */
+        struct vg_commit_req *batch = c->head, *last = batch;
+        for (int k = 1; k < VG_COMMIT_BATCH && last->next; k++) last = last->next;
+        c->head = last->next;
+        if (!c->head) c->tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&c->lock);
+        run_batch(c, batch);
+        pthread_mutex_lock(&c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+struct vg_committer *vg_committer_start(struct vg_ingest *in)
+{
+    struct vg_committer *c = vg_xcalloc(1, sizeof *c);
+    c->in = in;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    if (pthread_create(&c->thread, NULL, writer, c)) {
+        pthread_cond_destroy(&c->wake);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void vg_committer_submit(struct vg_committer *c, struct vg_commit_req *r)
+{
+    r->next = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->tail) c->tail->next = r;
+    else c->head = r;
+    c->tail = r;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void vg_committer_counts(struct vg_committer *c, unsigned long *messages, unsigned long *commits,
+                         unsigned long *failures)
+{
+    pthread_mutex_lock(&c->lock);
+    *messages = c->messages;
+    *commits = c->commits;
+    *failures = c->failures;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void vg_committer_stop(struct vg_committer *c)
+{
+    if (!c) return;
+    pthread_mutex_lock(&c->lock);
+    c->stopping = true;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}

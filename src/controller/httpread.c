@@ -1,0 +1,180 @@
+/* httpread.c — the controller's read endpoints: incidents (paginated),
+ * nodes, metrics, the dashboard page, healthz; each but healthz needs the
+ * read token (see httpapi.h).  Reads go through their own SQLite connection. */
+#include "controller/httpapi_int.h"
+#include "controller/commit.h"
+#include "util/sbuf.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VG_READ_LIMIT_MAX 1000
+#define VG_READ_LIMIT_DEFAULT 100
+#define VG_READ_COOKIE "vigil_read"
+
+/* The read token from `Authorization: Bearer` or the dashboard's cookie. */
+static bool read_allowed(struct vg_http *h, struct MHD_Connection *c)
+{
+    if (!h->o.read_token) return h->auth->mode == VG_AUTH_NONE;
+    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (authz && vg_startswith(authz, "Bearer ") && vg_auth_secret_equal(authz + 7, h->o.read_token)) return true;
+    const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, VG_READ_COOKIE);
+    return cookie && vg_auth_secret_equal(cookie, h->o.read_token);
+}
+
+static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
+{
+    const char *node = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+    const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *bef = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "before");
+    long limit = VG_READ_LIMIT_DEFAULT, before = 0;
+    if (lim && (!vg_parse_long(lim, &limit) || limit < 1 || limit > VG_READ_LIMIT_MAX))
+        return vg_http_error(c, 400, "limit: must be an integer from 1 to %d", VG_READ_LIMIT_MAX);
+    if (bef && (!vg_parse_long(bef, &before) || before < 1))
+        return vg_http_error(c, 400, "before: must be a positive incident id");
+    if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
+    if (open && strcmp(open, "0") && strcmp(open, "1")) return vg_http_error(c, 400, "open: must be 0 or 1");
+    bool open_only = open && !strcmp(open, "1");
+    json_t *page = vg_store_incidents_page(h->o.reader, node, open_only, before, (int)limit);
+    size_t n = json_array_size(page);
+    char *body = json_dumps(page, JSON_COMPACT | JSON_ENSURE_ASCII);
+    int64_t last = n ? json_integer_value(json_object_get(json_array_get(page, n - 1), "id")) : 0;
+    json_decref(page);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (n == (size_t)limit && last > 1) { /* a full page: the cursor to the next one */
+        char link[256];
+        snprintf(link, sizeof link, "</v1/incidents?limit=%ld&before=%lld%s%s%s>; rel=\"next\"", limit,
+                 (long long)last, node ? "&node=" : "", node ? node : "", open_only ? "&open=1" : "");
+        MHD_add_response_header(r, "Link", link);
+    }
+    enum MHD_Result ok = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
+{
+    int64_t inc = 0, open = 0, msgs = 0;
+    unsigned long committed = 0, commits = 0, failures = 0;
+    vg_store_counts(h->o.reader, &inc, &open, &msgs);
+    vg_committer_counts(h->committer, &committed, &commits, &failures);
+    pthread_mutex_lock(&h->conns_lock);
+    unsigned long deadline_closed = h->deadline_closed;
+    pthread_mutex_unlock(&h->conns_lock);
+    struct sbuf b = SBUF_INIT;
+    pthread_mutex_lock(&h->lock);
+    sbuf_printf(&b,
+                "# HELP vigil_incidents_total Incidents recorded.\n# TYPE vigil_incidents_total counter\n"
+                "vigil_incidents_total %lld\n"
+                "# HELP vigil_incidents_open Incidents not yet closed.\n# TYPE vigil_incidents_open gauge\n"
+                "vigil_incidents_open %lld\n"
+                "# HELP vigil_events_stored_total Agent events stored (deduplicated deliveries).\n"
+                "# TYPE vigil_events_stored_total counter\nvigil_events_stored_total %lld\n"
+                "# HELP vigil_http_requests_total HTTP requests served.\n# TYPE vigil_http_requests_total counter\n"
+                "vigil_http_requests_total %lu\n"
+                "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
+                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n"
+                "vigil_rejected_total{reason=\"storage\"} %lu\nvigil_rejected_total{reason=\"busy\"} %lu\n"
+                "# HELP vigil_http_deadline_closed_total Connections closed for missing their request deadline.\n"
+                "# TYPE vigil_http_deadline_closed_total counter\nvigil_http_deadline_closed_total %lu\n"
+                "# HELP vigil_http_body_bytes_inflight Request body bytes buffered now.\n"
+                "# TYPE vigil_http_body_bytes_inflight gauge\nvigil_http_body_bytes_inflight %zu\n"
+                "# HELP vigil_store_commits_total Transactions committed (each holds one or more messages).\n"
+                "# TYPE vigil_store_commits_total counter\nvigil_store_commits_total %lu\n"
+                "# HELP vigil_store_messages_total Agent messages committed.\n"
+                "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
+                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input,
+                h->rejected_storage, h->rejected_busy, deadline_closed, h->body_inflight, commits, committed);
+    pthread_mutex_unlock(&h->lock);
+    if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
+    return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
+}
+
+static void html_text(struct sbuf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': sbuf_puts(b, "&lt;"); break;
+        case '>': sbuf_puts(b, "&gt;"); break;
+        case '&': sbuf_puts(b, "&amp;"); break;
+        case '"': sbuf_puts(b, "&quot;"); break;
+        default: sbuf_add(b, s, 1);
+        }
+    }
+}
+
+/* `/`: the open incidents, newest first.  `/?token=T` (the read token) sets
+ * the cookie and redirects to `/`, so the token leaves the address bar. */
+static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
+{
+    const char *token = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    if (token && h->o.read_token && vg_auth_secret_equal(token, h->o.read_token)) {
+        char cookie[400];
+        snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/", h->o.read_token);
+        struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "Set-Cookie", cookie);
+        MHD_add_response_header(r, "Location", "/");
+        enum MHD_Result ok = MHD_queue_response(c, 303, r);
+        MHD_destroy_response(r);
+        return ok;
+    }
+    if (!read_allowed(h, c)) {
+        vg_http_count(h, &h->rejected_auth, 1);
+        return vg_http_reply(c, 401, "text/html; charset=utf-8",
+                             vg_xstrdup("<!doctype html><title>vigil</title><p>Open <code>/?token=READ-TOKEN</code> "
+                                        "once (the token of <code>vigil serve --read-token-file</code>).\n"));
+    }
+    json_t *open = vg_store_incidents_page(h->o.reader, NULL, true, 0, VG_READ_LIMIT_DEFAULT);
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "<!doctype html><meta charset=utf-8><title>vigil: open incidents</title>"
+                    "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}</style>"
+                    "<h1>Open incidents (%zu)</h1><table><tr><th>id<th>node<th>kind<th>code<th>action<th>state"
+                    "<th>count<th>first<th>last</tr>\n",
+                json_array_size(open));
+    size_t i;
+    json_t *inc;
+    json_array_foreach(open, i, inc) {
+        json_t *code = json_object_get(inc, "code");
+        sbuf_printf(&b, "<tr><td>%lld<td>", (long long)json_integer_value(json_object_get(inc, "id")));
+        html_text(&b, json_string_value(json_object_get(inc, "node")));
+        sbuf_puts(&b, "<td>");
+        html_text(&b, json_string_value(json_object_get(inc, "kind")));
+        if (json_is_integer(code)) sbuf_printf(&b, "<td>%lld<td>", (long long)json_integer_value(code));
+        else sbuf_puts(&b, "<td><td>");
+        html_text(&b, json_string_value(json_object_get(inc, "action")));
+        sbuf_puts(&b, "<td>");
+        html_text(&b, json_string_value(json_object_get(inc, "state")));
+        sbuf_printf(&b, "<td>%lld<td>", (long long)json_integer_value(json_object_get(inc, "count")));
+        html_text(&b, json_string_value(json_object_get(inc, "first")));
+        sbuf_puts(&b, "<td>");
+        html_text(&b, json_string_value(json_object_get(inc, "last")));
+        sbuf_puts(&b, "</tr>\n");
+    }
+    sbuf_puts(&b, "</table>\n");
+    json_decref(open);
+    return vg_http_reply(c, 200, "text/html; charset=utf-8", sbuf_take(&b));
+}
+
+enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
+{
+    if (!strcmp(url, "/healthz")) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
+    if (!strcmp(url, "/")) return dashboard(h, c);
+    if (!read_allowed(h, c)) {
+        vg_http_count(h, &h->rejected_auth, 1);
+        return vg_http_error(c, 401, "reads need the read token (Authorization: Bearer)");
+    }
+    if (!strcmp(url, "/metrics")) return metrics(h, c);
+    if (!strcmp(url, "/v1/nodes")) return vg_http_reply_json(c, 200, vg_store_nodes(h->o.reader));
+    if (!strcmp(url, "/v1/incidents")) return incidents(h, c);
+    if (vg_startswith(url, "/v1/incidents/")) {
+        long id;
+        json_t *j = vg_parse_long(url + 14, &id) ? vg_store_incident(h->o.reader, id) : NULL;
+        if (j) return vg_http_reply_json(c, 200, j);
+        return vg_http_error(c, 404, "no such incident");
+    }
+    return vg_http_reply_json(c, 404, json_pack("{s:s, s:s}", "error", "no such endpoint", "path", url));
+}
