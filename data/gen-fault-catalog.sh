@@ -108,6 +108,7 @@ thermal-slowdown	*	ignore	(none)		HW thermal or power-brake slowdown	Facility or
 fabric-manager-down	*	reboot	(none)		Fabric Manager not running or fabric not COMPLETED	GPUs unusable for multi-GPU work.	$V
 check-failed	*	restart-app	(none)		A configured vigil check failed	The check's detail names what; the operator's config decides what is expected.	$V
 nvml-event	*	ignore	(none)		An NVML event of a type vigil does not act on	Recorded for the timeline.	$V
+node-silent	*	reboot	(none)		Node silent: no heartbeat from its agent, and its node daemon does not answer	A crash, a freeze, power loss or a wedged NIC writes no kernel-log line; the controller's heartbeat monitor confirms it through the orchestrator before acting.	$V
 sdc	*	drain-rma	(none)		Silent data corruption: a result differs from the reference	A GEMM with checksums (vigil-gpu) or nccl-tests' result check counted wrong values with no error reported; the GPU must not run jobs until vendor diagnostics clear it.	$V
 gpu-slow	*	reset-gpu	(none)		GPU computes slower than the node's other GPUs	GEMM throughput under the burn-in threshold ratio of the node's fastest GPU: clocks held down (power brake, thermal, a stuck clock); a reset clears a stuck state, RMA on recurrence.	$V
 nccl-slow	*	reboot	(none)		NCCL all_reduce bus bandwidth inside the node below the model's figure	nccl-tests all_reduce_perf under data/burnin-thresholds.tsv: an NVLink trained down or an NVSwitch fabric problem; a reboot retrains links and restarts Fabric Manager, RMA on recurrence.	$V

@@ -16,12 +16,14 @@
 #include "wire/auth.h"
 #include "controller/executor.h"
 #include "controller/policy.h"
+#include "controller/heartbeat.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
 #include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -37,18 +39,62 @@
     "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n"        \
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
-    "                   [--max-connections N] [--max-per-client N]\n"                                          \
+    "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"               \
-    "--slurm-conf FILE is the same).\n"
+    "--slurm-conf FILE is the same).  Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node\n" \
+    "silent for K beats (default 2) whose node daemon does not answer is isolated like a failed GPU.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
-static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
+/* What the HTTP side, the executor and the heartbeat monitor share. */
+struct serve {
+    struct vg_executor *exec;
+    struct vg_http *http;
+    struct vg_heartbeats *hb;
+    const struct vg_catalog *cat;
+};
+
+/* The controller's own event for a node the heartbeat monitor confirmed down:
+ * the same intake as an agent's (its verdict from the catalog), under a spool
+ * id no agent has. */
+static void node_silent(void *ctx, const char *node, const char *why)
 {
-    vg_executor_submit(ctx, incident, e);
+    struct serve *s = ctx;
+    struct vg_event e;
+    vg_event_init(&e);
+    vg_strlcpy(e.node, node, sizeof e.node);
+    vg_strlcpy(e.source, "probe", sizeof e.source);
+    vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
+    e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
+    snprintf(e.raw, sizeof e.raw, "%s", why);
+    vg_catalog_classify(s->cat, &e);
+    json_t *msg = json_pack("{s:s, s:s, s:I, s:[o]}", "node", node, "spool", "00000000000000000000000000000000", "seq",
+                            (json_int_t)e.seen_ms, "events", vg_event_to_json(&e));
+    char *text = json_dumps(msg, JSON_COMPACT);
+    char err[256];
+    if (!text || vg_http_submit(s->http, text, err, sizeof err)) vg_err("heartbeat: %s: %s", node, text ? err : "out of memory");
+    free(text);
+    json_decref(msg);
 }
 
-static void executor_metrics(void *ctx, struct sbuf *out) { vg_executor_metrics(ctx, out); }
+static void on_beat(void *ctx, const char *node)
+{
+    struct serve *s = ctx;
+    vg_heartbeat_beat(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), node);
+}
+
+static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
+{
+    struct serve *s = ctx;
+    vg_executor_submit(s->exec, incident, e);
+}
+
+static void executor_metrics(void *ctx, struct sbuf *out)
+{
+    struct serve *s = ctx;
+    vg_executor_metrics(s->exec, out);
+    vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
+}
 
 /* The kinds the catalog knows, each once (the intake's vocabulary). */
 static size_t catalog_kinds(const struct vg_catalog *cat, const char ***out)
@@ -123,6 +169,7 @@ int cmd_serve(int argc, char **argv)
     bool act = true;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
+    struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
@@ -132,6 +179,7 @@ int cmd_serve(int argc, char **argv)
         { "slurm-conf", required_argument, 0, 'S' }, { "orch-config", required_argument, 0, 'S' },
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
+        { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -155,6 +203,21 @@ int cmd_serve(int argc, char **argv)
         case 'c':
             if (parse_count("--max-per-client", optarg, &hopts.max_per_client)) return VG_EXIT_INPUT;
             break;
+        case 'B': {
+            char *end;
+            double s = strtod(optarg, &end);
+            if (end == optarg || *end || s < 0 || s > 3600)
+                return vg_input_error("--heartbeat: '%s' is not seconds (0 turns the monitor off)", optarg);
+            hbo.interval_ms = (int)(s * 1000);
+            break;
+        }
+        case 'M': {
+            long k;
+            if (!vg_parse_long(optarg, &k) || k < 1 || k > 100)
+                return vg_input_error("--heartbeat-missed: '%s' is not a count 1..100", optarg);
+            hbo.missed = (int)k;
+            break;
+        }
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -221,10 +284,16 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    struct vg_executor *exec = vg_executor_start(store, &policy, orch, act);
+    struct serve sv = { .exec = vg_executor_start(store, &policy, orch, act), .cat = cat };
+    struct vg_executor *exec = sv.exec;
     struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
-                                .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = exec };
+                                .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
+    if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
+    sv.http = http;
+    /* the monitor probes through an orchestrator of its own, from its thread */
+    struct vg_orch *hb_orch = http && hbo.interval_ms > 0 ? vg_orch_open(orchestrator, &oc, err, sizeof err) : NULL;
+    if (hb_orch) __atomic_store_n(&sv.hb, vg_heartbeats_start(&hbo, hb_orch, node_silent, &sv), __ATOMIC_RELEASE);
     int rc = 0;
     if (!http) {
         rc = vg_input_error("%s", err);
@@ -247,8 +316,11 @@ int cmd_serve(int argc, char **argv)
         vg_info("serve: stopping on signal %d", sig);
         pthread_t wd;
         if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
+        vg_heartbeats_stop(sv.hb);   /* before the intake stops: it submits */
+        sv.hb = NULL;
         vg_http_stop(http);
     }
+    vg_orch_close(hb_orch);
     vg_executor_stop(exec);
     vg_orch_close(orch);
     vg_policy_free(&policy);

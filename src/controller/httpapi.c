@@ -31,6 +31,7 @@ struct upload {
     int code;             /* the answer once decided (0: not yet) */
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
+    bool beat;            /* POST /v1/heartbeat */
     struct vg_commit_req req;
 };
 
@@ -188,6 +189,24 @@ static void committed(void *arg, int code, json_t *resp)
     MHD_resume_connection(up->c);
 }
 
+/* A heartbeat ({"node": NAME}): noted in memory, nothing stored. */
+static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *json)
+{
+    json_t *j = json_loads(json, 0, NULL);
+    free(json);
+    const char *node = json_string_value(json_object_get(j, "node"));
+    enum MHD_Result r;
+    if (!node || !vg_ingest_node_ok(node)) {
+        vg_http_count(h, &h->rejected_input, 1);
+        r = vg_http_error(c, 400, "node: missing or not a node name");
+    } else {
+        h->o.on_beat(h->o.beat_ctx, node);
+        r = vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
+    }
+    json_decref(j);
+    return r;
+}
+
 /* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
 static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
@@ -203,6 +222,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     }
     sbuf_free(&up->body);
     release(h, up);
+    if (up->beat) return beat(h, c, json);
     json_t *resp = NULL;
     int64_t now = vg_now_ms();
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
@@ -238,7 +258,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     (void)version;
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
-    bool post = !strcmp(method, "POST") && !strcmp(url, "/v1/events");
+    bool beat_url = !strcmp(url, "/v1/heartbeat") && h->o.on_beat;
+    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url);
     if (*con_cls == &not_a_post) {
         if (!*size) return vg_http_route_get(h, c, url);
         *size = 0; /* a body on a GET is ignored */
@@ -255,6 +276,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         up = *con_cls = vg_xcalloc(1, sizeof *up);
         up->h = h;
         up->c = c;
+        up->beat = beat_url;
         up->code = post_headers(h, c, up);
         /* An early answer: the body is never read. */
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
@@ -437,4 +459,34 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_destroy(&h->auth_lock);
     pthread_mutex_destroy(&h->lock);
     free(h);
+}
+
+/* An internal message's end: logged when it failed, freed. */
+static void internal_done(void *arg, int code, json_t *resp)
+{
+    struct vg_commit_req *r = arg;
+    if (code != 202)
+        vg_err("controller's own event for %s not stored: %s", r->msg.node,
+               json_string_value(json_object_get(resp, "error")) ? json_string_value(json_object_get(resp, "error"))
+                                                                 : "store failure");
+    json_decref(resp);
+    vg_message_free(&r->msg);
+    free(r);
+}
+
+int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen)
+{
+    struct vg_commit_req *r = vg_xcalloc(1, sizeof *r);
+    json_t *resp = NULL;
+    r->now = vg_now_ms();
+    if (vg_ingest_parse(h->ingest, json, r->now, &r->msg, &resp)) {
+        snprintf(err, errlen, "%s", json_string_value(json_object_get(resp, "error")));
+        json_decref(resp);
+        free(r);
+        return -1;
+    }
+    r->done = internal_done;
+    r->arg = r;
+    vg_committer_submit(h->committer, r);
+    return 0;
 }

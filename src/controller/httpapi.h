@@ -1,5 +1,7 @@
 /* httpapi.h — the controller's HTTP API on libmicrohttpd:
  *   POST /v1/events     an agent message (auth.h) → 202 / 400 / 401 / 413 / 503
+ *   POST /v1/heartbeat  {"node": NAME}, authenticated the same way → 200; kept
+ *                       in memory only (heartbeat.h), nothing stored
  *   GET  /v1/incidents  ?node=N&open=1&limit=K&before=ID → JSON array, newest
  *                       first; limit 1..1000 (default 100); a full page has a
  *                       Link: <…before=ID>; rel="next" header (the cursor)
@@ -31,7 +33,11 @@ struct vg_http_opts {
     unsigned max_per_client;      /* 0: 32 */
     unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
+    void (*on_beat)(void *ctx, const char *node);   /* heartbeats; NULL: 404 */
+    void *beat_ctx;
 };
+
+
 
 struct vg_http;
 
@@ -39,6 +45,10 @@ struct vg_http;
 struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth, struct vg_ingest *ingest,
                               char *err, size_t errlen);
 unsigned vg_http_port(const struct vg_http *h);
+/* Stores an internal message (the controller's own events: a node the
+ * heartbeat monitor confirmed down) through the same intake and group commit
+ * as an agent's.  0, or -1 with err naming the field at fault. */
+int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen);
 /* Stops accepting connections, answers every message already taken, then
  * closes the rest and stops. */
 void vg_http_stop(struct vg_http *h);

@@ -99,6 +99,10 @@ struct vg_orch_ops {
      * runs there) and waits at most timeout_ms; *r as vg_spawn gives it. */
     int (*exec_on)(struct vg_orch *o, const char *node, const char *const *cmd, int timeout_ms,
                    struct vg_spawn_result *r);
+    /* Whether the node's daemon answers now (the node is up, not crashed or
+     * frozen): 1 yes, 0 no, -1 cannot tell (o->err says why).  Used to
+     * confirm a node whose agent fell silent. */
+    int (*node_alive)(struct vg_orch *o, const char *node, int timeout_ms);
     /* This machine's node name as the scheduler knows it, from the
      * environment it sets; false when it sets none. */
     bool (*local_node)(char *buf, size_t n);

@@ -123,6 +123,11 @@ int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n
         strip_stamp(s->reason);
         kv_copy(kv, k, "Partitions", s->partitions, sizeof s->partitions);
         kv_copy(kv, k, "AvailableFeatures", s->features, sizeof s->features);
+        kv_copy(kv, k, "NodeAddr", s->addr, sizeof s->addr);
+        char port[16];
+        long pv = 0;
+        kv_copy(kv, k, "Port", port, sizeof port);
+        s->port = vg_parse_long(port, &pv) && pv > 0 && pv < 65536 ? (int)pv : 0;
         s->drain = strstr(s->state, "DRAIN") != NULL;
         s->down = vg_startswith(s->state, "DOWN");
         s->responding = strstr(s->state, "NOT_RESPONDING") == NULL;

@@ -22,6 +22,8 @@ struct vg_node_state {
     char reason[256];      /* Reason= without the "[user@time]" suffix, "" when none */
     char partitions[128];
     char features[128];    /* AvailableFeatures */
+    char addr[64];         /* NodeAddr */
+    int port;              /* Port (slurmd's), 0 when not shown */
     bool drain, down, responding;
 };
 

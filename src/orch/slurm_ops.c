@@ -9,6 +9,7 @@
 #include "orch/slurm.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
+#include "util/tcpprobe.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,24 @@ static int sl_exec_on(struct vg_orch *o, const char *node, const char *const *cm
     return -1;
 }
 
+/* slurmd's port: connect and see it read (tcpprobe.h). */
+static int sl_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
+{
+    struct vg_node_state *ns;
+    size_t n;
+    if (vg_slurm_nodes(S(o), node, &ns, &n)) return done(o, -1);
+    char addr[64] = "";
+    int port = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ns[i].name, node)) vg_strlcpy(addr, ns[i].addr, sizeof addr), port = ns[i].port;
+    free(ns);
+    done(o, 0);
+    if (!addr[0]) return vg_orch_fail(o, "node %s is not known to Slurm", node);
+    enum vg_tcp_alive a = vg_tcp_probe(addr, port > 0 ? port : 6818, timeout_ms);
+    if (a == VG_TCP_UNKNOWN) return vg_orch_fail(o, "node %s: address %s does not resolve", node, addr);
+    return a == VG_TCP_ALIVE;
+}
+
 static bool sl_local_node(char *buf, size_t n)
 {
     const char *v = getenv("SLURMD_NODENAME");
@@ -283,6 +302,7 @@ const struct vg_orch_ops vg_orch_slurm = {
     .job_get = sl_job_get,
     .job_cancel = sl_job_cancel,
     .exec_on = sl_exec_on,
+    .node_alive = sl_node_alive,
     .local_node = sl_local_node,
     .node_procs = slurm_procs,
     .node_daemons = slurm_daemons,
