@@ -12,7 +12,7 @@ size_t msg_split(const json_t *events, size_t max_events, size_t max_bytes, size
     size_t n = json_array_size(events), k = 0, in_run = 0, bytes = 2;   /* "[]" */
     *ends = vg_xmalloc((n ? n : 1) * sizeof **ends);
     for (size_t i = 0; i < n; i++) {
-        size_t sz = json_dumpb(json_array_get(events, i), NULL, 0, JSON_COMPACT);
+        size_t sz = json_dumpb(json_array_get(events, i), NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
         size_t add = sz + (in_run ? 1 : 0);   /* the comma before it */
         if (in_run && (in_run == max_events || bytes + add > max_bytes)) {
             (*ends)[k++] = i;   /* close the run before event i */
