@@ -160,7 +160,8 @@ static int fail(struct vg_spool *s, const char *what)
 
 /* The file failed us (what: the step, errno: why): from now on the spool
  * lives in memory only, under a new id that no file holds, so a later life
- * of the file never reuses the seqs this one hands out. */
+ * of the file never reuses the (id, seq) pairs this one hands out.  The seqs
+ * go on from where the file's were. */
 static int to_memory(struct vg_spool *s, const char *what)
 {
     if (what) fail(s, what);   /* else s->err already says why */
@@ -168,7 +169,6 @@ static int to_memory(struct vg_spool *s, const char *what)
     s->fd = -1;
     s->memory = true;
     new_id(s->id);
-    s->next_seq = 1;
     return -1;
 }
 

@@ -62,9 +62,9 @@ bool vg_spool_memory_only(const struct vg_spool *s);
 int64_t vg_spool_next_seq(struct vg_spool *s);
 /* Appends message seq (json: one line, carrying the spool's current id) and
  * fsyncs; memory-only, it only queues.  When the write fails nothing is
- * queued, the spool turns memory-only under a new id (seq restarts at 1) and
- * -1 is returned: the caller builds the message again with the new id and
- * seq and appends it once more, which then succeeds. */
+ * queued, the spool turns memory-only under a new id and -1 is returned: the
+ * caller builds the message again with the new id and a new seq and appends
+ * it once more, which then succeeds. */
 int vg_spool_append(struct vg_spool *s, int64_t seq, const char *json);
 /* Replaces the oldest pending message with n messages (seqs[i], jsons[i];
  * seqs taken with vg_spool_next_seq), in its place at the head of the queue,
