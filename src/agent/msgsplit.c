@@ -3,7 +3,7 @@
  * compact JSON for the events array.  Every event goes into some run: one
  * event larger than max_bytes alone gets a run of its own (it cannot happen
  * with the agent's own events: their fields have fixed sizes, see
- * test_msgsplit.c), so nothing is ever left out because of its size. */
+ * test_largest_event in tests/unit/test_sender.c), so nothing is ever left out because of its size. */
 #include "agent/agent_int.h"
 #include "util/strutil.h"
 

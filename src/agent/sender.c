@@ -233,7 +233,7 @@ void snd_deliver(struct agent *a, bool once)
             if (split_head(a, true)) {
                 /* one event cannot exceed any sane limit (fixed-size fields):
                  * a controller that refuses it would jam delivery for good */
-                vg_err("agent: message %" PRId64 " holds a single event and cannot be split: dropped", seq);
+                vg_err("agent: message %" PRId64 " cannot be split (a single event): dropped", seq);
                 a->dropped++;
                 pop(a);
             }

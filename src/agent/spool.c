@@ -242,6 +242,7 @@ struct vg_spool *vg_spool_open(const char *path, char *err, size_t errlen)
     struct vg_spool *s = vg_xcalloc(1, sizeof *s);
     s->path = vg_xstrdup(path);
     s->fd = -1;
+    s->next_seq = 1;
     if (errlen) *err = 0;
     char *text = NULL;
     size_t len = 0;
@@ -296,6 +297,7 @@ static char *one_line(const char *json)
 /* Room for `more` messages at the end of the queue. */
 static void reserve(struct vg_spool *s, size_t more)
 {
+    if (s->n + more <= s->cap) return;
     trim(s);   /* reuse the room of acknowledged messages */
     if (s->n + more <= s->cap) return;
     while (s->cap < s->n + more) s->cap = s->cap ? s->cap * 2 : 16;
@@ -326,7 +328,8 @@ int vg_spool_append(struct vg_spool *s, int64_t seq, const char *json)
 int vg_spool_replace_head(struct vg_spool *s, const int64_t *seqs, char *const *jsons, size_t n)
 {
     if (s->head >= s->n || !n) return 0;
-    reserve(s, n - 1);   /* the head is at q[0] now */
+    trim(s);   /* the head is at q[0] now */
+    reserve(s, n - 1);
     struct vg_spool_msg old = s->q[0];
     memmove(s->q + n, s->q + 1, (s->n - 1) * sizeof *s->q);
     for (size_t i = 0; i < n; i++) s->q[i] = (struct vg_spool_msg){ seqs[i], one_line(jsons[i]) };

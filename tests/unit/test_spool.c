@@ -287,6 +287,12 @@ static void test_unwritable(void **st)
     assert_int_equal(vg_spool_ack_head(s), 0);
     assert_null(vg_spool_head(s));
     vg_spool_close(s);
+    /* a path that cannot be read (a directory): memory-only too */
+    s = vg_spool_open(dir, err, sizeof err);
+    assert_true(vg_spool_memory_only(s));
+    assert_non_null(strstr(err, "cannot read"));
+    assert_int_equal(vg_spool_next_seq(s), 1);
+    vg_spool_close(s);
 }
 
 /* A write that fails while running (here: the file size limit, as a full
