@@ -227,8 +227,11 @@ int vg_spool_compact(struct vg_spool *s)
     } else {
         fsync_dir(s->path);
         if (s->fd >= 0) close(s->fd);
+        /* the file holds the queue now; if it cannot be reopened the next
+         * append finds no fd and turns the spool memory-only */
         s->fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC);
-        rc = s->fd < 0 ? fail(s, "cannot reopen") : 0;
+        if (s->fd < 0) fail(s, "cannot reopen");
+        rc = 0;
         trim(s);
         s->acks = 0;
     }
@@ -310,11 +313,11 @@ int vg_spool_append(struct vg_spool *s, int64_t seq, const char *json)
     if (!s->memory) {
         struct sbuf b = SBUF_INIT;
         sbuf_printf(&b, "M %" PRId64 " %zu %s\n", seq, strlen(line), line);
-        int bad = s->fd < 0 || write_all(s->fd, b.s, b.len) ? 1 : fdatasync(s->fd) ? 2 : 0;
+        int bad = s->fd < 0 ? 3 : write_all(s->fd, b.s, b.len) ? 1 : fdatasync(s->fd) ? 2 : 0;
         sbuf_free(&b);
         if (bad) {
             free(line);
-            return to_memory(s, bad == 1 ? "cannot append" : "cannot sync");
+            return to_memory(s, bad == 1 ? "cannot append" : bad == 2 ? "cannot sync" : NULL);
         }
     }
     reserve(s, 1);
