@@ -1,8 +1,9 @@
 /* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
  * loop and the event path), kfollow.c (the kernel log), nvmlwatch.c (the
  * NVML event child), periodic.c (checks under the watchdog), sender.c
- * (spool and delivery) and standalone.c (acting on the node through the
- * orchestrator when there is no controller). */
+ * (spool and delivery), msgsplit.c (messages cut to the wire's caps) and
+ * standalone.c (acting on the node through the orchestrator when there is no
+ * controller). */
 #ifndef VG_AGENT_INT_H
 #define VG_AGENT_INT_H
 #include "agent/agent.h"
@@ -27,6 +28,10 @@ struct kfollow {
     off_t off;
     dev_t dev;
     ino_t inode;
+    /* what the file held when last read: its first bytes and the bytes just
+     * before off, to tell a file truncated and refilled past off */
+    char head[64], tail[64];
+    size_t head_len, tail_len;
     char *buf;
     struct vg_kmsg k;
 };
@@ -96,6 +101,14 @@ void snd_flush(struct agent *a);          /* the batch → one spooled message *
 void snd_deliver(struct agent *a, bool once);
 int snd_wait_ms(const struct agent *a);   /* until the next attempt; -1 none */
 void snd_close(struct agent *a);
+/* With --json, one status line {"status": {event, node, spool ("file" or
+ * "memory-only"), spool_memory_only, spool_error, pending, counters}}. */
+void snd_status(struct agent *a, const char *event);
+/* msgsplit.c: cuts events into runs of at most max_events events and
+ * max_bytes bytes of compact JSON (the array's); *ends (malloc'd) gets each
+ * run's end index; returns the number of runs.  An event above max_bytes by
+ * itself is a run of its own: none is ever left out. */
+size_t msg_split(const json_t *events, size_t max_events, size_t max_bytes, size_t **ends);
 /* standalone.c */
 int sa_init(struct agent *a, char *err, size_t errlen);  /* opens the orchestrator when it acts alone */
 void sa_event(struct agent *a, const struct vg_event *e);

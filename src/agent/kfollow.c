@@ -1,7 +1,11 @@
 /* kfollow.c — the agent's kernel-log source.  /dev/kmsg (or a FIFO) is polled
  * directly: each read returns one record.  A regular file is followed like
- * `tail -F`: inotify says when it grew, was truncated, or was replaced (log
- * rotation), and only the new bytes are read.  No sleeps, no polling. */
+ * `tail -F`: inotify says when it changed, and only the new bytes are read.
+ * What changed is told by the file itself, not by the offset alone: another
+ * inode is a replaced file (log rotation), a size below the offset is a
+ * truncation, and first bytes or bytes before the offset that differ from
+ * those read are a file truncated and refilled past the offset before the
+ * agent looked — each read again from its start.  No sleeps, no polling. */
 #include "agent/agent_int.h"
 #include "util/log.h"
 #include "util/rootfs.h"
@@ -23,6 +27,55 @@ static void on_kmsg(const struct vg_event *e, void *arg)
     agent_signal(arg, &c);
 }
 
+#define MIN(x, y) ((x) < (y) ? (x) : (y))
+
+/* Remembers n bytes read at `at` (the file's first bytes, the last ones). */
+static void remember(struct kfollow *kf, const char *buf, size_t n, off_t at)
+{
+    if (at < (off_t)sizeof kf->head) {
+        size_t take = MIN(n, sizeof kf->head - (size_t)at);
+        memcpy(kf->head + at, buf, take);
+        if ((size_t)at + take > kf->head_len) kf->head_len = (size_t)at + take;
+    }
+    size_t keep = n >= sizeof kf->tail ? 0 : MIN(kf->tail_len, sizeof kf->tail - n);
+    memmove(kf->tail, kf->tail + kf->tail_len - keep, keep);
+    size_t add = MIN(n, sizeof kf->tail);
+    memcpy(kf->tail + keep, buf + n - add, add);
+    kf->tail_len = keep + add;
+}
+
+/* Reads len bytes at `at` into buf; true when all came. */
+static bool read_at(int fd, char *buf, size_t len, off_t at)
+{
+    return pread(fd, buf, len, at) == (ssize_t)len;
+}
+
+/* Starts over at offset `at` (0, or the end of a file opened at its end). */
+static void restart_at(struct kfollow *kf, off_t at)
+{
+    kf->off = at;
+    kf->head_len = kf->tail_len = 0;
+    char b[sizeof kf->head];
+    if (!at) return;
+    size_t h = (size_t)MIN(at, (off_t)sizeof b);
+    if (read_at(kf->fd, b, h, 0)) remember(kf, b, h, 0);
+    kf->tail_len = 0;
+    size_t t = (size_t)MIN(at, (off_t)sizeof b);
+    if (read_at(kf->fd, b, t, at - (off_t)t)) remember(kf, b, t, at - (off_t)t);
+}
+
+/* Does the file still hold, at its start and just before the offset, what
+ * was read there? */
+static bool same_bytes(const struct kfollow *kf)
+{
+    char b[sizeof kf->head];
+    if (kf->head_len && (!read_at(kf->fd, b, kf->head_len, 0) || memcmp(b, kf->head, kf->head_len))) return false;
+    if (kf->tail_len && (!read_at(kf->fd, b, kf->tail_len, kf->off - (off_t)kf->tail_len) ||
+                         memcmp(b, kf->tail, kf->tail_len)))
+        return false;
+    return true;
+}
+
 /* Opens the followed file (when it exists), at its end unless from_start. */
 static void open_file(struct agent *a, bool at_end)
 {
@@ -32,8 +85,8 @@ static void open_file(struct agent *a, bool at_end)
     struct stat st;
     fstat(kf->fd, &st);
     kf->dev = st.st_dev, kf->inode = st.st_ino;
-    kf->off = at_end ? lseek(kf->fd, 0, SEEK_END) : 0;
-    if (kf->off < 0) kf->off = 0;
+    off_t end = at_end ? lseek(kf->fd, 0, SEEK_END) : 0;
+    restart_at(kf, end < 0 ? 0 : end);
 }
 
 int kf_open(struct agent *a, char *err, size_t errlen)
@@ -102,6 +155,7 @@ static void read_file(struct agent *a)
     for (;;) {
         ssize_t n = pread(kf->fd, kf->buf, KF_BUF, kf->off);
         if (n > 0) {
+            remember(kf, kf->buf, (size_t)n, kf->off);
             kf->off += n;
             vg_kmsg_feed(&kf->k, kf->buf, (size_t)n);
             continue;
@@ -152,9 +206,11 @@ void kf_drain(struct agent *a)
         if (exists) vg_info("agent: %s was replaced; following the new file", kf->path);
     }
     if (kf->fd < 0 && exists) open_file(a, false);
-    if (kf->fd >= 0 && fstat(kf->fd, &cur) == 0 && cur.st_size < kf->off) {
-        vg_info("agent: %s was truncated; reading from its start", kf->path);
-        kf->off = 0;
+    if (kf->fd >= 0 && fstat(kf->fd, &cur) == 0 && (cur.st_size < kf->off || !same_bytes(kf))) {
+        vg_info("agent: %s was %s; reading from its start", kf->path,
+                cur.st_size < kf->off ? "truncated" : "truncated and rewritten");
+        vg_kmsg_finish(&kf->k);   /* a partial last line of the old content */
+        restart_at(kf, 0);
     }
     read_file(a);
 }

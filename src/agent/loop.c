@@ -21,6 +21,13 @@ void agent_signal(struct agent *a, struct vg_event *e)
 {
     vg_strlcpy(e->node, a->node, sizeof e->node);
     if (!e->seen_ms) e->seen_ms = vg_now_ms();
+    /* An incident's span is on this node's clock: when the signal happened,
+     * or, unknown (a log file's boot-relative stamps), when it was read.  The
+     * count of the repeats sent when the fold window closes carries the same
+     * `first`, which is how the controller joins it to this incident however
+     * long the storm lasted. */
+    if (!e->first_ms) e->first_ms = e->time_ms ? e->time_ms : e->seen_ms;
+    if (!e->last_ms) e->last_ms = e->first_ms;
     vg_catalog_classify(a->cat, e);
     const struct vg_dedup_stats *st = vg_dedup_stats(a->dd);
     uint64_t folded = st->folded, dropped = st->storm_dropped;
@@ -149,6 +156,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     }
     vg_info("agent: node %s, kernel log %s, %s%s", a->node, a->kf.path, o->controller ? "controller " : "standalone",
             o->controller ? a->url : a->orch ? " (drains through the orchestrator)" : " (log only)");
+    snd_status(a, "start");
     if (o->once) run_once(a);
     else run_loop(a, sfd);
     vg_kmsg_finish(&a->kf.k);
@@ -156,8 +164,12 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     snd_flush(a);
     snd_deliver(a, true);
     if (o->once && a->unhealthy) rc = 1;
-    if (a->spool && vg_spool_pending(a->spool))
+    if (a->spool && vg_spool_pending(a->spool) && vg_spool_memory_only(a->spool))
+        vg_err("agent: %zu messages not delivered; the spool was memory-only: those not in %s are LOST",
+               vg_spool_pending(a->spool), o->spool);
+    else if (a->spool && vg_spool_pending(a->spool))
         vg_warn("agent: %zu messages not delivered yet (kept in %s)", vg_spool_pending(a->spool), o->spool);
+    snd_status(a, "stop");
 out:
     nv_stop(a);
     per_close(a);

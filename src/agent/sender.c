@@ -1,9 +1,14 @@
 /* sender.c — delivery to the controller: the events of one loop turn become
- * one message {"node", "seq", "events"}, spooled (fsync'd) before the POST;
- * 202 removes it, 400 drops it (malformed is not retryable), 401 and failures
- * retry it later — in order, with backoff, 401 slowly. */
+ * messages {"node", "spool", "seq", "events"} of at most VG_WIRE_SEND_EVENTS
+ * events and VG_WIRE_SEND_BYTES bytes each (wire/limits.h), every one spooled
+ * (fsync'd) before the POST.  202 removes it; 413, or 400 naming a limit,
+ * splits it and sends the parts; any other 400 drops it (malformed is not
+ * retryable); 401 and failures retry it later — in order, with backoff, 401
+ * slowly.  A spool that cannot be written turns delivery memory-only: said
+ * loudly on stderr and in the --json status line, and detection goes on. */
 #include "agent/agent_int.h"
 #include "wire/client.h"
+#include "wire/limits.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -16,6 +21,30 @@
 #define POST_TIMEOUT_MS 3000
 #define BACKOFF_FIRST_MS 100
 #define RETRY_401_MS 30000
+#define SEQ_MAX_DIGITS 18   /* the spool's seq numbers have at most 18 digits */
+
+void snd_status(struct agent *a, const char *event)
+{
+    if (!a->o->json || !a->spool) return;
+    bool mem = vg_spool_memory_only(a->spool);
+    json_t *st = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:I, s:I, s:I}", "event", event, "node",
+                           a->node, "controller", a->url, "spool", mem ? "memory-only" : "file", "spool_id",
+                           vg_spool_id(a->spool), "spool_memory_only", mem, "spool_error",
+                           mem ? vg_spool_error(a->spool) : NULL, "pending", (json_int_t)vg_spool_pending(a->spool),
+                           "incidents", (json_int_t)a->incidents, "sent", (json_int_t)a->sent, "dropped",
+                           (json_int_t)a->dropped, "failed_posts", (json_int_t)a->failed_posts);
+    vg_json_print(stdout, json_pack("{s:o}", "status", st), 1);
+    fflush(stdout);
+}
+
+/* The spool file failed (at start or since): delivery goes on from memory. */
+static void spool_lost(struct agent *a)
+{
+    vg_err("agent: SPOOL NOT WRITABLE (%s): delivering from memory only under spool id %s; messages not yet "
+           "acknowledged are lost if the agent stops",
+           vg_spool_error(a->spool), vg_spool_id(a->spool));
+    snd_status(a, "spool-memory-only");
+}
 
 int snd_init(struct agent *a, char *err, size_t errlen)
 {
@@ -30,8 +59,9 @@ int snd_init(struct agent *a, char *err, size_t errlen)
     else snprintf(a->url, sizeof a->url, "%.*s/v1/events", (int)l, c);
     if (vg_auth_init(&a->auth, a->o->auth_mode, a->o->token_file, a->o->munge_socket, err, errlen)) return -1;
     a->auth_ok = true;
-    a->spool = vg_spool_open(a->o->spool, err, errlen);
-    if (!a->spool) return -1;
+    char why[256];
+    a->spool = vg_spool_open(a->o->spool, why, sizeof why);
+    if (vg_spool_memory_only(a->spool)) spool_lost(a);
     if (vg_spool_pending(a->spool))
         vg_info("agent: %zu undelivered messages in %s", vg_spool_pending(a->spool), a->o->spool);
     return 0;
@@ -40,6 +70,48 @@ int snd_init(struct agent *a, char *err, size_t errlen)
 void snd_queue(struct agent *a, const struct vg_event *e)
 {
     json_array_append_new(a->batch, vg_event_to_json(e));
+}
+
+static json_t *envelope(const char *node, const char *spool, int64_t seq, json_t *events)
+{
+    return json_pack("{s:s, s:s, s:I, s:O}", "node", node, "spool", spool, "seq", (json_int_t)seq, "events", events);
+}
+
+/* The bytes an events array may take in one message from node. */
+static size_t events_budget(struct agent *a, const char *node)
+{
+    json_t *empty = json_array(), *m = envelope(node, vg_spool_id(a->spool), 999999999999999999, empty);
+    size_t env = json_dumpb(m, NULL, 0, JSON_COMPACT) - 2;   /* less the "[]" msg_split counts */
+    json_decref(m);
+    json_decref(empty);
+    _Static_assert(SEQ_MAX_DIGITS == sizeof "999999999999999999" - 1, "the widest seq");
+    return env < VG_WIRE_SEND_BYTES ? VG_WIRE_SEND_BYTES - env : 0;
+}
+
+static json_t *slice(const json_t *events, size_t from, size_t to)
+{
+    json_t *part = json_array();
+    for (size_t i = from; i < to; i++) json_array_append(part, json_array_get(events, i));
+    return part;
+}
+
+/* Spools one message holding events (borrowed); with --json it is printed. */
+static void spool_message(struct agent *a, const char *node, json_t *events)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {   /* the second one is in memory: it cannot fail */
+        int64_t seq = vg_spool_next_seq(a->spool);
+        json_t *msg = envelope(node, vg_spool_id(a->spool), seq, events);
+        char *text = json_dumps(msg, JSON_COMPACT);
+        int rc = vg_spool_append(a->spool, seq, text);
+        free(text);
+        if (rc == 0) {
+            if (a->o->json) vg_json_print(stdout, msg, 1);
+            else json_decref(msg);
+            return;
+        }
+        json_decref(msg);
+        spool_lost(a);
+    }
 }
 
 void snd_flush(struct agent *a)
@@ -53,20 +125,88 @@ void snd_flush(struct agent *a)
         fflush(stdout);
         return;
     }
-    int64_t seq = vg_spool_next_seq(a->spool);
-    json_t *msg = json_pack("{s:s, s:I, s:o}", "node", a->node, "seq", (json_int_t)seq, "events", events);
-    char *text = json_dumps(msg, JSON_COMPACT);
-    if (vg_spool_append(a->spool, seq, text))
-        vg_err("agent: %s (message %" PRId64 " is kept in memory only)", vg_spool_error(a->spool), seq);
-    if (a->o->json) vg_json_print(stdout, msg, 1);
-    else json_decref(msg);
+    size_t *ends, k = msg_split(events, VG_WIRE_SEND_EVENTS, events_budget(a, a->node), &ends);
+    for (size_t i = 0, from = 0; i < k; from = ends[i++]) {
+        json_t *part = slice(events, from, ends[i]);
+        spool_message(a, a->node, part);
+        json_decref(part);
+    }
+    free(ends);
+    json_decref(events);
     fflush(stdout);
-    free(text);
+}
+
+/* Replaces the spool's head message by parts that fit: by the caps, or in
+ * halves when it fits them already (halve: the controller refused it as too
+ * large all the same).  Returns -1 when it cannot be split: one event, or not
+ * a message at all. */
+static int split_head(struct agent *a, bool halve)
+{
+    json_t *msg = json_loads(vg_spool_head(a->spool)->json, 0, NULL);
+    json_t *events = json_object_get(msg, "events");
+    const char *node = json_string_value(json_object_get(msg, "node"));
+    size_t n = json_array_size(events), *ends = NULL, k = 0;
+    if (node && n >= 2) k = msg_split(events, VG_WIRE_SEND_EVENTS, events_budget(a, node), &ends);
+    if (k == 1 && halve) ends[0] = n / 2, ends[1] = n, k = 2;
+    if (k < 2) {
+        free(ends);
+        json_decref(msg);
+        return -1;
+    }
+    int64_t *seqs = vg_xmalloc(k * sizeof *seqs);
+    char **texts = vg_xmalloc(k * sizeof *texts);
+    for (int attempt = 0; attempt < 2; attempt++) {   /* the second one is in memory: it cannot fail */
+        for (size_t i = 0, from = 0; i < k; from = ends[i++]) {
+            json_t *part = slice(events, from, ends[i]);
+            seqs[i] = vg_spool_next_seq(a->spool);
+            json_t *m = envelope(node, vg_spool_id(a->spool), seqs[i], part);
+            texts[i] = json_dumps(m, JSON_COMPACT);
+            json_decref(m);
+            json_decref(part);
+        }
+        int rc = vg_spool_replace_head(a->spool, seqs, texts, k);
+        for (size_t i = 0; i < k; i++) free(texts[i]);
+        if (rc == 0) break;
+        spool_lost(a);
+    }
+    vg_info("agent: message of %zu events split into %zu messages (%s)", n, k,
+            halve ? "the controller refused it as too large" : "above the agent's message caps");
+    free(seqs);
+    free(texts);
+    free(ends);
+    json_decref(msg);
+    return 0;
+}
+
+/* Above the caps of wire/limits.h?  Only a spool written by an older agent
+ * holds such a message.  An event's JSON takes well over 64 bytes (13 keys),
+ * so only a message that long can hold too many of them. */
+static bool over_caps(const char *json)
+{
+    size_t len = strlen(json);
+    if (len > VG_WIRE_SEND_BYTES) return true;
+    if (len <= (size_t)VG_WIRE_SEND_EVENTS * 64) return false;
+    json_t *m = json_loads(json, 0, NULL);
+    bool over = json_array_size(json_object_get(m, "events")) > VG_WIRE_SEND_EVENTS;
+    json_decref(m);
+    return over;
+}
+
+/* A 400 whose error names a limit is a size refusal, not a malformed message. */
+static bool names_limit(const char *resp)
+{
+    return resp && (strstr(resp, "limit") || strstr(resp, "too large") || strstr(resp, "too many"));
 }
 
 static void later(struct agent *a, int ms)
 {
     a->retry_at = vg_mono_ms() + ms;
+}
+
+/* The head message is gone (acknowledged or dropped). */
+static void pop(struct agent *a)
+{
+    if (vg_spool_ack_head(a->spool)) vg_err("agent: %s", vg_spool_error(a->spool));
 }
 
 void snd_deliver(struct agent *a, bool once)
@@ -76,6 +216,7 @@ void snd_deliver(struct agent *a, bool once)
     a->retry_at = 0;
     const struct vg_spool_msg *m;
     while ((m = vg_spool_head(a->spool))) {
+        if (over_caps(m->json) && split_head(a, false) == 0) continue;
         long status = 0;
         char *resp = NULL, err[256] = "";
         int64_t t0 = vg_mono_ms();
@@ -85,12 +226,22 @@ void snd_deliver(struct agent *a, bool once)
             vg_info("agent: message %" PRId64 " delivered in %lld ms", seq, (long long)(vg_mono_ms() - t0));
             a->sent++;
             a->backoff_ms = 0;
-            if (vg_spool_ack_head(a->spool)) vg_err("agent: %s", vg_spool_error(a->spool));
+            pop(a);
+        } else if (rc == 0 && (status == 413 || (status == 400 && names_limit(resp)))) {
+            vg_warn("agent: the controller refused message %" PRId64 " as too large (HTTP %ld: %s); splitting it", seq,
+                    status, resp ? resp : "");
+            if (split_head(a, true)) {
+                /* one event cannot exceed any sane limit (fixed-size fields):
+                 * a controller that refuses it would jam delivery for good */
+                vg_err("agent: message %" PRId64 " cannot be split (a single event): dropped", seq);
+                a->dropped++;
+                pop(a);
+            }
         } else if (rc == 0 && status == 400) {
             vg_err("agent: the controller rejected message %" PRId64 " as malformed (dropped): %s", seq,
                    resp ? resp : "");
             a->dropped++;
-            if (vg_spool_ack_head(a->spool)) vg_err("agent: %s", vg_spool_error(a->spool));
+            pop(a);
         } else if (rc == 0 && status == 401) {
             vg_err("agent: AUTHENTICATION REJECTED by %s (HTTP 401) for message %" PRId64
                    ": check --auth and the key/token; retrying in %d s",

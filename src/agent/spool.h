@@ -2,20 +2,32 @@
  * to a file (and fsync'd) before it is sent, and removed once the controller
  * acknowledged it, so a message survives a crash, a reboot or a controller
  * outage and is delivered in order, exactly once (the controller dedups on
- * (node, seq, index)).  The file also carries the next message number, so a
- * restarted agent never reuses a seq.
+ * (node, spool, seq, index)).  The file also carries the next message number,
+ * so a restarted agent never reuses a seq, and the spool's identity: 32 hex
+ * characters drawn at random when the spool is created, so a spool deleted
+ * and created anew (seq restarting at 1) is new data, never a replay.
  *
  * Format, one record per line:
- *   vigil-spool 1 next=SEQ          the header (first line, written at compaction)
+ *   vigil-spool 2 id=HEX next=SEQ   the header (first line, written at compaction)
  *   M SEQ LEN JSON                  a message: LEN bytes of JSON (no newline in it)
  *   A SEQ                           SEQ was acknowledged (or dropped)
  * A record that does not end in a newline, or whose length does not match
- * (a write cut short by a crash) ends the replay; everything before it holds. */
+ * (a write cut short by a crash) ends the replay; everything before it holds.
+ * The version-1 header ("vigil-spool 1 next=SEQ", no id) is still read: its
+ * messages are delivered as they are and the spool gets a new id.
+ *
+ * When the file cannot be read, created or written (a read-only filesystem,
+ * an unwritable directory, a full disk) the spool goes on in memory only: it
+ * takes a fresh id that is never written anywhere (so no later life of the
+ * file can reuse its seqs) and keeps queueing; vg_spool_memory_only() says
+ * so and vg_spool_error() says why. */
 #ifndef VG_SPOOL_H
 #define VG_SPOOL_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define VG_SPOOL_ID_LEN 32    /* lowercase hex characters */
 
 struct vg_spool_msg {
     int64_t seq;
@@ -27,6 +39,7 @@ struct vg_spool_data {
     struct vg_spool_msg *msgs;
     size_t n;
     int64_t next_seq;     /* 1 for a new spool */
+    char id[VG_SPOOL_ID_LEN + 1];   /* "" when the file has none (new, or version 1) */
     size_t records;       /* records read (header included) */
     size_t bad;           /* 1 when a torn or malformed record ended the replay */
 };
@@ -38,14 +51,26 @@ void vg_spool_data_free(struct vg_spool_data *d);
 struct vg_spool;
 
 /* Opens (creating) the spool file and replays it; a torn tail is cut off.
- * Returns NULL with "FILE: why" in err. */
+ * Never fails: when the file cannot be read or written the spool is
+ * memory-only and err holds "FILE: why" (otherwise err is ""). */
 struct vg_spool *vg_spool_open(const char *path, char *err, size_t errlen);
 void vg_spool_close(struct vg_spool *s);
+/* The spool's identity (VG_SPOOL_ID_LEN lowercase hex characters). */
+const char *vg_spool_id(const struct vg_spool *s);
+bool vg_spool_memory_only(const struct vg_spool *s);
 /* Takes the next message number (persisted with the message that uses it). */
 int64_t vg_spool_next_seq(struct vg_spool *s);
-/* Appends message seq (json: one line) and fsyncs.  The message is queued
- * even when the write fails (then -1: it would not survive a crash). */
+/* Appends message seq (json: one line, carrying the spool's current id) and
+ * fsyncs; memory-only, it only queues.  When the write fails nothing is
+ * queued, the spool turns memory-only under a new id and -1 is returned: the
+ * caller builds the message again with the new id and a new seq and appends
+ * it once more, which then succeeds. */
 int vg_spool_append(struct vg_spool *s, int64_t seq, const char *json);
+/* Replaces the oldest pending message with n messages (seqs[i], jsons[i];
+ * seqs taken with vg_spool_next_seq), in its place at the head of the queue,
+ * and persists that with a compaction.  A failed write behaves as in
+ * vg_spool_append: nothing changes, the spool turns memory-only, -1. */
+int vg_spool_replace_head(struct vg_spool *s, const int64_t *seqs, char *const *jsons, size_t n);
 /* The oldest message not yet acknowledged, or NULL. */
 const struct vg_spool_msg *vg_spool_head(const struct vg_spool *s);
 size_t vg_spool_pending(const struct vg_spool *s);
@@ -53,7 +78,8 @@ size_t vg_spool_pending(const struct vg_spool *s);
  * When none is left the file is compacted to its header; otherwise an ack
  * record is appended and the file compacted once acks pile up.  0 or -1. */
 int vg_spool_ack_head(struct vg_spool *s);
-/* Rewrites the file with only the pending messages (temp file, fsync, rename). */
+/* Rewrites the file with only the pending messages (temp file, fsync, rename).
+ * Memory-only: nothing to write, 0. */
 int vg_spool_compact(struct vg_spool *s);
 const char *vg_spool_error(const struct vg_spool *s);
 

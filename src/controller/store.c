@@ -267,11 +267,15 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     char key[128];
     vg_event_key(e, key, sizeof key);
     int64_t when = e->last_ms ? e->last_ms : e->time_ms ? e->time_ms : now;
+    /* An event folds into the open incident when it began within the window
+     * of the incident's last event: an agent's folded repeats (first = the
+     * incident's first event) join it however long the storm went on. */
+    int64_t start = e->first_ms && e->first_ms < when ? e->first_ms : when;
     s = prep(st, "SELECT id, last FROM incidents WHERE node=?1 AND key=?2 AND open=1 ORDER BY id DESC LIMIT 1",
              "ss", node, key);
     if (!s) goto fail;
     int64_t id = 0;
-    if (sqlite3_step(s) == SQLITE_ROW && when - sqlite3_column_int64(s, 1) <= window_ms)
+    if (sqlite3_step(s) == SQLITE_ROW && start - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
     done(st, s);
 

@@ -5,7 +5,9 @@
 # everything once, in order, when it returns; (c) the controller is killed
 # with SIGKILL mid-storm and restarted: nothing is lost; (d) the fake NVML:
 # an ECC state, an XID event, a hung call (the loop keeps reading the log);
-# (e) standalone on a real lab node: drains it with a "vigil:" reason.
+# (e) standalone on a real lab node: drains it with a "vigil:" reason;
+# (f) a log truncated and refilled past the agent's offset before it read it
+# loses no line.
 . "$(dirname "$0")/lib.sh"
 T=$(mktemp -d /tmp/vigil-agent-XXXXXX)
 SERVE_PID= AGENT_PID=
@@ -18,34 +20,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_serve() { # PORT (0 = any)
-    rm -f "$T/port"
-    "$VIGIL" serve --listen "127.0.0.1:$1" --port-file "$T/port" --db "$T/incidents.db" --auth token \
-        --token-file "$T/token" --read-token-file "$T/token.read" --dry-run 2>>"$T/serve.log" &
-    SERVE_PID=$!
-    i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-    PORT=$(cat "$T/port" 2>/dev/null)
-}
-stop_serve() { kill -9 "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
-start_agent() { # extra options
-    : >"$T/agent.log"
-    "$VIGIL" agent --node n7 --kmsg "$T/kmsg" --controller "http://127.0.0.1:$PORT" --auth token \
-        --token-file "$T/token" --spool "$T/agent.spool" --retry-max 0.5 "$@" 2>>"$T/agent.log" &
-    AGENT_PID=$!
-    wait_for 'grep -q '\''agent: node n7'\'' "$T/agent.log"'
-}
-stop_agent() { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=; }
-# wait_for 'shell condition' — evaluates it every 20 ms for up to 10 s (quietly)
-wait_for() { i=0; while ! eval "$1" 2>/dev/null; do [ $i -ge 500 ] && return 1; sleep 0.02; i=$((i + 1)); done; }
-xid() { # CODE BUS → one /dev/kmsg-format line
-    printf '6,%d,%d,-;NVRM: Xid (PCI:0000:%s:00): %d, pid=1, name=python, test\n' 1 1000 "$2" "$1"
-}
-q() { sqlite3 "$T/incidents.db" "$1"; }
-incidents() { q "select count(*) from incidents"; }
 
 umask 077
 echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token.read"
+READ_TOKEN="$T/token.read"
 : >"$T/kmsg"
 
 # (a) detection and folding
@@ -67,7 +46,7 @@ wait_for 'test "$(q '\''select count from incidents'\'')" = 5'
 is "four repeats fold into the incident's count" "$(q 'select count from incidents')" 5
 is "still one incident" "$(incidents)" 1
 is "the repeats took one message, not four" "$(q 'select count(distinct seq) from messages')" 2
-check "the spool is empty after the acknowledgements" grep -qx 'vigil-spool 1 next=3' "$T/agent.spool"
+check "the spool is empty after the acknowledgements" grep -qxE 'vigil-spool 2 id=[0-9a-f]{32} next=3' "$T/agent.spool"
 
 # (b) controller down → spooled → delivered once, in order
 APORT=$PORT
@@ -77,7 +56,7 @@ wait_for 'test "$(grep -c '\''^M '\'' "$T/agent.spool")" = 5'
 is "controller down: five messages spooled" "$(grep -c '^M ' "$T/agent.spool")" 5
 check "the agent says it is unreachable" grep -q 'controller unreachable' "$T/agent.log"
 start_serve "$APORT"
-wait_for 'grep -qx '\''vigil-spool 1 next=8'\'' "$T/agent.spool"'
+wait_for 'grep -qxE '\''vigil-spool 2 id=[0-9a-f]{32} next=8'\'' "$T/agent.spool"'
 is "controller back: all five arrived" "$(q "select count(*) from incidents where code=48")" 5
 is "in order" "$(q "select group_concat(substr(pci,6,2),',') from (select pci from incidents where code=48 order by id)")" \
     "41,42,43,44,45"
@@ -95,6 +74,21 @@ is "kill -9 mid-storm: all 60 incidents arrived" "$(q "select count(*) from inci
 is "none doubled" "$(q "select count(*) from incidents where code=95 and count<>1")" 0
 stop_agent
 check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/agent.log"
+
+# (f) the log truncated and refilled past the agent's offset before it reads
+# (the agent stopped meanwhile): the same inode, a larger size, other bytes
+: >"$T/kmsg"
+start_agent --interval 0 --no-nvml-events --window 3
+xid 31 c0 >>"$T/kmsg"
+wait_for 'test "$(q "select count(*) from incidents where code=31")" = 1'
+kill -STOP "$AGENT_PID"
+for b in c1 c2 c3 c4 c5 c6 c7 c8 c9 ca; do xid 31 $b; done >"$T/kmsg"
+kill -CONT "$AGENT_PID"
+wait_for 'test "$(q "select count(*) from incidents where code=31")" = 11'
+is "a log truncated and refilled past the offset: all 10 new lines read, the first too" \
+    "$(q "select count(*) from incidents where code=31 and pci<>'0000:c0:00.0'")" 10
+check "the agent says the file was rewritten" grep -q 'was truncated and rewritten' "$T/agent.log"
+stop_agent
 
 # (d) fake NVML: state, events, a hung call
 if [ -r "$FAKE_NVML" ]; then
@@ -129,10 +123,6 @@ fi
 exits_with "bad --interval is an input error" 2 "$VIGIL" agent --interval abc
 exits_with "bad --drain-at is an input error" 2 "$VIGIL" agent --drain-at sometimes
 exits_with "unknown option is an input error" 2 "$VIGIL" agent --bogus
-exits_with "unwritable spool is an input error" 2 "$VIGIL" agent --controller http://127.0.0.1:1 --auth none \
-    --spool /nonexistent/dir/spool --kmsg "$T/kmsg"
-msg=$("$VIGIL" agent --controller http://127.0.0.1:1 --auth none --spool /nonexistent/dir/spool --kmsg "$T/kmsg" 2>&1)
-check "the error names the spool file" sh -c "echo '$msg' | grep -q /nonexistent/dir/spool"
 exits_with "--once with a fault in the log exits 1" 1 "$VIGIL" agent --once --kmsg "$T/kmsg" --interval 0 \
     --no-nvml-events
 printf 'plain text\n' >"$T/quiet"

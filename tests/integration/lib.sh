@@ -26,3 +26,43 @@ lab_down() {
     [ -n "$LAB_DIR" ] && [ -d "$LAB_DIR" ] && "$VIGIL" lab down --dir "$LAB_DIR"
     return 0
 }
+
+# --- a real `vigil serve` and `vigil agent` for the agent suites -------------
+# The suite sets T (its temporary directory) and writes $T/token; AUTH, when
+# set, replaces token auth on both sides (e.g. "--auth munge --munge-socket S").
+# serve: $T/incidents.db, $T/serve.log, PORT; agent: node $AGENT_NODE (n7),
+# kernel log $T/kmsg, spool $T/agent.spool, stderr $T/agent.log, stdout
+# $T/agent.out (its --json lines), AGENT_PID.
+start_serve() { # PORT (0 = any) [serve options…]
+    _p=$1; shift
+    rm -f "$T/port"
+    # shellcheck disable=SC2086 # AUTH is a list of options
+    "$VIGIL" serve --listen "127.0.0.1:$_p" --port-file "$T/port" --db "$T/incidents.db" \
+        ${AUTH:---auth token --token-file $T/token} ${READ_TOKEN:+--read-token-file "$READ_TOKEN"} --dry-run "$@" \
+        2>>"$T/serve.log" &
+    SERVE_PID=$!
+    i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    PORT=$(cat "$T/port" 2>/dev/null)
+}
+stop_serve() { kill -9 "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
+start_agent() { # [agent options…]
+    : >"$T/agent.log"
+    # shellcheck disable=SC2086
+    "$VIGIL" agent --node "${AGENT_NODE:-n7}" --kmsg "$T/kmsg" --controller "http://127.0.0.1:$PORT" \
+        ${AUTH:---auth token --token-file $T/token} --spool "$T/agent.spool" --retry-max 0.5 "$@" \
+        >>"$T/agent.out" 2>>"$T/agent.log" &
+    AGENT_PID=$!
+    wait_for 'grep -q "agent: node ${AGENT_NODE:-n7}" "$T/agent.log"'
+}
+stop_agent() { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=; }
+# wait_for 'shell condition' [SECONDS] — evaluates it every 20 ms for up to
+# SECONDS (default 10), quietly; non-zero when it never held
+wait_for() {
+    _n=$(( ${2:-10} * 50 )) i=0
+    while ! eval "$1" 2>/dev/null; do [ $i -ge $_n ] && return 1; sleep 0.02; i=$((i + 1)); done
+}
+xid() { # CODE BUS → one /dev/kmsg-format line (the NVRM Xid format of tests/fixtures/logs/kmsg-records.log)
+    printf '6,%d,%d,-;NVRM: Xid (PCI:0000:%s:00): %d, pid=1, name=python, test\n' 1 1000 "$2" "$1"
+}
+q() { sqlite3 "$T/incidents.db" "$1"; }
+incidents() { q "select count(*) from incidents"; }

@@ -1,6 +1,9 @@
 /* test_spool.c — the agent's spool: append/ack/compact, replay after a
  * restart (order kept, acknowledged messages gone), seq persistence across
- * restarts and compactions, a torn last record ignored, garbage rejected. */
+ * restarts and compactions, a torn last record ignored, garbage rejected;
+ * the spool id (random, kept across restarts, new for a new file, given to a
+ * version-1 spool), a head message replaced by its parts, and the memory-only
+ * fallback when the file cannot be created or a write fails. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +11,9 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "agent/spool.h"
 #include "util/rootfs.h"
@@ -80,7 +85,9 @@ static void test_append_ack_replay(void **st)
     assert_null(vg_spool_head(s));
     /* everything acknowledged: the file is compacted to its header */
     char *t = slurp();
-    assert_string_equal(t, "vigil-spool 1 next=5\n");
+    char want[80];
+    snprintf(want, sizeof want, "vigil-spool 2 id=%s next=5\n", vg_spool_id(s));
+    assert_string_equal(t, want);
     free(t);
     vg_spool_close(s);
 }
@@ -139,7 +146,17 @@ static void test_parse(void **st)
     assert_int_equal(d.records, 4);
     vg_spool_data_free(&d);
 
+    const char *v2 = "vigil-spool 2 id=0123456789abcdef0123456789abcdef next=3\nM 3 2 {}\n";
+    vg_spool_parse(v2, strlen(v2), &d);
+    assert_int_equal(d.bad, 0);
+    assert_string_equal(d.id, "0123456789abcdef0123456789abcdef");
+    assert_int_equal(d.next_seq, 4);
+    vg_spool_data_free(&d);
+
     static const char *const bad[] = {
+        "vigil-spool 2 id=0123456789abcdef0123456789abcde next=3\n",    /* 31 characters */
+        "vigil-spool 2 id=0123456789ABCDEF0123456789abcdef next=3\n",   /* not lowercase */
+        "vigil-spool 2 id=0123456789abcdef0123456789abcdef\n", "vigil-spool 2 next=3\n",
         "garbage\n", "M 1 5 {}\n", "M 1 2 {}", "M x 2 {}\n", "A\n", "vigil-spool 1 next=0\n",
         "M 1 99999999999999999999 {}\n", "M 1 3 {}\n\n", "M 1 2 ", "A 3",
     };
@@ -171,12 +188,154 @@ static void test_many_acks_compact(void **st)
     vg_spool_close(s);
 }
 
+static bool hex_id(const char *id)
+{
+    if (strlen(id) != VG_SPOOL_ID_LEN) return false;
+    for (const char *c = id; *c; c++)
+        if (!strchr("0123456789abcdef", *c)) return false;
+    return true;
+}
+
+static void test_id(void **st)
+{
+    (void)st;
+    unlink(path);
+    char err[256], id[VG_SPOOL_ID_LEN + 1];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    assert_string_equal(err, "");
+    assert_false(vg_spool_memory_only(s));
+    assert_true(hex_id(vg_spool_id(s)));
+    strcpy(id, vg_spool_id(s));
+    vg_spool_append(s, vg_spool_next_seq(s), "{}");
+    vg_spool_close(s);
+    /* a restart keeps it */
+    s = vg_spool_open(path, err, sizeof err);
+    assert_string_equal(vg_spool_id(s), id);
+    assert_int_equal(vg_spool_next_seq(s), 2);
+    vg_spool_close(s);
+    /* the file deleted: a new spool, a new id, seq from 1 */
+    unlink(path);
+    s = vg_spool_open(path, err, sizeof err);
+    assert_true(hex_id(vg_spool_id(s)));
+    assert_string_not_equal(vg_spool_id(s), id);
+    assert_int_equal(vg_spool_next_seq(s), 1);
+    vg_spool_close(s);
+}
+
+static void test_version1(void **st)
+{
+    (void)st;
+    unlink(path);
+    append_text("vigil-spool 1 next=40\nM 41 2 {}\n");
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    assert_true(hex_id(vg_spool_id(s)));
+    assert_int_equal(vg_spool_pending(s), 1);
+    assert_string_equal(vg_spool_head(s)->json, "{}");   /* delivered as it was written */
+    assert_int_equal(vg_spool_next_seq(s), 42);
+    char id[VG_SPOOL_ID_LEN + 1];
+    strcpy(id, vg_spool_id(s));
+    vg_spool_close(s);
+    char *t = slurp();
+    char want[128];
+    snprintf(want, sizeof want, "vigil-spool 2 id=%s next=42\nM 41 2 {}\n", id);
+    assert_string_equal(t, want);   /* rewritten as version 2 */
+    free(t);
+}
+
+static void test_replace_head(void **st)
+{
+    (void)st;
+    unlink(path);
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    vg_spool_append(s, vg_spool_next_seq(s), "{\"big\":1}");
+    vg_spool_append(s, vg_spool_next_seq(s), "{\"next\":2}");
+    int64_t seqs[3];
+    for (int i = 0; i < 3; i++) seqs[i] = vg_spool_next_seq(s);
+    char *parts[3] = { "{\"p\":1}", "{\"p\":2}", "{\"p\":3}" };
+    assert_int_equal(vg_spool_replace_head(s, seqs, parts, 3), 0);
+    assert_int_equal(vg_spool_pending(s), 4);
+    assert_int_equal(vg_spool_head(s)->seq, 3);
+    vg_spool_close(s);
+    /* the parts took the head's place, in the file too: order kept */
+    s = vg_spool_open(path, err, sizeof err);
+    const char *want[] = { "{\"p\":1}", "{\"p\":2}", "{\"p\":3}", "{\"next\":2}" };
+    const int64_t wseq[] = { 3, 4, 5, 2 };
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(vg_spool_head(s)->json, want[i]);
+        assert_int_equal(vg_spool_head(s)->seq, wseq[i]);
+        vg_spool_ack_head(s);
+    }
+    assert_int_equal(vg_spool_next_seq(s), 6);
+    vg_spool_close(s);
+}
+
 static void test_unwritable(void **st)
 {
     (void)st;
     char err[256] = "";
-    assert_null(vg_spool_open("/nonexistent-dir/x/spool", err, sizeof err));
+    struct vg_spool *s = vg_spool_open("/nonexistent-dir/x/spool", err, sizeof err);
+    assert_non_null(s);   /* memory-only, never a failure */
+    assert_true(vg_spool_memory_only(s));
     assert_non_null(strstr(err, "/nonexistent-dir/x/spool"));
+    assert_true(hex_id(vg_spool_id(s)));
+    int64_t seq = vg_spool_next_seq(s);
+    assert_int_equal(seq, 1);
+    assert_int_equal(vg_spool_append(s, seq, "{}"), 0);
+    assert_int_equal(vg_spool_pending(s), 1);
+    assert_int_equal(vg_spool_ack_head(s), 0);
+    assert_null(vg_spool_head(s));
+    vg_spool_close(s);
+    /* a path that cannot be read (a directory): memory-only too */
+    s = vg_spool_open(dir, err, sizeof err);
+    assert_true(vg_spool_memory_only(s));
+    assert_non_null(strstr(err, "cannot read"));
+    assert_int_equal(vg_spool_next_seq(s), 1);
+    vg_spool_close(s);
+}
+
+/* A write that fails while running (here: the file size limit, as a full
+ * disk would): nothing is queued, the spool turns memory-only under a new id
+ * (seqs go on), and the message built again goes into memory. */
+static void test_write_fails(void **st)
+{
+    (void)st;
+    unlink(path);
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    vg_spool_append(s, vg_spool_next_seq(s), "{\"a\":1}");
+    char id[VG_SPOOL_ID_LEN + 1];
+    strcpy(id, vg_spool_id(s));
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 200;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char big[400];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    int64_t seq = vg_spool_next_seq(s);
+    assert_int_equal(seq, 2);
+    assert_int_equal(vg_spool_append(s, seq, big), -1);
+    assert_true(vg_spool_memory_only(s));
+    assert_non_null(strstr(vg_spool_error(s), path));
+    assert_string_not_equal(vg_spool_id(s), id);
+    assert_int_equal(vg_spool_pending(s), 1);   /* the failed one was not queued */
+    seq = vg_spool_next_seq(s);
+    assert_int_equal(seq, 3);
+    assert_int_equal(vg_spool_append(s, seq, big), 0);
+    assert_int_equal(vg_spool_pending(s), 2);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, was);
+    vg_spool_close(s);
+    /* the file still holds the message written before, under the old id */
+    s = vg_spool_open(path, err, sizeof err);
+    assert_string_equal(vg_spool_id(s), id);
+    assert_int_equal(vg_spool_pending(s), 1);
+    assert_int_equal(vg_spool_next_seq(s), 2);
+    vg_spool_close(s);
 }
 
 int main(void)
@@ -184,7 +343,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_ack_replay), cmocka_unit_test(test_seq_survives_compaction),
         cmocka_unit_test(test_torn_tail),         cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_many_acks_compact), cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_many_acks_compact), cmocka_unit_test(test_id),
+        cmocka_unit_test(test_version1),          cmocka_unit_test(test_replace_head),
+        cmocka_unit_test(test_unwritable),        cmocka_unit_test(test_write_fails),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

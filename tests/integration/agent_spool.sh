@@ -1,0 +1,96 @@
+#!/bin/sh
+# agent_spool.sh — the agent's spool against a real `vigil serve`:
+# (a) its identity: every message carries the spool's random id; an agent
+# killed, its spool deleted and restarted starts a new spool (new id, seq
+# from 1) and an XID 79 it then sees becomes an incident, not a "duplicate";
+# (b) a spool on a read-only filesystem at start, or on a disk that fills up
+# while the agent runs: the agent says so loudly, flags it in its --json
+# status line, keeps detecting and delivers from memory.  Mounts are made in a
+# private mount namespace (unshare -m) and skipped where that is not allowed.
+if [ -z "$VIGIL_AGENT_SPOOL_NS" ] && [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+    VIGIL_AGENT_SPOOL_NS=1 exec unshare -m --propagation private sh "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+T=$(mktemp -d /tmp/vigil-agent-spool-XXXXXX)
+SERVE_PID= AGENT_PID=
+cleanup() {
+    [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
+    [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null
+    wait 2>/dev/null
+    for m in "$T/ro" "$T/rw"; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+umask 077
+echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+: >"$T/kmsg"
+start_serve 0
+check "serve up" test -n "$PORT"
+# spool_id FILE → the id in a spool file's header
+spool_id() { sed -n '1s/^vigil-spool 2 id=\([0-9a-f]\{32\}\) next=[0-9]*$/\1/p' "$1"; }
+# sent FIELD PCI → FIELD of the message (the agent's --json lines) that carried PCI
+sent() { jq -r --arg p "$2" "select(.events) | select(any(.events[]; .pci == \$p)) | .$1" "$T/agent.out" | tail -1; }
+by_pci() { q "select count(*) from incidents where pci='$1'"; }
+
+# (a) a deleted spool is a new spool
+start_agent --interval 0 --no-nvml-events --json
+xid 79 3b >>"$T/kmsg"
+wait_for 'test "$(by_pci 0000:3b:00.0)" = 1'
+is "an XID 79 becomes an incident" "$(by_pci 0000:3b:00.0)" 1
+id1=$(spool_id "$T/agent.spool")
+check "the spool file holds a 32-hex-character id" test ${#id1} = 32
+is "the message carried it as \"spool\"" "$(sent spool 0000:3b:00.0)" "$id1"
+is "its seq was 1" "$(sent seq 0000:3b:00.0)" 1
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=
+rm -f "$T/agent.spool"
+start_agent --interval 0 --no-nvml-events --json
+xid 79 5e >>"$T/kmsg"
+wait_for 'test "$(by_pci 0000:5e:00.0)" = 1'
+id2=$(spool_id "$T/agent.spool")
+check "the new spool has a new id" test ${#id2} = 32 -a "$id2" != "$id1"
+is "its first message is seq 1 again, under the new id" "$(sent seq 0000:5e:00.0) $(sent spool 0000:5e:00.0)" "1 $id2"
+is "spool deleted while the agent was down: the next XID 79 is an incident (not a duplicate)" \
+    "$(by_pci 0000:5e:00.0)" 1
+stop_agent
+check "the agent's status lines name the spool id" sh -c "jq -r 'select(.status) | .status.spool_id' '$T/agent.out' | grep -qx '$id2'"
+
+mkdir "$T/ro" "$T/rw"
+# (b) a read-only spool (other node names than (a), so these messages are
+# new to the controller whatever it makes of spool ids)
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/null; then
+    : >"$T/agent.out"
+    AGENT_NODE=n8 start_agent --interval 0 --no-nvml-events --json --spool "$T/ro/agent.spool"
+    check "read-only spool: the agent says so loudly on stderr" grep -q 'SPOOL NOT WRITABLE.*ro/agent.spool' "$T/agent.log"
+    is "and in its --json status line" \
+        "$(jq -r 'select(.status.event == "start") | "\(.status.spool) \(.status.spool_memory_only)"' "$T/agent.out")" \
+        "memory-only true"
+    xid 79 77 >>"$T/kmsg"
+    wait_for 'test "$(by_pci 0000:77:00.0)" = 1'
+    is "it keeps detecting: an XID 79 is delivered from memory" "$(q "select node from incidents where pci='0000:77:00.0'")" n8
+    check "the agent is still running" kill -0 "$AGENT_PID"
+    stop_agent
+    umount "$T/ro"
+
+    # the disk under the spool fills up while the agent runs
+    mount -t tmpfs -o size=64k vigil-full "$T/rw"
+    : >"$T/agent.out"
+    AGENT_NODE=n9 start_agent --interval 0 --no-nvml-events --json --spool "$T/rw/agent.spool"
+    xid 43 61 >>"$T/kmsg"
+    wait_for 'test "$(by_pci 0000:61:00.0)" = 1'
+    check "a writable spool is used as usual" grep -qE '^vigil-spool 2 id=[0-9a-f]{32} next=2$' "$T/rw/agent.spool"
+    dd if=/dev/zero of="$T/rw/fill" bs=4k 2>/dev/null
+    kill -STOP "$AGENT_PID"
+    for b in 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70 71 72 73 74 75; do xid 43 $b; done >>"$T/kmsg"
+    kill -CONT "$AGENT_PID"
+    wait_for 'test "$(q "select count(*) from incidents where node='\''n9'\''")" = 21'
+    is "disk full while running: the next 20 XIDs are still delivered" \
+        "$(q "select count(*) from incidents where node='n9' and pci<>'0000:61:00.0'")" 20
+    check "with a loud warning" grep -q 'SPOOL NOT WRITABLE.*rw/agent.spool.*No space left' "$T/agent.log"
+    is "and a status line" "$(jq -r 'select(.status.event == "spool-memory-only") | .status.spool' "$T/agent.out")" \
+        "memory-only"
+    check "the agent is still running" kill -0 "$AGENT_PID"
+    stop_agent
+    umount "$T/rw"
+else
+    skip "read-only spool: mounting a tmpfs is not permitted here"
+fi
