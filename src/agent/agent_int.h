@@ -74,6 +74,10 @@ struct agent {
     uint64_t incidents, sent, dropped, failed_posts;
     bool unhealthy;
     bool stop;
+    /* heartbeat */
+    int64_t next_beat;      /* vg_mono_ms() */
+    uint64_t beats;
+    bool beat_failing;
 };
 
 /* loop.c: the event path — classify, dedup, queue (or act). */
@@ -109,6 +113,9 @@ void snd_status(struct agent *a, const char *event);
  * run's end index; returns the number of runs.  An event above max_bytes by
  * itself is a run of its own: none is ever left out. */
 size_t msg_split(const json_t *events, size_t max_events, size_t max_bytes, size_t **ends);
+/* beat.c: the heartbeat to the controller */
+int beat_wait_ms(const struct agent *a);  /* until the next beat; -1 none */
+void beat_due(struct agent *a);           /* beats when it is time */
 /* standalone.c */
 int sa_init(struct agent *a, char *err, size_t errlen);  /* opens the orchestrator when it acts alone */
 void sa_event(struct agent *a, const struct vg_event *e);

@@ -33,8 +33,7 @@ static char *join(char *const *v, size_t n)
     return sbuf_take(&b);
 }
 
-/* Requeue first, then DOWN: the requeued job is held for a moment anyway,
- * and by then the node is out; the scheduler never has to notice. */
+/* The node's jobs, requeued (restarted as a whole elsewhere). */
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
     const char *const *iso = (const char *const *)a->d.isolate;
@@ -48,7 +47,9 @@ static int step_requeue(struct vg_executor *x, struct act *a)
         vg_warn("incident %lld: requeue: %s", (long long)a->it->incident, err);
         return -1;
     }
-    a->requeued_at = vg_now_ms();
+    char *ids = join(a->jobs, a->njobs);
+    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, vg_now_ms(), ids);
+    free(ids);
     return 0;
 }
 
@@ -63,11 +64,6 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
              a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
     vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
-    if (a->requeued_at) {
-        char *ids = join(a->jobs, a->njobs);
-        vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, ids);
-        free(ids);
-    }
     return 0;
 }
 
@@ -94,12 +90,19 @@ static const struct vg_remedy_step requeue = { "requeue", false, step_requeue };
 static const struct vg_remedy_step isolate = { "isolate", true, step_isolate };
 static const struct vg_remedy_step promote = { "promote", false, step_promote };
 
+/* A node that still answers: requeue first, then DOWN — the requeued job is
+ * held for a moment anyway, and by then the node is out, so the scheduler
+ * never has to notice.  A node that does not answer (crashed, frozen): DOWN
+ * first, so the scheduler does not spend its message timeout trying to stop
+ * the job's steps there before requeueing it. */
 static const struct vg_remedy_step down_steps[] = { requeue, isolate, promote, { 0 } };
+static const struct vg_remedy_step down_unreachable_steps[] = { isolate, requeue, promote, { 0 } };
 static const struct vg_remedy_step drain_steps[] = { isolate, promote, { 0 } };
 
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op)
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_event *e)
 {
-    return op == VG_OP_DOWN ? down_steps : op == VG_OP_DRAIN ? drain_steps : NULL;
+    if (op == VG_OP_DOWN) return !strcmp(e->kind, "node-silent") ? down_unreachable_steps : down_steps;
+    return op == VG_OP_DRAIN ? drain_steps : NULL;
 }
 
 /* ---- repair and return ---------------------------------------------------- */

@@ -146,6 +146,19 @@ static void test_down_requeue_promote(void **state)
     assert_true(has_step(f, id, "spare_promoted"));
 }
 
+static void test_unreachable_node_goes_down_first(void **state)
+{
+    struct fx *f = *state;
+    fake_add_job("7", "n2");
+    start(f, true);
+    incident(f, "n2", "node-silent", -1, VG_ACT_REBOOT);   /* the heartbeat monitor's */
+    assert_true(vg_executor_idle(f->x, 5000));
+    const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
+    assert_non_null(rq);
+    assert_non_null(dn);
+    assert_true(dn < rq);   /* the scheduler need not try to reach it to stop the job */
+}
+
 static void test_drain_and_record_only(void **state)
 {
     struct fx *f = *state;
@@ -315,6 +328,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable_node_goes_down_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_domain_rule, setup, teardown),

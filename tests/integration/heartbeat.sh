@@ -1,0 +1,58 @@
+#!/bin/sh
+# heartbeat.sh — crash detection by heartbeat on a real lab (4 nodes + 1
+# spare, an agent per node beating every second, the controller): a crashed
+# node (slurmd and agent killed) and a frozen one (SIGSTOP) write no log line,
+# yet vigil detects them, confirms through slurmd's port (refused / never
+# read), DOWNs them with a vigil reason and the job runs again; an agent that
+# dies alone on a healthy node is noticed but nothing is isolated; and when
+# every agent falls silent at once the controller holds and alerts instead of
+# isolating the cluster.
+. "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
+    echo "ok 1 # skip needs root and slurmctld"; exit 0
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-hb.XXXXXX"); chmod 755 "$T"
+lab_up 5 --spares 1 || { nok "lab up"; rm -rf "$T"; exit 1; }
+trap 'lab_down; rm -rf "$T"' EXIT
+RH="Authorization: Bearer $VIGIL_READ_TOKEN"
+metric() { curl -s -H "$RH" "$VIGIL_CONTROLLER/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+wait_for() { # seconds command…
+    t=$(( $(date +%s) + $1 )); shift
+    while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
+}
+agent_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg n "$1" '.daemons[] | select(.name == "agent" and .node == $n and .alive) | .pid'; }
+reason() { scontrol show node -o "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+
+check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
+
+for fault in node-crash node-freeze; do
+    "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --runs 1 --fault $fault --deadline 60 --json >"$T/$fault.json" 2>"$T/$fault.err"
+    is "$fault: the job recovered (drill exit 0)" "$?" 0
+    v=$(jq -r '.runs[0].victim' "$T/$fault.json")
+    inc=$(curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=$v&limit=5")
+    check "$fault: a node-silent incident for $v, isolated by vigil" sh -c "echo '$inc' | jq -e '[.[] | select(.kind == \"node-silent\" and .steps.isolated)] | length >= 1' >/dev/null"
+    check "$fault: detected before Slurm's own timeout would have" jq -e '.runs[0].detect.after_s < 10' "$T/$fault.json" >/dev/null
+    check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json" >/dev/null
+done
+is "two nodes confirmed down through their slurmd" "$(metric vigil_heartbeat_confirmed_total)" 2
+
+# an agent dies alone: the node still answers, nothing is isolated
+wait_for 20 sh -c "[ \"\$(sinfo -h -N -o %t | sort -u | tr '\n' ' ')\" = 'idle ' ]"
+p=$(agent_pid n3)
+check "the agent on n3 runs" test -n "$p"
+kill -9 "$p"
+check "the silent agent on a live node is noticed" wait_for 15 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_agent_only_total\" {print \$2}')\" -ge 1 ]"
+sleep 1
+check "n3 is not isolated" sh -c "! scontrol show node -o n3 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+"$VIGIL" lab down --dir "$LAB_DIR" >/dev/null 2>&1; lab_up 5 --spares 1 || { nok "lab up again"; exit 1; }
+RH="Authorization: Bearer $VIGIL_READ_TOKEN"
+
+# every agent silent at once: the controller's network, not five nodes: hold
+check "every agent beats again" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
+pids=""; for n in n1 n2 n3 n4 n5; do pids="$pids $(agent_pid $n)"; done
+kill -STOP $pids
+check "mass silence: held and alerted" wait_for 15 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_holds_total\" {print \$2}')\" -ge 1 ]"
+check "mass silence: the alert is in the controller's log" grep -q 'ALERT heartbeat: [0-9]* of 5 nodes went silent at once' "$LAB_DIR/log/serve.out"
+check "mass silence: no node isolated" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
+kill -CONT $pids
+check "the agents beat again" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_silent_nodes\" {print \$2}')\" = 0 ]"
