@@ -31,8 +31,8 @@ for fault in node-crash node-freeze; do
     v=$(jq -r '.runs[0].victim' "$T/$fault.json")
     inc=$(curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=$v&limit=5")
     check "$fault: a node-silent incident for $v, isolated by vigil" sh -c "echo '$inc' | jq -e '[.[] | select(.kind == \"node-silent\" and .steps.isolated)] | length >= 1' >/dev/null"
-    check "$fault: detected before Slurm's own timeout would have" jq -e '.runs[0].detect.after_s < 10' "$T/$fault.json" >/dev/null
-    check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json" >/dev/null
+    check "$fault: detected before Slurm's own timeout would have" jq -e '.runs[0].detect.after_s < 10' "$T/$fault.json"
+    check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json"
 done
 is "two nodes confirmed down through their slurmd" "$(metric vigil_heartbeat_confirmed_total)" 2
 
