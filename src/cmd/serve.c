@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +77,25 @@ static void node_silent(void *ctx, const char *node, const char *why)
     if (!text || vg_http_submit(s->http, text, err, sizeof err)) vg_err("heartbeat: %s: %s", node, text ? err : "out of memory");
     free(text);
     json_decref(msg);
+}
+
+/* The store's directory: created (0700) when missing and its parent is
+ * there; otherwise one line naming it and the flag.  0 or VG_EXIT_INPUT. */
+static int state_dir(const char *db)
+{
+    char dir[1024];
+    vg_strlcpy(dir, db, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = 0;
+    struct stat st;
+    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : vg_input_error("serve: --db %s: %s is not a directory", db, dir);
+    if (mkdir(dir, 0700) == 0) {
+        vg_info("serve: created %s (0700) for the incident store", dir);
+        return 0;
+    }
+    return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
+                          "directory", db, dir, strerror(errno));
 }
 
 static void on_beat(void *ctx, const char *node)
@@ -262,6 +283,13 @@ int cmd_serve(int argc, char **argv)
     }
     const char **kinds;
     size_t nkinds = catalog_kinds(cat, &kinds);
+    if (state_dir(db)) {
+        vg_orch_close(orch);
+        vg_catalog_free(cat);
+        vg_auth_free(&auth);
+        vg_policy_free(&policy);
+        return VG_EXIT_INPUT;
+    }
     /* Three connections: the executor's, the intake's (group commit) and the reads'. */
     struct vg_store *store = NULL, *wstore = NULL, *rstore = NULL;
     if (vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||

@@ -89,3 +89,12 @@ else
 fi
 exits_with "serve: bad --listen is an input error" 2 "$VIGIL" serve --listen nonsense --db "$T/x.db" --auth none
 exits_with "serve: unreadable token file is an input error" 2 "$VIGIL" serve --auth token --token-file /nonexistent --db "$T/x.db"
+# the state directory: created (0700) when its parent is there; else one line naming it
+"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/sd.port" --db "$T/state/incidents.db" --auth none --dry-run 2>"$T/sd.err" &
+sd=$!
+i=0; while [ ! -s "$T/sd.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "serve: a missing state directory is created 0700" "$(stat -c %a "$T/state" 2>/dev/null)" 700
+kill "$sd"; wait "$sd" 2>/dev/null
+"$VIGIL" serve --listen 127.0.0.1:0 --db "$T/no/such/dir/incidents.db" --auth none --dry-run 2>"$T/sd2.err"
+is "serve: a state directory that cannot be made: exit 2" "$?" 2
+check "serve: the message names the directory and --db" grep -q "cannot create $T/no/such/dir .*--db" "$T/sd2.err"
