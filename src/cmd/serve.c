@@ -284,6 +284,7 @@ int cmd_serve(int argc, char **argv)
     const char **kinds;
     size_t nkinds = catalog_kinds(cat, &kinds);
     if (state_dir(db)) {
+        free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
