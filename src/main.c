@@ -25,6 +25,7 @@ static const struct subcommand commands[] = {
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "score", cmd_score, "a ClusterMAX-style scorecard from audit, security, check and drill reports" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
+    { "status", cmd_status, "one screen of what vigil sees on this node (GPUs, kernel log, IB, scheduler, controller)" },
     { "trainer", cmd_trainer, "stand-in training job for drills: timed steps, checkpoints, resume (run with srun)" },
     { "version", cmd_version, "print the version and the data directory" },
 };

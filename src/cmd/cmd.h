@@ -15,6 +15,7 @@ int cmd_report(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 int cmd_inject(int argc, char **argv);

@@ -17,6 +17,8 @@ static const struct vg_orch_ops *const backends[] = {
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
+const struct vg_orch_ops *vg_orch_at(size_t i) { return i < NBACKENDS ? backends[i] : NULL; }
+
 const struct vg_orch_ops *vg_orch_find(const char *name)
 {
     if (!name || !*name) return backends[0];

@@ -122,6 +122,8 @@ struct vg_orch {
     char err[256];               /* the last error, one line */
 };
 
+/* The i-th backend of the table, NULL past its end. */
+const struct vg_orch_ops *vg_orch_at(size_t i);
 /* The backend named name ("slurm" when NULL or ""); NULL when unknown. */
 const struct vg_orch_ops *vg_orch_find(const char *name);
 /* "slurm" (the names in the table, comma-separated) for usage texts. */
