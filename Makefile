@@ -18,7 +18,7 @@ TEST_HELPER_SRC := $(sort $(wildcard tests/unit/helpers/*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
-.PHONY: all check unit integration bench fuzz demo install clean cuda
+.PHONY: all check unit integration bench fuzz demo install deb clean cuda
 all: build/vigil build/tests/libnvidia-ml.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
@@ -111,6 +111,10 @@ install: build/vigil
 	install -D -m 0644 dist/vigil-agent.service $(DESTDIR)/etc/systemd/system/vigil-agent.service
 	install -D -m 0644 dist/vigil-serve.service $(DESTDIR)/etc/systemd/system/vigil-serve.service
 	mkdir -p $(DESTDIR)/usr/local/share/vigil && cp -r data/. $(DESTDIR)/usr/local/share/vigil/
+
+# A Debian package (dpkg-deb): /usr/bin/vigil, /usr/share/vigil, systemd units.
+deb: build/vigil
+	@scripts/mkdeb.sh
 
 clean:
 	rm -rf build

@@ -113,6 +113,7 @@ int cmd_audit(int argc, char **argv)
     struct vg_audit a = { 0 };
     vg_inventory_init(&a.inv, o.root);
     if (vg_inventory_collect(&a.inv) < 0) {
+        vg_input_error("%s", a.inv.err);
         vg_audit_free(&a);
         return VG_EXIT_INPUT;
     }

@@ -6,6 +6,7 @@
 #include "util/rootfs.h"
 #include "util/strutil.h"
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,7 @@ static void distro_evidence(struct vg_inventory *inv)
 
 int vg_inventory_collect(struct vg_inventory *inv)
 {
-    if (!vg_path_exists(inv->root, "/")) return vg_input_error("%s: root directory not readable", inv->root), -1;
+    if (!vg_path_exists(inv->root, "/")) return vg_inventory_fail(inv, "%s: root directory not readable", inv->root);
     if (vg_pkgdb_dpkg_load(inv) < 0) return -1;
     if (vg_pkgdb_rpm_load(inv) < 0) return -1;
     for (size_t i = 0; i < vg_ncollectors; i++) {
@@ -243,4 +244,13 @@ int vg_header_defines(const char *root, const char *path, const char *const *nam
     }
     free(text);
     return found;
+}
+
+int vg_inventory_fail(struct vg_inventory *inv, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(inv->err, sizeof inv->err, fmt, ap);
+    va_end(ap);
+    return -1;
 }

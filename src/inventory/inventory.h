@@ -60,14 +60,18 @@ struct vg_inventory {
     size_t pkgcap;
     char **bufs;           /* file/command buffers the pkgs' strings point into */
     size_t nbufs;
+    char err[512];         /* why collecting failed: one line naming the file */
 };
+
+/* Sets inv->err from a format; returns -1. */
+int vg_inventory_fail(struct vg_inventory *inv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct vg_pkg_rule;
 
 struct vg_collector {
     const char *name;      /* "nvidia-driver" … */
     /* Adds components to inv (NULL when the rules below say it all).  Returns
-     * 0, or -1 for an input error it has reported with vg_input_error (the
+     * 0, or -1 for an input error with inv->err set (vg_inventory_fail; the
      * audit then exits 2). */
     int (*collect)(struct vg_inventory *inv);
     /* Components read from the package database, applied before collect. */
@@ -102,7 +106,7 @@ struct vg_pkg_rule {
 int vg_inventory_add_pkg_rules(struct vg_inventory *inv, const struct vg_pkg_rule *rules, size_t n);
 
 /* Package-database readers (pkgdb_dpkg.c, pkgdb_rpm.c): each returns 0 (also
- * when the root has no such database) or -1 after vg_input_error.
+ * when the root has no such database) or -1 with inv->err naming the file.
  * vg_dpkg_parse parses a status file held in buf (len bytes, buf[len] == 0) in
  * place; the packages' strings point into buf, which must outlive inv (the
  * loader hands it to inv->bufs).  `path` names the file in messages. */

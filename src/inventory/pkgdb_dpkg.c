@@ -69,11 +69,11 @@ static bool installed(const char *status)
 
 static int end_stanza(struct vg_inventory *inv, struct stanza *s, const char *path)
 {
-    if (!s->name) return vg_input_error("%s:%zu: stanza without a Package field", path, s->line), -1;
-    if (!s->status) return vg_input_error("%s:%zu: package '%s' has no Status field", path, s->line, s->name), -1;
+    if (!s->name) return vg_inventory_fail(inv, "%s:%zu: stanza without a Package field", path, s->line);
+    if (!s->status) return vg_inventory_fail(inv, "%s:%zu: package '%s' has no Status field", path, s->line, s->name);
     if (installed(s->status)) {
         if (!s->version || !*s->version)
-            return vg_input_error("%s:%zu: installed package '%s' has no Version field", path, s->line, s->name), -1;
+            return vg_inventory_fail(inv, "%s:%zu: installed package '%s' has no Version field", path, s->line, s->name);
         add_pkg(inv, s);
     }
     memset(s, 0, sizeof *s);
@@ -89,21 +89,21 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
     while (p < end) {
         line++;
         char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) return vg_input_error("%s:%zu: truncated (last line has no newline)", path, line), -1;
+        if (!nl) return vg_inventory_fail(inv, "%s:%zu: truncated (last line has no newline)", path, line);
         size_t ll = (size_t)(nl - p);
-        if (ll > DPKG_MAX_LINE) return vg_input_error("%s:%zu: line longer than %u bytes", path, line, DPKG_MAX_LINE), -1;
+        if (ll > DPKG_MAX_LINE) return vg_inventory_fail(inv, "%s:%zu: line longer than %u bytes", path, line, DPKG_MAX_LINE);
         long bad = control_byte(p, ll);
         if (bad >= 0)
-            return vg_input_error("%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line,
-                                  (unsigned char)p[bad]), -1;
+            return vg_inventory_fail(inv, "%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line,
+                                     (unsigned char)p[bad]);
         if (ll == 0 || (ll == 1 && *p == '\r')) {
             if (in_stanza && end_stanza(inv, &s, path) < 0) return -1;
             in_stanza = false;
         } else if (*p == ' ' || *p == '\t') {
-            if (!in_stanza) return vg_input_error("%s:%zu: continuation line outside a stanza", path, line), -1;
+            if (!in_stanza) return vg_inventory_fail(inv, "%s:%zu: continuation line outside a stanza", path, line);
         } else {
             char *colon = memchr(p, ':', ll);
-            if (!colon) return vg_input_error("%s:%zu: expected 'Field: value'", path, line), -1;
+            if (!colon) return vg_inventory_fail(inv, "%s:%zu: expected 'Field: value'", path, line);
             if (!in_stanza) s.line = line;
             in_stanza = true;
             char *v = colon + 1, *ve = nl;
@@ -128,7 +128,7 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
         p = nl + 1;
     }
     if (in_stanza)
-        return vg_input_error("%s:%zu: truncated in the middle of a stanza (no blank line after it)", path, line), -1;
+        return vg_inventory_fail(inv, "%s:%zu: truncated in the middle of a stanza (no blank line after it)", path, line);
     return 0;
 }
 
@@ -139,7 +139,7 @@ int vg_pkgdb_dpkg_load(struct vg_inventory *inv)
     if (vg_read_file(inv->root, DPKG_STATUS, DPKG_MAX_FILE, &buf, &len) < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return 0;
         char *full = vg_root_path(inv->root, DPKG_STATUS);
-        vg_input_error("%s: %s", full, strerror(errno));
+        vg_inventory_fail(inv, "%s: %s", full, strerror(errno));
         free(full);
         return -1;
     }

@@ -66,7 +66,7 @@ int vg_pkgdb_rpm_load(struct vg_inventory *inv)
         char *cmd = vg_argv_str(argv);
         char *nl = strchr(r.err, '\n');
         if (nl) *nl = 0;
-        vg_input_error("%s: %s", cmd, r.timed_out ? "timed out" : r.err[0] ? r.err : "failed");
+        vg_inventory_fail(inv, "%s: %s", cmd, r.timed_out ? "timed out" : r.err[0] ? r.err : "failed");
         free(cmd);
         vg_spawn_result_free(&r);
         return -1;

@@ -33,6 +33,23 @@ const char *vg_data_dir(void)
             }
         }
     }
+    /* installed: <prefix>/bin/vigil → <prefix>/share/vigil (a package: /usr) */
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        slash = strrchr(exe, '/');
+        if (slash && !strcmp(slash, "/bin")) {
+            *slash = 0;
+            char probe[PATH_MAX];
+            snprintf(probe, sizeof probe, "%s/share/vigil/fault-catalog.tsv", exe);
+            if (access(probe, R_OK) == 0) {
+                snprintf(dir, sizeof dir, "%s/share/vigil", exe);
+                return dir;
+            }
+        }
+    }
     vg_strlcpy(dir, "/usr/local/share/vigil", sizeof dir);
     return dir;
 }
