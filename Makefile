@@ -58,8 +58,15 @@ build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
 
+# The Kubernetes API test double (tests/k8s/): kubectl and vigil's k8s backend run against it.
+KAPI_SRC := $(sort $(wildcard tests/k8s/*.c))
+build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lpthread
+
 unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:
