@@ -1,10 +1,10 @@
 # vigil — build, test, bench, fuzz, demo.  See README.md.
 CC      ?= gcc
 # libcurl is loaded with dlopen on first use (src/wire/client.c).
-PKGS    := jansson sqlite3 libmicrohttpd munge
+PKGS    := jansson sqlite3 libmicrohttpd munge yaml-0.1
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
-LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmicrohttpd -lmunge) -ldl -lpthread -lm
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmicrohttpd -lmunge -lyaml) -ldl -lpthread -lm
 # `make V=1` shows the full commands.
 Q       := $(if $(V),,@)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

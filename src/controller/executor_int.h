@@ -50,6 +50,7 @@ struct act {
     char **jobs;
     size_t njobs;
     int64_t requeued_at;
+    bool isolated;             /* the isolate step is done */
     char err[300];             /* why a required step failed */
 };
 
@@ -61,8 +62,9 @@ struct vg_remedy_step {
     int (*apply)(struct vg_executor *x, struct act *a);
 };
 
-/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN), NULL-name terminated. */
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op);
+/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) on orchestrator ops,
+ * NULL-name terminated. */
+const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op);
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 

@@ -108,6 +108,11 @@ struct vg_orch_ops {
     /* The daemons a healthy node of this scheduler runs (`vigil check --init`
      * expects those it finds running). */
     const char *const *node_daemons;
+    /* Requeued work is rescheduled at once (Kubernetes: a Job's controller
+     * recreates evicted pods within milliseconds), so the controller takes
+     * the node out before it requeues; false: the scheduler holds requeued
+     * jobs a moment (Slurm), and requeue comes first. */
+    bool isolate_before_requeue;
 };
 
 struct vg_orch {

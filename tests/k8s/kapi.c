@@ -7,10 +7,11 @@
  * 409 Conflict, Status objects for errors, a server-side Table for
  * `kubectl get nodes`.  The harness's scheduler and Job controller run in
  * kapi_sim.c.  Test controls, outside the API's paths:
- *   POST /_test/fault  {"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":3}
+ *   POST /_test/fault  {"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":3,
+ *                       "retry_after":0,"message":"…"}  the next matching requests fail so
  *   POST /_test/deny   {"verb":"patch","resource":"nodes/status"}  (DELETE: allow all)
  *   POST /_test/token  {"token":"…"}   the bearer token now required
- * Usage: kapi --port-file FILE [--state FILE.json] [--token T] [--log FILE] [--tick MS] */
+ * Usage: kapi --port-file FILE [--port N] [--state FILE.json] [--token T] [--log FILE] [--tick MS] */
 #include "kapi.h"
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -461,7 +462,7 @@ static enum MHD_Result forbid(struct req *r, const char *verb, const char *res, 
 }
 
 /* An injected fault matching this request, consumed; 0 when none. */
-static int injected(struct req *r, int *retry_after)
+static int injected(struct req *r, int *retry_after, char *message, size_t n)
 {
     size_t i;
     json_t *f;
@@ -472,6 +473,7 @@ static int injected(struct req *r, int *retry_after)
         if (p && strncmp(r->path, p, strlen(p))) continue;
         int code = (int)json_integer_value(json_object_get(f, "code"));
         json_int_t left = json_integer_value(json_object_get(f, "count"));
+        snprintf(message, n, "%s", json_string_value(json_object_get(f, "message")) ?: "");
         *retry_after = json_is_integer(json_object_get(f, "retry_after")) ? (int)json_integer_value(json_object_get(f, "retry_after")) : 0;
         if (left <= 1) json_array_remove(faults, i);
         else json_object_set_new(f, "count", json_integer(left - 1));
@@ -551,6 +553,12 @@ static enum MHD_Result resource(struct req *r)
     if (sub && !status) return fail(r, 404, rname, name, "the server could not find the requested resource");
     if (!strcmp(r->method, "GET")) {
         json_t *o = json_object_get(store, key);
+        if (o && store == K.nodes && !status && wants_table(r)) {
+            json_t *one = json_pack("[O]", o);
+            json_t *t = node_table(one);
+            json_decref(one);
+            return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
+        }
         return o ? send_json(r, 200, json_incref(o), NULL, -1) : not_found(r, rname, name);
     }
     if (!strcmp(r->method, "PATCH")) return patch(r, store, key, rname, name, status);
@@ -572,13 +580,14 @@ static enum MHD_Result route(struct req *r)
         if (!a || strncmp(a, "Bearer ", 7) || strcmp(a + 7, token)) return fail(r, 401, NULL, NULL, "Unauthorized");
     }
     int retry_after = 0;
-    int code = injected(r, &retry_after);
+    char message[512] = "";
+    int code = injected(r, &retry_after, message, sizeof message);
     if (code == 409) return fail(r, 409, NULL, NULL, "Operation cannot be fulfilled: the object has been modified; "
                                                      "please apply your changes to the latest version and try again");
     if (code) {
         json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1", "metadata",
-                               "status", "Failure", "message", "injected by the test", "reason", reason_of(code),
-                               "code", code);
+                               "status", "Failure", "message", message[0] ? message : "injected by the test",
+                               "reason", reason_of(code), "code", code);
         return send_json(r, code, st, NULL, code == 429 ? retry_after : -1);
     }
     if (r->nseg == 0) return fail(r, 404, NULL, NULL, "the server could not find the requested resource");
@@ -676,22 +685,24 @@ static void on_signal(int s) { (void)s; stop = 1; }
 int main(int argc, char **argv)
 {
     const char *port_file = NULL, *state = NULL;
-    int tick_ms = 10;
+    int tick_ms = 10, port = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--port-file")) port_file = argv[i + 1];
         else if (!strcmp(argv[i], "--state")) state = argv[i + 1];
         else if (!strcmp(argv[i], "--token")) snprintf(token, sizeof token, "%s", argv[i + 1]);
         else if (!strcmp(argv[i], "--log")) logf = fopen(argv[i + 1], "ae");
         else if (!strcmp(argv[i], "--tick")) tick_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: kapi --port-file FILE [--state FILE] [--token T] [--log FILE] [--tick MS]\n");
+            fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n");
             return 2;
         }
     }
     K.nodes = json_object(), K.pods = json_object(), K.jobs = json_object(), K.daemonsets = json_object();
     faults = json_array(), denied = json_array();
     if (state && load_state(state)) return 2;
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
                                             NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
                                             MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
