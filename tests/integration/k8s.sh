@@ -234,3 +234,20 @@ retried_ok "node vanished before the PATCH" n3
 kill -0 "$SERVE_PID" && ok "vanished node: the controller is still running" || nok "vanished node: the controller is still running"
 stop_serve
 check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"
+
+# ---- the manifests, and RBAC = the verbs vigil used in this suite, no more
+stop_kapi
+start_kapi
+kubectl apply --dry-run=client --validate=false -f "$ROOT/deploy/kubernetes/" >"$W/apply" 2>&1
+is "deploy/kubernetes: kubectl apply --dry-run=client maps every object (schema validation needs OpenAPI, not served)" \
+    "$(grep -c "(dry run)$" "$W/apply")" "$(grep -c '^kind:' "$ROOT"/deploy/kubernetes/*.yaml | awk -F: '{s += $2} END {print s}')"
+grep -v "(dry run)$" "$W/apply" | sed "s/^/# /"
+granted=$(kubectl create --dry-run=client --validate=false -o json -f "$ROOT/deploy/kubernetes/20-rbac.yaml" |
+    jq -r 'select(.kind == "ClusterRole") | .rules[] | .resources[] as $r | .verbs[] | "\(.) \($r)"' | sort -u | tr '\n' ' ')
+used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
+    m = $1; p = $2; sub(/\?.*/, "", p); n = split(p, s, "/")
+    if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"
+    else if (p ~ /\/pods$/) r = "pods"; else if (p ~ /\/nodes$/) r = "nodes"; else if (s[n-1] == "nodes") r = "nodes"; else r = p
+    v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? "delete" : (p ~ /\/(nodes|pods)$/ ? "list" : "get")
+    print v, r }' | sort -u | tr '\n' ' ')
+is "the ClusterRole grants exactly the verbs vigil used" "$used" "$granted"

@@ -83,9 +83,10 @@ static enum MHD_Result send_json(struct req *r, int code, json_t *body, const ch
     MHD_destroy_response(resp);
     if (logf && strncmp(r->url, "/_test", 6)) {
         const char *ct = hdr(r, "Content-Type");
-        fprintf(logf, "%s %s%s%s %d%s%s\n", r->method, r->url, arg(r, "fieldSelector") ? " fieldSelector=" : "",
+        const char *ua = hdr(r, "User-Agent");
+        fprintf(logf, "%s %s%s%s %d%s%s ua=%.20s\n", r->method, r->url, arg(r, "fieldSelector") ? " fieldSelector=" : "",
                 arg(r, "fieldSelector") ? arg(r, "fieldSelector") : "", code, ct && !strcmp(r->method, "PATCH") ? " " : "",
-                ct && !strcmp(r->method, "PATCH") ? ct : "");
+                ct && !strcmp(r->method, "PATCH") ? ct : "", ua ? ua : "-");
         fflush(logf);
     }
     return rc;
@@ -170,6 +171,7 @@ static json_t *resource_list(const char *gv)
         json_array_append_new(l, res("secrets", "Secret", true, CRUD, NULL));
         json_array_append_new(l, res("services", "Service", true, CRUD, "svc"));
         json_array_append_new(l, res("configmaps", "ConfigMap", true, CRUD, "cm"));
+        json_array_append_new(l, res("persistentvolumeclaims", "PersistentVolumeClaim", true, CRUD, "pvc"));
     } else if (!strcmp(gv, "apps/v1")) {
         json_array_append_new(l, res("daemonsets", "DaemonSet", true, CRUD, "ds"));
         json_array_append_new(l, res("deployments", "Deployment", true, CRUD, "deploy"));
