@@ -104,14 +104,15 @@ static int step_promote(struct vg_executor *x, struct act *a)
     return rc ? -1 : 0;
 }
 
-static const struct vg_remedy_step jobs = { "jobs", false, step_jobs };
-static const struct vg_remedy_step requeue = { "requeue", false, step_requeue };
-static const struct vg_remedy_step isolate = { "isolate", true, step_isolate };
-static const struct vg_remedy_step promote = { "promote", false, step_promote };
+/* Initializers, not const objects: C11 (and clang) take only constants in a static table. */
+#define JOBS { "jobs", false, step_jobs }
+#define REQUEUE { "requeue", false, step_requeue }
+#define ISOLATE { "isolate", true, step_isolate }
+#define PROMOTE { "promote", false, step_promote }
 
-static const struct vg_remedy_step down_steps[] = { jobs, requeue, isolate, promote, { 0 } };
-static const struct vg_remedy_step down_isolate_first[] = { jobs, isolate, requeue, promote, { 0 } };
-static const struct vg_remedy_step drain_steps[] = { isolate, promote, { 0 } };
+static const struct vg_remedy_step down_steps[] = { JOBS, REQUEUE, ISOLATE, PROMOTE, { 0 } };
+static const struct vg_remedy_step down_isolate_first[] = { JOBS, ISOLATE, REQUEUE, PROMOTE, { 0 } };
+static const struct vg_remedy_step drain_steps[] = { ISOLATE, PROMOTE, { 0 } };
 
 const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op)
 {

@@ -23,10 +23,16 @@
 #define SMP "application/strategic-merge-patch+json"
 #define CONFLICT_TRIES 5
 
+#define RECENT_MS 5000
+
 struct k8s {
     struct vg_k8s_http h;
     json_t *cache;            /* node name → the Node as last read or written */
     char ns[64];              /* namespace of drill Jobs */
+    /* The pods jobs_on read on a node, reused by the DOWN that follows it
+     * within RECENT_MS: a pod bound after that read is evicted by the
+     * NoExecute taint anyway. */
+    struct { char node[64]; int64_t at; struct vg_k8s_pod *pods; size_t n; } recent;
 };
 
 static struct k8s *P(struct vg_orch *o) { return o->priv; }
@@ -74,6 +80,7 @@ static void k8s_close(struct vg_orch *o)
     struct k8s *k = P(o);
     if (!k) return;
     json_decref(k->cache);
+    free(k->recent.pods);
     vg_k8s_conf_free(&k->h.conf);
     free(k);
 }
@@ -304,7 +311,11 @@ static int k8s_isolate(struct vg_orch *o, const char *const *nodes, size_t n, en
         if (how != VG_ISOLATE_DOWN) continue;
         struct vg_k8s_pod *ps;
         size_t np;
-        if (pods_on(o, nodes[i], &ps, &np)) return -1;
+        struct k8s *k = P(o);
+        if (!strcmp(k->recent.node, nodes[i]) && vg_mono_ms() - k->recent.at < RECENT_MS) {
+            ps = k->recent.pods, np = k->recent.n;   /* taken: read once */
+            k->recent.pods = NULL, k->recent.node[0] = 0;
+        } else if (pods_on(o, nodes[i], &ps, &np)) return -1;
         int rc = 0;
         for (size_t j = 0; j < np && !rc; j++)
             if (!ps[j].daemon && !ps[j].gone) rc = evict(o, &ps[j]);
@@ -329,27 +340,30 @@ static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, ch
     *jobs = NULL;
     *njobs = 0;
     char **v = NULL;
-    size_t k = 0;
+    size_t nv = 0;
     for (size_t i = 0; i < n; i++) {
         struct vg_k8s_pod *ps;
         size_t np;
         if (pods_on(o, nodes[i], &ps, &np)) {
-            vg_strv_free(v, k);
+            vg_strv_free(v, nv);
             return -1;
         }
+        struct k8s *k = P(o);
+        free(k->recent.pods);
+        vg_strlcpy(k->recent.node, nodes[i], sizeof k->recent.node);
+        k->recent.at = vg_mono_ms(), k->recent.pods = ps, k->recent.n = np;
         for (size_t j = 0; j < np; j++) {
             if (!ps[j].workload[0] || ps[j].gone) continue;
             bool seen = false;
-            for (size_t m = 0; m < k && !seen; m++) seen = !strcmp(v[m], ps[j].workload);
+            for (size_t m = 0; m < nv && !seen; m++) seen = !strcmp(v[m], ps[j].workload);
             if (seen) continue;
-            v = vg_xrealloc(v, (k + 2) * sizeof *v);
-            v[k++] = vg_xstrdup(ps[j].workload);
-            v[k] = NULL;
+            v = vg_xrealloc(v, (nv + 2) * sizeof *v);
+            v[nv++] = vg_xstrdup(ps[j].workload);
+            v[nv] = NULL;
         }
-        free(ps);
     }
     *jobs = v ? v : vg_xcalloc(1, sizeof *v);
-    *njobs = k;
+    *njobs = nv;
     return 0;
 }
 

@@ -42,7 +42,12 @@ static json_t *yaml_to_json(const char *text, size_t len, char *err, size_t n)
         case YAML_MAPPING_START_EVENT: value = json_object(); break;
         case YAML_SEQUENCE_START_EVENT: value = json_array(); break;
         case YAML_MAPPING_END_EVENT:
-        case YAML_SEQUENCE_END_EVENT: depth--; break;
+        case YAML_SEQUENCE_END_EVENT:
+            if (depth > 0) {   /* a key left without its value (after a complex key) goes too */
+                free(keys[--depth]);
+                keys[depth] = NULL;
+            }
+            break;
         case YAML_SCALAR_EVENT: {
             const char *s = (const char *)ev.data.scalar.value;
             bool plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
