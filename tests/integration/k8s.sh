@@ -224,6 +224,14 @@ fault_case "409 storm" n1 "409 Conflict 5 times"
 retried_ok "409 storm over" n1
 
 fresh "breaker = 100% / 600s"
+ctl POST fault '{"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":2,"retry_after":0}'
+ctl POST fault '{"code":503,"method":"GET","path":"/api/v1/pods","count":1}'
+post_xid n1 79 >/dev/null
+check "429 twice and a 503: retried within the call, isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+is "… without failing the incident" "$(curl -s "$URL/metrics" | sed -n 's/^vigil_action_failures_total //p')" 0
+is "… after the API's 429s and 503" "$(grep -c ' 429 .*ua=vigil$\| 503 ua=vigil$' "$W/api.log")" 3
+
+fresh "breaker = 100% / 600s"
 kd delete node n1 >/dev/null 2>&1
 is "a node gone from the cluster: XID accepted" "$(post_xid n1 79)" 202
 check "… held, with the reason" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q 'held: node n1 is not in the cluster'"
