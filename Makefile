@@ -1,6 +1,6 @@
 # vigil — build, test, bench, fuzz, demo.  See README.md.
 CC      ?= gcc
-# libcurl is loaded with dlopen on first use (src/wire/client.c).
+# libcurl is loaded with dlopen on first use (src/util/curlso.c).
 PKGS    := jansson sqlite3 libmicrohttpd munge yaml-0.1
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP

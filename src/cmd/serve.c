@@ -24,8 +24,8 @@
     "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n" \
     "                   [--munge-socket S] [--window SECONDS] [--port-file F]\n"                            \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"  \
-    "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"      \
-    "--slurm-conf FILE is the same).\n"
+    "NAME: the scheduler vigil acts on (slurm, the default, or k8s); FILE: its configuration\n"       \
+    "(slurm.conf, --slurm-conf FILE is the same; a kubeconfig for k8s).\n"
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {

@@ -1,8 +1,8 @@
 /* remedy.c — the remediation steps, one small struct of function pointers
  * each, and the table of steps per verdict: DOWN = list the node's jobs,
- * requeue them, isolate (isolate before requeue where the scheduler restarts
- * requeued work at once), promote spares; DRAIN = isolate, promote spares.  Then the repair
- * that follows an isolation: the remediation command, the health check, and
+ * requeue them, isolate (isolate, then requeue, where the scheduler restarts
+ * requeued work at once), promote spares; DRAIN = isolate, promote spares.
+ * Then the repair that follows an isolation: the remediation command, the health check, and
  * back to the spare pool.  A new action is one function, one struct, one
  * line in a table (and its test in tests/unit/test_executor.c). */
 #include "controller/executor_int.h"

@@ -1,7 +1,7 @@
 /* orch.h — the scheduler behind one struct of function pointers, the way
  * nvtop puts each GPU vendor behind one: everything the controller, the node
  * health check, the drill and fault injection need from a scheduler.  A
- * backend (src/orch/slurm_ops.c today; a fake in tests/) fills in
+ * backend (src/orch/slurm_ops.c, src/orch/k8s.c; a fake in tests/) fills in
  * struct vg_orch_ops and takes one line in the table in orch.c; callers pick
  * it by name (`--orchestrator slurm`, the default) and never name a
  * scheduler's commands, variables or objects themselves.

@@ -12,7 +12,8 @@ static size_t collect(char *ptr, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-static int perform(const struct vg_curl *cu, CURL *c, const char *url, int timeout_ms, long *status, char **resp, char *err, size_t errlen)
+static int perform(const struct vg_curl *cu, CURL *c, const char *url, int timeout_ms, long *status, char **resp,
+                   char *err, size_t errlen)
 {
     struct sbuf body = SBUF_INIT;
     char cerr[CURL_ERROR_SIZE] = "";

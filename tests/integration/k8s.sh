@@ -24,15 +24,16 @@ trap 'stop_serve; stop_kapi; rm -rf "$W"' EXIT
 command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
 echo "# $(kubectl version --client 2>/dev/null | head -1)"
 
-start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT once it is known
+start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT once it is known; HTTPS when $CACERT
     rm -f "$W/kport"
-    "$KAPI" --port-file "$W/kport" ${KPORT:+--port "$KPORT"} --state "$FIX" --log "$W/api.log" "$@" 2>>"$W/kapi.err" &
+    "$KAPI" --port-file "$W/kport" ${KPORT:+--port "$KPORT"} --state "$FIX" --log "$W/api.log" \
+        ${CACERT:+--tls-cert "$W/ca.pem" --tls-key "$W/ca.key"} "$@" 2>>"$W/kapi.err" &
     KAPI_PID=$!
     i=0; while [ ! -s "$W/kport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     KPORT=$(cat "$W/kport")
-    API="http://127.0.0.1:$KPORT"
+    API="http${CACERT:+s}://127.0.0.1:$KPORT"
 }
-kubeconfig() { # file [token]
+kubeconfig() { # file [token [ca-line]] — the CA as a path relative to the file unless ca-line says otherwise
     cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -40,6 +41,7 @@ clusters:
 - name: double
   cluster:
     server: $API
+    ${3:-${CACERT:+certificate-authority: ca.pem}}
 contexts:
 - name: double
   context: {cluster: double, user: vigil}
@@ -54,9 +56,12 @@ wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.1; done
 }
-aget() { curl -s ${TOKEN:+-H "Authorization: Bearer $TOKEN"} "$API$1"; }
+acurl() { curl -s ${CACERT:+--cacert "$CACERT"} ${TOKEN:+-H "Authorization: Bearer $TOKEN"} "$@"; }
+aget() { acurl "$API$1"; }
 node_json() { aget "/api/v1/nodes/$1"; }
-ctl() { curl -s -o /dev/null -X "$1" --data-binary "$3" "$API/_test/$2"; }
+ctl() { acurl -o /dev/null -X "$1" --data-binary "$3" "$API/_test/$2"; }
+running() { [ "$(aget /api/v1/namespaces/default/pods | jq '[.items[] | select(.status.phase=="Running")] | length')" -eq "$1" ]; }
+node_has() { node_json "$1" | jq -e "$2"; }   # node jq-expression
 pods_of() { aget "/api/v1/namespaces/default/pods?labelSelector=job-name%3D$1" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-") \(.status.phase)"'; }
 
 # ---- 1. the double, driven by kubectl -------------------------------------------
@@ -64,7 +69,7 @@ start_kapi
 kubeconfig "$W/kc"
 export KUBECONFIG="$W/kc"
 check "API double starts" test -n "$KPORT"
-wait_for 5 sh -c "[ \$(curl -s '$API/api/v1/namespaces/default/pods' | jq '[.items[] | select(.status.phase==\"Running\")] | length') -eq 4 ]"
+wait_for 5 running 4
 is "kubectl get nodes lists the 5 nodes" "$(kubectl get nodes --no-headers 2>&1 | awk '{print $1}' | tr '\n' ' ')" "n1 n2 n3 n4 n5 "
 kubectl cordon n1 >"$W/out" 2>&1
 is "kubectl cordon sets spec.unschedulable" "$(node_json n1 | jq -r .spec.unschedulable)" true
@@ -106,7 +111,12 @@ check "429 with Retry-After: kubectl retries and succeeds" kubectl get node n4 -
 is "… after two 429s" "$(grep -c 'GET /api/v1/nodes/n4 429' "$W/api.log")" 2
 stop_kapi
 
-# ---- 2. vigil serve --orchestrator k8s ------------------------------------------
+# ---- 2. vigil serve --orchestrator k8s, over HTTPS with a bearer token ---------------
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.pem" -days 2 -subj /CN=kapi \
+    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/other.key" -out "$W/other.pem" -days 2 -subj /CN=other \
+    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+CACERT=$W/ca.pem
 TOKEN="vigil-k8s-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
 echo 0 >"$W/seq"
@@ -123,7 +133,7 @@ fresh() { # policy — a fresh cluster and controller
     stop_serve; stop_kapi
     start_kapi --token "$TOKEN"
     kubeconfig "$W/vigil.kc" "$TOKEN"
-    wait_for 5 sh -c "[ \$(curl -s -H 'Authorization: Bearer $TOKEN' '$API/api/v1/namespaces/default/pods' | jq '[.items[] | select(.status.phase==\"Running\")] | length') -eq 4 ]"
+    wait_for 5 running 4
     start_serve "$1"
 }
 post_xid() { # node code → HTTP status
@@ -139,24 +149,23 @@ gang_on_spare() {
     [ "$(pods_of train | awk '$3 == "Running"' | wc -l)" -eq 3 ] && pods_of train | grep -q ' n5 Running' &&
         ! pods_of train | grep -q ' n2 '
 }
-# kubectl sends no bearer token over plain HTTP, so the double lets it in
-# without one for the moment it runs (the administrator's commands).
-kd() { ctl POST token '{"token":""}'; kubectl --kubeconfig "$W/vigil.kc" "$@"; r=$?; ctl POST token "{\"token\":\"$TOKEN\"}"; return $r; }
+# the administrator's kubectl, with vigil's kubeconfig (kubectl sends a bearer token over HTTPS only)
+kd() { kubectl --kubeconfig "$W/vigil.kc" "$@"; }
 
 fresh "spares = n5
 breaker = 100% / 600s"
 before=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
 is "the gang runs on n1-n3" "$(pods_of train | awk '{print $2}' | sort | tr '\n' ' ')" "n1 n2 n3 "
 is "XID 79 on n2 accepted" "$(post_xid n2 79)" 202
-check "n2 cordoned" wait_for 10 sh -c "[ \"\$(curl -s -H 'Authorization: Bearer $TOKEN' $API/api/v1/nodes/n2 | jq -r .spec.unschedulable)\" = true ]"
+check "n2 cordoned" wait_for 10 node_has n2 '.spec.unschedulable == true'
 is "n2 tainted vigil.dev/fault (NoExecute at DOWN)" \
     "$(node_json n2 | jq -r '.spec.taints[] | select(.key=="vigil.dev/fault") | .effect')" NoExecute
 is "n2 has condition VigilHealthy=False" \
     "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | "\(.status) \(.reason)"')" "False VigilDown"
-check "vigil's annotation records what it did" sh -c "curl -s -H 'Authorization: Bearer $TOKEN' $API/api/v1/nodes/n2 | jq -r '.metadata.annotations[\"vigil.dev/isolated\"]' | jq -e '.reason | startswith(\"vigil:\")'"
+check "vigil's annotation records what it did" node_has n2 '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason | startswith("vigil:")'
 kd describe node n2 >"$W/describe" 2>&1
 check "kubectl describe node shows vigil's condition" grep -q 'VigilHealthy.*False.*VigilDown.*vigil: xid 79' "$W/describe"
-check "the spare n5 is promoted (its taint removed)" wait_for 5 sh -c "[ \"\$(curl -s -H 'Authorization: Bearer $TOKEN' $API/api/v1/nodes/n5 | jq '[.spec.taints // [] | .[] | select(.key==\"vigil.dev/spare\")] | length')\" = 0 ]"
+check "the spare n5 is promoted (its taint removed)" wait_for 5 node_has n5 '[.spec.taints // [] | .[] | select(.key=="vigil.dev/spare")] | length == 0'
 check "the gang runs again, on the spare, not on n2" wait_for 10 gang_on_spare
 after=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
 check "all 3 pods of the gang were restarted (new pods)" sh -c "for p in $before; do echo '$after' | grep -qw \$p && exit 1; done; exit 0"
@@ -168,6 +177,23 @@ for step in isolated jobs_requeued spare_promoted; do
     case "$inc" in *"\"$step\""*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
 done
 case "$inc" in *'default/Job/train'*) ok "the requeued workload is default/Job/train" ;; *) nok "requeued workload: $inc" ;; esac
+
+# ---- the CA inline (certificate-authority-data), and a CA that did not sign the server's certificate
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/other.pem")"
+start_serve "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null
+check "a CA that did not sign the API's certificate: the incident fails, naming TLS" \
+    wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"failed.*SSL certificate'"
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/ca.pem")"
+start_serve "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null
+check "the right CA inline: isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN"
+start_serve "spares = n5
+breaker = 100% / 600s"
 
 # ---- ownership: an administrator's cordon is left alone
 kd cordon n4 >/dev/null 2>&1
@@ -182,8 +208,8 @@ breaker = 100% / 600s
 remediate = true {node}
 healthcheck = true {node}"
 post_xid n2 79 >/dev/null
-check "repaired n2 returned to the pool (spare taint)" wait_for 10 sh -c "curl -s -H 'Authorization: Bearer $TOKEN' $API/api/v1/nodes/n2 | jq -e '.spec.taints // [] | map(.key) | index(\"vigil.dev/spare\")'"
-check "… uncordoned, vigil's taint and annotation gone" wait_for 5 sh -c "curl -s -H 'Authorization: Bearer $TOKEN' $API/api/v1/nodes/n2 | jq -e '(.spec.unschedulable // false) == false and (.metadata.annotations // {} | has(\"vigil.dev/isolated\") | not) and ([.spec.taints[] | select(.key==\"vigil.dev/fault\")] | length == 0)'"
+check "repaired n2 returned to the pool (spare taint)" wait_for 10 node_has n2 '.spec.taints // [] | map(.key) | index("vigil.dev/spare")'
+check "… uncordoned, vigil's taint and annotation gone" wait_for 5 node_has n2 '(.spec.unschedulable // false) == false and (.metadata.annotations // {} | has("vigil.dev/isolated") | not) and ([.spec.taints[] | select(.key=="vigil.dev/fault")] | length == 0)'
 is "… condition VigilHealthy=True" "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | .status')" True
 check "incident closed" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
 
@@ -245,6 +271,7 @@ check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: Address
 
 # ---- the manifests, and RBAC = the verbs vigil used in this suite, no more
 stop_kapi
+CACERT= TOKEN=
 start_kapi
 kubectl apply --dry-run=client --validate=false -f "$ROOT/deploy/kubernetes/" >"$W/apply" 2>&1
 is "deploy/kubernetes: kubectl apply --dry-run=client maps every object (schema validation needs OpenAPI, not served)" \

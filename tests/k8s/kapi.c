@@ -11,7 +11,8 @@
  *                       "retry_after":0,"message":"…"}  the next matching requests fail so
  *   POST /_test/deny   {"verb":"patch","resource":"nodes/status"}  (DELETE: allow all)
  *   POST /_test/token  {"token":"…"}   the bearer token now required
- * Usage: kapi --port-file FILE [--port N] [--state FILE.json] [--token T] [--log FILE] [--tick MS] */
+ * Usage: kapi --port-file FILE [--port N] [--state FILE.json] [--token T] [--log FILE] [--tick MS]
+ *             [--tls-cert PEM --tls-key PEM]   (HTTPS; bearer tokens over it) */
 #include "kapi.h"
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -681,6 +682,17 @@ static int load_state(const char *path)
     return 0;
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
 static volatile sig_atomic_t stop;
 static void on_signal(int s) { (void)s; stop = 1; }
 
@@ -688,6 +700,7 @@ int main(int argc, char **argv)
 {
     const char *port_file = NULL, *state = NULL;
     int tick_ms = 10, port = 0;
+    char *cert = NULL, *key = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--port-file")) port_file = argv[i + 1];
         else if (!strcmp(argv[i], "--state")) state = argv[i + 1];
@@ -695,8 +708,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--log")) logf = fopen(argv[i + 1], "ae");
         else if (!strcmp(argv[i], "--tick")) tick_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tls-cert")) cert = slurp(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tls-key")) key = slurp(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n");
+            fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n"
+                            "            [--tls-cert PEM --tls-key PEM]\n");
             return 2;
         }
     }
@@ -705,9 +721,17 @@ int main(int argc, char **argv)
     if (state && load_state(state)) return 2;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
-                                            NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-                                            MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
+    if (!cert != !key) {
+        fprintf(stderr, "kapi: --tls-cert and --tls-key go together (and must be readable)\n");
+        return 2;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    struct MHD_Daemon *d =
+        cert ? MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done,
+                                NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_HTTPS_MEM_CERT, cert,
+                                MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END)
+             : MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+                                MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "kapi: cannot listen\n");
         return 1;
