@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "orch/k8s.h"
 
 static json_t *J(const char *text)
@@ -231,6 +232,51 @@ static void test_kubeconfig_refused(void **state)
     refuses("- just\n- a list\n", "not a kubeconfig");
 }
 
+/* Where the configuration comes from: --orch-config, $KUBECONFIG, in-cluster. */
+static void test_conf_sources(void **state)
+{
+    (void)state;
+    struct vg_k8s_conf c;
+    char err[600];
+    char dir[] = "/tmp/vigil-k8s-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], tok[128];
+    snprintf(path, sizeof path, "%s/kc", dir);
+    snprintf(tok, sizeof tok, "%s/tok", dir);
+    FILE *f = fopen(path, "w");
+    fputs("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+          "  cluster: {server: 'https://10.0.0.1:6443'}\nusers:\n- name: u\n  user: {tokenFile: tok}\n", f);
+    fclose(f);
+    f = fopen(tok, "w");
+    fputs("from-file-token\n", f);
+    fclose(f);
+    setenv("KUBECONFIG", path, 1);
+    assert_int_equal(vg_k8s_conf_load(NULL, &c, err, sizeof err), 0);
+    assert_string_equal(c.token, "from-file-token");   /* tokenFile, relative to the kubeconfig */
+    assert_string_equal(c.source, path);
+    vg_k8s_conf_free(&c);
+    /* in a pod: the service account; here its files do not exist, and the error says where it looked */
+    unsetenv("KUBECONFIG");
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    int rc = vg_k8s_conf_load(NULL, &c, err, sizeof err);
+    if (rc == 0) {   /* running inside a pod after all */
+        assert_string_equal(c.server, "https://[fd00::1]:443");
+    } else {
+        assert_non_null(strstr(err, VG_K8S_SA_DIR "/token"));
+    }
+    vg_k8s_conf_free(&c);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    /* --orch-config wins, and a missing file is named */
+    assert_int_equal(vg_k8s_conf_load("/nonexistent/kubeconfig", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
+    vg_k8s_conf_free(&c);
+    unlink(tok);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_node_admin_cordoned), cmocka_unit_test(test_node_spare_and_notready),
         cmocka_unit_test(test_pods),                cmocka_unit_test(test_workload_and_taint),
         cmocka_unit_test(test_kubeconfig),          cmocka_unit_test(test_kubeconfig_refused),
+        cmocka_unit_test(test_conf_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
