@@ -205,7 +205,8 @@ static struct vg_node_view *views_of(struct vg_executor *x, const struct vg_orch
         v[i] = (struct vg_node_view){ .name = ns[i].name,
                                       .unavailable = ns[i].drain || ns[i].down,
                                       .ours = vg_orch_ours(&ns[i]),
-                                      .spare = vg_in_list(x->pool, x->npool, ns[i].name) };
+                                      .spare = vg_in_list(x->pool, x->npool, ns[i].name),
+                                      .domain = ns[i].domain };
     pthread_mutex_unlock(&x->pool_lock);
     return v;
 }

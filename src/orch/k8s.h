@@ -15,6 +15,9 @@
 #define VG_K8S_SPARE_LABEL "vigil.dev/spare"
 #define VG_K8S_ANNOTATION "vigil.dev/isolated"
 #define VG_K8S_CONDITION "VigilHealthy"
+/* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
+ * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
+#define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
 #define VG_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* Where the API server is and who vigil is to it.  PEM blobs are malloc'd. */

@@ -6,6 +6,7 @@
 #include "orch/k8s.h"
 #include "util/strutil.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *str(const json_t *o, const char *k)
@@ -75,6 +76,8 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
              !strcmp(rs, "True") ? "Ready" : !strcmp(rs, "False") ? "NotReady" : "Unknown",
              out->cordoned ? ",SchedulingDisabled" : "", out->fault_effect[0] ? ",VigilFault" : "",
              out->spare_taint ? ",Spare" : "");
+    const char *dl = getenv("VIGIL_K8S_DOMAIN_LABEL");
+    vg_strlcpy(out->n.domain, str(labels, dl && *dl ? dl : VG_K8S_DOMAIN_LABEL), sizeof out->n.domain);
     const char *clique = str(labels, "nvidia.com/gpu.clique");
     snprintf(out->n.features, sizeof out->n.features, "%s%s%s%.80s", out->spare_label ? "spare" : "",
              out->spare_label && *clique ? "," : "", *clique ? "clique=" : "", clique);

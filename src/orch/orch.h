@@ -27,6 +27,7 @@ struct vg_orch_node {
     char state[64];        /* the scheduler's own words, e.g. "IDLE+DRAIN" */
     char reason[256];      /* why it is unavailable, without stamps; "" when none */
     char features[128];    /* features or labels, comma-separated */
+    char domain[64];       /* rack / NVLink domain the scheduler knows (Kubernetes: a node label); "" */
     bool drain;            /* no new work (draining or drained) */
     bool down;             /* out of service, its work ended or requeued */
     bool responding;       /* the scheduler hears from the node */

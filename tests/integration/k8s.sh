@@ -202,6 +202,16 @@ check "incident held: not vigil's node" wait_for 5 sh -c "curl -s '$URL/v1/incid
 is "the admin's node carries no vigil annotation" "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] // "none"')" none
 is "… and no vigil taint" "$(node_json n4 | jq '[.spec.taints // [] | .[] | select(.key=="vigil.dev/fault")] | length')" 0
 
+# ---- domains from the node label nvidia.com/gpu.clique (n1-n4: rackA): the third XID takes the whole rack
+fresh "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null; post_xid n2 79 >/dev/null
+wait_for 10 sh -c "[ \$(curl -s '$URL/v1/incidents' | grep -o '\"state\":\"isolated' | wc -l) -eq 2 ]"
+post_xid n3 79 >/dev/null
+check "3 of rackA's 4 nodes out: n4 isolated with the domain" wait_for 10 node_has n4 '.spec.unschedulable == true'
+case "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason')" in
+    *"domain rackA: 3 of 4"*) ok "… its reason names the domain from the label" ;;
+    *) nok "… its reason names the domain from the label: $(node_json n4 | jq -c .metadata.annotations)" ;; esac
+
 # ---- repair: health check passes → back to the spare pool, resumed (only vigil's marks undone)
 fresh "spares = n5
 breaker = 100% / 600s

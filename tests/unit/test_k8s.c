@@ -42,6 +42,7 @@ static void test_node_healthy(void **state)
     assert_string_equal(n.n.state, "Ready");
     assert_string_equal(n.n.reason, "");
     assert_string_equal(n.n.features, "clique=r1");
+    assert_string_equal(n.n.domain, "r1");   /* the rack / NVLink domain from nvidia.com/gpu.clique */
     assert_true(n.n.responding);
     assert_false(n.n.drain || n.n.down || n.ours || n.cordoned);
 }
