@@ -65,7 +65,7 @@ build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lpthread
 
-unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
+unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi
 integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi
 
 # check, bench and demo install the Debian packages they need first (as root).
