@@ -1,10 +1,10 @@
 # vigil — build, test, bench, fuzz, demo.  See README.md.
 CC      ?= gcc
-# libcurl is loaded with dlopen on first use (src/wire/client.c).
-PKGS    := jansson sqlite3 libmicrohttpd munge zlib
+# libcurl is loaded with dlopen on first use (src/util/curlso.c).
+PKGS    := jansson sqlite3 libmicrohttpd munge zlib yaml-0.1
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
-LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmicrohttpd -lmunge -lz) -ldl -lpthread -lm
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmicrohttpd -lmunge -lz -lyaml) -ldl -lpthread -lm
 # `make V=1` shows the full commands.
 Q       := $(if $(V),,@)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -70,8 +70,16 @@ build/tests/httpload: tests/tools/httpload.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
 
-unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/httpload
+
+# The Kubernetes API test double (tests/k8s/): kubectl and vigil's k8s backend run against it.
+KAPI_SRC := $(sort $(wildcard tests/k8s/*.c))
+build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lpthread
+
+unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:

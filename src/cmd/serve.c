@@ -42,9 +42,10 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "NAME: the scheduler vigil acts on (default slurm); FILE: its configuration (slurm.conf;\n"               \
-    "--slurm-conf FILE is the same).  Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node\n" \
-    "silent for K beats (default 2) whose node daemon does not answer is isolated like a failed GPU.\n"
+    "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
+    "or k8s (FILE: a kubeconfig; default $KUBECONFIG, else in-cluster).  Agents beat every S seconds\n"      \
+    "(default 1; 0: no heartbeat monitor); a node silent for K beats (default 2) whose node daemon does\n"   \
+    "not answer is isolated like a failed GPU.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 

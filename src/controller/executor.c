@@ -205,7 +205,8 @@ static struct vg_node_view *views_of(struct vg_executor *x, const struct vg_orch
         v[i] = (struct vg_node_view){ .name = ns[i].name,
                                       .unavailable = ns[i].drain || ns[i].down,
                                       .ours = vg_orch_ours(&ns[i]),
-                                      .spare = vg_in_list(x->pool, x->npool, ns[i].name) };
+                                      .spare = vg_in_list(x->pool, x->npool, ns[i].name),
+                                      .domain = ns[i].domain };
     pthread_mutex_unlock(&x->pool_lock);
     return v;
 }
@@ -229,7 +230,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     } else if (!a.d.nisolate) {
         vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
     } else {
-        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op, &it->e); s && s->name && ok; s++)
+        for (const struct vg_remedy_step *s = vg_remedy_steps(x->orch->ops, a.d.op, &it->e); s && s->name && ok; s++)
             if (s->apply(x, &a) < 0 && s->required) ok = false;
         if (ok) {
             x->actions++;

@@ -49,6 +49,8 @@ struct act {
     char what[160];
     char **jobs;
     size_t njobs;
+    int64_t requeued_at;
+    bool isolated;             /* the isolate step is done */
     char err[300];             /* why a required step failed */
 };
 
@@ -60,9 +62,10 @@ struct vg_remedy_step {
     int (*apply)(struct vg_executor *x, struct act *a);
 };
 
-/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) for event e, NULL-name
- * terminated. */
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_event *e);
+/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) for event e on
+ * orchestrator ops, NULL-name terminated. */
+const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op,
+                                             const struct vg_event *e);
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 

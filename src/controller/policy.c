@@ -165,6 +165,13 @@ int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errl
     return rc;
 }
 
+/* A node's domain: the policy's `domain` lines first, else the orchestrator's. */
+static const char *domain_of(const struct vg_policy *p, const struct vg_node_view *v)
+{
+    const char *d = vg_policy_domain(p, v->name);
+    return d ? d : v->domain && *v->domain ? v->domain : NULL;
+}
+
 const char *vg_policy_domain(const struct vg_policy *p, const char *node)
 {
     for (size_t i = 0; i < p->ndomain; i++)
@@ -246,18 +253,21 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
     }
     add(&d->isolate, &d->nisolate, node);
 
-    const char *dom = vg_policy_domain(p, node);
+    const char *dom = NULL;
+    for (size_t i = 0; i < n && !dom; i++)
+        if (!strcmp(cluster[i].name, node)) dom = domain_of(p, &cluster[i]);
+    if (!dom) dom = vg_policy_domain(p, node);
     if (dom) {
         size_t members = 0, down = 0;
         for (size_t i = 0; i < n; i++) {
-            const char *nd = vg_policy_domain(p, cluster[i].name);
+            const char *nd = domain_of(p, &cluster[i]);
             if (!nd || strcmp(nd, dom)) continue;
             members++;
             if (cluster[i].unavailable || !strcmp(cluster[i].name, node)) down++;
         }
         if ((int)down > p->domain_max_unavailable) {
             for (size_t i = 0; i < n; i++) {
-                const char *nd = vg_policy_domain(p, cluster[i].name);
+                const char *nd = domain_of(p, &cluster[i]);
                 if (nd && !strcmp(nd, dom) && !cluster[i].unavailable && !contains(d->isolate, d->nisolate, cluster[i].name))
                     add(&d->isolate, &d->nisolate, cluster[i].name);
             }

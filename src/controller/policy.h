@@ -7,8 +7,10 @@
  *     alone; vigil never touches it;
  *   - hot spares: each production node isolated promotes one spare from the
  *     pool so the requeued job finds room;
- *   - rack / NVLink domain: when more than `domain_max_unavailable` nodes of a
- *     domain are unavailable, the whole domain is isolated as a unit;
+ *   - rack / NVLink domain (`domain` lines, else the orchestrator's domain of
+ *     the node, e.g. a Kubernetes node label): when more than
+ *     `domain_max_unavailable` nodes of a domain are unavailable, the whole
+ *     domain is isolated as a unit;
  *   - blast-radius breaker: if isolating would bring the nodes vigil isolated
  *     within `breaker_window_ms` (and that are still out) above
  *     `breaker_percent` of the cluster, it holds (records, alerts) instead of
@@ -41,6 +43,7 @@ struct vg_node_view {
     bool unavailable;  /* DRAIN, DOWN, FAIL… */
     bool ours;         /* its reason starts with "vigil:" */
     bool spare;        /* in the spare pool (not in production) */
+    const char *domain; /* the orchestrator's domain for it (a node label); NULL or "": none */
 };
 
 /* Isolations vigil made recently (for the breaker). */

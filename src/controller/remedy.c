@@ -1,7 +1,8 @@
 /* remedy.c — the remediation steps, one small struct of function pointers
- * each, and the table of steps per verdict: DOWN = requeue the node's jobs,
- * isolate, promote spares; DRAIN = isolate, promote spares.  Then the repair
- * that follows an isolation: the remediation command, the health check, and
+ * each, and the table of steps per verdict: DOWN = list the node's jobs,
+ * requeue them, isolate (isolate, then requeue, where the scheduler restarts
+ * requeued work at once), promote spares; DRAIN = isolate, promote spares.
+ * Then the repair that follows an isolation: the remediation command, the health check, and
  * back to the spare pool.  A new action is one function, one struct, one
  * line in a table (and its test in tests/unit/test_executor.c). */
 #include "controller/executor_int.h"
@@ -33,8 +34,8 @@ static char *join(char *const *v, size_t n)
     return sbuf_take(&b);
 }
 
-/* The node's jobs, requeued (restarted as a whole elsewhere). */
-static int step_requeue(struct vg_executor *x, struct act *a)
+/* The jobs on the nodes about to go out, listed before anything changes. */
+static int step_jobs(struct vg_executor *x, struct act *a)
 {
     const char *const *iso = (const char *const *)a->d.isolate;
     char err[256];
@@ -42,14 +43,29 @@ static int step_requeue(struct vg_executor *x, struct act *a)
         vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, err);
         return -1;
     }
+    return a->njobs ? 0 : 1;
+}
+
+static void record_requeue(struct vg_executor *x, struct act *a)
+{
+    char *ids = join(a->jobs, a->njobs);
+    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, ids);
+    free(ids);
+}
+
+/* On Slurm requeue comes first, then DOWN: the requeued job is held for a
+ * moment anyway, and by then the node is out; the scheduler never has to
+ * notice.  Where requeued work restarts at once, the node is out first. */
+static int step_requeue(struct vg_executor *x, struct act *a)
+{
     if (!a->njobs) return 1;
+    char err[256];
     if (ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
         vg_warn("incident %lld: requeue: %s", (long long)a->it->incident, err);
         return -1;
     }
-    char *ids = join(a->jobs, a->njobs);
-    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, vg_now_ms(), ids);
-    free(ids);
+    a->requeued_at = vg_now_ms();
+    if (a->isolated) record_requeue(x, a);
     return 0;
 }
 
@@ -64,6 +80,8 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
              a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
     vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
+    a->isolated = true;
+    if (a->requeued_at) record_requeue(x, a);
     return 0;
 }
 
@@ -86,22 +104,25 @@ static int step_promote(struct vg_executor *x, struct act *a)
     return rc ? -1 : 0;
 }
 
-static const struct vg_remedy_step requeue = { "requeue", false, step_requeue };
-static const struct vg_remedy_step isolate = { "isolate", true, step_isolate };
-static const struct vg_remedy_step promote = { "promote", false, step_promote };
+/* Initializers, not const objects: C11 (and clang) take only constants in a static table. */
+#define JOBS { "jobs", false, step_jobs }
+#define REQUEUE { "requeue", false, step_requeue }
+#define ISOLATE { "isolate", true, step_isolate }
+#define PROMOTE { "promote", false, step_promote }
 
-/* A node that still answers: requeue first, then DOWN — the requeued job is
- * held for a moment anyway, and by then the node is out, so the scheduler
- * never has to notice.  A node that does not answer (crashed, frozen): DOWN
- * first, so the scheduler does not spend its message timeout trying to stop
- * the job's steps there before requeueing it. */
-static const struct vg_remedy_step down_steps[] = { requeue, isolate, promote, { 0 } };
-static const struct vg_remedy_step down_unreachable_steps[] = { isolate, requeue, promote, { 0 } };
-static const struct vg_remedy_step drain_steps[] = { isolate, promote, { 0 } };
+static const struct vg_remedy_step down_steps[] = { JOBS, REQUEUE, ISOLATE, PROMOTE, { 0 } };
+static const struct vg_remedy_step down_isolate_first[] = { JOBS, ISOLATE, REQUEUE, PROMOTE, { 0 } };
+static const struct vg_remedy_step drain_steps[] = { ISOLATE, PROMOTE, { 0 } };
 
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_event *e)
+/* The node out first where the scheduler restarts requeued work at once, and
+ * for a node that does not answer (crashed, frozen: node-silent), so the
+ * scheduler does not spend its message timeout trying to stop the job's steps
+ * there before requeueing it. */
+const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op,
+                                             const struct vg_event *e)
 {
-    if (op == VG_OP_DOWN) return !strcmp(e->kind, "node-silent") ? down_unreachable_steps : down_steps;
+    if (op == VG_OP_DOWN)
+        return ops->isolate_before_requeue || !strcmp(e->kind, "node-silent") ? down_isolate_first : down_steps;
     return op == VG_OP_DRAIN ? drain_steps : NULL;
 }
 

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 extern const struct vg_orch_ops vg_orch_slurm;
+extern const struct vg_orch_ops vg_orch_k8s;
 
 /* One line per scheduler. */
 static const struct vg_orch_ops *const backends[] = {
     &vg_orch_slurm,
+    &vg_orch_k8s,
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 

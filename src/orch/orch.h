@@ -1,7 +1,7 @@
 /* orch.h — the scheduler behind one struct of function pointers, the way
  * nvtop puts each GPU vendor behind one: everything the controller, the node
  * health check, the drill and fault injection need from a scheduler.  A
- * backend (src/orch/slurm_ops.c today; a fake in tests/) fills in
+ * backend (src/orch/slurm_ops.c, src/orch/k8s.c; a fake in tests/) fills in
  * struct vg_orch_ops and takes one line in the table in orch.c; callers pick
  * it by name (`--orchestrator slurm`, the default) and never name a
  * scheduler's commands, variables or objects themselves.
@@ -27,6 +27,7 @@ struct vg_orch_node {
     char state[64];        /* the scheduler's own words, e.g. "IDLE+DRAIN" */
     char reason[256];      /* why it is unavailable, without stamps; "" when none */
     char features[128];    /* features or labels, comma-separated */
+    char domain[64];       /* rack / NVLink domain the scheduler knows (Kubernetes: a node label); "" */
     bool drain;            /* no new work (draining or drained) */
     bool down;             /* out of service, its work ended or requeued */
     bool responding;       /* the scheduler hears from the node */
@@ -112,6 +113,11 @@ struct vg_orch_ops {
     /* The daemons a healthy node of this scheduler runs (`vigil check --init`
      * expects those it finds running). */
     const char *const *node_daemons;
+    /* Requeued work is rescheduled at once (Kubernetes: a Job's controller
+     * recreates evicted pods within milliseconds), so the controller takes
+     * the node out before it requeues; false: the scheduler holds requeued
+     * jobs a moment (Slurm), and requeue comes first. */
+    bool isolate_before_requeue;
 };
 
 struct vg_orch {

@@ -159,6 +159,34 @@ static void test_unreachable_node_goes_down_first(void **state)
     assert_true(dn < rq);   /* the scheduler need not try to reach it to stop the job */
 }
 
+/* Where requeued work restarts at once (Kubernetes), the node goes out first. */
+static void test_isolate_before_requeue(void **state)
+{
+    struct fx *f = *state;
+    static struct vg_orch_ops at_once;
+    at_once = fake_orch_ops;
+    at_once.isolate_before_requeue = true;
+    char err[256];
+    vg_orch_close(f->o);
+    f->o = vg_orch_open_ops(&at_once, NULL, err, sizeof err);
+    assert_non_null(f->o);
+    policy(f, "spares = n8\n");
+    fake_add_job("7", "n2");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
+    assert_non_null(rq);
+    assert_non_null(dn);
+    assert_true(dn < rq);
+    assert_int_equal(fake.jobs[0].restarts, 1);
+    assert_int_equal(fake.npool, 0);
+    assert_true(has_step(f, id, "isolated"));
+    assert_true(has_step(f, id, "jobs_requeued"));
+    assert_true(has_step(f, id, "spare_promoted"));
+}
+
 static void test_drain_and_record_only(void **state)
 {
     struct fx *f = *state;
@@ -329,6 +357,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_node_goes_down_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_isolate_before_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_domain_rule, setup, teardown),

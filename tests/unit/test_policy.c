@@ -171,6 +171,32 @@ static void test_domain_rule(void **state)
     vg_policy_free(&p);
 }
 
+/* Domains the orchestrator reports (a Kubernetes node label) count when the
+ * policy names none for the node. */
+static void test_domain_from_orchestrator(void **state)
+{
+    (void)state;
+    struct vg_policy p = load("breaker = 100% / 600s\n");
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    for (int i = 0; i < 4; i++) cluster[i].domain = "clique-a";
+    cluster[0].unavailable = cluster[0].ours = true;
+    cluster[1].unavailable = cluster[1].ours = true;
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 2);
+    assert_string_equal(d.isolate[1], "n4");
+    assert_non_null(strstr(d.reason, "domain clique-a: 3 of 4"));
+    vg_decision_free(&d);
+    /* without the label, no domain: only the node goes */
+    for (int i = 0; i < 4; i++) cluster[i].domain = NULL;
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 1);
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
 static void test_breaker(void **state)
 {
     (void)state;
@@ -214,7 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse),
         cmocka_unit_test(test_verdict_classes_and_spares), cmocka_unit_test(test_ownership),
-        cmocka_unit_test(test_domain_rule),       cmocka_unit_test(test_breaker),
+        cmocka_unit_test(test_domain_rule),       cmocka_unit_test(test_domain_from_orchestrator),       cmocka_unit_test(test_breaker),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -1,0 +1,91 @@
+/* k8s.h — the Kubernetes orchestrator's parts (src/orch/k8s*.c): where the
+ * API server is and how to authenticate (k8s_config.c: kubeconfig or the
+ * in-cluster service account), HTTP with retries (k8s_http.c), the pure
+ * readers of Node and Pod objects (k8s_parse.c), and the ops (k8s.c).
+ * Nothing outside src/orch/ knows the Kubernetes API. */
+#ifndef VG_K8S_H
+#define VG_K8S_H
+#include "orch/orch.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VG_K8S_FAULT_TAINT "vigil.dev/fault"
+#define VG_K8S_SPARE_TAINT "vigil.dev/spare"
+#define VG_K8S_SPARE_LABEL "vigil.dev/spare"
+#define VG_K8S_ANNOTATION "vigil.dev/isolated"
+#define VG_K8S_CONDITION "VigilHealthy"
+/* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
+ * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
+#define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
+#define VG_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* Where the API server is and who vigil is to it.  PEM blobs are malloc'd. */
+struct vg_k8s_conf {
+    char server[512];        /* https://host:port, no trailing slash */
+    char token[4096];        /* bearer token; "" when a client certificate is used */
+    char ca_file[1024];      /* CA bundle file, or */
+    char *ca_pem;            /* CA bundle inline (certificate-authority-data, decoded) */
+    char cert_file[1024], key_file[1024];
+    char *cert_pem, *key_pem;
+    bool insecure;           /* insecure-skip-tls-verify */
+    char source[1100];       /* the file or "in-cluster", for messages */
+};
+
+/* Reads a kubeconfig (YAML, or JSON) held in text: its current context's
+ * cluster and user.  dir resolves relative file names.  -1 with err naming
+ * the field at fault. */
+int vg_k8s_conf_parse(const char *text, size_t len, const char *dir, struct vg_k8s_conf *c, char *err, size_t n);
+/* The configuration vigil uses: file (--orch-config), else $KUBECONFIG, else
+ * in-cluster (KUBERNETES_SERVICE_HOST/PORT and the service-account token and
+ * CA under VG_K8S_SA_DIR), else ~/.kube/config. */
+int vg_k8s_conf_load(const char *file, struct vg_k8s_conf *c, char *err, size_t n);
+void vg_k8s_conf_free(struct vg_k8s_conf *c);
+
+/* ---- HTTP ----------------------------------------------------------------- */
+
+struct vg_k8s_http {
+    struct vg_k8s_conf conf;
+    int timeout_ms;
+    int retries;             /* tries after the first on 429 / 5xx / no answer */
+    int backoff_ms;          /* first wait; doubles */
+};
+
+/* One API request (retried with backoff on 429, 5xx and on no answer).
+ * Returns the HTTP status (0: no answer; err says why) and the answer's JSON
+ * in *out (may be NULL).  ctype: the body's Content-Type (NULL: JSON). */
+long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
+                    const char *ctype, const char *body, json_t **out);
+/* A one-line reason for a failed request: the Status message, with what
+ * 401/403/404 mean for vigil. */
+int vg_k8s_fail(struct vg_orch *o, long status, json_t *answer, const char *method, const char *path);
+
+/* ---- Node and Pod objects ------------------------------------------------ */
+
+/* What vigil reads from a Node object. */
+struct vg_k8s_node {
+    struct vg_orch_node n;
+    char rv[32];
+    bool cordoned;           /* spec.unschedulable */
+    bool ours;               /* carries vigil's annotation */
+    bool cordoned_before;    /* vigil's annotation says it was cordoned before vigil came */
+    bool spare_label, spare_taint;
+    char fault_effect[16];   /* vigil's fault taint: "NoSchedule", "NoExecute" or "" */
+};
+/* Reads a Node object; -1 when it is not one (no name). */
+int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);
+
+/* What vigil reads from a Pod object. */
+struct vg_k8s_pod {
+    char ns[64], name[256], node[64];
+    char workload[320];      /* "NS/Job/NAME" or "NS/JobSet/NAME"; "" when none */
+    bool daemon;             /* owned by a DaemonSet (drain leaves those) or a mirror pod */
+    bool gone;               /* terminating, Succeeded or Failed */
+};
+int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out);
+/* A workload id into its parts; false when it is not one. */
+bool vg_k8s_workload_split(const char *id, char *ns, size_t nsn, char *kind, size_t kn, char *name, size_t nn);
+/* A taint value from vigil's reason ("vigil: xid 79 gpu 0" → "xid-79-gpu-0"). */
+void vg_k8s_taint_value(const char *reason, char *out, size_t n);
+
+#endif

@@ -1,0 +1,298 @@
+#!/bin/sh
+# k8s.sh — Kubernetes.  First the API test double (build/tests/kapi, a
+# cluster of 5 GPU nodes: n5 a labelled, tainted spare; a 3-pod Job `train`
+# and a 1-pod Job `other`; an agent DaemonSet pod per node) is proven against
+# the real client: kubectl get / cordon / uncordon / taint / drain
+# --ignore-daemonsets / patch (merge, JSON, strategic, status) / selectors,
+# and its 409, 403 and 429.  Then `vigil serve --orchestrator k8s` against it:
+# XID 79 on a node of the running gang → cordoned, tainted NoExecute,
+# condition VigilHealthy=False (kubectl describe shows it), the gang evicted
+# and running again on the promoted spare; an administrator's cordon left
+# alone; repair returns the node to the pool; API down, 401, 403, a 409
+# storm and a vanished node fail the incident with a clear error, and it is
+# retried.  No real API server runs here: this is the double.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+KAPI=$ROOT/build/tests/kapi
+FIX=$ROOT/tests/fixtures/k8s/cluster.json
+W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8s.XXXXXX")
+KAPI_PID= SERVE_PID=
+stop_kapi() { [ -n "$KAPI_PID" ] && kill "$KAPI_PID" 2>/dev/null && wait "$KAPI_PID" 2>/dev/null; KAPI_PID=; }
+stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
+trap 'stop_serve; stop_kapi; rm -rf "$W"' EXIT
+
+command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
+echo "# $(kubectl version --client 2>/dev/null | head -1)"
+
+start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT once it is known; HTTPS when $CACERT
+    rm -f "$W/kport"
+    "$KAPI" --port-file "$W/kport" ${KPORT:+--port "$KPORT"} --state "$FIX" --log "$W/api.log" \
+        ${CACERT:+--tls-cert "$W/ca.pem" --tls-key "$W/ca.key"} "$@" 2>>"$W/kapi.err" &
+    KAPI_PID=$!
+    i=0; while [ ! -s "$W/kport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    KPORT=$(cat "$W/kport")
+    API="http${CACERT:+s}://127.0.0.1:$KPORT"
+}
+kubeconfig() { # file [token [ca-line]] — the CA as a path relative to the file unless ca-line says otherwise
+    cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: double
+  cluster:
+    server: $API
+    ${3:-${CACERT:+certificate-authority: ca.pem}}
+contexts:
+- name: double
+  context: {cluster: double, user: vigil}
+current-context: double
+users:
+- name: vigil
+  user:
+    ${2:+token: $2}
+EOF
+}
+wait_for() { # seconds command…
+    t=$(( $(date +%s) + $1 )); shift
+    while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.1; done
+}
+acurl() { curl -s ${CACERT:+--cacert "$CACERT"} ${TOKEN:+-H "Authorization: Bearer $TOKEN"} "$@"; }
+aget() { acurl "$API$1"; }
+node_json() { aget "/api/v1/nodes/$1"; }
+ctl() { acurl -o /dev/null -X "$1" --data-binary "$3" "$API/_test/$2"; }
+running() { [ "$(aget /api/v1/namespaces/default/pods | jq '[.items[] | select(.status.phase=="Running")] | length')" -eq "$1" ]; }
+node_has() { node_json "$1" | jq -e "$2"; }   # node jq-expression
+pods_of() { aget "/api/v1/namespaces/default/pods?labelSelector=job-name%3D$1" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-") \(.status.phase)"'; }
+
+# ---- 1. the double, driven by kubectl -------------------------------------------
+start_kapi
+kubeconfig "$W/kc"
+export KUBECONFIG="$W/kc"
+check "API double starts" test -n "$KPORT"
+wait_for 5 running 4
+is "kubectl get nodes lists the 5 nodes" "$(kubectl get nodes --no-headers 2>&1 | awk '{print $1}' | tr '\n' ' ')" "n1 n2 n3 n4 n5 "
+kubectl cordon n1 >"$W/out" 2>&1
+is "kubectl cordon sets spec.unschedulable" "$(node_json n1 | jq -r .spec.unschedulable)" true
+check "kubectl get nodes shows SchedulingDisabled" sh -c "kubectl get nodes n1 --no-headers | grep -q 'Ready,SchedulingDisabled'"
+kubectl uncordon n1 >"$W/out" 2>&1
+is "kubectl uncordon clears it" "$(node_json n1 | jq -r '.spec.unschedulable // false')" false
+grep -q 'PATCH /api/v1/nodes/n1 200 application/strategic-merge-patch+json' "$W/api.log" &&
+    ok "cordon is a strategic merge patch" || nok "cordon is a strategic merge patch"
+kubectl taint nodes n2 example.com/maint=yes:NoSchedule >"$W/out" 2>&1
+is "kubectl taint adds the taint" "$(node_json n2 | jq -r '.spec.taints[0] | "\(.key)=\(.value):\(.effect)"')" "example.com/maint=yes:NoSchedule"
+kubectl taint nodes n2 example.com/maint- >"$W/out" 2>&1
+is "kubectl taint KEY- removes it" "$(node_json n2 | jq -r '.spec.taints // [] | length')" 0
+is "kubectl get pods -l (labelSelector)" "$(kubectl get pods -l app=train -o name | wc -l)" 3
+is "kubectl get pods --field-selector spec.nodeName" \
+    "$(kubectl get pods -A --field-selector spec.nodeName=n3 -o name | sort | tr '\n' ' ')" "pod/train-00015 pod/vigil-agent-n3 "
+kubectl drain n3 --ignore-daemonsets --timeout=20s >"$W/drain" 2>&1
+check "kubectl drain --ignore-daemonsets succeeds" grep -q 'node/n3 drained' "$W/drain"
+check "drain evicted the Job's pod through policy/v1 Eviction (201)" \
+    grep -q 'POST /api/v1/namespaces/default/pods/train-00015/eviction 201' "$W/api.log"
+is "the DaemonSet pod stays, nothing else on n3" "$(kubectl get pods -A --field-selector spec.nodeName=n3 -o name)" "pod/vigil-agent-n3"
+check "the Job controller recreates the evicted pod" wait_for 5 sh -c "[ \$(kubectl get pods -l app=train -o name | wc -l) -eq 3 ]"
+kubectl patch node n4 --type=merge -p '{"metadata":{"labels":{"merge":"yes"}}}' >/dev/null 2>&1
+kubectl patch node n4 --type=json -p '[{"op":"add","path":"/metadata/labels/json","value":"yes"}]' >/dev/null 2>&1
+kubectl patch node n4 --type=strategic -p '{"metadata":{"labels":{"strategic":"yes"}}}' >/dev/null 2>&1
+is "merge, JSON and strategic merge patches apply" \
+    "$(node_json n4 | jq -r '.metadata.labels | "\(.merge) \(.json) \(.strategic)"')" "yes yes yes"
+kubectl patch node n4 --subresource=status --type=strategic \
+    -p '{"status":{"conditions":[{"type":"Example","status":"False","reason":"Test","message":"from kubectl"}]}}' >/dev/null 2>&1
+is "status patch merges conditions by type" "$(node_json n4 | jq -r '[.status.conditions[].type] | join(",")')" "Ready,Example"
+check "kubectl describe node shows the condition" sh -c "kubectl describe node n4 | grep -q 'Example .*False.*Test.*from kubectl'"
+kubectl patch node n4 --type=merge -p '{"metadata":{"resourceVersion":"1","labels":{"x":"y"}}}' >"$W/out" 2>&1
+check "a stale resourceVersion gets 409 Conflict" grep -q 'the object has been modified' "$W/out"
+ctl POST deny '{"verb":"patch","resource":"nodes"}'
+kubectl cordon n4 >"$W/out" 2>&1
+check "403: kubectl names the verb it lacks" grep -q 'cannot patch resource "nodes"' "$W/out"
+ctl DELETE deny ''
+ctl POST fault '{"code":429,"method":"GET","path":"/api/v1/nodes/n4","count":2,"retry_after":0}'
+check "429 with Retry-After: kubectl retries and succeeds" kubectl get node n4 --no-headers
+is "… after two 429s" "$(grep -c 'GET /api/v1/nodes/n4 429' "$W/api.log")" 2
+stop_kapi
+
+# ---- 2. vigil serve --orchestrator k8s, over HTTPS with a bearer token ---------------
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.pem" -days 2 -subj /CN=kapi \
+    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/other.key" -out "$W/other.pem" -days 2 -subj /CN=other \
+    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+CACERT=$W/ca.pem
+TOKEN="vigil-k8s-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
+echo 0 >"$W/seq"
+start_serve() { # policy text
+    printf '%s\n' "$1" >"$W/policy.conf"
+    rm -f "$W/port" "$W/incidents.db"*
+    "$VIGIL" serve --orchestrator k8s --orch-config "$W/vigil.kc" --listen 127.0.0.1:0 --port-file "$W/port" \
+        --db "$W/incidents.db" --auth token --token-file "$W/token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
+    SERVE_PID=$!
+    i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    URL="http://127.0.0.1:$(cat "$W/port")"
+}
+fresh() { # policy — a fresh cluster and controller
+    stop_serve; stop_kapi
+    start_kapi --token "$TOKEN"
+    kubeconfig "$W/vigil.kc" "$TOKEN"
+    wait_for 5 running 4
+    start_serve "$1"
+}
+post_xid() { # node code → HTTP status
+    SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
+    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
+        --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
+        "$URL/v1/events"
+}
+incident() { curl -s "$URL/v1/incidents?node=$1&limit=1"; }
+state_of() { incident "$1" | jq -r '.[0].state // .incidents[0].state // empty' 2>/dev/null; }
+gang_on_spare() {
+    [ "$(pods_of train | awk '$3 == "Running"' | wc -l)" -eq 3 ] && pods_of train | grep -q ' n5 Running' &&
+        ! pods_of train | grep -q ' n2 '
+}
+# the administrator's kubectl, with vigil's kubeconfig (kubectl sends a bearer token over HTTPS only)
+kd() { kubectl --kubeconfig "$W/vigil.kc" "$@"; }
+
+fresh "spares = n5
+breaker = 100% / 600s"
+before=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
+is "the gang runs on n1-n3" "$(pods_of train | awk '{print $2}' | sort | tr '\n' ' ')" "n1 n2 n3 "
+is "XID 79 on n2 accepted" "$(post_xid n2 79)" 202
+check "n2 cordoned" wait_for 10 node_has n2 '.spec.unschedulable == true'
+is "n2 tainted vigil.dev/fault (NoExecute at DOWN)" \
+    "$(node_json n2 | jq -r '.spec.taints[] | select(.key=="vigil.dev/fault") | .effect')" NoExecute
+is "n2 has condition VigilHealthy=False" \
+    "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | "\(.status) \(.reason)"')" "False VigilDown"
+check "vigil's annotation records what it did" node_has n2 '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason | startswith("vigil:")'
+kd describe node n2 >"$W/describe" 2>&1
+check "kubectl describe node shows vigil's condition" grep -q 'VigilHealthy.*False.*VigilDown.*vigil: xid 79' "$W/describe"
+check "the spare n5 is promoted (its taint removed)" wait_for 5 node_has n5 '[.spec.taints // [] | .[] | select(.key=="vigil.dev/spare")] | length == 0'
+check "the gang runs again, on the spare, not on n2" wait_for 10 gang_on_spare
+after=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
+check "all 3 pods of the gang were restarted (new pods)" sh -c "for p in $before; do echo '$after' | grep -qw \$p && exit 1; done; exit 0"
+grep -q 'POST /api/v1/namespaces/default/pods/.*/eviction 201' "$W/api.log" && ok "evicted through policy/v1 Eviction" ||
+    nok "evicted through policy/v1 Eviction"
+check "incident isolated" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
+inc=$(incident n2)
+for step in isolated jobs_requeued spare_promoted; do
+    case "$inc" in *"\"$step\""*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
+done
+case "$inc" in *'default/Job/train'*) ok "the requeued workload is default/Job/train" ;; *) nok "requeued workload: $inc" ;; esac
+
+# ---- the CA inline (certificate-authority-data), and a CA that did not sign the server's certificate
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/other.pem")"
+start_serve "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null
+check "a CA that did not sign the API's certificate: the incident fails, naming TLS" \
+    wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"failed.*SSL certificate'"
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/ca.pem")"
+start_serve "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null
+check "the right CA inline: isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+stop_serve
+kubeconfig "$W/vigil.kc" "$TOKEN"
+start_serve "spares = n5
+breaker = 100% / 600s"
+
+# ---- ownership: an administrator's cordon is left alone
+kd cordon n4 >/dev/null 2>&1
+is "XID on an admin-cordoned node accepted" "$(post_xid n4 79)" 202
+check "incident held: not vigil's node" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n4' | grep -q 'left alone'"
+is "the admin's node carries no vigil annotation" "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] // "none"')" none
+is "… and no vigil taint" "$(node_json n4 | jq '[.spec.taints // [] | .[] | select(.key=="vigil.dev/fault")] | length')" 0
+
+# ---- domains from the node label nvidia.com/gpu.clique (n1-n4: rackA): the third XID takes the whole rack
+fresh "breaker = 100% / 600s"
+post_xid n1 79 >/dev/null; post_xid n2 79 >/dev/null
+wait_for 10 sh -c "[ \$(curl -s '$URL/v1/incidents' | grep -o '\"state\":\"isolated' | wc -l) -eq 2 ]"
+post_xid n3 79 >/dev/null
+check "3 of rackA's 4 nodes out: n4 isolated with the domain" wait_for 10 node_has n4 '.spec.unschedulable == true'
+case "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason')" in
+    *"domain rackA: 3 of 4"*) ok "… its reason names the domain from the label" ;;
+    *) nok "… its reason names the domain from the label: $(node_json n4 | jq -c .metadata.annotations)" ;; esac
+
+# ---- repair: health check passes → back to the spare pool, resumed (only vigil's marks undone)
+fresh "spares = n5
+breaker = 100% / 600s
+remediate = true {node}
+healthcheck = true {node}"
+post_xid n2 79 >/dev/null
+check "repaired n2 returned to the pool (spare taint)" wait_for 10 node_has n2 '.spec.taints // [] | map(.key) | index("vigil.dev/spare")'
+check "… uncordoned, vigil's taint and annotation gone" wait_for 5 node_has n2 '(.spec.unschedulable // false) == false and (.metadata.annotations // {} | has("vigil.dev/isolated") | not) and ([.spec.taints[] | select(.key=="vigil.dev/fault")] | length == 0)'
+is "… condition VigilHealthy=True" "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | .status')" True
+check "incident closed" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
+
+# ---- faults: each fails the incident with a clear error, and the retry succeeds
+fault_case() { # name node expected-error-text — run after the fault is armed
+    is "$1: XID accepted" "$(post_xid "$2" 79)" 202
+    if wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"failed'"; then
+        st=$(curl -s "$URL/v1/incidents?node=$2" | jq -r '.[0].state')
+        case "$st" in *"$3"*) ok "$1: failed with a clear error" ;; *) nok "$1: error names '$3': $st" ;; esac
+    else nok "$1: incident recorded as failed ($(curl -s "$URL/v1/incidents?node=$2"))"; fi
+}
+retried_ok() { # name node
+    check "$1: retried and isolated" wait_for 20 sh -c "curl -s '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"isolated'"
+}
+
+fresh "breaker = 100% / 600s"
+stop_kapi
+fault_case "API server down" n1 "Couldn't connect"
+kill -0 "$SERVE_PID" && ok "API down: the controller is still running" || nok "API down: the controller is still running"
+start_kapi --token "$TOKEN"
+retried_ok "API server back" n1
+
+fresh "breaker = 100% / 600s"
+ctl POST token '{"token":"rotated-token-the-controller-lacks"}'
+fault_case "401 (expired token)" n3 "401 Unauthorized"
+ctl POST token "{\"token\":\"$TOKEN\"}"
+retried_ok "401 then the token is valid again" n3
+
+fresh "breaker = 100% / 600s"
+ctl POST deny '{"verb":"patch","resource":"nodes/status"}'
+fault_case "403 (RBAC lacks patch on nodes/status)" n3 'cannot patch resource "nodes/status"'
+ctl DELETE deny ''
+retried_ok "403 then the role is fixed" n3
+
+fresh "breaker = 100% / 600s"
+ctl POST fault '{"code":409,"method":"PATCH","path":"/api/v1/nodes/n1","count":6}'
+fault_case "409 storm" n1 "409 Conflict 5 times"
+retried_ok "409 storm over" n1
+
+fresh "breaker = 100% / 600s"
+ctl POST fault '{"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":2,"retry_after":0}'
+ctl POST fault '{"code":503,"method":"GET","path":"/api/v1/pods","count":1}'
+post_xid n1 79 >/dev/null
+check "429 twice and a 503: retried within the call, isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+is "… without failing the incident" "$(curl -s "$URL/metrics" | sed -n 's/^vigil_action_failures_total //p')" 0
+is "… after the API's 429s and 503" "$(grep -c ' 429 .*ua=vigil$\| 503 ua=vigil$' "$W/api.log")" 3
+
+fresh "breaker = 100% / 600s"
+kd delete node n1 >/dev/null 2>&1
+is "a node gone from the cluster: XID accepted" "$(post_xid n1 79)" 202
+check "… held, with the reason" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q 'held: node n1 is not in the cluster'"
+# deleted between vigil's read of the nodes and its PATCH: the API answers 404
+ctl POST fault '{"code":404,"method":"PATCH","path":"/api/v1/nodes/n3","count":1,"message":"nodes \"n3\" not found"}'
+fault_case "node vanished before the PATCH" n3 'nodes "n3" not found'
+retried_ok "node vanished before the PATCH" n3
+kill -0 "$SERVE_PID" && ok "vanished node: the controller is still running" || nok "vanished node: the controller is still running"
+stop_serve
+check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"
+
+# ---- the manifests, and RBAC = the verbs vigil used in this suite, no more
+stop_kapi
+CACERT= TOKEN=
+start_kapi
+kubectl apply --dry-run=client --validate=false -f "$ROOT/deploy/kubernetes/" >"$W/apply" 2>&1
+is "deploy/kubernetes: kubectl apply --dry-run=client maps every object (schema validation needs OpenAPI, not served)" \
+    "$(grep -c "(dry run)$" "$W/apply")" "$(grep -c '^kind:' "$ROOT"/deploy/kubernetes/*.yaml | awk -F: '{s += $2} END {print s}')"
+grep -v "(dry run)$" "$W/apply" | sed "s/^/# /"
+granted=$(kubectl create --dry-run=client --validate=false -o json -f "$ROOT/deploy/kubernetes/20-rbac.yaml" |
+    jq -r 'select(.kind == "ClusterRole") | .rules[] | .resources[] as $r | .verbs[] | "\(.) \($r)"' | sort -u | tr '\n' ' ')
+used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
+    m = $1; p = $2; sub(/\?.*/, "", p); n = split(p, s, "/")
+    if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"
+    else if (p ~ /\/pods$/) r = "pods"; else if (p ~ /\/nodes$/) r = "nodes"; else if (s[n-1] == "nodes") r = "nodes"; else r = p
+    v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? "delete" : (p ~ /\/(nodes|pods)$/ ? "list" : "get")
+    print v, r }' | sort -u | tr '\n' ' ')
+is "the ClusterRole grants exactly the verbs vigil used" "$used" "$granted"

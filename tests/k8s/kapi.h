@@ -1,0 +1,40 @@
+/* kapi.h — the Kubernetes API test double (tests/k8s/): what its three files
+ * share.  kapi.c serves HTTP (discovery, nodes, pods, eviction, jobs, the
+ * test controls), kapi_patch.c applies the three PATCH content types and
+ * matches label and field selectors, kapi_sim.c is the harness's minimal
+ * scheduler, kubelet, taint manager and Job controller. */
+#ifndef KAPI_H
+#define KAPI_H
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+/* The cluster, under one lock.  Objects keyed by name (nodes) or
+ * "namespace/name" (pods, jobs, daemonsets). */
+struct kapi {
+    pthread_mutex_t lock;
+    json_t *nodes, *pods, *jobs, *daemonsets;
+    unsigned long rv;      /* the last resourceVersion handed out */
+    unsigned long seq;     /* names of generated pods */
+};
+extern struct kapi K;
+
+/* Next resourceVersion, written into obj's metadata. */
+void kapi_bump(json_t *obj);
+/* RFC 3339 time now, seconds precision (static buffer). */
+const char *kapi_now(void);
+
+/* PATCH: applies patch (text) of content type ctype to a copy of obj;
+ * returns the new object, or NULL with *code and msg set. */
+json_t *kapi_patch(const json_t *obj, const char *ctype, const char *patch, int *code, char *msg, size_t n);
+/* Selectors; return -1 with msg on a selector that cannot be parsed. */
+int kapi_labels_match(const char *sel, const json_t *obj, bool *match, char *msg, size_t n);
+int kapi_fields_match(const char *sel, const json_t *obj, bool *match, char *msg, size_t n);
+/* Whether pod tolerates every NoSchedule/NoExecute (effect) taint of node. */
+bool kapi_tolerates(const json_t *pod, const json_t *node, const char *effect);
+
+/* One step of the simulated controllers (scheduler, kubelet, taint
+ * manager, Job controller); the caller holds K.lock. */
+void kapi_sim_step(void);
+
+#endif

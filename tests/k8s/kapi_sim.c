@@ -1,0 +1,233 @@
+/* kapi_sim.c — the harness's minimal cluster behind the Kubernetes API
+ * double: a Job controller (keeps `parallelism` pods of each Job alive,
+ * counting lost ones as failed, and collects pods whose Job is gone), a
+ * scheduler (binds pending pods to nodes that are schedulable, Ready, have
+ * the GPUs free, match the nodeSelector and whose NoSchedule/NoExecute
+ * taints the pod tolerates), a kubelet (bound pods run) and the taint
+ * manager (pods that do not tolerate a NoExecute taint are deleted).  Pods go
+ * at once on deletion: there is no graceful termination here. */
+#include "kapi.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *meta(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(json_object_get(o, "metadata"), k));
+}
+
+static long quantity(json_t *v)
+{
+    if (json_is_integer(v)) return (long)json_integer_value(v);
+    if (json_is_string(v)) return strtol(json_string_value(v), NULL, 10);
+    return 0;
+}
+
+static long gpus_of(const json_t *pod)
+{
+    long n = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c) {
+        json_t *res = json_object_get(c, "resources");
+        json_t *q = json_object_get(json_object_get(res, "requests"), "nvidia.com/gpu");
+        if (!q) q = json_object_get(json_object_get(res, "limits"), "nvidia.com/gpu");
+        n += quantity(q);
+    }
+    return n;
+}
+
+static bool phase_is(const json_t *pod, const char *p)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    return v && !strcmp(v, p);
+}
+
+static bool active(const json_t *pod) { return phase_is(pod, "Pending") || phase_is(pod, "Running"); }
+
+static bool node_ready(const json_t *node)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && !strcmp(t, "Ready")) return !strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True");
+    }
+    return true;   /* a node without conditions counts as Ready here */
+}
+
+static bool fits(const json_t *pod, const json_t *node, const char *name)
+{
+    json_t *spec = json_object_get(node, "spec");
+    if (json_is_true(json_object_get(spec, "unschedulable"))) return false;
+    if (!node_ready(node)) return false;
+    if (!kapi_tolerates(pod, node, "NoSchedule") || !kapi_tolerates(pod, node, "NoExecute")) return false;
+    json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(json_object_get(pod, "spec"), "nodeSelector"), k, v)
+        if (!json_equal(json_object_get(labels, k), v)) return false;
+    json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+    long gpus = quantity(json_object_get(alloc, "nvidia.com/gpu")), maxpods = quantity(json_object_get(alloc, "pods"));
+    if (!maxpods) maxpods = 110;
+    long used = 0, npods = 0;
+    const char *key;
+    json_t *p;
+    json_object_foreach(K.pods, key, p) {
+        const char *on = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        if (on && !strcmp(on, name) && active(p)) used += gpus_of(p), npods++;
+    }
+    return npods < maxpods && used + gpus_of(pod) <= gpus;
+}
+
+/* Pending pods without a node go to the first node that fits. */
+static void schedule(void)
+{
+    const char *key;
+    json_t *pod;
+    json_object_foreach(K.pods, key, pod) {
+        json_t *spec = json_object_get(pod, "spec");
+        if (json_object_get(spec, "nodeName") || !phase_is(pod, "Pending")) continue;
+        const char *name;
+        json_t *node;
+        json_object_foreach(K.nodes, name, node)
+            if (fits(pod, node, name)) {
+                json_object_set_new(spec, "nodeName", json_string(name));
+                json_t *st = json_object_get(pod, "status");
+                json_object_set_new(st, "conditions", json_pack("[{s:s,s:s,s:s}]", "type", "PodScheduled", "status",
+                                                                "True", "lastTransitionTime", kapi_now()));
+                kapi_bump(pod);
+                break;
+            }
+    }
+}
+
+/* Bound pending pods on Ready nodes start running. */
+static void kubelet(void)
+{
+    const char *key;
+    json_t *pod;
+    json_object_foreach(K.pods, key, pod) {
+        const char *on = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        if (!on || !phase_is(pod, "Pending")) continue;
+        json_t *node = json_object_get(K.nodes, on);
+        if (!node || !node_ready(node)) continue;
+        json_t *st = json_object_get(pod, "status");
+        json_object_set_new(st, "phase", json_string("Running"));
+        json_object_set_new(st, "startTime", json_string(kapi_now()));
+        json_object_set_new(st, "conditions",
+                            json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:s}]", "type", "PodScheduled", "status", "True",
+                                      "lastTransitionTime", kapi_now(), "type", "Ready", "status", "True",
+                                      "lastTransitionTime", kapi_now()));
+        kapi_bump(pod);
+    }
+}
+
+/* Taint manager and pod garbage collection: pods on a node whose NoExecute
+ * taint they do not tolerate, on a node that is gone, or owned by a Job that
+ * is gone, are deleted.  Lost active pods of a Job count as failed. */
+static void collect(void)
+{
+    const char *key;
+    json_t *pod;
+    void *tmp;
+    json_object_foreach_safe(K.pods, tmp, key, pod) {
+        const char *on = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        json_t *node = on ? json_object_get(K.nodes, on) : NULL;
+        json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+        const char *kind = json_string_value(json_object_get(owner, "kind"));
+        char jk[320];
+        snprintf(jk, sizeof jk, "%s/%s", meta(pod, "namespace") ?: "default",
+                 json_string_value(json_object_get(owner, "name")) ?: "");
+        bool orphan = kind && !strcmp(kind, "Job") && !json_object_get(K.jobs, jk);
+        if ((on && !node) || (node && !kapi_tolerates(pod, node, "NoExecute")) || orphan) {
+            if (!orphan && kind && !strcmp(kind, "Job") && active(pod)) {
+                json_t *st = json_object_get(json_object_get(K.jobs, jk), "status");
+                json_object_set_new(st, "failed", json_integer(json_integer_value(json_object_get(st, "failed")) + 1));
+            }
+            json_object_del(K.pods, key);
+            K.rv++;
+        }
+    }
+}
+
+static json_t *pod_for(const char *ns, const char *jname, json_t *job)
+{
+    json_t *tmpl = json_object_get(json_object_get(job, "spec"), "template");
+    json_t *pod = json_object();
+    char name[300];
+    snprintf(name, sizeof name, "%s-%05lu", jname, ++K.seq % 100000);
+    json_t *md = json_object_get(tmpl, "metadata");
+    json_t *labels = json_is_object(json_object_get(md, "labels")) ? json_deep_copy(json_object_get(md, "labels"))
+                                                                   : json_object();
+    const char *uid = meta(job, "uid");
+    json_object_set_new(labels, "job-name", json_string(jname));
+    json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(jname));
+    json_object_set_new(labels, "controller-uid", json_string(uid));
+    json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(uid));
+    char puid[64];
+    snprintf(puid, sizeof puid, "pod-%lu", K.seq);
+    json_object_set_new(pod, "apiVersion", json_string("v1"));
+    json_object_set_new(pod, "kind", json_string("Pod"));
+    json_object_set_new(pod, "metadata",
+                        json_pack("{s:s,s:s,s:s,s:s,s:o,s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}", "name", name, "namespace",
+                                  ns, "uid", puid, "creationTimestamp", kapi_now(), "labels", labels,
+                                  "ownerReferences", "apiVersion", "batch/v1", "kind", "Job", "name", jname, "uid",
+                                  uid, "controller", 1, "blockOwnerDeletion", 1));
+    json_t *spec = json_object_get(tmpl, "spec");
+    json_object_set_new(pod, "spec", json_is_object(spec) ? json_deep_copy(spec) : json_object());
+    json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
+    kapi_bump(pod);
+    return pod;
+}
+
+/* Each Job keeps `parallelism` active pods until it is done. */
+static void jobs(void)
+{
+    const char *jkey;
+    json_t *job;
+    json_object_foreach(K.jobs, jkey, job) {
+        json_t *spec = json_object_get(job, "spec"), *st = json_object_get(job, "status");
+        long par = json_is_integer(json_object_get(spec, "parallelism")) ? (long)json_integer_value(json_object_get(spec, "parallelism")) : 1;
+        const char *uid = meta(job, "uid");
+        long act = 0, ok = 0, ready = 0;
+        const char *key;
+        json_t *pod;
+        json_object_foreach(K.pods, key, pod) {
+            json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+            const char *ou = json_string_value(json_object_get(owner, "uid"));
+            if (!ou || !uid || strcmp(ou, uid)) continue;
+            if (active(pod)) act++;
+            if (phase_is(pod, "Running")) ready++;
+            if (phase_is(pod, "Succeeded")) ok++;
+        }
+        long comp = json_is_integer(json_object_get(spec, "completions")) ? (long)json_integer_value(json_object_get(spec, "completions")) : par;
+        bool done = ok >= comp;
+        for (long i = act; !done && i < par; i++) {
+            json_t *p = pod_for(meta(job, "namespace"), meta(job, "name"), job);
+            char pk[400];
+            snprintf(pk, sizeof pk, "%s/%s", meta(p, "namespace"), meta(p, "name"));
+            json_object_set_new(K.pods, pk, p);
+            act++;
+        }
+        json_int_t old_act = json_integer_value(json_object_get(st, "active")),
+                   old_ready = json_integer_value(json_object_get(st, "ready"));
+        if (old_act != act || old_ready != ready || json_integer_value(json_object_get(st, "succeeded")) != ok) {
+            json_object_set_new(st, "active", json_integer(act));
+            json_object_set_new(st, "ready", json_integer(ready));
+            json_object_set_new(st, "succeeded", json_integer(ok));
+            if (!json_object_get(st, "startTime")) json_object_set_new(st, "startTime", json_string(kapi_now()));
+            if (done && !json_object_get(st, "completionTime"))
+                json_object_set_new(st, "completionTime", json_string(kapi_now()));
+            kapi_bump(job);
+        }
+    }
+}
+
+void kapi_sim_step(void)
+{
+    collect();
+    jobs();
+    schedule();
+    kubelet();
+}

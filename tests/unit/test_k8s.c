@@ -1,0 +1,291 @@
+/* test_k8s.c — the Kubernetes backend's pure parts: Node and Pod objects
+ * (shapes as the API documents them, and as tests/k8s/kapi serves them),
+ * ownership (vigil's annotation vs an administrator's cordon), workload ids,
+ * taint values, and the kubeconfig reader (YAML and JSON, token, inline
+ * certificates, relative paths, what it refuses). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "orch/k8s.h"
+
+static json_t *J(const char *text)
+{
+    json_error_t e;
+    json_t *v = json_loads(text, 0, &e);
+    if (!v) fail_msg("bad test JSON: %s", e.text);
+    return v;
+}
+
+static void parse_node(const char *text, struct vg_k8s_node *n)
+{
+    json_t *v = J(text);
+    assert_int_equal(vg_k8s_node_parse(v, n), 0);
+    json_decref(v);
+}
+
+#define READY "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}"
+
+static void test_node_healthy(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+    parse_node("{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"42\",\"labels\":{\"nvidia.com/gpu.clique\":\"r1\"}},"
+               "\"spec\":{}," READY "}", &n);
+    assert_string_equal(n.n.name, "n1");
+    assert_string_equal(n.rv, "42");
+    assert_string_equal(n.n.state, "Ready");
+    assert_string_equal(n.n.reason, "");
+    assert_string_equal(n.n.features, "clique=r1");
+    assert_string_equal(n.n.domain, "r1");   /* the rack / NVLink domain from nvidia.com/gpu.clique */
+    assert_true(n.n.responding);
+    assert_false(n.n.drain || n.n.down || n.ours || n.cordoned);
+}
+
+static void test_node_vigil_isolated(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+    parse_node("{\"metadata\":{\"name\":\"n2\",\"annotations\":{\"vigil.dev/isolated\":"
+               "\"{\\\"how\\\":\\\"down\\\",\\\"reason\\\":\\\"vigil: xid 79\\\",\\\"cordoned\\\":false}\"}},"
+               "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"vigil.dev/fault\",\"value\":\"xid-79\","
+               "\"effect\":\"NoExecute\"}]}," READY "}", &n);
+    assert_true(n.ours);
+    assert_true(vg_orch_ours(&n.n));
+    assert_string_equal(n.n.reason, "vigil: xid 79");
+    assert_string_equal(n.fault_effect, "NoExecute");
+    assert_true(n.n.drain && n.n.down);
+    assert_false(n.cordoned_before);
+    assert_string_equal(n.n.state, "Ready,SchedulingDisabled,VigilFault");
+}
+
+static void test_node_admin_cordoned(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+    parse_node("{\"metadata\":{\"name\":\"n3\"},\"spec\":{\"unschedulable\":true}," READY "}", &n);
+    assert_true(n.n.drain);
+    assert_false(n.ours);
+    assert_false(vg_orch_ours(&n.n));
+    assert_string_equal(n.n.reason, "cordoned (not by vigil)");
+    /* a taint of someone else's, and an annotation that is not vigil's */
+    parse_node("{\"metadata\":{\"name\":\"n3\",\"annotations\":{\"vigil.dev/isolated\":\"{\\\"reason\\\":\\\"me\\\"}\"}},"
+               "\"spec\":{\"taints\":[{\"key\":\"maint\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]}," READY "}", &n);
+    assert_true(n.n.drain);
+    assert_false(vg_orch_ours(&n.n));
+    assert_string_equal(n.n.reason, "taint maint=x:NoSchedule");
+    /* garbage in the annotation is not vigil's either */
+    parse_node("{\"metadata\":{\"name\":\"n3\",\"annotations\":{\"vigil.dev/isolated\":\"{nope\"}},"
+               "\"spec\":{\"unschedulable\":true}}", &n);
+    assert_false(n.ours);
+}
+
+static void test_node_spare_and_notready(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+    parse_node("{\"metadata\":{\"name\":\"n5\",\"labels\":{\"vigil.dev/spare\":\"true\"}},"
+               "\"spec\":{\"taints\":[{\"key\":\"vigil.dev/spare\",\"effect\":\"NoSchedule\"}]}," READY "}", &n);
+    assert_true(n.spare_label && n.spare_taint);
+    assert_false(n.n.drain);   /* reserved, not drained: the spare pool's */
+    assert_string_equal(n.n.features, "spare");
+    parse_node("{\"metadata\":{\"name\":\"n6\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+               "\"message\":\"kubelet stopped posting\"}]}}", &n);
+    assert_false(n.n.responding);
+    assert_true(n.n.down);
+    assert_string_equal(n.n.reason, "Ready False: kubelet stopped posting");
+    assert_string_equal(n.n.state, "NotReady");
+    json_t *v = J("{\"metadata\":{}}");
+    assert_int_equal(vg_k8s_node_parse(v, &n), -1);
+    json_decref(v);
+}
+
+static void test_pods(void **state)
+{
+    (void)state;
+    struct vg_k8s_pod p;
+    json_t *v = J("{\"metadata\":{\"name\":\"train-1\",\"namespace\":\"ml\",\"ownerReferences\":[{\"kind\":\"Job\","
+                  "\"name\":\"train\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_string_equal(p.workload, "ml/Job/train");
+    assert_string_equal(p.node, "n2");
+    assert_false(p.daemon || p.gone);
+    json_decref(v);
+    v = J("{\"metadata\":{\"name\":\"w-0\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"big\","
+          "\"batch.kubernetes.io/job-name\":\"big-workers-0\"},\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"big-workers-0\","
+          "\"controller\":true}]},\"status\":{\"phase\":\"Pending\"}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_string_equal(p.workload, "default/JobSet/big");   /* the whole JobSet is the gang */
+    json_decref(v);
+    v = J("{\"metadata\":{\"name\":\"agent\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"a\",\"controller\":true}],"
+          "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_true(p.daemon && p.gone);
+    assert_string_equal(p.workload, "");
+    json_decref(v);
+    v = J("{\"metadata\":{\"name\":\"done\",\"labels\":{\"job-name\":\"old\"}},\"status\":{\"phase\":\"Succeeded\"}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_string_equal(p.workload, "default/Job/old");
+    assert_true(p.gone);
+    json_decref(v);
+}
+
+static void test_workload_and_taint(void **state)
+{
+    (void)state;
+    char ns[64], kind[16], name[64], v[64];
+    assert_true(vg_k8s_workload_split("ml/Job/train", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    assert_string_equal(ns, "ml");
+    assert_string_equal(kind, "Job");
+    assert_string_equal(name, "train");
+    assert_true(vg_k8s_workload_split("a/JobSet/b", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    assert_false(vg_k8s_workload_split("1234", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    assert_false(vg_k8s_workload_split("a/Deployment/b", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    assert_false(vg_k8s_workload_split("/Job/b", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    assert_false(vg_k8s_workload_split("a/Job/b/c", ns, sizeof ns, kind, sizeof kind, name, sizeof name));
+    vg_k8s_taint_value("vigil: xid 79 gpu 0 0000:18:00.0", v, sizeof v);
+    assert_string_equal(v, "xid-79-gpu-0-0000-18-00.0");
+    vg_k8s_taint_value("vigil: ", v, sizeof v);
+    assert_string_equal(v, "fault");
+    vg_k8s_taint_value("vigil: domain rackA: 3 of 4 nodes unavailable (xid 79 on n2) and a very long tail of words", v, sizeof v);
+    assert_true(strlen(v) <= 63);
+    assert_true(v[strlen(v) - 1] != '-');
+}
+
+static const char KC[] =
+    "apiVersion: v1\n"
+    "kind: Config\n"
+    "clusters:\n"
+    "- name: other\n"
+    "  cluster:\n"
+    "    server: https://wrong:6443\n"
+    "- name: prod\n"
+    "  cluster:\n"
+    "    server: https://api.example:6443/\n"
+    "    certificate-authority: pki/ca.crt\n"
+    "contexts:\n"
+    "- name: ctx\n"
+    "  context:\n"
+    "    cluster: prod\n"
+    "    user: vigil\n"
+    "current-context: ctx\n"
+    "users:\n"
+    "- name: vigil\n"
+    "  user:\n"
+    "    token: \"abc.def\"\n"
+    "    client-certificate-data: aGVsbG8=\n";
+
+static void test_kubeconfig(void **state)
+{
+    (void)state;
+    struct vg_k8s_conf c = { 0 };
+    char err[256];
+    assert_int_equal(vg_k8s_conf_parse(KC, strlen(KC), "/etc/vigil", &c, err, sizeof err), 0);
+    assert_string_equal(c.server, "https://api.example:6443");
+    assert_string_equal(c.ca_file, "/etc/vigil/pki/ca.crt");
+    assert_string_equal(c.token, "abc.def");
+    assert_non_null(c.cert_pem);
+    assert_string_equal(c.cert_pem, "hello");
+    assert_false(c.insecure);
+    vg_k8s_conf_free(&c);
+    /* JSON is YAML too */
+    const char *js = "{\"current-context\":\"c\",\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":\"k\",\"user\":\"u\"}}],"
+                     "\"clusters\":[{\"name\":\"k\",\"cluster\":{\"server\":\"http://127.0.0.1:1\",\"insecure-skip-tls-verify\":true}}],"
+                     "\"users\":[{\"name\":\"u\",\"user\":{}}]}";
+    memset(&c, 0, sizeof c);
+    assert_int_equal(vg_k8s_conf_parse(js, strlen(js), NULL, &c, err, sizeof err), 0);
+    assert_string_equal(c.server, "http://127.0.0.1:1");
+    assert_true(c.insecure);
+    assert_string_equal(c.token, "");
+    vg_k8s_conf_free(&c);
+}
+
+static void refuses(const char *text, const char *why)
+{
+    struct vg_k8s_conf c = { 0 };
+    char err[256] = "";
+    assert_int_equal(vg_k8s_conf_parse(text, strlen(text), NULL, &c, err, sizeof err), -1);
+    if (!strstr(err, why)) fail_msg("error '%s' lacks '%s'", err, why);
+    vg_k8s_conf_free(&c);
+}
+
+static void test_kubeconfig_refused(void **state)
+{
+    (void)state;
+    refuses("clusters: []\n", "current-context is not set");
+    refuses("current-context: x\n", "context 'x' is not in contexts");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k}\n", "cluster 'k' is not in clusters");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k}\nclusters:\n- name: k\n  cluster: {}\n",
+            "server is not set");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+            "  cluster: {server: https://a}\nusers:\n- name: u\n  user:\n    exec: {command: aws}\n",
+            "plugin");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+            "  cluster: {server: https://a, certificate-authority-data: \"!!!\"}\nusers:\n- name: u\n  user: {}\n",
+            "not base64");
+    refuses("a: [unclosed\n", "YAML");
+    refuses("a: &x 1\nb: *x\n", "aliases");
+    refuses("- just\n- a list\n", "not a kubeconfig");
+}
+
+/* Where the configuration comes from: --orch-config, $KUBECONFIG, in-cluster. */
+static void test_conf_sources(void **state)
+{
+    (void)state;
+    struct vg_k8s_conf c;
+    char err[600];
+    char dir[] = "/tmp/vigil-k8s-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], tok[128];
+    snprintf(path, sizeof path, "%s/kc", dir);
+    snprintf(tok, sizeof tok, "%s/tok", dir);
+    FILE *f = fopen(path, "w");
+    fputs("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+          "  cluster: {server: 'https://10.0.0.1:6443'}\nusers:\n- name: u\n  user: {tokenFile: tok}\n", f);
+    fclose(f);
+    f = fopen(tok, "w");
+    fputs("from-file-token\n", f);
+    fclose(f);
+    setenv("KUBECONFIG", path, 1);
+    assert_int_equal(vg_k8s_conf_load(NULL, &c, err, sizeof err), 0);
+    assert_string_equal(c.token, "from-file-token");   /* tokenFile, relative to the kubeconfig */
+    assert_string_equal(c.source, path);
+    vg_k8s_conf_free(&c);
+    /* in a pod: the service account; here its files do not exist, and the error says where it looked */
+    unsetenv("KUBECONFIG");
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    int rc = vg_k8s_conf_load(NULL, &c, err, sizeof err);
+    if (rc == 0) {   /* running inside a pod after all */
+        assert_string_equal(c.server, "https://[fd00::1]:443");
+    } else {
+        assert_non_null(strstr(err, VG_K8S_SA_DIR "/token"));
+    }
+    vg_k8s_conf_free(&c);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    /* --orch-config wins, and a missing file is named */
+    assert_int_equal(vg_k8s_conf_load("/nonexistent/kubeconfig", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
+    vg_k8s_conf_free(&c);
+    unlink(tok);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_node_healthy),        cmocka_unit_test(test_node_vigil_isolated),
+        cmocka_unit_test(test_node_admin_cordoned), cmocka_unit_test(test_node_spare_and_notready),
+        cmocka_unit_test(test_pods),                cmocka_unit_test(test_workload_and_taint),
+        cmocka_unit_test(test_kubeconfig),          cmocka_unit_test(test_kubeconfig_refused),
+        cmocka_unit_test(test_conf_sources),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
