@@ -28,7 +28,7 @@ check "HTML says 64 GPUs" grep -q '64-GPU job: 8 nodes' "$T/d.html"
 is "more than 8 GPUs per node refused" "$?" 2
 # vigil status on a lab node: the scheduler and the controller are seen, the GPUs through the (fake) NVML
 VIGIL_NVML_LIB=$FAKE_NVML FAKE_NVML_STATE=$LAB_DIR/nodes/n1/nvml-state VIGIL_NODE=n1 "$VIGIL" status --json >"$T/st.json" 2>/dev/null
-is "status: the scheduler answers" "$(jq -r '.items[] | select(.item == "scheduler") | .ok' "$T/st.json")" true
+is "status: Slurm answers" "$(jq -r '.items[] | select(.item == "scheduler" and (.detail | startswith("slurm:"))) | .ok' "$T/st.json")" true
 is "status: the controller answers" "$(jq -r '.items[] | select(.item == "controller") | .ok' "$T/st.json")" true
 check "status: 8 GPUs seen" sh -c "jq -r '.items[] | select(.item == \"GPUs (NVML)\") | .detail' '$T/st.json' | grep -q '^8 ×'"
 check "status: what is missing comes with a fix" sh -c "jq -e '[.items[] | select(.ok | not) | .fix] | all(. != null)' '$T/st.json' >/dev/null"

@@ -118,13 +118,16 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/other.key" -out "$W/other.
     -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
 CACERT=$W/ca.pem
 TOKEN="vigil-k8s-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"; umask 022
+umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
+echo "read-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
+RH="Authorization: Bearer $(cat "$W/read.token")"   # reads need the read token
 echo 0 >"$W/seq"
 start_serve() { # policy text
     printf '%s\n' "$1" >"$W/policy.conf"
     rm -f "$W/port" "$W/incidents.db"*
     "$VIGIL" serve --orchestrator k8s --orch-config "$W/vigil.kc" --listen 127.0.0.1:0 --port-file "$W/port" \
-        --db "$W/incidents.db" --auth token --token-file "$W/token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
+        --db "$W/incidents.db" --auth token --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" \
+        2>>"$W/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     URL="http://127.0.0.1:$(cat "$W/port")"
@@ -143,7 +146,7 @@ post_xid() { # node code → HTTP status
         --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
         "$URL/v1/events"
 }
-incident() { curl -s "$URL/v1/incidents?node=$1&limit=1"; }
+incident() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1"; }
 state_of() { incident "$1" | jq -r '.[0].state // .incidents[0].state // empty' 2>/dev/null; }
 gang_on_spare() {
     [ "$(pods_of train | awk '$3 == "Running"' | wc -l)" -eq 3 ] && pods_of train | grep -q ' n5 Running' &&
@@ -171,7 +174,7 @@ after=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
 check "all 3 pods of the gang were restarted (new pods)" sh -c "for p in $before; do echo '$after' | grep -qw \$p && exit 1; done; exit 0"
 grep -q 'POST /api/v1/namespaces/default/pods/.*/eviction 201' "$W/api.log" && ok "evicted through policy/v1 Eviction" ||
     nok "evicted through policy/v1 Eviction"
-check "incident isolated" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
+check "incident isolated" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
 inc=$(incident n2)
 for step in isolated jobs_requeued spare_promoted; do
     case "$inc" in *"\"$step\""*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
@@ -184,12 +187,12 @@ kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/
 start_serve "breaker = 100% / 600s"
 post_xid n1 79 >/dev/null
 check "a CA that did not sign the API's certificate: the incident fails, naming TLS" \
-    wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"failed.*SSL certificate'"
+    wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"failed.*SSL certificate'"
 stop_serve
 kubeconfig "$W/vigil.kc" "$TOKEN" "certificate-authority-data: $(base64 -w0 "$W/ca.pem")"
 start_serve "breaker = 100% / 600s"
 post_xid n1 79 >/dev/null
-check "the right CA inline: isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+check "the right CA inline: isolated" wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
 stop_serve
 kubeconfig "$W/vigil.kc" "$TOKEN"
 start_serve "spares = n5
@@ -198,14 +201,14 @@ breaker = 100% / 600s"
 # ---- ownership: an administrator's cordon is left alone
 kd cordon n4 >/dev/null 2>&1
 is "XID on an admin-cordoned node accepted" "$(post_xid n4 79)" 202
-check "incident held: not vigil's node" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n4' | grep -q 'left alone'"
+check "incident held: not vigil's node" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n4' | grep -q 'left alone'"
 is "the admin's node carries no vigil annotation" "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] // "none"')" none
 is "… and no vigil taint" "$(node_json n4 | jq '[.spec.taints // [] | .[] | select(.key=="vigil.dev/fault")] | length')" 0
 
 # ---- domains from the node label nvidia.com/gpu.clique (n1-n4: rackA): the third XID takes the whole rack
 fresh "breaker = 100% / 600s"
 post_xid n1 79 >/dev/null; post_xid n2 79 >/dev/null
-wait_for 10 sh -c "[ \$(curl -s '$URL/v1/incidents' | grep -o '\"state\":\"isolated' | wc -l) -eq 2 ]"
+wait_for 10 sh -c "[ \$(curl -s -H '$RH' '$URL/v1/incidents' | grep -o '\"state\":\"isolated' | wc -l) -eq 2 ]"
 post_xid n3 79 >/dev/null
 check "3 of rackA's 4 nodes out: n4 isolated with the domain" wait_for 10 node_has n4 '.spec.unschedulable == true'
 case "$(node_json n4 | jq -r '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason')" in
@@ -221,18 +224,18 @@ post_xid n2 79 >/dev/null
 check "repaired n2 returned to the pool (spare taint)" wait_for 10 node_has n2 '.spec.taints // [] | map(.key) | index("vigil.dev/spare")'
 check "… uncordoned, vigil's taint and annotation gone" wait_for 5 node_has n2 '(.spec.unschedulable // false) == false and (.metadata.annotations // {} | has("vigil.dev/isolated") | not) and ([.spec.taints[] | select(.key=="vigil.dev/fault")] | length == 0)'
 is "… condition VigilHealthy=True" "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | .status')" True
-check "incident closed" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
+check "incident closed" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
 
 # ---- faults: each fails the incident with a clear error, and the retry succeeds
 fault_case() { # name node expected-error-text — run after the fault is armed
     is "$1: XID accepted" "$(post_xid "$2" 79)" 202
-    if wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"failed'"; then
-        st=$(curl -s "$URL/v1/incidents?node=$2" | jq -r '.[0].state')
+    if wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"failed'"; then
+        st=$(curl -s -H "$RH" "$URL/v1/incidents?node=$2" | jq -r '.[0].state')
         case "$st" in *"$3"*) ok "$1: failed with a clear error" ;; *) nok "$1: error names '$3': $st" ;; esac
-    else nok "$1: incident recorded as failed ($(curl -s "$URL/v1/incidents?node=$2"))"; fi
+    else nok "$1: incident recorded as failed ($(curl -s -H "$RH" "$URL/v1/incidents?node=$2"))"; fi
 }
 retried_ok() { # name node
-    check "$1: retried and isolated" wait_for 20 sh -c "curl -s '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"isolated'"
+    check "$1: retried and isolated" wait_for 20 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"isolated'"
 }
 
 fresh "breaker = 100% / 600s"
@@ -263,14 +266,14 @@ fresh "breaker = 100% / 600s"
 ctl POST fault '{"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":2,"retry_after":0}'
 ctl POST fault '{"code":503,"method":"GET","path":"/api/v1/pods","count":1}'
 post_xid n1 79 >/dev/null
-check "429 twice and a 503: retried within the call, isolated" wait_for 10 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
-is "… without failing the incident" "$(curl -s "$URL/metrics" | sed -n 's/^vigil_action_failures_total //p')" 0
+check "429 twice and a 503: retried within the call, isolated" wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
+is "… without failing the incident" "$(curl -s -H "$RH" "$URL/metrics" | sed -n 's/^vigil_action_failures_total //p')" 0
 is "… after the API's 429s and 503" "$(grep -c ' 429 .*ua=vigil$\| 503 ua=vigil$' "$W/api.log")" 3
 
 fresh "breaker = 100% / 600s"
 kd delete node n1 >/dev/null 2>&1
 is "a node gone from the cluster: XID accepted" "$(post_xid n1 79)" 202
-check "… held, with the reason" wait_for 5 sh -c "curl -s '$URL/v1/incidents?node=n1' | grep -q 'held: node n1 is not in the cluster'"
+check "… held, with the reason" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q 'held: node n1 is not in the cluster'"
 # deleted between vigil's read of the nodes and its PATCH: the API answers 404
 ctl POST fault '{"code":404,"method":"PATCH","path":"/api/v1/nodes/n3","count":1,"message":"nodes \"n3\" not found"}'
 fault_case "node vanished before the PATCH" n3 'nodes "n3" not found'

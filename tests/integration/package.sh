@@ -19,6 +19,6 @@ check "the binary is /usr/bin/vigil" test -x "$T/root/usr/bin/vigil"
 is "the unpacked binary finds its data in /usr/share/vigil" \
     "$(env -u VIGIL_DATA "$T/root/usr/bin/vigil" version --json | jq -r .data_dir)" "$T/root/usr/share/vigil"
 env -u VIGIL_DATA "$T/root/usr/bin/vigil" scan --json tests/fixtures/logs/fallen-off-bus.log >"$T/scan.json" 2>/dev/null
-check "the unpacked binary classifies with the bundled catalog" sh -c "jq -e '[.[] | select(.kind == \"fallen-off-bus\" and .action == \"reboot\")] | length >= 1' '$T/scan.json' >/dev/null"
+check "the unpacked binary classifies with the bundled catalog" sh -c "jq -se '[.[] | select(.kind == \"fallen-off-bus\" and .action == \"reboot\")] | length >= 1' '$T/scan.json' >/dev/null"
 check "the systemd units run /usr/bin/vigil" sh -c "grep -q '^ExecStart=/usr/bin/vigil agent' '$T/root/lib/systemd/system/vigil-agent.service' && grep -q '^ExecStart=/usr/bin/vigil serve' '$T/root/lib/systemd/system/vigil-serve.service'"
 check "the docs are in /usr/share/doc/vigil" test -s "$T/root/usr/share/doc/vigil/controller.md"
