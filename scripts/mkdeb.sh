@@ -1,8 +1,10 @@
 #!/bin/sh
 # mkdeb.sh — `make deb`: a Debian package of vigil built from this tree with
-# dpkg-deb (no debhelper needed): /usr/bin/vigil, the bundled data in
-# /usr/share/vigil, the docs, and the agent and controller as systemd units
-# (disabled until the operator enables them).  Prints the package's path.
+# dpkg-deb (no debhelper needed): /usr/bin/vigil (stripped), the bundled data
+# in /usr/share/vigil, the docs, a man page made from the commands' --help,
+# the agent and controller as systemd units (disabled until the operator
+# enables them) with their settings in /etc/default as conffiles.  Prints the
+# package's path.
 set -eu
 cd "$(dirname "$0")/.."
 VERSION=$(sed -n 's/^#define VIGIL_VERSION "\(.*\)"/\1/p' src/cmd/version.c)
@@ -10,9 +12,62 @@ ARCH=$(dpkg --print-architecture)
 ROOT=build/deb/vigil_${VERSION}_$ARCH
 rm -rf "$ROOT"
 install -D -m 0755 build/vigil "$ROOT/usr/bin/vigil"
-mkdir -p "$ROOT/usr/share/vigil" "$ROOT/usr/share/doc/vigil" "$ROOT/lib/systemd/system" "$ROOT/DEBIAN"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$ROOT/usr/bin/vigil"
+MAINT="vigil developers <maintainers@vigil.dev>"
+mkdir -p "$ROOT/usr/share/vigil" "$ROOT/usr/share/doc/vigil" "$ROOT/usr/share/man/man1" "$ROOT/lib/systemd/system" \
+    "$ROOT/DEBIAN"
 cp -r data/. "$ROOT/usr/share/vigil/"
 cp README.md docs/*.md "$ROOT/usr/share/doc/vigil/"
+# the changelog of a native package, and the copyright file
+{
+    printf 'vigil (%s) unstable; urgency=medium\n\n' "$VERSION"
+    git log -n 20 --format='  * %s' 2>/dev/null | cut -c1-78 || echo "  * Built from a source tree without history."
+    printf '\n -- %s  %s\n' "$MAINT" "$(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
+} | gzip -9n >"$ROOT/usr/share/doc/vigil/changelog.gz"
+cat >"$ROOT/usr/share/doc/vigil/copyright" <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: vigil
+
+Files: *
+Copyright: the vigil developers
+License: other
+ No license has been chosen for vigil yet; ask the developers before
+ redistributing.
+
+Files: usr/share/vigil/sources/*
+Copyright: the publishers named in usr/share/vigil/sources/SOURCES
+License: other
+ Published advisory records (NVIDIA CSAF bulletins, GitHub advisory database
+ and Ubuntu OSV records), copied unchanged under their publishers' terms.
+COPYRIGHT
+# the man page: the subcommand table and each command's usage, from --help
+{
+    printf '.TH VIGIL 1 "%s" "vigil %s" "User Commands"\n' "$(date -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%d)" "$VERSION"
+    printf '.SH NAME\nvigil \\- keeps GPU training clusters running, and proves it\n.SH SYNOPSIS\n.B vigil\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n'
+    printf '.SH COMMANDS\n.nf\n'
+    build/vigil --help 2>&1 | sed -n 's/^  \([a-z]\)/\1/p' | sed 's/\\/\\\\/g; s/^\./\\\&./'
+    printf '.fi\n'
+    for c in $(build/vigil --help 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
+        printf '.SH "vigil %s"\n.nf\n' "$c"
+        build/vigil "$c" --help 2>&1 | sed 's/\\/\\\\/g; s/^\./\\\&./; s/^'"'"'/\\\&'"'"'/'
+        printf '.fi\n'
+    done
+    printf '.SH FILES\n/etc/vigil/vigil.conf, /etc/vigil/policy.tsv, /etc/default/vigil-agent, /etc/default/vigil-serve, /var/lib/vigil\n'
+    printf '.SH SEE ALSO\n/usr/share/doc/vigil/README.md and the other documents there.\n'
+} | gzip -9n >"$ROOT/usr/share/man/man1/vigil.1.gz"
+# settings the units read, kept across upgrades
+mkdir -p "$ROOT/etc/default"
+cat >"$ROOT/etc/default/vigil-agent" <<'AGENT'
+# Settings of vigil-agent.service (docs: /usr/share/doc/vigil/agent.md).
+# The controller's URL, e.g. http://head-node:8470; empty: the agent acts alone.
+VIGIL_CONTROLLER=
+VIGIL_AGENT_OPTS="--auth munge"
+AGENT
+cat >"$ROOT/etc/default/vigil-serve" <<'SERVE'
+# Settings of vigil-serve.service (docs: /usr/share/doc/vigil/controller.md).
+VIGIL_SERVE_OPTS="--auth munge"
+SERVE
+printf '/etc/default/vigil-agent\n/etc/default/vigil-serve\n' >"$ROOT/DEBIAN/conffiles"
 for u in vigil-agent vigil-serve; do
     sed -e 's|/usr/local/bin/vigil|/usr/bin/vigil|g' -e 's|/usr/local/share/doc/vigil|/usr/share/doc/vigil|g' \
         "dist/$u.service" >"$ROOT/lib/systemd/system/$u.service"
@@ -22,7 +77,7 @@ cat >"$ROOT/DEBIAN/control" <<CONTROL
 Package: vigil
 Version: $VERSION
 Architecture: $ARCH
-Maintainer: vigil developers <vigil@localhost>
+Maintainer: $MAINT
 Installed-Size: $SIZE
 Depends: libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, zlib1g
 Recommends: munge, libcurl4

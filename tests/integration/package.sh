@@ -22,3 +22,30 @@ env -u VIGIL_DATA "$T/root/usr/bin/vigil" scan --json tests/fixtures/logs/fallen
 check "the unpacked binary classifies with the bundled catalog" sh -c "jq -se '[.[] | select(.kind == \"fallen-off-bus\" and .action == \"reboot\")] | length >= 1' '$T/scan.json' >/dev/null"
 check "the systemd units run /usr/bin/vigil" sh -c "grep -q '^ExecStart=/usr/bin/vigil agent' '$T/root/lib/systemd/system/vigil-agent.service' && grep -q '^ExecStart=/usr/bin/vigil serve' '$T/root/lib/systemd/system/vigil-serve.service'"
 check "the docs are in /usr/share/doc/vigil" test -s "$T/root/usr/share/doc/vigil/controller.md"
+check "the man page lists every command" sh -c "zcat '$T/root/usr/share/man/man1/vigil.1.gz' | grep -q '^.SH \"vigil status\"'"
+check "/etc/default files are conffiles" sh -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/vigil-agent"
+if command -v lintian >/dev/null; then
+    lintian --no-tag-display-limit "$deb" >"$T/lintian.txt" 2>&1
+    is "lintian: no error" "$(grep -c '^E:' "$T/lintian.txt")" 0
+else
+    skip "lintian is not installed"
+fi
+# installed for real, run from its path, removed cleanly
+if [ "$(id -u)" = 0 ] && ! dpkg -s vigil >/dev/null 2>&1; then
+    dpkg -i "$deb" >"$T/install.log" 2>&1
+    is "dpkg -i installs it" "$?" 0
+    is "the installed vigil runs" "$(env -u VIGIL_DATA /usr/bin/vigil version --json | jq -r .data_dir)" /usr/share/vigil
+    env -u VIGIL_DATA /usr/bin/vigil status --json >"$T/status.json" 2>/dev/null
+    check "the installed vigil status answers" jq -e '.items | length > 5' "$T/status.json"
+    if command -v systemd-analyze >/dev/null; then
+        systemd-analyze verify /lib/systemd/system/vigil-agent.service /lib/systemd/system/vigil-serve.service >"$T/verify.txt" 2>&1
+        check "systemd-analyze verify: no error on the units" sh -c "! grep -qi 'error\|failed' '$T/verify.txt'"
+    else
+        skip "systemd-analyze is not installed"
+    fi
+    dpkg -P vigil >"$T/purge.log" 2>&1
+    is "dpkg -P removes it" "$?" 0
+    check "nothing left: binary, data, conffiles" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /usr/share/vigil ] && [ ! -e /etc/default/vigil-agent ]"
+else
+    skip "installing needs root and no vigil package installed already"
+fi
