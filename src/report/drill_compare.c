@@ -1,7 +1,7 @@
 /* drill_compare.c — several drill reports side by side (vigil against plain
  * Slurm, one fault against another): the per-stage medians as a table in the
  * terminal, and one self-contained HTML page with a bar chart per stage (one
- * bar per report, scaled to the slowest) and the table.  A stage that never
+ * bar per report, as long as its time, scaled to the slowest) and the table.  A stage that never
  * happened shows "never". */
 #include "drill/drill.h"
 #include "report/html.h"
@@ -46,6 +46,35 @@ void vg_drill_compare_print(FILE *f, json_t *const *reps, size_t n)
     }
 }
 
+/* One stage: a bar per report, as long as its median (the slowest fills the
+ * width), green for the fastest, red for the others; "never" hatched. */
+static void bars(struct sbuf *b, json_t *const *reps, size_t n, int s, double max, double min)
+{
+    const int row = 28, lw = 330, nw = 90, bw = 900 - lw - nw;
+    sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"%zu\" role=\"img\">\n"
+                   "<defs><pattern id=\"never%d\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" "
+                   "patternTransform=\"rotate(45)\"><rect width=\"8\" height=\"8\" fill=\"#fbe9e7\"/>"
+                   "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#e57373\" stroke-width=\"3\"/></pattern></defs>\n",
+                n * row + 8, s);
+    for (size_t i = 0; i < n; i++) {
+        char label[160], note[32];
+        int y = (int)i * row + 4;
+        double m = median(reps[i], s);
+        vg_drill_label(reps[i], label, sizeof label);
+        cell(m, note, sizeof note);
+        sbuf_printf(b, "<text x=\"0\" y=\"%d\" font-size=\"13\">", y + 17);
+        vg_html_escape(b, label);
+        int w = m < 0 ? bw : max > 0 ? (int)lround(fmax(m / max, 0.004) * bw) : 1;
+        const char *fill = m < 0 ? "" : m <= min ? "#2e7d32" : "#c62828";
+        if (m < 0) sbuf_printf(b, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" rx=\"3\" fill=\"url(#never%d)\"/>",
+                               lw, y + 2, w, s);
+        else sbuf_printf(b, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" rx=\"3\" fill=\"%s\"/>", lw, y + 2, w, fill);
+        sbuf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#374151\">%s</text>\n", lw + bw + 8, y + 17,
+                    note);
+    }
+    sbuf_puts(b, "</svg>\n");
+}
+
 int vg_drill_compare_html(FILE *f, json_t *const *reps, size_t n)
 {
     struct sbuf b = SBUF_INIT;
@@ -53,7 +82,7 @@ int vg_drill_compare_html(FILE *f, json_t *const *reps, size_t n)
                   "td,th{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:left}"
                   "td.num{text-align:right;font-variant-numeric:tabular-nums}.never{color:#b52b27}");
     sbuf_puts(&b, "<h1>vigil drill — side by side</h1>\n<p class=\"muted\">Seconds from the fault to each stage, "
-                  "median over each report's runs; a shorter bar is a faster recovery.</p>\n<ul>\n");
+                  "median over each report's runs: a shorter bar is a faster recovery, green the fastest; a hatched bar never happened.</p>\n<ul>\n");
     for (size_t i = 0; i < n; i++) {
         char label[160], size[96];
         vg_drill_label(reps[i], label, sizeof label);
@@ -70,20 +99,14 @@ int vg_drill_compare_html(FILE *f, json_t *const *reps, size_t n)
     }
     sbuf_puts(&b, "</ul>\n");
     for (int s = 0; s < VG_ST_COUNT; s++) {
-        double max = 0;
-        for (size_t i = 0; i < n; i++) max = fmax(max, median(reps[i], s));
-        sbuf_printf(&b, "<h2>%s</h2>\n", vg_stage_name((enum vg_stage)s));
-        struct vg_svg_bar bars[16];
-        char labels[16][160], notes[16][32];
-        size_t k = 0;
-        for (size_t i = 0; i < n && k < 16; i++, k++) {
+        double max = 0, min = -1;
+        for (size_t i = 0; i < n; i++) {
             double m = median(reps[i], s);
-            vg_drill_label(reps[i], labels[k], sizeof labels[k]);
-            cell(m, notes[k], sizeof notes[k]);
-            /* never: a full hatched bar */
-            bars[k] = (struct vg_svg_bar){ labels[k], m < 0 ? -1 : max > 0 ? 1.0 - 0.75 * m / max : 1, notes[k] };
+            max = fmax(max, m);
+            if (m >= 0 && (min < 0 || m < min)) min = m;
         }
-        vg_svg_bars(&b, bars, k, 900);
+        sbuf_printf(&b, "<h2>%s</h2>\n", vg_stage_name((enum vg_stage)s));
+        bars(&b, reps, n, s, max, min);
     }
     sbuf_puts(&b, "<h2>table</h2>\n<table><tr><th>stack</th>");
     for (int s = 0; s < VG_ST_COUNT; s++) sbuf_printf(&b, "<th>%s</th>", vg_stage_name((enum vg_stage)s));
