@@ -25,6 +25,7 @@ struct vg_agent_opts {
     int window_ms;               /* dedup window */
     int retry_max_ms;            /* the longest wait between delivery attempts */
     int heartbeat_ms;            /* beat to the controller this often; 0 = none */
+    int audit_every_ms;          /* send this node's audit report this often; 0 = none */
     enum vg_action drain_at;     /* standalone: drain at or above this */
     bool drain;                  /* standalone: drain this node through the orchestrator */
     const char *orchestrator;    /* standalone: its name (NULL = slurm) */

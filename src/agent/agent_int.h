@@ -78,6 +78,7 @@ struct agent {
     int64_t next_beat;      /* vg_mono_ms() */
     uint64_t beats;
     bool beat_failing;
+    int64_t next_audit;     /* vg_mono_ms() */
 };
 
 /* loop.c: the event path — classify, dedup, queue (or act). */
@@ -116,6 +117,9 @@ size_t msg_split(const json_t *events, size_t max_events, size_t max_bytes, size
 /* beat.c: the heartbeat to the controller */
 int beat_wait_ms(const struct agent *a);  /* until the next beat; -1 none */
 void beat_due(struct agent *a);           /* beats when it is time */
+/* report.c: this node's audit report to the controller */
+int report_wait_ms(const struct agent *a);
+void report_due(struct agent *a);
 /* standalone.c */
 int sa_init(struct agent *a, char *err, size_t errlen);  /* opens the orchestrator when it acts alone */
 void sa_event(struct agent *a, const struct vg_event *e);

@@ -84,7 +84,7 @@ static void run_loop(struct agent *a, int sfd)
         if (a->per.running) p[ip = np++] = (struct pollfd){ a->per.p.fd, POLLIN, 0 };
         p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
         int64_t now = vg_mono_ms();
-        int timeout = min_timeout(snd_wait_ms(a), beat_wait_ms(a));
+        int timeout = min_timeout(min_timeout(snd_wait_ms(a), beat_wait_ms(a)), report_wait_ms(a));
         if (a->per.running) timeout = min_timeout(timeout, a->per.deadline - now > 0 ? a->per.deadline - now : 0);
         if (open_incidents(a)) timeout = min_timeout(timeout, 1000);
         if (a->o->nvml_events && a->nvml_fd < 0)
@@ -113,6 +113,7 @@ static void run_loop(struct agent *a, int sfd)
         snd_flush(a);
         snd_deliver(a, false);
         beat_due(a);
+        report_due(a);
     }
 }
 

@@ -14,7 +14,7 @@
     "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
     "                   [--munge-socket S] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"            \
     "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--heartbeat S]\n"   \
-    "                   [--policy FILE]\n"                                                                  \
+    "                   [--audit-every S] [--policy FILE]\n"                                                \
     "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
     "                   [--orch-config FILE]] [--no-nvml-events] [--once] [--json] [-v]\n"                 \
     "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the NVML event set and periodic checks\n"  \
@@ -39,10 +39,10 @@ int cmd_agent(int argc, char **argv)
 {
     struct vg_agent_opts o = {
         .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
-        .retry_max_ms = 5000, .heartbeat_ms = 1000, .drain_at = VG_ACT_RESTART_APP, .nvml_events = true,
+        .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .nvml_events = true,
     };
     enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
-           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_NONVML, O_ONCE, O_JSON, O_HELP };
+           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NONVML, O_ONCE, O_JSON, O_HELP };
     static const struct option opts[] = {
         { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
         { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
@@ -54,6 +54,7 @@ int cmd_agent(int argc, char **argv)
         { "drain-at", required_argument, 0, O_DRAINAT },  { "drain", no_argument, 0, O_DRAIN },
         { "slurm", no_argument, 0, O_DRAIN },             { "orchestrator", required_argument, 0, O_ORCH },
         { "orch-config", required_argument, 0, O_ORCHCONF }, { "heartbeat", required_argument, 0, O_BEAT },
+        { "audit-every", required_argument, 0, O_AUDIT },
         { "no-nvml-events", no_argument, 0, O_NONVML },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
@@ -87,6 +88,10 @@ int cmd_agent(int argc, char **argv)
             break;
         case O_WINDOW:
             if (seconds("--window", optarg, 100, &o.window_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_AUDIT:
+            if (!strcmp(optarg, "0")) o.audit_every_ms = 0;
+            else if (seconds("--audit-every", optarg, 1000, &o.audit_every_ms)) return VG_EXIT_INPUT;
             break;
         case O_BEAT:
             if (!strcmp(optarg, "0")) o.heartbeat_ms = 0;

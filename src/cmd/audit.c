@@ -9,6 +9,8 @@
  * file, bad database, malformed report). */
 #include "cmd/audit_opts.h"
 #include "cmd/cmd.h"
+#include "util/rootfs.h"
+#include "wire/client.h"
 #include "report/audit_report.h"
 #include "util/datadir.h"
 #include "util/jsonutil.h"
@@ -23,7 +25,9 @@ static const char usage_text[] =
     "usage: vigil audit [--root DIR] [--db FILE] [--json] [--format table|json|markdown]\n"
     "                   [--fail-on none|low|medium|high|critical] [--now YYYY-MM-DD] [--components]\n"
     "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
-    "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n";
+    "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
+    "       vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n"
+    "       (the latest report every agent sent to the controller, merged)\n";
 
 struct opts {
     const char *root, *db, *now;
@@ -102,9 +106,68 @@ static int audit_merge(int argc, char **argv)
     return bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
 }
 
+/* `vigil audit fleet --controller URL`: every node's latest report, as the
+ * agents sent them to the controller, merged like `audit merge`. */
+static int audit_fleet(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        { "controller", required_argument, 0, 'c' }, { "read-token-file", required_argument, 0, 't' },
+        { "json", no_argument, 0, 'j' },             { "format", required_argument, 0, 'f' },
+        { "fail-on", required_argument, 0, 'F' },    { 0, 0, 0, 0 },
+    };
+    const char *url = getenv("VIGIL_CONTROLLER"), *token = getenv("VIGIL_READ_TOKEN"), *tfile = NULL;
+    enum vg_out_fmt fmt = VG_FMT_TABLE;
+    bool none = false;
+    enum vg_severity fail_on = VG_SEV_HIGH;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'c': url = optarg; break;
+        case 't': tfile = optarg; break;
+        case 'j': fmt = VG_FMT_JSON; break;
+        case 'f': if (vg_opt_format("audit fleet", optarg, &fmt)) return VG_EXIT_INPUT; break;
+        case 'F': if (vg_opt_fail_on("audit fleet", optarg, &none, &fail_on)) return VG_EXIT_INPUT; break;
+        default: return vg_input_error("audit fleet: unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!url || !*url) return vg_input_error("audit fleet: --controller URL is required (or $VIGIL_CONTROLLER)");
+    char tok[256] = "", err[512], u[700];
+    if (tfile && vg_read_line(NULL, tfile, tok, sizeof tok)) return vg_input_error("audit fleet: --read-token-file %s: cannot read it", tfile);
+    if (!tfile && token) vg_strlcpy(tok, token, sizeof tok);
+    snprintf(u, sizeof u, "%s/v1/audit?raw=1", url);
+    long st = 0;
+    char *body = NULL;
+    if (vg_client_get(u, tok, 10000, &st, &body, err, sizeof err) || st != 200) {
+        int rc = vg_input_error("audit fleet: %s: %s", u, st ? (body ? body : "error") : err);
+        free(body);
+        return rc;
+    }
+    json_t *reports = json_loads(body, 0, NULL);
+    free(body);
+    struct vg_fleet *fl = vg_fleet_new();
+    size_t i;
+    json_t *r;
+    json_array_foreach(reports, i, r)
+        if (vg_fleet_add_json(fl, json_object_get(r, "report"), vg_json_str(r, "node", "?"), err, sizeof err))
+            vg_warn("audit fleet: %s", err);
+    json_decref(reports);
+    if (!vg_fleet_nodes(fl)) {
+        vg_fleet_free(fl);
+        return vg_input_error("audit fleet: no node has sent a report to %s yet", url);
+    }
+    if (fmt == VG_FMT_JSON) vg_json_print(stdout, vg_fleet_json(fl), 0);
+    else vg_fleet_print(fl, stdout, fmt == VG_FMT_MARKDOWN);
+    bool bad = vg_fleet_skewed(fl) > 0 || (!none && vg_fleet_count_at_least(fl, fail_on));
+    vg_fleet_free(fl);
+    return bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
+}
+
 int cmd_audit(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "merge")) return audit_merge(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "fleet")) return audit_fleet(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--security")) return vg_audit_security(argc, argv);
     struct opts o;

@@ -20,6 +20,8 @@
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
+#include "report/audit_report.h"
+#include "util/jsonutil.h"
 #include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -97,6 +99,27 @@ static int state_dir(const char *db)
     }
     return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
                           "directory", db, dir, strerror(errno));
+}
+
+/* GET /v1/audit: the nodes' latest audit reports merged as `vigil audit
+ * merge` does, with when each node last reported. */
+static json_t *fleet(json_t *reports)
+{
+    struct vg_fleet *fl = vg_fleet_new();
+    json_t *seen = json_object();
+    size_t i;
+    json_t *r;
+    char err[256];
+    json_array_foreach(reports, i, r) {
+        const char *node = vg_json_str(r, "node", "?");
+        if (vg_fleet_add_json(fl, json_object_get(r, "report"), node, err, sizeof err) == 0)
+            json_object_set(seen, node, json_object_get(r, "at"));
+    }
+    json_t *doc = vg_fleet_json(fl);
+    json_object_set_new(doc, "reported", seen);
+    vg_fleet_free(fl);
+    json_decref(reports);
+    return doc;
 }
 
 static void on_beat(void *ctx, const char *node)
@@ -292,12 +315,14 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return VG_EXIT_INPUT;
     }
-    /* Three connections: the executor's, the intake's (group commit) and the reads'. */
-    struct vg_store *store = NULL, *wstore = NULL, *rstore = NULL;
+    /* Four connections: the executor's, the intake's (group commit), the
+     * nodes' audit reports' and the reads'. */
+    struct vg_store *store = NULL, *wstore = NULL, *astore = NULL, *rstore = NULL;
     if (vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
-        vg_store_open_reader(db, &rstore, err, sizeof err)) {
+        vg_store_open(db, &astore, err, sizeof err) || vg_store_open_reader(db, &rstore, err, sizeof err)) {
         vg_store_close(store);
         vg_store_close(wstore);
+        vg_store_close(astore);
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
@@ -306,6 +331,8 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     hopts.reader = rstore;
+    hopts.audits = astore;
+    hopts.fleet = fleet;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
 
     /* Block the stop signals before the server's threads start, then wait for one. */
@@ -355,6 +382,7 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(orch);
     vg_policy_free(&policy);
     vg_store_close(rstore);
+    vg_store_close(astore);
     vg_store_close(wstore);
     vg_store_close(store);
     free(kinds);

@@ -32,6 +32,7 @@ struct upload {
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
     bool beat;            /* POST /v1/heartbeat */
+    bool inventory;       /* POST /v1/inventory */
     struct vg_commit_req req;
 };
 
@@ -207,6 +208,33 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
     return r;
 }
 
+/* A node's audit report ({"node": NAME, "report": {...}}): the latest is kept. */
+static enum MHD_Result inventory(struct vg_http *h, struct MHD_Connection *c, char *json)
+{
+    json_t *j = json_loads(json, 0, NULL);
+    free(json);
+    const char *node = json_string_value(json_object_get(j, "node"));
+    json_t *rep = json_object_get(j, "report");
+    enum MHD_Result r;
+    bool ok_node = node && vg_ingest_node_ok(node);
+    bool ok_rep = json_is_array(json_object_get(rep, "components")) && json_is_array(json_object_get(rep, "findings"));
+    if (!ok_node || !ok_rep) vg_http_count(h, &h->rejected_input, 1);
+    if (!ok_node) r = vg_http_error(c, 400, "node: missing or not a node name");
+    else if (!ok_rep) r = vg_http_error(c, 400, "report: not a vigil audit report (components, findings)");
+    else {
+        json_object_set_new(rep, "node", json_string(node));   /* the authenticated agent's, whatever it says */
+        char *text = json_dumps(rep, JSON_COMPACT);
+        pthread_mutex_lock(&h->lock);
+        int rc = text ? vg_store_put_audit(h->o.audits, node, vg_now_ms(), text) : -1;
+        pthread_mutex_unlock(&h->lock);
+        free(text);
+        r = rc ? vg_http_error(c, 503, "storage: %s", vg_store_error(h->o.audits))
+               : vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
+    }
+    json_decref(j);
+    return r;
+}
+
 /* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
 static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
@@ -223,6 +251,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     sbuf_free(&up->body);
     release(h, up);
     if (up->beat) return beat(h, c, json);
+    if (up->inventory) return inventory(h, c, json);
     json_t *resp = NULL;
     int64_t now = vg_now_ms();
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
@@ -259,7 +288,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
     bool beat_url = !strcmp(url, "/v1/heartbeat") && h->o.on_beat;
-    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url);
+    bool inv_url = !strcmp(url, "/v1/inventory") && h->o.audits;
+    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url || inv_url);
     if (*con_cls == &not_a_post) {
         if (!*size) return vg_http_route_get(h, c, url);
         *size = 0; /* a body on a GET is ignored */
@@ -277,6 +307,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         up->h = h;
         up->c = c;
         up->beat = beat_url;
+        up->inventory = inv_url;
         up->code = post_headers(h, c, up);
         /* An early answer: the body is never read. */
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));

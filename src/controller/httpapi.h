@@ -7,6 +7,10 @@
  *                       Link: <…before=ID>; rel="next" header (the cursor)
  *   GET  /v1/incidents/ID                        → one incident
  *   GET  /v1/nodes                               → per-node summary
+ *   POST /v1/inventory  {"node", "report": <vigil audit --json>} from an agent,
+ *                       authenticated like a message → 200; the latest per node kept
+ *   GET  /v1/audit      the fleet's audit merged (version skew, findings with
+ *                       node counts); ?raw=1: [{node, at, report}]
  *   GET  /metrics                                → Prometheus text format
  *   GET  /                                       → HTML: the open incidents
  *   GET  /healthz                                → "ok" (no credentials)
@@ -35,6 +39,8 @@ struct vg_http_opts {
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
     void (*on_beat)(void *ctx, const char *node);   /* heartbeats; NULL: 404 */
     void *beat_ctx;
+    struct vg_store *audits;      /* where POST /v1/inventory writes; NULL: 404 */
+    json_t *(*fleet)(json_t *reports);   /* merges [{node, at, report}] (takes the reference) */
 };
 
 

@@ -169,6 +169,12 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
     }
     if (!strcmp(url, "/metrics")) return metrics(h, c);
     if (!strcmp(url, "/v1/nodes")) return vg_http_reply_json(c, 200, vg_store_nodes(h->o.reader));
+    if (!strcmp(url, "/v1/audit")) {
+        json_t *reports = vg_store_audits(h->o.reader);
+        const char *raw = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
+        if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return vg_http_reply_json(c, 200, reports);
+        return vg_http_reply_json(c, 200, h->o.fleet(reports));
+    }
     if (!strcmp(url, "/v1/incidents")) return incidents(h, c);
     if (vg_startswith(url, "/v1/incidents/")) {
         long id;

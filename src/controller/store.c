@@ -40,7 +40,8 @@ static const char schema[] =
     "  open INTEGER NOT NULL DEFAULT 1);"
     "CREATE INDEX IF NOT EXISTS incidents_open ON incidents(node, key, open);"
     "CREATE TABLE IF NOT EXISTS steps(incident INTEGER NOT NULL, step TEXT NOT NULL, at INTEGER NOT NULL,"
-    "  detail TEXT, PRIMARY KEY(incident, step));";
+    "  detail TEXT, PRIMARY KEY(incident, step));"
+    "CREATE TABLE IF NOT EXISTS audits(node TEXT PRIMARY KEY, at INTEGER NOT NULL, report TEXT NOT NULL);";
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -439,4 +440,26 @@ int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *con
     if (tx && !rc) rc = vg_store_commit(st);
     else if (tx) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report)
+{
+    int rc = run(st, prep(st, "INSERT OR REPLACE INTO audits(node, at, report) VALUES(?1,?2,?3)", "sis", node, at,
+                          report));
+    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return rc;
+}
+
+json_t *vg_store_audits(struct vg_store *st)
+{
+    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits ORDER BY node", "");
+    json_t *arr = json_array();
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        json_t *rep = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
+        if (!rep) continue;
+        json_array_append_new(arr, json_pack("{s:s, s:o, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "at",
+                                             vg_json_time(sqlite3_column_int64(s, 1)), "report", rep));
+    }
+    done(st, s);
+    return arr;
 }

@@ -61,6 +61,10 @@ int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int6
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state);
 /* Sets the states of many incidents in one transaction (one fsync). */
 int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n);
+/* The latest audit report of a node (`vigil audit --json` text), replacing
+ * the one before; and all of them, [{node, at, report}] by node. */
+int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report);
+json_t *vg_store_audits(struct vg_store *st);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
 /* One page of them: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */

@@ -111,24 +111,28 @@ static void add_findings(struct vg_fleet *fl, const json_t *finds, int node)
     }
 }
 
+int vg_fleet_add_json(struct vg_fleet *fl, const json_t *doc, const char *name, char *err, size_t errlen)
+{
+    const json_t *comps = json_object_get(doc, "components"), *finds = json_object_get(doc, "findings");
+    if (!json_is_array(comps) || !json_is_array(finds))
+        return snprintf(err, errlen, "%s: field 'components'/'findings': not a vigil audit report", name), -1;
+    fl->nodes = vg_xrealloc(fl->nodes, sizeof *fl->nodes * (size_t)(fl->nnodes + 1));
+    fl->nodes[fl->nnodes] = vg_xstrdup(vg_json_str(doc, "node", name));
+    add_components(fl, comps);
+    add_findings(fl, finds, fl->nnodes);
+    fl->nnodes++;
+    return 0;
+}
+
 static int add_report(struct vg_fleet *fl, const char *path, char *err, size_t errlen)
 {
     json_error_t e;
     json_t *doc = json_load_file(path, 0, &e);
     if (!doc) return snprintf(err, errlen, "%s:%d: %s", path, e.line, e.text), -1;
-    const json_t *comps = json_object_get(doc, "components"), *finds = json_object_get(doc, "findings");
-    if (!json_is_array(comps) || !json_is_array(finds)) {
-        json_decref(doc);
-        return snprintf(err, errlen, "%s: field 'components'/'findings': not a vigil audit report", path), -1;
-    }
     const char *base = strrchr(path, '/');
-    fl->nodes = vg_xrealloc(fl->nodes, sizeof *fl->nodes * (size_t)(fl->nnodes + 1));
-    fl->nodes[fl->nnodes] = vg_xstrdup(vg_json_str(doc, "node", base ? base + 1 : path));
-    add_components(fl, comps);
-    add_findings(fl, finds, fl->nnodes);
-    fl->nnodes++;
+    int rc = vg_fleet_add_json(fl, doc, base ? base + 1 : path, err, errlen);
     json_decref(doc);
-    return 0;
+    return rc;
 }
 
 int vg_fleet_add_path(struct vg_fleet *fl, const char *path, char *err, size_t errlen)

@@ -21,6 +21,9 @@ struct vg_fleet *vg_fleet_new(void);
 /* Adds a report file, or every *.json of a directory; -1 with a message
  * naming the file (and line) in err. */
 int vg_fleet_add_path(struct vg_fleet *fl, const char *path, char *err, size_t errlen);
+/* Adds one node's report (a parsed `vigil audit --json` document; name is
+ * its node when the report names none).  0, or -1 with err. */
+int vg_fleet_add_json(struct vg_fleet *fl, const json_t *doc, const char *name, char *err, size_t errlen);
 int vg_fleet_nodes(const struct vg_fleet *fl);
 int vg_fleet_skewed(const struct vg_fleet *fl);                 /* components with version skew */
 size_t vg_fleet_count_at_least(const struct vg_fleet *fl, enum vg_severity sev);

@@ -34,3 +34,15 @@ check "status: 8 GPUs seen" sh -c "jq -r '.items[] | select(.item == \"GPUs (NVM
 check "status: what is missing comes with a fix" sh -c "jq -e '[.items[] | select(.ok | not) | .fix] | all(. != null)' '$T/st.json' >/dev/null"
 "$VIGIL" status --bogus >/dev/null 2>&1
 is "status: a bad option is exit 2" "$?" 2
+# the fleet view without srun or ssh: every agent sent its node's audit at start
+RT="$LAB_DIR/etc/read.token"
+check "every node's audit report reached the controller" sh -c \
+    "i=0; while [ \$i -lt 100 ]; do [ \"\$(curl -s -H \"Authorization: Bearer \$(cat $RT)\" '$VIGIL_CONTROLLER/v1/audit?raw=1' | jq length)\" = 9 ] && exit 0; sleep 0.3; i=\$((i+1)); done; exit 1"
+curl -s -H "Authorization: Bearer $(cat "$RT")" "$VIGIL_CONTROLLER/v1/audit" >"$T/fleet.json"
+is "GET /v1/audit: merged over the nine nodes" "$(jq -r '.nodes | length' "$T/fleet.json")" 9
+is "GET /v1/audit: when each node reported" "$(jq -r '.reported | length' "$T/fleet.json")" 9
+"$VIGIL" audit fleet --controller "$VIGIL_CONTROLLER" --read-token-file "$RT" --json --fail-on none >"$T/fleet2.json" 2>"$T/fleet2.err"
+is "vigil audit fleet: exit 0" "$?" 0
+is "vigil audit fleet: the same nodes" "$(jq -r '.nodes | length' "$T/fleet2.json")" 9
+env -u VIGIL_READ_TOKEN "$VIGIL" audit fleet --controller "$VIGIL_CONTROLLER" >/dev/null 2>&1
+is "vigil audit fleet without the read token: exit 2" "$?" 2
