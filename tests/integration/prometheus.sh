@@ -1,0 +1,58 @@
+#!/bin/sh
+# prometheus.sh — /metrics as the real Prometheus tools read it: promtool
+# lints the exposition, and a real Prometheus server scrapes a running
+# `vigil serve` with the read token (authorization: Bearer from a file) and
+# answers queries on vigil's series; without the token the target is down.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/integration/lib.sh
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
+    skip "prometheus and promtool are not installed"; exit 0
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-prom.XXXXXX")
+SERVE=; PROM=
+trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; [ -n "$SERVE" ] && kill $SERVE 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+umask 077
+echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"
+umask 022
+"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
+    --read-token-file "$T/read.token" --dry-run --heartbeat 0 2>"$T/serve.log" &
+SERVE=$!
+i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+PORT=$(cat "$T/port")
+curl -s -o /dev/null -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: p1" \
+    --data-binary '{"node":"n1","seq":1,"events":[{"kind":"xid","code":79,"gpu":0,"action":"reboot","source":"kmsg"}]}' \
+    "http://127.0.0.1:$PORT/v1/events"
+curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "http://127.0.0.1:$PORT/metrics" >"$T/metrics"
+check "/metrics has vigil's series" grep -q '^vigil_incidents_total 1' "$T/metrics"
+promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1
+is "promtool check metrics: the exposition is valid" "$?" 0
+[ -s "$T/promtool.out" ] && sed 's/^/# promtool: /' "$T/promtool.out"
+
+# a real Prometheus scraping it every second, with and without the read token
+cat >"$T/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: vigil
+    authorization:
+      type: Bearer
+      credentials_file: $T/read.token
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+  - job_name: vigil-no-token
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+YML
+promtool check config "$T/prometheus.yml" >/dev/null 2>&1
+is "promtool check config: the scrape configuration is valid" "$?" 0
+PPORT=$((20000 + $$ % 20000))
+prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$PPORT" \
+    >"$T/prometheus.log" 2>&1 &
+PROM=$!
+q() { curl -s -G "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+i=0; while [ -z "$(q 'up{job="vigil"}')" ] && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+is "Prometheus scrapes vigil with the read token (up = 1)" "$(q 'up{job="vigil"}')" 1
+is "… and without it the target is down (up = 0)" "$(q 'up{job="vigil-no-token"}')" 0
+is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="vigil"}')" 1
+check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
