@@ -1,27 +1,92 @@
 /* report.c — `vigil report DRILL.json… [--html FILE] [--json]`: drill reports
  * (as `vigil drill --save` writes them) side by side — vigil against plain
- * Slurm, stage by stage — in the terminal and as one HTML page.  Exit 0, or 2
- * when a file is not a drill report. */
+ * Slurm, stage by stage — in the terminal and as one HTML page; and `vigil
+ * report --db FILE [--policy FILE] [--since T] [--until T] [--nodes N]
+ * [--json]`: reliability accounting from the controller's incident store
+ * (controller/accounting.h).  Exit 0, or 2 for bad input. */
 #include "cmd/cmd.h"
+#include "controller/accounting.h"
+#include "controller/store.h"
 #include "drill/drill.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REPORT_USAGE "usage: vigil report DRILL.json… [--html FILE] [--json]\n"
+#define REPORT_USAGE                                                                                  \
+    "usage: vigil report DRILL.json… [--html FILE] [--json]\n"                                        \
+    "       vigil report --db FILE [--policy FILE] [--since TIME] [--until TIME] [--nodes N] [--json]\n" \
+    "TIME: RFC 3339 or YYYY-MM-DD; the window defaults to the last 30 days.\n"
 #define MAX_REPORTS 16
+
+static bool when(const char *s, int64_t *ms)
+{
+    char buf[40];
+    if (strlen(s) == 10) snprintf(buf, sizeof buf, "%sT00:00:00Z", s), s = buf;
+    return vg_parse_time(s, ms);
+}
+
+/* --db: the accounting over the store's incidents. */
+static int accounting(const char *db, const char *policy_file, int64_t since, int64_t until, long nodes, bool json)
+{
+    char err[512];
+    struct vg_policy p;
+    vg_policy_defaults(&p);
+    if (policy_file && vg_policy_load(&p, policy_file, err, sizeof err)) return vg_input_error("report: %s", err);
+    struct vg_store *st;
+    if (vg_store_open_reader(db, &st, err, sizeof err)) {
+        vg_policy_free(&p);
+        return vg_input_error("report: --db %s", err);
+    }
+    json_t *incs = vg_store_incidents(st, NULL, false, 0);
+    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
+    json_t *doc = vg_accounting(incs, &o);
+    json_decref(incs);
+    vg_store_close(st);
+    vg_policy_free(&p);
+    if (json) return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : VG_EXIT_OK;
+    const json_t *a = json_object_get(doc, "availability"), *m = json_object_get(doc, "mttr_s"),
+                 *b = json_object_get(doc, "mtbi_s");
+    printf("window: %s to %s, %lld nodes, %lld incidents, %lld interruptions\n",
+           vg_json_str(json_object_get(doc, "window"), "since", "?"), vg_json_str(json_object_get(doc, "window"), "until", "?"),
+           vg_json_int(doc, "nodes", 0), vg_json_int(doc, "incidents", 0), vg_json_int(doc, "interruptions", 0));
+    if (json_is_number(a)) printf("availability %.1f %%", 100.0 * json_number_value(a));
+    else printf("availability unknown");
+    printf(", node-hours lost %.3f, MTTR %s", json_number_value(json_object_get(doc, "node_hours_lost")),
+           json_is_number(m) ? "" : "unknown (no repair finished)");
+    if (json_is_number(m)) printf("%.3f s", json_number_value(m));
+    if (json_is_number(b)) printf(", MTBI %.1f node-hours\n", json_number_value(b) / 3600.0);
+    else printf(", MTBI unknown (no interruption)\n");
+    size_t i;
+    json_t *x;
+    printf("\n%-40s %s\n", "cause", "incidents");
+    json_array_foreach(json_object_get(doc, "causes"), i, x)
+        printf("%-40s %lld\n", vg_json_str(x, "cause", "?"), vg_json_int(x, "count", 0));
+    if (json_array_size(json_object_get(doc, "racks"))) printf("\n%-16s %-6s %-13s %s\n", "rack", "nodes", "availability", "SLA down");
+    json_array_foreach(json_object_get(doc, "racks"), i, x)
+        printf("%-16s %-6lld %-13.1f %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0),
+               100.0 * json_number_value(json_object_get(x, "availability")),
+               json_number_value(json_object_get(x, "sla_down_s")));
+    json_decref(doc);
+    return VG_EXIT_OK;
+}
 
 int cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "html", required_argument, 0, 'H' }, { "json", no_argument, 0, 'j' }, { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "db", required_argument, 0, 'd' },   { "policy", required_argument, 0, 'p' },
+        { "since", required_argument, 0, 's' }, { "until", required_argument, 0, 'u' },
+        { "nodes", required_argument, 0, 'n' }, { 0, 0, 0, 0 },
     };
-    const char *html = NULL;
+    const char *html = NULL, *db = NULL, *policy = NULL;
+    int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
+    long nodes = 0;
     bool json = false;
     int c;
     optind = 1;
@@ -30,11 +95,28 @@ int cmd_report(int argc, char **argv)
         switch (c) {
         case 'H': html = optarg; break;
         case 'j': json = true; break;
+        case 'd': db = optarg; break;
+        case 'p': policy = optarg; break;
+        case 's':
+            if (!when(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            break;
+        case 'u':
+            if (!when(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            break;
+        case 'n':
+            if (!vg_parse_long(optarg, &nodes) || nodes < 1 || nodes > 1000000)
+                return vg_input_error("report: --nodes '%s': expected a node count", optarg);
+            break;
         case 'h': fputs(REPORT_USAGE, stdout); return VG_EXIT_OK;
         default: fputs(REPORT_USAGE, stderr); return vg_input_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     size_t n = (size_t)(argc - optind);
+    if (db) {
+        if (n) return vg_input_error("report: --db and drill reports do not go together");
+        if (until <= since) return vg_input_error("report: --since is not before --until");
+        return accounting(db, policy, since, until, nodes, json);
+    }
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);
     json_t *reps[MAX_REPORTS];

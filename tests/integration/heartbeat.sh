@@ -35,6 +35,15 @@ for fault in node-crash node-freeze; do
     check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json"
 done
 is "two nodes confirmed down through their slurmd" "$(metric vigil_heartbeat_confirmed_total)" 2
+# the accounting over the store: both outages, repaired (the drill resumed them), by cause
+"$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --policy "$LAB_DIR/etc/vigil-policy.conf" --nodes 5 --json >"$T/acct.json"
+is "report --db: exit 0" "$?" 0
+check "report --db: two node-silent interruptions among the causes" sh -c "jq -e '[.causes[] | select(.cause == \"node-silent\")][0].count >= 2' '$T/acct.json' >/dev/null"
+check "report --db: a measured MTTR and availability under 1" sh -c "jq -e '.mttr_s > 0 and .availability < 1 and .node_hours_lost > 0' '$T/acct.json' >/dev/null"
+"$VIGIL" report --db "$LAB_DIR/serve/incidents.db" >"$T/acct.txt"
+check "report --db: the terminal table names the cause" grep -q '^node-silent' "$T/acct.txt"
+"$VIGIL" report --db "$T/none.db" >/dev/null 2>&1
+is "report --db on a missing store: exit 2" "$?" 2
 
 # an agent dies alone: the node still answers, nothing is isolated
 wait_for 20 sh -c "[ \"\$(sinfo -h -N -o %t | sort -u | tr '\n' ' ')\" = 'idle ' ]"

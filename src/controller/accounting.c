@@ -1,0 +1,178 @@
+/* accounting.c — reliability figures from the incident store; see
+ * accounting.h. */
+#include "controller/accounting.h"
+#include "util/jsonutil.h"
+#include "util/strutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct span {
+    char node[64];
+    int64_t from, to;
+};
+
+static int64_t step_at(const json_t *inc, const char *step)
+{
+    return vg_json_get_time(json_object_get(json_object_get(inc, "steps"), step), "at");
+}
+
+static int by_node_then_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    int c = strcmp(x->node, y->node);
+    return c ? c : (x->from > y->from) - (x->from < y->from);
+}
+
+/* Merges each node's overlapping outages in place (sorted); returns the count. */
+static size_t merge(struct span *s, size_t n)
+{
+    qsort(s, n, sizeof *s, by_node_then_start);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && !strcmp(s[k - 1].node, s[i].node) && s[i].from <= s[k - 1].to) {
+            if (s[i].to > s[k - 1].to) s[k - 1].to = s[i].to;
+        } else
+            s[k++] = s[i];
+    }
+    return k;
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    json_int_t cx = vg_json_int(x, "count", 0), cy = vg_json_int(y, "count", 0);
+    return cx != cy ? (cx < cy) - (cx > cy) : strcmp(vg_json_str(x, "cause", ""), vg_json_str(y, "cause", ""));
+}
+
+struct edge {
+    int64_t at;
+    int d;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->at != y->at) return (x->at > y->at) - (x->at < y->at);
+    return x->d - y->d;   /* a node back before another goes out at the same instant */
+}
+
+/* Time the domain had more than max nodes out at once. */
+static int64_t over_limit(const struct span *s, size_t n, const struct vg_policy *p, const char *dom, int max)
+{
+    struct edge *e = vg_xcalloc(2 * n + 1, sizeof *e);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *d = vg_policy_domain(p, s[i].node);
+        if (!d || strcmp(d, dom)) continue;
+        e[ne++] = (struct edge){ s[i].from, +1 };
+        e[ne++] = (struct edge){ s[i].to, -1 };
+    }
+    qsort(e, ne, sizeof *e, by_time);
+    int out = 0;
+    int64_t total = 0, since = 0;
+    for (size_t i = 0; i < ne; i++) {
+        bool was = out > max;
+        out += e[i].d;
+        if (!was && out > max) since = e[i].at;
+        if (was && out <= max) total += e[i].at - since;
+    }
+    free(e);
+    return total;
+}
+
+json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
+{
+    int64_t since = o->since_ms, until = o->until_ms, window = until > since ? until - since : 1;
+    size_t n = json_array_size(incidents), ns = 0, nnodes = 0, interruptions = 0, counted = 0, repaired = 0;
+    struct span *s = vg_xcalloc(n + 1, sizeof *s);
+    char (*nodes)[64] = vg_xcalloc(n + 1, sizeof *nodes);
+    size_t *per_count = vg_xcalloc(n + 1, sizeof *per_count);
+    json_t *causes = json_object();
+    double repair_s = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *inc = json_array_get(incidents, i);
+        const char *node = vg_json_str(inc, "node", "");
+        int64_t detected = step_at(inc, "detected"), isolated = step_at(inc, "isolated"),
+                returned = step_at(inc, "returned");
+        if (!detected || detected >= until || (returned && returned < since)) continue;
+        counted++;
+        size_t k = 0;
+        while (k < nnodes && strcmp(nodes[k], node)) k++;
+        if (k == nnodes) vg_strlcpy(nodes[nnodes++], node, 64);
+        per_count[k]++;
+        char cause[64];
+        const json_t *code = json_object_get(inc, "code");
+        if (json_is_integer(code)) snprintf(cause, sizeof cause, "%s %lld", vg_json_str(inc, "kind", "?"),
+                                            (long long)json_integer_value(code));
+        else snprintf(cause, sizeof cause, "%s", vg_json_str(inc, "kind", "?"));
+        json_object_set_new(causes, cause, json_integer(vg_json_int(causes, cause, 0) + 1));
+        if (!isolated) continue;
+        interruptions++;
+        if (returned) repair_s += (double)(returned - detected) / 1000.0, repaired++;
+        struct span *x = &s[ns++];
+        vg_strlcpy(x->node, node, sizeof x->node);
+        x->from = isolated < since ? since : isolated;
+        x->to = !returned || returned > until ? until : returned;
+        if (x->to <= x->from) ns--;
+    }
+    ns = merge(s, ns);
+    size_t cluster = o->nodes ? o->nodes : nnodes;
+    double lost_ms = 0;
+    json_t *per = json_array();
+    for (size_t i = 0; i < ns; i++) lost_ms += (double)(s[i].to - s[i].from);
+    for (size_t k = 0; k < nnodes; k++) {
+        double l = 0;
+        for (size_t i = 0; i < ns; i++)
+            if (!strcmp(s[i].node, nodes[k])) l += (double)(s[i].to - s[i].from);
+        json_array_append_new(per, json_pack("{s:s, s:I, s:f}", "node", nodes[k], "incidents", (json_int_t)per_count[k],
+                                             "hours_lost", l / 3.6e6));
+    }
+    json_t *racks = json_array();
+    const struct vg_policy *p = o->policy;
+    for (size_t d = 0; p && d < p->ndomain; d++) {
+        const char *dom = p->domain_names[d];
+        bool seen = false;
+        for (size_t e = 0; e < d && !seen; e++) seen = !strcmp(p->domain_names[e], dom);
+        if (seen) continue;
+        size_t members = 0;
+        double out = 0;
+        for (size_t m = 0; m < p->ndomain; m++) members += !strcmp(p->domain_names[m], dom);
+        for (size_t i = 0; i < ns; i++) {
+            const char *nd = vg_policy_domain(p, s[i].node);
+            if (nd && !strcmp(nd, dom)) out += (double)(s[i].to - s[i].from);
+        }
+        json_array_append_new(racks, json_pack("{s:s, s:I, s:f, s:f}", "rack", dom, "nodes", (json_int_t)members,
+                                               "availability", 1.0 - out / ((double)members * (double)window),
+                                               "sla_down_s",
+                                               (double)over_limit(s, ns, p, dom, p->domain_max_unavailable) / 1000.0));
+    }
+    /* causes, most frequent first (the table of Llama 3's report) */
+    size_t nc = json_object_size(causes), ci = 0;
+    json_t **cv = vg_xcalloc(nc + 1, sizeof *cv);
+    const char *key;
+    json_t *v;
+    json_object_foreach(causes, key, v) cv[ci++] = json_pack("{s:s, s:O}", "cause", key, "count", v);
+    qsort(cv, nc, sizeof *cv, by_count);
+    json_t *cl = json_array();
+    for (size_t i = 0; i < nc; i++) json_array_append_new(cl, cv[i]);
+    free(cv);
+    json_decref(causes);
+    json_t *doc = json_pack("{s:{s:o, s:o, s:f}, s:I, s:I, s:I}", "window", "since", vg_json_time(since), "until",
+                            vg_json_time(until), "s", (double)window / 1000.0, "nodes", (json_int_t)cluster,
+                            "incidents", (json_int_t)counted, "interruptions", (json_int_t)interruptions);
+    json_object_set_new(doc, "availability",
+                        cluster ? json_real(1.0 - lost_ms / ((double)cluster * (double)window)) : json_null());
+    json_object_set_new(doc, "mttr_s", repaired ? json_real(repair_s / (double)repaired) : json_null());
+    json_object_set_new(doc, "mtbi_s", interruptions && cluster
+                                           ? json_real((double)cluster * (double)window / 1000.0 / (double)interruptions)
+                                           : json_null());
+    json_object_set_new(doc, "node_hours_lost", json_real(lost_ms / 3.6e6));
+    json_object_set_new(doc, "causes", cl);
+    json_object_set_new(doc, "racks", racks);
+    json_object_set_new(doc, "per_node", per);
+    free(s);
+    free(nodes);
+    free(per_count);
+    return doc;
+}

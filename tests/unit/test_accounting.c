@@ -1,0 +1,81 @@
+/* test_accounting.c — the reliability figures on a known history: four
+ * nodes of one rack over ten hours, two overlapping repairs, one fault only
+ * recorded, one outage still open at the end of the window, and a second
+ * outage of a node inside its first (counted once). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+#include "controller/accounting.h"
+#include "util/jsonutil.h"
+
+#define H (3600LL * 1000)
+
+static json_t *inc(const char *node, const char *kind, int code, int64_t detected, int64_t isolated, int64_t returned)
+{
+    json_t *steps = json_object();
+    json_object_set_new(steps, "detected", json_pack("{s:o}", "at", vg_json_time(detected)));
+    if (isolated) json_object_set_new(steps, "isolated", json_pack("{s:o}", "at", vg_json_time(isolated)));
+    if (returned) json_object_set_new(steps, "returned", json_pack("{s:o}", "at", vg_json_time(returned)));
+    json_t *j = json_pack("{s:s, s:s, s:o}", "node", node, "kind", kind, "steps", steps);
+    json_object_set_new(j, "code", code >= 0 ? json_integer(code) : json_null());
+    return j;
+}
+
+static double num(const json_t *j, const char *k) { return json_number_value(json_object_get(j, k)); }
+
+static void test_known_history(void **state)
+{
+    (void)state;
+    int64_t t0 = 1764547200000LL;   /* 2025-12-01T00:00:00Z */
+    json_t *incs = json_array();
+    json_array_append_new(incs, inc("n1", "xid", 79, t0 + 1 * H, t0 + 1 * H, t0 + 3 * H));
+    json_array_append_new(incs, inc("n2", "xid", 79, t0 + 2 * H, t0 + 2 * H, t0 + 4 * H));
+    json_array_append_new(incs, inc("n1", "xid", 94, t0 + 2 * H, t0 + 2 * H, t0 + 2 * H + H / 2));  /* inside n1's first */
+    json_array_append_new(incs, inc("n1", "xid", 48, t0 + 5 * H, 0, 0));                            /* recorded only */
+    json_array_append_new(incs, inc("n3", "node-silent", -1, t0 + 8 * H, t0 + 8 * H, 0));           /* still out */
+    json_array_append_new(incs, inc("n4", "xid", 79, t0 + 11 * H, t0 + 11 * H, 0));                 /* after the window */
+    struct vg_policy p;
+    vg_policy_defaults(&p);
+    char err[256];
+    assert_int_equal(vg_policy_parse(&p, "domain rack1 = n[1-4]\ndomain_max_unavailable = 1\n", "t", err, sizeof err), 0);
+    struct vg_acct_opts o = { .since_ms = t0, .until_ms = t0 + 10 * H, .nodes = 4, .policy = &p };
+    json_t *a = vg_accounting(incs, &o);
+    assert_int_equal(vg_json_int(a, "incidents", 0), 5);
+    assert_int_equal(vg_json_int(a, "interruptions", 0), 4);
+    /* out: n1 1h–3h, n2 2h–4h, n3 8h–10h = 6 node-hours of 40 */
+    assert_true(fabs(num(a, "node_hours_lost") - 6.0) < 1e-9);
+    assert_true(fabs(num(a, "availability") - 0.85) < 1e-9);
+    /* repairs that finished: 2 h, 2 h, 0.5 h */
+    assert_true(fabs(num(a, "mttr_s") - 5400.0) < 1e-6);
+    assert_true(fabs(num(a, "mtbi_s") - 4.0 * 10 * 3600 / 4) < 1e-6);
+    const json_t *c0 = json_array_get(json_object_get(a, "causes"), 0);
+    assert_string_equal(vg_json_str(c0, "cause", ""), "xid 79");
+    assert_int_equal(vg_json_int(c0, "count", 0), 2);
+    assert_int_equal(json_array_size(json_object_get(a, "causes")), 4);
+    const json_t *r = json_array_get(json_object_get(a, "racks"), 0);
+    assert_string_equal(vg_json_str(r, "rack", ""), "rack1");
+    assert_true(fabs(num(r, "availability") - 0.85) < 1e-9);
+    assert_true(fabs(num(r, "sla_down_s") - 3600.0) < 1e-6);   /* 2h–3h: two of four out, more than one */
+    json_decref(a);
+    /* nothing repaired, nothing isolated: figures that cannot be known are null */
+    json_t *none = json_array();
+    json_array_append_new(none, inc("n1", "xid", 48, t0 + H, 0, 0));
+    a = vg_accounting(none, &o);
+    assert_true(json_is_null(json_object_get(a, "mttr_s")));
+    assert_true(json_is_null(json_object_get(a, "mtbi_s")));
+    assert_true(fabs(num(a, "availability") - 1.0) < 1e-12);
+    json_decref(a);
+    json_decref(none);
+    json_decref(incs);
+    vg_policy_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history) };
+    return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
+}
