@@ -234,6 +234,9 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             if (s->apply(x, &a) < 0 && s->required) ok = false;
         if (ok) {
             x->actions++;
+            int64_t from = it->e.time_ms ? it->e.time_ms : it->e.seen_ms;
+            if (from > 0) vg_histogram_observe(&x->to_isolated, (double)(vg_now_ms() - from) / 1000.0);
+            it->isolated_ms = vg_now_ms();
             vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
             /* later decisions in this batch see these nodes out */
             for (size_t i = 0; i < nn; i++)
@@ -417,6 +420,8 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
     queue_init(&x->repair);
     pthread_mutex_init(&x->pool_lock, NULL);
     pthread_mutex_init(&x->orch_lock, NULL);
+    vg_histogram_init(&x->to_isolated);
+    vg_histogram_init(&x->repair_s);
     requeue_pending(x);
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
@@ -471,6 +476,10 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 "vigil_spare_pool_nodes %zu\n",
                 x->actions, x->holds, x->recorded, x->failures, x->retried, __atomic_load_n(&x->nretries, __ATOMIC_SEQ_CST),
                 x->returned, o, x->orch->calls, o, x->reconcile_calls, x->npool);
+    vg_histogram_print(&x->to_isolated, "vigil_fault_to_isolated_seconds",
+                       "From the fault's time (as the node logged it) to the node isolated.", out);
+    vg_histogram_print(&x->repair_s, "vigil_repair_seconds",
+                       "From the node isolated to back in service through the health check (MTTR's repairs).", out);
 }
 
 void vg_executor_stop(struct vg_executor *x)

@@ -4,6 +4,7 @@
 #ifndef VG_EXECUTOR_INT_H
 #define VG_EXECUTOR_INT_H
 #include "controller/executor.h"
+#include "util/histogram.h"
 #include <pthread.h>
 
 struct item {
@@ -11,6 +12,7 @@ struct item {
     struct vg_event e;
     char node[64];
     int attempts;              /* failed tries so far */
+    int64_t isolated_ms;       /* when the node went out (vg_now_ms) */
     int64_t due;               /* vg_mono_ms() of the next try (retries) */
     struct item *next;
 };
@@ -40,6 +42,8 @@ struct vg_executor {
     bool pool_exists;
     unsigned long actions, holds, recorded, failures, retried, returned;
     unsigned reconcile_calls;  /* of orch->calls: spent noticing nodes resumed outside vigil */
+    struct vg_histogram to_isolated;  /* the signal's time → the node isolated */
+    struct vg_histogram repair_s;     /* isolated → back in service through the health check */
 };
 
 /* One incident being acted on: the decision and what the steps did. */

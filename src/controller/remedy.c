@@ -202,6 +202,7 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
         return;
     }
     x->returned++;
+    if (it->isolated_ms) vg_histogram_observe(&x->repair_s, (double)(vg_now_ms() - it->isolated_ms) / 1000.0);
     vg_store_step(x->store, it->incident, VG_STEP_RETURNED, vg_now_ms(), rc ? "to production" : "to the spare pool");
     vg_store_set_state(x->store, it->incident, "closed");
 }

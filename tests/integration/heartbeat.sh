@@ -35,6 +35,7 @@ for fault in node-crash node-freeze; do
     check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json"
 done
 is "two nodes confirmed down through their slurmd" "$(metric vigil_heartbeat_confirmed_total)" 2
+check "the fault-to-isolated histogram counted both" test "$(metric vigil_fault_to_isolated_seconds_count)" -ge 2
 # the accounting over the store: both outages, repaired (the drill resumed them), by cause
 "$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --policy "$LAB_DIR/etc/vigil-policy.conf" --nodes 5 --json >"$T/acct.json"
 is "report --db: exit 0" "$?" 0

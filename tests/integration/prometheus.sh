@@ -51,8 +51,9 @@ prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web
     >"$T/prometheus.log" 2>&1 &
 PROM=$!
 q() { curl -s -G "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
-i=0; while [ -z "$(q 'up{job="vigil"}')" ] && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+i=0; while { [ -z "$(q 'up{job="vigil"}')" ] || [ -z "$(q 'up{job="vigil-no-token"}')" ]; } && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
 is "Prometheus scrapes vigil with the read token (up = 1)" "$(q 'up{job="vigil"}')" 1
 is "… and without it the target is down (up = 0)" "$(q 'up{job="vigil-no-token"}')" 0
 is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="vigil"}')" 1
 check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
+check "the latency histograms are exposed" sh -c "grep -q '^vigil_fault_to_isolated_seconds_bucket{le=\"+Inf\"} ' '$T/metrics' && grep -q '^vigil_repair_seconds_count ' '$T/metrics'"
