@@ -1,5 +1,6 @@
 /* fuzz_slurm_parse.c — libFuzzer target for the Slurm adapter's parsers of
- * `scontrol show node -o`, `scontrol show job -o` and `squeue -o %A` output. */
+ * `scontrol show node -o`, `scontrol show job -o`, `squeue -o %A` and
+ * `sdiag` output. */
 #include "orch/slurm.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vg_slurm_parse_job(text, &j);
     long *ids;
     if (vg_slurm_parse_jobids(text, &ids, &k) == 0) free(ids);
+    static struct vg_sdiag d;
+    vg_slurm_parse_sdiag(text, &d);
     free(text);
     return 0;
 }

@@ -424,3 +424,65 @@ int vg_slurm_cancel(struct vg_slurm *s, long id)
     if (!rc) vg_spawn_result_free(&r);
     return rc;
 }
+
+/* ---- sdiag ----------------------------------------------------------------- */
+
+/* "\tNAME  ( ID) count:N ..." → one entry; false for another line. */
+static bool sdiag_row(const char *line, char *name, size_t n, long *id, long *count)
+{
+    while (*line == '\t' || *line == ' ') line++;
+    const char *paren = strchr(line, '('), *cnt = strstr(line, "count:");
+    if (!paren || !cnt || cnt < paren) return false;
+    size_t l = (size_t)(paren - line);
+    while (l && line[l - 1] == ' ') l--;
+    if (!l || l >= n) return false;
+    memcpy(name, line, l);
+    name[l] = 0;
+    char *end;
+    *id = strtol(paren + 1, &end, 10);
+    if (end == paren + 1) return false;
+    *count = strtol(cnt + 6, &end, 10);
+    return end != cnt + 6 && *count >= 0;
+}
+
+int vg_slurm_parse_sdiag(const char *text, struct vg_sdiag *d)
+{
+    memset(d, 0, sizeof *d);
+    enum { NONE, USERS, TYPES } sec = NONE;
+    bool seen = false;
+    char *copy = vg_xstrdup(text), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *paren = strrchr(line, '(');
+        long long v;
+        if (vg_startswith(line, "sdiag output at") && paren && sscanf(paren, "(%lld)", &v) == 1) d->at = v, seen = true;
+        else if (vg_startswith(line, "Data since") && paren && sscanf(paren, "(%lld)", &v) == 1) d->since = v;
+        else if (vg_startswith(line, "Remote Procedure Call statistics by user")) sec = USERS;
+        else if (vg_startswith(line, "Remote Procedure Call statistics by message type")) sec = TYPES;
+        else if (line[0] != '\t' && line[0] != ' ') sec = NONE;
+        else if (sec != NONE) {
+            char name[48];
+            long id, count;
+            if (!sdiag_row(line, name, sizeof name, &id, &count)) continue;
+            size_t *nn = sec == USERS ? &d->nusers : &d->ntypes;
+            if (*nn >= VG_SDIAG_MAX) continue;
+            struct vg_sdiag_row *row = sec == USERS ? &d->users[*nn] : &d->types[*nn];
+            vg_strlcpy(row->name, name, sizeof row->name);
+            row->id = id;
+            row->count = count;
+            ++*nn;
+        }
+    }
+    free(copy);
+    return seen ? 0 : -1;
+}
+
+int vg_slurm_sdiag(struct vg_slurm *s, struct vg_sdiag *d)
+{
+    const char *argv[] = { "sdiag", NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    int rc = vg_slurm_parse_sdiag(r.out, d);
+    if (rc) fail(s, "sdiag: unexpected output%s%s", "", "");
+    vg_spawn_result_free(&r);
+    return rc;
+}

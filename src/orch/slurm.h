@@ -7,6 +7,7 @@
 #define VG_SLURM_H
 #include "orch/orch.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 struct vg_slurm {
@@ -83,6 +84,23 @@ struct vg_slurm_kv {
 int vg_slurm_show_config(struct vg_slurm *s, struct vg_slurm_kv **kv, size_t *n);
 int vg_slurm_parse_config(const char *text, struct vg_slurm_kv **kv, size_t *n);
 int vg_slurm_parse_conf_file(const char *text, struct vg_slurm_kv **kv, size_t *n);
+/* `sdiag`: slurmctld's RPC counts since its statistics were last reset. */
+#define VG_SDIAG_MAX 64
+struct vg_sdiag_row {
+    char name[48];
+    long id;                           /* uid, or the RPC number */
+    long count;
+};
+struct vg_sdiag {
+    int64_t at, since;                 /* "sdiag output at" and "Data since", seconds since the epoch */
+    struct vg_sdiag_row users[VG_SDIAG_MAX], types[VG_SDIAG_MAX];
+    size_t nusers, ntypes;             /* by user (id: uid), by message type (id: the RPC number) */
+};
+/* Parses sdiag's text; -1 when it is not sdiag output. */
+int vg_slurm_parse_sdiag(const char *text, struct vg_sdiag *d);
+/* One `sdiag` call, parsed. */
+int vg_slurm_sdiag(struct vg_slurm *s, struct vg_sdiag *d);
+
 /* The value of key, or NULL when absent. */
 const char *vg_slurm_kv_get(const struct vg_slurm_kv *kv, size_t n, const char *key);
 void vg_slurm_kv_free(struct vg_slurm_kv *kv, size_t n);

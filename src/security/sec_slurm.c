@@ -5,6 +5,7 @@
  * requeued job waits (cred_expire, sched_interval/bf_interval, SlurmdTimeout/
  * MessageTimeout), with the figures measured on a real Slurm 22.05 lab. */
 #include "security/security.h"
+#include "util/sbuf.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
 #include <errno.h>
@@ -297,6 +298,51 @@ static void node_timeouts(struct vg_sec_ctx *c, const struct vg_sec_check *k)
     else vg_sec_emit(c, k, VG_SEC_WARN, e, "a crashed or hung node is marked DOWN only after about %ld s: over the 120 s detection bar", sd + mt);
 }
 
+#define RPC_LOOP_PER_MIN 200   /* one user's RPCs a minute that look like a loop, not a person */
+
+/* Loop submission: many single sbatch/squeue calls from one user (an agent
+ * polling in a loop) until the head node runs out of memory.  sdiag's
+ * per-user counts since its statistics were reset, as a rate. */
+static void rpc_loops(struct vg_sec_ctx *c, const struct vg_sec_check *k)
+{
+    if (!c->live_slurm) {
+        vg_sec_emit(c, k, VG_SEC_UNKNOWN, "--root: no live slurmctld to ask", "could not check: needs sdiag on a live cluster");
+        return;
+    }
+    struct vg_slurm s = { .conf = c->slurm_conf_path[0] ? c->slurm_conf_path : NULL, .timeout_ms = 5000 };
+    struct vg_sdiag d;
+    if (vg_slurm_sdiag(&s, &d)) {
+        vg_sec_emit(c, k, VG_SEC_UNKNOWN, s.err, "could not check: sdiag did not answer");
+        return;
+    }
+    vg_sec_rpc_loops(c, k, &d, get(c, "SlurmUser"));
+}
+
+void vg_sec_rpc_loops(struct vg_sec_ctx *c, const struct vg_sec_check *k, const struct vg_sdiag *d, const char *slurm_user)
+{
+    double minutes = (double)(d->at - d->since) / 60.0;
+    if (minutes < 1) minutes = 1;   /* statistics just reset: a minute's worth at least */
+    struct sbuf e = SBUF_INIT;
+    sbuf_printf(&e, "sdiag over %.0f min:", minutes);
+    size_t flagged = 0;
+    char who[200] = "";
+    for (size_t i = 0; i < d->nusers; i++) {
+        const struct vg_sdiag_row *u = &d->users[i];
+        if (e.len < 600) sbuf_printf(&e, " %s=%ld", u->name, u->count);
+        if (u->id == 0 || (slurm_user && !strcmp(u->name, slurm_user))) continue;   /* the daemons' own */
+        double rate = (double)u->count / minutes;
+        if (rate > RPC_LOOP_PER_MIN && strlen(who) + strlen(u->name) + 24 < sizeof who) {
+            snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s (%.0f/min)", flagged ? ", " : "", u->name, rate);
+            flagged++;
+        }
+    }
+    if (flagged)
+        vg_sec_emit(c, k, VG_SEC_WARN, e.s, "%zu user(s) call slurmctld in a loop: %s — a head node can run out of memory "
+                    "this way; use job arrays (sbatch --array), --dependency and one squeue per minute", flagged, who);
+    else vg_sec_emit(c, k, VG_SEC_PASS, e.s, "no user calls slurmctld more than %d times a minute", RPC_LOOP_PER_MIN);
+    sbuf_free(&e);
+}
+
 static const struct vg_sec_check checks[] = {
     { "slurm.private-data", "Slurm PrivateData hides other tenants' jobs, usage and users", VG_SEV_HIGH,
       "set PrivateData=jobs,usage,users,accounts in slurm.conf", private_data },
@@ -326,6 +372,8 @@ static const struct vg_sec_check checks[] = {
       "set SchedulerParameters=sched_interval=1,bf_interval=1 (or small values)", sched_interval },
     { "slurm.node-timeouts", "SlurmdTimeout/MessageTimeout: how soon a dead node is noticed", VG_SEV_MEDIUM,
       "set SlurmdTimeout=60 (or less) and MessageTimeout=10 (or less)", node_timeouts },
+    { "slurm.rpc-loops", "no user calls slurmctld in a loop (sdiag per-user RPC counts)", VG_SEV_MEDIUM,
+      "submit many jobs as one job array (sbatch --array) or with --dependency; poll squeue once a minute", rpc_loops },
 };
 
 const struct vg_sec_family vg_sec_slurm = { "slurm", checks, sizeof checks / sizeof checks[0] };

@@ -105,6 +105,9 @@ void vg_sec_print(const struct vg_sec_ctx *c, FILE *f, bool markdown);
 /* The Slurm configuration: scontrol show config when live_slurm, else the
  * slurm.conf file; false (slurm_err set) when neither could be read. */
 bool vg_sec_slurm_conf(struct vg_sec_ctx *c);
+/* slurm.rpc-loops on sdiag's counts (the check's judgement, for tests). */
+struct vg_sec_check;
+void vg_sec_rpc_loops(struct vg_sec_ctx *c, const struct vg_sec_check *k, const struct vg_sdiag *d, const char *slurm_user);
 /* stat() under the root; 0 or -1 (errno). */
 int vg_sec_stat(const struct vg_sec_ctx *c, const char *path, struct stat *st);
 /* "0640 root:slurm" for evidence. */

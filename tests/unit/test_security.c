@@ -98,9 +98,11 @@ static void check_all(bool good)
         assert_true(*r->finding && *r->evidence);
         assert_true(want == VG_SEC_PASS ? *r->fix == 0 : *r->fix != 0);
     }
-    /* one result per check (no target configured: the network check is unknown) */
-    assert_int_equal(c.nresults, sizeof expect / sizeof expect[0] + 1);
+    /* one result per check (no target configured: the network check is
+     * unknown; no live slurmctld under --root: the RPC-loop check too) */
+    assert_int_equal(c.nresults, sizeof expect / sizeof expect[0] + 2);
     assert_int_equal(vg_sec_find(&c, "net.mgmt-reachable")->status, VG_SEC_UNKNOWN);
+    assert_int_equal(vg_sec_find(&c, "slurm.rpc-loops")->status, VG_SEC_UNKNOWN);
     assert_int_equal(vg_sec_failures(&c, VG_SEV_LOW) == 0, good);
     vg_sec_free(&c);
     vg_sec_config_free(&conf);
@@ -129,7 +131,7 @@ static void test_evidence(void **state)
     vg_sec_free(&c);
     vg_sec_init(&c, FIX "/good", NULL);
     vg_sec_run(&c, "slurm");
-    assert_int_equal(c.nresults, 14);
+    assert_int_equal(c.nresults, 15);
     assert_non_null(strstr(vg_sec_find(&c, "slurm.sched-interval")->finding, "about 12 s"));
     vg_sec_free(&c);
 }
@@ -252,12 +254,38 @@ static void test_show_config(void **state)
     vg_slurm_kv_free(kv, n);
 }
 
+/* sdiag as Slurm 22.05 printed it on the lab: root only, and a user calling
+ * squeue and sbatch in a loop (tests/fixtures/slurm/sdiag-22.05-lab-*.txt). */
+static void test_rpc_loops(void **state)
+{
+    (void)state;
+    static const struct vg_sec_check k = { "slurm.rpc-loops", "loops", VG_SEV_MEDIUM, "arrays", NULL };
+    const char *files[] = { "tests/fixtures/slurm/sdiag-22.05-lab-root.txt", "tests/fixtures/slurm/sdiag-22.05-lab-loop.txt" };
+    enum vg_sec_status want[] = { VG_SEC_PASS, VG_SEC_WARN };
+    for (int i = 0; i < 2; i++) {
+        char *text;
+        assert_int_equal(vg_read_file(NULL, files[i], 1 << 20, &text, NULL), 0);
+        struct vg_sdiag d;
+        assert_int_equal(vg_slurm_parse_sdiag(text, &d), 0);
+        free(text);
+        struct vg_sec_ctx c;
+        vg_sec_init(&c, FIX "/good", NULL);
+        vg_sec_rpc_loops(&c, &k, &d, "slurm");
+        assert_int_equal(c.nresults, 1);
+        assert_int_equal(c.results[0].status, want[i]);
+        if (i == 1) assert_non_null(strstr(c.results[0].finding, "nobody (252/min)"));
+        vg_sec_free(&c);
+    }
+    struct vg_sdiag d;
+    assert_int_equal(vg_slurm_parse_sdiag("not sdiag\n", &d), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_root),   cmocka_unit_test(test_bad_root),      cmocka_unit_test(test_evidence),
         cmocka_unit_test(test_empty_root),  cmocka_unit_test(test_network),       cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_show_config),
+        cmocka_unit_test(test_show_config), cmocka_unit_test(test_rpc_loops),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -155,10 +155,31 @@ static void test_refusals(void **state)
     assert_int_equal(s.calls, 0);
 }
 
+/* sdiag from Slurm 22.05 (the lab): the times and both tables. */
+static void test_sdiag(void **state)
+{
+    (void)state;
+    char *text;
+    assert_int_equal(vg_read_file(NULL, "tests/fixtures/slurm/sdiag-22.05-lab-root.txt", 1 << 20, &text, NULL), 0);
+    struct vg_sdiag d;
+    assert_int_equal(vg_slurm_parse_sdiag(text, &d), 0);
+    free(text);
+    assert_int_equal(d.at, 1796111548);
+    assert_int_equal(d.since, 1796111548);
+    assert_int_equal(d.nusers, 1);
+    assert_string_equal(d.users[0].name, "root");
+    assert_int_equal(d.users[0].id, 0);
+    assert_int_equal(d.users[0].count, 73);
+    assert_int_equal(d.ntypes, 6);
+    assert_string_equal(d.types[2].name, "REQUEST_SUBMIT_BATCH_JOB");
+    assert_int_equal(d.types[2].id, 4003);
+    assert_int_equal(d.types[2].count, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
+        cmocka_unit_test(test_sdiag), cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
         cmocka_unit_test(test_jobids), cmocka_unit_test(test_refusals),
     };
