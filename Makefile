@@ -1,10 +1,11 @@
 # vigil — build, test, bench, fuzz, demo.  See README.md.
 CC      ?= gcc
 # libcurl is loaded with dlopen on first use (src/util/curlso.c).
-PKGS    := jansson sqlite3 libmicrohttpd munge zlib yaml-0.1
+# libmicrohttpd too, when an HTTP server starts (src/util/mhdso.c).
+PKGS    := jansson sqlite3 munge zlib yaml-0.1
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
-LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmicrohttpd -lmunge -lz -lyaml) -ldl -lpthread -lm
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmunge -lz -lyaml) -ldl -lpthread -lm
 # `make V=1` shows the full commands.
 Q       := $(if $(V),,@)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -48,10 +49,11 @@ build/vigil-san: build/san/src/main.o build/libvigil-san.a
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
+# (-lmicrohttpd: test_sender runs a server of its own with it)
 build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  TEST    $@")
-	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lmicrohttpd -lcmocka
 
 # The fake NVML library: the real dlopen path runs against it in tests and the lab.
 build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c

@@ -2,6 +2,7 @@
  * limits, deadlines, authentication and agent messages; see httpapi.h.  The
  * read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
+#include "util/mhdso.h"
 #include "controller/commit.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -38,10 +39,10 @@ struct upload {
 
 enum MHD_Result vg_http_reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ok = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
+    struct MHD_Response *r = vg_mhd->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    vg_mhd->add_response_header(r, "Content-Type", type);
+    enum MHD_Result ok = vg_mhd->queue_response(c, code, r);
+    vg_mhd->destroy_response(r);
     return ok;
 }
 
@@ -71,7 +72,7 @@ void vg_http_count(struct vg_http *h, unsigned long *counter, unsigned long add)
 
 static const char *peer(struct MHD_Connection *c, char *buf, size_t n)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci = vg_mhd->get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     buf[0] = 0;
     if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, buf, (socklen_t)n);
@@ -80,7 +81,7 @@ static const char *peer(struct MHD_Connection *c, char *buf, size_t n)
 
 static struct conn *conn_of(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *ci = vg_mhd->get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? ci->socket_context : NULL;
 }
 
@@ -119,7 +120,7 @@ static void release(struct vg_http *h, struct upload *up)
 static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
     char err[256], addr[64];
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     long len = 0;
     if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
     if ((unsigned long)len > VG_WIRE_MAX_BODY) {
@@ -129,9 +130,9 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
         return 413;
     }
     if (h->auth->mode == VG_AUTH_TOKEN) {
-        const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        const char *xt = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time");
-        const char *xn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce");
+        const char *authz = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        const char *xt = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time");
+        const char *xn = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce");
         pthread_mutex_lock(&h->auth_lock);
         int rc = vg_auth_headers(h->auth, authz, xt, xn, vg_now_ms(), err, sizeof err);
         pthread_mutex_unlock(&h->auth_lock);
@@ -187,7 +188,7 @@ static void committed(void *arg, int code, json_t *resp)
     else vg_http_count(h, &h->rejected_storage, 1);
     up->resp = resp;
     up->code = code;
-    MHD_resume_connection(up->c);
+    vg_mhd->resume_connection(up->c);
 }
 
 /* A heartbeat ({"node": NAME}): noted in memory, nothing stored. */
@@ -271,7 +272,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
         return vg_http_error(c, 503, "stopping: the controller is shutting down; retry");
     }
     up->queued = true;
-    MHD_suspend_connection(c); /* before the hand-over: the writer may resume it at once */
+    vg_mhd->suspend_connection(c); /* before the hand-over: the writer may resume it at once */
     vg_committer_submit(h->committer, &up->req);
     pthread_mutex_unlock(&h->lock);
     return MHD_YES;
@@ -353,7 +354,7 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
 {
     struct vg_http *h = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci = vg_mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         struct conn *k = vg_xcalloc(1, sizeof *k);
         k->fd = ci ? ci->connect_fd : -1;
         k->deadline = vg_mono_ms() + h->o.deadline_ms;
@@ -426,7 +427,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
                               char *err, size_t errlen)
 {
     struct sockaddr_in sa;
-    if (parse_listen(o->listen, &sa, err, errlen)) return NULL;
+    if (parse_listen(o->listen, &sa, err, errlen) || !vg_mhd_load(err, errlen)) return NULL;
     struct vg_http *h = vg_xcalloc(1, sizeof *h);
     h->o = *o;
     if (!h->o.reader) h->o.reader = ingest->store;
@@ -443,7 +444,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     h->committer = vg_committer_start(ingest);
     if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
         h->reaper_started = true;
-        h->d = MHD_start_daemon(
+        h->d = vg_mhd->start_daemon(
             MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
             NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
             (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
@@ -462,7 +463,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
 
 unsigned vg_http_port(const struct vg_http *h)
 {
-    const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *i = vg_mhd->get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     return i ? i->port : 0;
 }
 
@@ -470,7 +471,7 @@ void vg_http_stop(struct vg_http *h)
 {
     if (!h) return;
     if (h->d) {
-        MHD_socket s = MHD_quiesce_daemon(h->d); /* no new connections from here on */
+        MHD_socket s = vg_mhd->quiesce_daemon(h->d); /* no new connections from here on */
         if (s != MHD_INVALID_SOCKET) close(s);
     }
     pthread_mutex_lock(&h->lock);
@@ -484,7 +485,7 @@ void vg_http_stop(struct vg_http *h)
         pthread_mutex_unlock(&h->conns_lock);
         pthread_join(h->reaper, NULL);
     }
-    if (h->d) MHD_stop_daemon(h->d);
+    if (h->d) vg_mhd->stop_daemon(h->d);
     pthread_cond_destroy(&h->stop_cond);
     pthread_mutex_destroy(&h->conns_lock);
     pthread_mutex_destroy(&h->auth_lock);

@@ -2,6 +2,7 @@
  * nodes, metrics, the dashboard page, healthz; each but healthz needs the
  * read token (see httpapi.h).  Reads go through their own SQLite connection. */
 #include "controller/httpapi_int.h"
+#include "util/mhdso.h"
 #include "controller/commit.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
@@ -18,18 +19,18 @@
 static bool read_allowed(struct vg_http *h, struct MHD_Connection *c)
 {
     if (!h->o.read_token) return h->auth->mode == VG_AUTH_NONE;
-    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const char *authz = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (authz && vg_startswith(authz, "Bearer ") && vg_auth_secret_equal(authz + 7, h->o.read_token)) return true;
-    const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, VG_READ_COOKIE);
+    const char *cookie = vg_mhd->lookup_connection_value(c, MHD_COOKIE_KIND, VG_READ_COOKIE);
     return cookie && vg_auth_secret_equal(cookie, h->o.read_token);
 }
 
 static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
 {
-    const char *node = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-    const char *open = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
-    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-    const char *bef = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "before");
+    const char *node = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+    const char *open = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
+    const char *lim = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *bef = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "before");
     long limit = VG_READ_LIMIT_DEFAULT, before = 0;
     if (lim && (!vg_parse_long(lim, &limit) || limit < 1 || limit > VG_READ_LIMIT_MAX))
         return vg_http_error(c, 400, "limit: must be an integer from 1 to %d", VG_READ_LIMIT_MAX);
@@ -43,16 +44,16 @@ static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
     char *body = json_dumps(page, JSON_COMPACT | JSON_ENSURE_ASCII);
     int64_t last = n ? json_integer_value(json_object_get(json_array_get(page, n - 1), "id")) : 0;
     json_decref(page);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(r, "Content-Type", "application/json");
+    struct MHD_Response *r = vg_mhd->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    vg_mhd->add_response_header(r, "Content-Type", "application/json");
     if (n == (size_t)limit && last > 1) { /* a full page: the cursor to the next one */
         char link[256];
         snprintf(link, sizeof link, "</v1/incidents?limit=%ld&before=%lld%s%s%s>; rel=\"next\"", limit,
                  (long long)last, node ? "&node=" : "", node ? node : "", open_only ? "&open=1" : "");
-        MHD_add_response_header(r, "Link", link);
+        vg_mhd->add_response_header(r, "Link", link);
     }
-    enum MHD_Result ok = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
+    enum MHD_Result ok = vg_mhd->queue_response(c, 200, r);
+    vg_mhd->destroy_response(r);
     return ok;
 }
 
@@ -111,15 +112,15 @@ static void html_text(struct sbuf *b, const char *s)
  * the cookie and redirects to `/`, so the token leaves the address bar. */
 static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
 {
-    const char *token = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    const char *token = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (token && h->o.read_token && vg_auth_secret_equal(token, h->o.read_token)) {
         char cookie[400];
         snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/", h->o.read_token);
-        struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(r, "Set-Cookie", cookie);
-        MHD_add_response_header(r, "Location", "/");
-        enum MHD_Result ok = MHD_queue_response(c, 303, r);
-        MHD_destroy_response(r);
+        struct MHD_Response *r = vg_mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        vg_mhd->add_response_header(r, "Set-Cookie", cookie);
+        vg_mhd->add_response_header(r, "Location", "/");
+        enum MHD_Result ok = vg_mhd->queue_response(c, 303, r);
+        vg_mhd->destroy_response(r);
         return ok;
     }
     if (!read_allowed(h, c)) {
@@ -171,7 +172,7 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
     if (!strcmp(url, "/v1/nodes")) return vg_http_reply_json(c, 200, vg_store_nodes(h->o.reader));
     if (!strcmp(url, "/v1/audit")) {
         json_t *reports = vg_store_audits(h->o.reader);
-        const char *raw = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
+        const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
         if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return vg_http_reply_json(c, 200, reports);
         return vg_http_reply_json(c, 200, h->o.fleet(reports));
     }
