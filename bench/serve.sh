@@ -57,3 +57,20 @@ awk -v e1="$(field "$T/load1" ok_per_s)" -v e2="$(field "$T/load2" ok_per_s)" -v
     printf "ratio: messages per commit (fsync) = %.1f\n", (c > 0 ? m / c : 0)
     printf "ratio: intake in the second run (nonce cache full of the first) / first = %.2f\n", e2 / e1
     printf "ratio: RSS with 1,000 slow clients / idle = %.2f\n", r / ri }'
+
+# 1,000 agents at once (one connection each: the per-client cap raised, as
+# when they come from 1,000 addresses): acknowledged events/s, p99, peak RSS
+kill $PID 2>/dev/null; wait $PID 2>/dev/null
+rm -f "$T/port" "$T/db"*
+$V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
+    --read-token-file "$T/read" --dry-run --max-per-client 1100 --max-connections 1100 2>>"$T/serve.log" &
+PID=$!
+while [ ! -s "$T/port" ]; do sleep 0.02; done
+P=$(cat "$T/port")
+$L post "$P" 1000 "$S" 1 "$T/token" 1000 >"$T/load1000" &
+LP=$!
+peak1000=0
+while kill -0 $LP 2>/dev/null; do r=$(rss); [ "${r:-0}" -gt $peak1000 ] && peak1000=$r; sleep 0.5; done
+printf '%-46s %-14s %-10s %-16s\n' "1,000 agents: events acknowledged/s" "$(field "$T/load1000" events_per_s)" \
+    "$(field "$T/load1000" p99_ms)" ">= 5000, < 50"
+printf '%-46s %-14s %-10s %-16s\n' "1,000 agents: controller RSS (kB, peak)" "$peak1000" "-" "<= 51200"
