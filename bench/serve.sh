@@ -10,6 +10,9 @@
 #    ratio to the first (a linear nonce scan made this fall 15-fold);
 #  - RSS with 1,000 slow clients (one header byte a second) connected (target
 #    < 64 MB), next to the RSS of the idle server.
+#  - 1,000 agents posting at once (per-client cap raised, as if from 1,000
+#    addresses): acknowledged events/s, p99 (targets >= 5,000/s, < 50 ms) and
+#    the controller's peak RSS (target <= 50 MB).
 # The load client is build/tests/httpload (plain sockets, one thread per connection).
 cd "$(dirname "$0")/.." || exit 2
 S=${BENCH_SERVE_S:-10}
