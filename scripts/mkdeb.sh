@@ -67,7 +67,17 @@ cat >"$ROOT/etc/default/vigil-serve" <<'SERVE'
 # Settings of vigil-serve.service (docs: /usr/share/doc/vigil/controller.md).
 VIGIL_SERVE_OPTS="--auth munge"
 SERVE
-printf '/etc/default/vigil-agent\n/etc/default/vigil-serve\n' >"$ROOT/DEBIAN/conffiles"
+# the site policy every verdict goes through (scan, check, the agent): empty
+# of rules, so the bundled catalog decides until the operator adds one
+mkdir -p "$ROOT/etc/vigil"
+cat >"$ROOT/etc/vigil/policy.tsv" <<'POLICY'
+# vigil site policy (/usr/share/doc/vigil/catalog.md, "Site policy"): a line
+# overrides the fault catalog's action for a signal everywhere — vigil scan,
+# vigil check and the agent.  Examples:
+#   xid 63 action=ignore
+#   kind ib-down action=reboot
+POLICY
+printf '/etc/default/vigil-agent\n/etc/default/vigil-serve\n/etc/vigil/policy.tsv\n' >"$ROOT/DEBIAN/conffiles"
 for u in vigil-agent vigil-serve; do
     sed -e 's|/usr/local/bin/vigil|/usr/bin/vigil|g' -e 's|/usr/local/share/doc/vigil|/usr/share/doc/vigil|g' \
         "dist/$u.service" >"$ROOT/lib/systemd/system/$u.service"

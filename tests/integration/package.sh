@@ -23,7 +23,7 @@ check "the unpacked binary classifies with the bundled catalog" sh -c "jq -se '[
 check "the systemd units run /usr/bin/vigil" sh -c "grep -q '^ExecStart=/usr/bin/vigil agent' '$T/root/lib/systemd/system/vigil-agent.service' && grep -q '^ExecStart=/usr/bin/vigil serve' '$T/root/lib/systemd/system/vigil-serve.service'"
 check "the docs are in /usr/share/doc/vigil" test -s "$T/root/usr/share/doc/vigil/controller.md"
 check "the man page lists every command" sh -c "zcat '$T/root/usr/share/man/man1/vigil.1.gz' | grep -q '^.SH \"vigil status\"'"
-check "/etc/default files are conffiles" sh -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/vigil-agent"
+check "/etc/default files and the site policy are conffiles" sh -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/vigil-agent && dpkg-deb -I '$deb' conffiles | grep -qx /etc/vigil/policy.tsv"
 if command -v lintian >/dev/null; then
     lintian --no-tag-display-limit "$deb" >"$T/lintian.txt" 2>&1
     is "lintian: no error" "$(grep -c '^E:' "$T/lintian.txt")" 0
@@ -45,7 +45,7 @@ if [ "$(id -u)" = 0 ] && ! dpkg -s vigil >/dev/null 2>&1; then
     fi
     dpkg -P vigil >"$T/purge.log" 2>&1
     is "dpkg -P removes it" "$?" 0
-    check "nothing left: binary, data, conffiles" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /usr/share/vigil ] && [ ! -e /etc/default/vigil-agent ]"
+    check "nothing left: binary, data, conffiles" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /usr/share/vigil ] && [ ! -e /etc/default/vigil-agent ] && [ ! -e /etc/vigil/policy.tsv ]"
 else
     skip "installing needs root and no vigil package installed already"
 fi
