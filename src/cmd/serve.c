@@ -57,7 +57,32 @@ struct serve {
     struct vg_http *http;
     struct vg_heartbeats *hb;
     const struct vg_catalog *cat;
+    struct vg_store *reader;
 };
+
+/* Open incidents by what became of them ("isolated", "failed", "held",
+ * "recorded", "dry run", "open": not acted on yet), from the read connection. */
+static void incident_states(struct vg_store *reader, struct sbuf *out)
+{
+    static const char *const states[] = { "open", "isolated", "failed", "held", "recorded", "dry run" };
+    size_t count[6] = { 0 };
+    json_t *open = vg_store_incidents(reader, NULL, true, 0);
+    size_t i;
+    json_t *inc;
+    json_array_foreach(open, i, inc) {
+        const char *st = vg_json_str(inc, "state", "");
+        for (size_t k = 0; k < 6; k++)
+            if (!strncmp(st, states[k], strlen(states[k]))) {
+                count[k]++;
+                break;
+            }
+    }
+    json_decref(open);
+    sbuf_puts(out, "# HELP vigil_open_incidents Open incidents by what became of them.\n"
+                   "# TYPE vigil_open_incidents gauge\n");
+    for (size_t k = 0; k < 6; k++)
+        sbuf_printf(out, "vigil_open_incidents{state=\"%s\"} %zu\n", states[k], count[k]);
+}
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
  * the same intake as an agent's (its verdict from the catalog), under a spool
@@ -139,6 +164,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     struct serve *s = ctx;
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
+    if (s->reader) incident_states(s->reader, out);
 }
 
 /* The kinds the catalog knows, each once (the intake's vocabulary). */
@@ -341,7 +367,7 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    struct serve sv = { .exec = vg_executor_start(store, &policy, orch, act), .cat = cat };
+    struct serve sv = { .exec = vg_executor_start(store, &policy, orch, act), .cat = cat, .reader = rstore };
     struct vg_executor *exec = sv.exec;
     struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };

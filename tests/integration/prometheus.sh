@@ -57,3 +57,4 @@ is "… and without it the target is down (up = 0)" "$(q 'up{job="vigil-no-token
 is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="vigil"}')" 1
 check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
 check "the latency histograms are exposed" sh -c "grep -q '^vigil_fault_to_isolated_seconds_bucket{le=\"+Inf\"} ' '$T/metrics' && grep -q '^vigil_repair_seconds_count ' '$T/metrics'"
+is "open incidents by state: held (no such node in the cluster)" "$(q 'vigil_open_incidents{job="vigil",state="held"}')" 1
