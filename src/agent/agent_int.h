@@ -61,7 +61,8 @@ struct agent {
     struct vg_spool *spool;
     struct vg_auth auth;
     bool auth_ok;
-    char url[512];
+    char base[512];         /* the controller's URL, without a path */
+    char url[600];          /* base + /v1/events */
     int64_t retry_at;       /* vg_mono_ms(); 0 = now */
     int backoff_ms;
     json_t *batch;          /* events of the message being assembled */
@@ -101,6 +102,8 @@ void per_deadline(struct agent *a);       /* called each loop turn */
 void per_close(struct agent *a);
 /* sender.c */
 int snd_init(struct agent *a, char *err, size_t errlen);
+/* The controller's URL for path ("/v1/heartbeat"). */
+void snd_endpoint(const struct agent *a, const char *path, char *buf, size_t n);
 void snd_queue(struct agent *a, const struct vg_event *e);
 void snd_flush(struct agent *a);          /* the batch → one spooled message */
 void snd_deliver(struct agent *a, bool once);

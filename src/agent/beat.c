@@ -25,9 +25,7 @@ void beat_due(struct agent *a)
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
     char url[600], body[128], err[256];
-    size_t l = strlen(a->url);
-    /* a->url ends in /v1/events */
-    snprintf(url, sizeof url, "%.*s/v1/heartbeat", (int)(l > 10 ? l - 10 : l), a->url);
+    snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
     snprintf(body, sizeof body, "{\"node\":\"%s\"}", a->node);
     long status = 0;
     char *resp = NULL;

@@ -48,8 +48,7 @@ void report_due(struct agent *a)
     char *body = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
     char url[600], err[256];
-    size_t l = strlen(a->url);
-    snprintf(url, sizeof url, "%.*s/v1/inventory", (int)(l > 10 ? l - 10 : l), a->url);   /* a->url ends in /v1/events */
+    snd_endpoint(a, "/v1/inventory", url, sizeof url);
     long status = 0;
     char *resp = NULL;
     int rc = body ? vg_client_post(url, &a->auth, body, POST_TIMEOUT_MS, &status, &resp, err, sizeof err) : -1;

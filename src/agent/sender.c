@@ -46,6 +46,11 @@ static void spool_lost(struct agent *a)
     snd_status(a, "spool-memory-only");
 }
 
+void snd_endpoint(const struct agent *a, const char *path, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s", a->base, path);
+}
+
 int snd_init(struct agent *a, char *err, size_t errlen)
 {
     a->batch = json_array();
@@ -55,8 +60,10 @@ int snd_init(struct agent *a, char *err, size_t errlen)
         return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT", c), -1;
     size_t l = strlen(c);
     while (l && c[l - 1] == '/') l--;
-    if (l >= 10 && !strncmp(c + l - 10, "/v1/events", 10)) snprintf(a->url, sizeof a->url, "%.*s", (int)l, c);
-    else snprintf(a->url, sizeof a->url, "%.*s/v1/events", (int)l, c);
+    if (l >= 10 && !strncmp(c + l - 10, "/v1/events", 10)) l -= 10;
+    if (l >= sizeof a->base) return snprintf(err, errlen, "--controller: URL longer than %zu bytes", sizeof a->base - 1), -1;
+    snprintf(a->base, sizeof a->base, "%.*s", (int)l, c);
+    snd_endpoint(a, "/v1/events", a->url, sizeof a->url);
     if (vg_auth_init(&a->auth, a->o->auth_mode, a->o->token_file, a->o->munge_socket, err, errlen)) return -1;
     a->auth_ok = true;
     char why[256];

@@ -43,6 +43,12 @@ static int accounting(const char *db, const char *policy_file, int64_t since, in
         vg_policy_free(&p);
         return vg_input_error("report: --db %s", err);
     }
+    int64_t n_inc, n_open, n_msg;
+    if (vg_store_counts(st, &n_inc, &n_open, &n_msg)) {
+        vg_store_close(st);
+        vg_policy_free(&p);
+        return vg_input_error("report: --db %s: not a vigil incident store", db);
+    }
     json_t *incs = vg_store_incidents(st, NULL, false, 0);
     struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
     json_t *doc = vg_accounting(incs, &o);

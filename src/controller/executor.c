@@ -247,8 +247,9 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
                 vg_exec_push(&x->repair, r);
             }
         } else {
-            /* not isolated: the breaker must not count it */
-            for (size_t i = 0; i < a.d.nisolate && x->log.n; i++) x->log.n--;
+            pthread_mutex_lock(&x->pool_lock);   /* the lock vg_policy_decide's log is used under */
+            vg_isolation_log_undo(&x->log, &a.d);
+            pthread_mutex_unlock(&x->pool_lock);
             retry_later(x, it, a.err);
         }
     }

@@ -315,6 +315,13 @@ void vg_decision_free(struct vg_decision *d)
     memset(d, 0, sizeof *d);
 }
 
+void vg_isolation_log_undo(struct vg_isolation_log *log, const struct vg_decision *d)
+{
+    /* vg_policy_decide appends d's nodes last, and the caller undoes before deciding again */
+    for (size_t i = d->nisolate; i-- > 0 && log->n > 0;)
+        if (!strcmp(log->e[log->n - 1].node, d->isolate[i])) log->n--;
+}
+
 void vg_isolation_log_free(struct vg_isolation_log *log)
 {
     free(log->e);

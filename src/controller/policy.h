@@ -97,5 +97,8 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
                       struct vg_decision *d);
 void vg_decision_free(struct vg_decision *d);
 void vg_isolation_log_free(struct vg_isolation_log *log);
+/* Takes back the isolations decision d recorded (its action failed: the
+ * nodes did not go out, so the breaker must not count them). */
+void vg_isolation_log_undo(struct vg_isolation_log *log, const struct vg_decision *d);
 
 #endif

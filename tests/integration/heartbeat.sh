@@ -45,6 +45,10 @@ check "report --db: a measured MTTR and availability under 1" sh -c "jq -e '.mtt
 check "report --db: the terminal table names the cause" grep -q '^node-silent' "$T/acct.txt"
 "$VIGIL" report --db "$T/none.db" >/dev/null 2>&1
 is "report --db on a missing store: exit 2" "$?" 2
+printf 'not a database\n' >"$T/text.db"
+"$VIGIL" report --db "$T/text.db" >/dev/null 2>"$T/text.err"
+is "report --db on a file that is not a store: exit 2" "$?" 2
+check "report --db on a file that is not a store: the message names it" grep -q "text.db: not a vigil incident store" "$T/text.err"
 
 # an agent dies alone: the node still answers, nothing is isolated
 wait_for 20 sh -c "[ \"\$(sinfo -h -N -o %t | sort -u | tr '\n' ' ')\" = 'idle ' ]"
