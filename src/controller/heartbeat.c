@@ -19,6 +19,7 @@ struct node {
     char name[64];
     int64_t last;             /* vg_mono_ms() of the last beat */
     enum state st;
+    bool unprobed_said;       /* "cannot be probed" logged for this silence */
 };
 
 struct vg_heartbeats {
@@ -61,6 +62,7 @@ void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node)
     }
     nd->last = vg_mono_ms();
     nd->st = ST_OK;
+    nd->unprobed_said = false;
     h->beats++;
     pthread_mutex_unlock(&h->lock);
 }
@@ -111,9 +113,15 @@ static void tick(struct vg_heartbeats *h)
             vg_warn("heartbeat: the agent on %s is silent but the node answers: not isolated (restart the agent)",
                     cand[i]);
             st = ST_AGENT_ONLY;
-        } else {
-            vg_warn("heartbeat: %s is silent and cannot be probed: %s", cand[i], h->orch->err);
-            continue;   /* tried again next tick */
+        } else {   /* tried again next tick; said once */
+            pthread_mutex_lock(&h->lock);
+            struct node *nd = find(h, cand[i]);
+            bool say = nd && !nd->unprobed_said;
+            if (nd) nd->unprobed_said = true;
+            pthread_mutex_unlock(&h->lock);
+            if (say) vg_warn("heartbeat: %s is silent and cannot be probed (tried again every %d ms): %s", cand[i],
+                             TICK_MS, h->orch->err);
+            continue;
         }
         pthread_mutex_lock(&h->lock);
         struct node *nd = find(h, cand[i]);

@@ -12,6 +12,7 @@
  * are strategic merge patches carrying the resourceVersion read last: a 409
  * re-reads the node and tries again. */
 #include "orch/k8s.h"
+#include "util/tcpprobe.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -550,6 +551,23 @@ static int k8s_exec_on(struct vg_orch *o, const char *node, const char *const *c
                            "use --via ssh", node);
 }
 
+/* The kubelet's port at the node's address: the API server's own view (the
+ * Ready condition) lags by its node-monitor grace period, 40 s by default.
+ * A node with no address to probe is judged by Ready alone. */
+static int k8s_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
+{
+    json_t *obj = fetch_node(o, node);
+    if (!obj) return -1;
+    struct vg_k8s_node kn;
+    if (vg_k8s_node_parse(obj, &kn)) return vg_orch_fail(o, "GET node %s: the answer is not a Node", node);
+    if (kn.addr[0]) {
+        enum vg_tcp_alive a = vg_tcp_probe(kn.addr, kn.kubelet_port, timeout_ms);
+        if (a != VG_TCP_UNKNOWN) return a == VG_TCP_ALIVE;
+    }
+    if (strcmp(kn.ready, "True")) return 0;
+    return vg_orch_fail(o, "node %s: no address to probe its kubelet at, and the API still reports it Ready", node);
+}
+
 static bool k8s_local_node(char *buf, size_t n)
 {
     const char *v = getenv("NODE_NAME");   /* the DaemonSet sets it from spec.nodeName */
@@ -577,6 +595,7 @@ const struct vg_orch_ops vg_orch_k8s = {
     .job_get = k8s_job_get,
     .job_cancel = k8s_job_cancel,
     .exec_on = k8s_exec_on,
+    .node_alive = k8s_node_alive,
     .local_node = k8s_local_node,
     .node_procs = k8s_procs,
     .node_daemons = k8s_daemons,

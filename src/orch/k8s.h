@@ -71,6 +71,9 @@ struct vg_k8s_node {
     bool cordoned_before;    /* vigil's annotation says it was cordoned before vigil came */
     bool spare_label, spare_taint;
     char fault_effect[16];   /* vigil's fault taint: "NoSchedule", "NoExecute" or "" */
+    char ready[8];           /* the Ready condition's status: "True", "False", "Unknown" */
+    char addr[64];           /* where its kubelet listens: InternalIP, else ExternalIP; "" when none */
+    int kubelet_port;        /* status.daemonEndpoints.kubeletEndpoint.Port; 10250 when not given */
 };
 /* Reads a Node object; -1 when it is not one (no name). */
 int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);

@@ -30,6 +30,24 @@ static json_t *condition(const json_t *node, const char *type)
     return NULL;
 }
 
+/* The kubelet's address and port, for the liveness probe. */
+static void kubelet_address(const json_t *node, struct vg_k8s_node *out)
+{
+    static const char *const types[] = { "InternalIP", "ExternalIP" };
+    for (size_t k = 0; k < 2 && !out->addr[0]; k++) {
+        size_t i;
+        json_t *a;
+        json_array_foreach(at(node, "status", "addresses"), i, a)
+            if (!strcmp(str(a, "type"), types[k]) && *str(a, "address")) {
+                vg_strlcpy(out->addr, str(a, "address"), sizeof out->addr);
+                break;
+            }
+    }
+    json_int_t port = json_integer_value(json_object_get(
+        json_object_get(at(node, "status", "daemonEndpoints"), "kubeletEndpoint"), "Port"));
+    out->kubelet_port = port > 0 && port < 65536 ? (int)port : 10250;
+}
+
 int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
 {
     memset(out, 0, sizeof *out);
@@ -62,6 +80,8 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
 
     json_t *ready = condition(node, "Ready");
     const char *rs = ready ? str(ready, "status") : "Unknown";
+    vg_strlcpy(out->ready, rs, sizeof out->ready);
+    kubelet_address(node, out);
     out->n.responding = !strcmp(rs, "True");
     out->n.drain = out->cordoned || out->fault_effect[0] || other[0];
     out->n.down = !out->n.responding || !strcmp(out->fault_effect, "NoExecute");

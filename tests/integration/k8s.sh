@@ -226,6 +226,47 @@ check "… uncordoned, vigil's taint and annotation gone" wait_for 5 node_has n2
 is "… condition VigilHealthy=True" "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | .status')" True
 check "incident closed" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
 
+# ---- crash detection by heartbeat: a silent agent's node is confirmed by probing its kubelet's
+# port at the node's address (status.addresses, status.daemonEndpoints), then isolated like an XID.
+# n1's kubelet: port 1 on 127.0.0.1, closed (a crashed node); n3's: the double's own port (it answers).
+beat() { # node
+    curl -s -o /dev/null -H "Authorization: Bearer $(cat "$W/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
+        -H "X-Vigil-Nonce: b$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')" --data-binary "{\"node\":\"$1\"}" "$URL/v1/heartbeat"
+}
+beating() { while [ -s "$W/beating" ]; do for n in $(cat "$W/beating"); do beat "$n"; done; sleep 0.3; done; }
+kubelet_at() { # node port
+    kd patch node "$1" --subresource=status --type=merge \
+        -p "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"127.0.0.1\"}],\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":$2}}}}" >/dev/null
+}
+fresh "breaker = 100% / 600s"
+kubelet_at n1 1
+kubelet_at n3 "$KPORT"
+echo "n1 n2 n3 n4 n5" >"$W/beating"
+beating & BEAT_PID=$!
+sleep 1.5
+echo "n1 n2 n4 n5" >"$W/beating"
+sleep 4
+is "the agent on n3 fell silent but its kubelet answers: no incident" "$(incident n3 | jq length)" 0
+check "… the controller says so" grep -q "agent on n3 is silent but the node answers" "$W/serve.log"
+echo "n1 n2 n3 n4 n5" >"$W/beating"; sleep 1
+echo "n2 n3 n4 n5" >"$W/beating"
+t0=$(date +%s%3N)
+check "n1's agent and kubelet silent: cordoned" wait_for 15 node_has n1 '.spec.unschedulable == true'
+echo "# n1 silent → cordoned in $(( $(date +%s%3N) - t0 )) ms (heartbeat every 1 s, 2 missed)"
+case "$(incident n1)" in *node-silent*) ok "… its incident is a node-silent one" ;; *) nok "… node-silent incident: $(incident n1)" ;; esac
+is "… tainted NoExecute (down)" "$(node_json n1 | jq -r '.spec.taints[] | select(.key=="vigil.dev/fault") | .effect')" NoExecute
+: >"$W/beating"; wait "$BEAT_PID"
+# a node whose kubelet cannot be reached and whose API object is gone: said once, not every probe
+fresh "breaker = 100% / 600s"
+echo "n1 n2 n3 n4 n5" >"$W/beating"
+beating & BEAT_PID=$!
+sleep 1.5
+kd delete node n4 >/dev/null 2>&1
+echo "n1 n2 n3 n5" >"$W/beating"
+sleep 5
+: >"$W/beating"; wait "$BEAT_PID"
+is "a silent node the API no longer knows: 'cannot be probed' said once" "$(grep -c 'n4 is silent and cannot be probed' "$W/serve.log")" 1
+
 # ---- faults: each fails the incident with a clear error, and the retry succeeds
 fault_case() { # name node expected-error-text — run after the fault is armed
     is "$1: XID accepted" "$(post_xid "$2" 79)" 202

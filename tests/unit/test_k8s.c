@@ -47,6 +47,30 @@ static void test_node_healthy(void **state)
     assert_false(n.n.drain || n.n.down || n.ours || n.cordoned);
 }
 
+/* Where the heartbeat monitor probes the kubelet: status.addresses (InternalIP
+ * before ExternalIP; a Hostname is not an address) and the port from
+ * status.daemonEndpoints, as the Node object documents them. */
+static void test_node_kubelet_address(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+    parse_node("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"addresses\":[{\"type\":\"Hostname\",\"address\":\"n1\"},"
+               "{\"type\":\"ExternalIP\",\"address\":\"203.0.113.7\"},{\"type\":\"InternalIP\",\"address\":\"10.0.0.1\"}],"
+               "\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":10251}},"
+               "\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}", &n);
+    assert_string_equal(n.addr, "10.0.0.1");
+    assert_int_equal(n.kubelet_port, 10251);
+    assert_string_equal(n.ready, "Unknown");
+    parse_node("{\"metadata\":{\"name\":\"n2\"},\"status\":{\"addresses\":[{\"type\":\"ExternalIP\",\"address\":\"203.0.113.8\"}]}}", &n);
+    assert_string_equal(n.addr, "203.0.113.8");
+    assert_int_equal(n.kubelet_port, 10250);   /* the kubelet's default */
+    assert_string_equal(n.ready, "Unknown");    /* no Ready condition */
+    parse_node("{\"metadata\":{\"name\":\"n3\"},\"status\":{\"addresses\":[{\"type\":\"Hostname\",\"address\":\"n3\"}],"
+               "\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":70000}}}}", &n);
+    assert_string_equal(n.addr, "");
+    assert_int_equal(n.kubelet_port, 10250);   /* out of range: the default */
+}
+
 static void test_node_vigil_isolated(void **state)
 {
     (void)state;
@@ -282,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_healthy),        cmocka_unit_test(test_node_vigil_isolated),
+        cmocka_unit_test(test_node_kubelet_address),
         cmocka_unit_test(test_node_admin_cordoned), cmocka_unit_test(test_node_spare_and_notready),
         cmocka_unit_test(test_pods),                cmocka_unit_test(test_workload_and_taint),
         cmocka_unit_test(test_kubeconfig),          cmocka_unit_test(test_kubeconfig_refused),
