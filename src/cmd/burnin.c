@@ -51,7 +51,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "test", required_argument, 0, 'x' },  { "drain", no_argument, 0, 'D' },
         { "no-drain", no_argument, 0, 'K' },    { "json", no_argument, 0, 'j' },
         { "help", no_argument, 0, 'h' },        { "orchestrator", required_argument, 0, 'o' },
-        { "orch-config", required_argument, 0, 'C' }, { 0, 0, 0, 0 },
+        { "orch-config", required_argument, 0, 'C' },
+        { "kubeconfig", required_argument, 0, 'C' }, { 0, 0, 0, 0 },
     };
     int c;
     optind = 1;

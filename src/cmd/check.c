@@ -54,6 +54,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "slurm", no_argument, 0, O_DRAIN },           { "init", no_argument, 0, O_INIT },
         { "policy", required_argument, 0, O_POLICY },   { "catalog", required_argument, 0, O_CATALOG },
         { "orchestrator", required_argument, 0, O_ORCH }, { "orch-config", required_argument, 0, O_ORCHCONF },
+        { "kubeconfig", required_argument, 0, O_ORCHCONF },
         { "quick", no_argument, 0, O_QUICK },           { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };

@@ -47,7 +47,8 @@ int cmd_drill(int argc, char **argv)
         { "workdir", required_argument, 0, 'w' }, { "poll-ms", required_argument, 0, 'P' },
         { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
         { "save", required_argument, 0, 'O' },  { "orchestrator", required_argument, 0, 'o' },
-        { "orch-config", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
+        { "orch-config", required_argument, 0, 'C' },
+        { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "gpus-per-node", required_argument, 0, 'G' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };

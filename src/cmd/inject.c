@@ -37,6 +37,7 @@ int cmd_inject(int argc, char **argv)
         { "record", required_argument, 0, 'r' }, { "root", required_argument, 0, 'R' },
         { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' },
         { "orchestrator", required_argument, 0, 'o' }, { "orch-config", required_argument, 0, 'C' },
+        { "kubeconfig", required_argument, 0, 'C' },
         { 0, 0, 0, 0 },
     };
     struct vg_inject_opts o = { .via = VG_VIA_ORCH };

@@ -45,9 +45,9 @@
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
-    "or k8s (FILE: a kubeconfig; default $KUBECONFIG, else in-cluster).  Agents beat every S seconds\n"      \
-    "(default 1; 0: no heartbeat monitor); a node silent for K beats (default 2) whose node daemon does\n"   \
-    "not answer is isolated like a failed GPU.\n"
+    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
+    "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
+    "(default 2) whose node daemon does not answer is isolated like a failed GPU.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -248,6 +248,7 @@ int cmd_serve(int argc, char **argv)
         { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
         { "port-file", required_argument, 0, 'p' }, { "policy", required_argument, 0, 'P' },
         { "slurm-conf", required_argument, 0, 'S' }, { "orch-config", required_argument, 0, 'S' },
+        { "kubeconfig", required_argument, 0, 'S' },
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },

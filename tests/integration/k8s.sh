@@ -125,7 +125,7 @@ echo 0 >"$W/seq"
 start_serve() { # policy text
     printf '%s\n' "$1" >"$W/policy.conf"
     rm -f "$W/port" "$W/incidents.db"*
-    "$VIGIL" serve --orchestrator k8s --orch-config "$W/vigil.kc" --listen 127.0.0.1:0 --port-file "$W/port" \
+    "$VIGIL" serve --orchestrator k8s --kubeconfig "$W/vigil.kc" --listen 127.0.0.1:0 --port-file "$W/port" \
         --db "$W/incidents.db" --auth token --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" \
         2>>"$W/serve.log" &
     SERVE_PID=$!
