@@ -78,6 +78,13 @@ static int accounting(const char *db, const char *policy_file, int64_t since, in
         printf("%-16s %-6lld %-13.1f %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0),
                100.0 * json_number_value(json_object_get(x, "availability")),
                json_number_value(json_object_get(x, "sla_down_s")));
+    if (json_array_size(json_object_get(doc, "repairs")))
+        printf("\n%-20s %-6s %-7s %s\n", "repair step", "tried", "failed", "returned the node");
+    json_array_foreach(json_object_get(doc, "repairs"), i, x)
+        printf("%-20s %-6lld %-7lld %lld\n", vg_json_str(x, "step", "?"), vg_json_int(x, "tried", 0),
+               vg_json_int(x, "failed", 0), vg_json_int(x, "returned", 0));
+    if (vg_json_int(doc, "rma_handoffs", 0))
+        printf("handed off for RMA: %lld node(s)\n", vg_json_int(doc, "rma_handoffs", 0));
     json_decref(doc);
     return VG_EXIT_OK;
 }

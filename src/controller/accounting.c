@@ -12,6 +12,38 @@ struct span {
     int64_t from, to;
 };
 
+/* "ARGV0: ok…" — a repair step's or health check's detail says it passed. */
+static bool passed(const json_t *step)
+{
+    const char *d = strstr(vg_json_str(step, "detail", ""), ": ");
+    return d && vg_startswith(d + 2, "ok");
+}
+
+static void bump(json_t *rungs, const char *rung, const char *what)
+{
+    json_t *r = json_object_get(rungs, rung);
+    if (!r) json_object_set_new(rungs, rung, r = json_pack("{s:i, s:i, s:i}", "tried", 0, "failed", 0, "returned", 0));
+    json_object_set_new(r, what, json_integer(json_integer_value(json_object_get(r, what)) + 1));
+}
+
+/* The repair ladder's steps of one incident into rungs {NAME: {tried,
+ * failed, returned}} (returned: its health check passed and the node came
+ * back); 1 when it was handed off for RMA. */
+static size_t ladder_outcomes(const json_t *inc, bool returned, json_t *rungs)
+{
+    const char *key;
+    json_t *st, *steps = json_object_get(inc, "steps");
+    json_object_foreach(steps, key, st) {
+        if (!json_is_object(st)) continue;
+        if (vg_startswith(key, "repair ")) {
+            bump(rungs, key + 7, "tried");
+            if (!passed(st)) bump(rungs, key + 7, "failed");
+        } else if (vg_startswith(key, "health check after ") && returned && passed(st))
+            bump(rungs, key + 19, "returned");
+    }
+    return json_is_object(json_object_get(steps, "rma"));
+}
+
 static int64_t step_at(const json_t *inc, const char *step)
 {
     return vg_json_get_time(json_object_get(json_object_get(inc, "steps"), step), "at");
@@ -88,8 +120,9 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     struct span *s = vg_xcalloc(n + 1, sizeof *s);
     char (*nodes)[64] = vg_xcalloc(n + 1, sizeof *nodes);
     size_t *per_count = vg_xcalloc(n + 1, sizeof *per_count);
-    json_t *causes = json_object();
+    json_t *causes = json_object(), *rungs = json_object();
     double repair_s = 0;
+    size_t rma = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *inc = json_array_get(incidents, i);
         const char *node = vg_json_str(inc, "node", "");
@@ -107,6 +140,7 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
                                             (long long)json_integer_value(code));
         else snprintf(cause, sizeof cause, "%s", vg_json_str(inc, "kind", "?"));
         json_object_set_new(causes, cause, json_integer(vg_json_int(causes, cause, 0) + 1));
+        rma += ladder_outcomes(inc, returned != 0, rungs);
         if (!isolated) continue;
         interruptions++;
         if (returned) repair_s += (double)(returned - detected) / 1000.0, repaired++;
@@ -170,6 +204,12 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     json_object_set_new(doc, "node_hours_lost", json_real(lost_ms / 3.6e6));
     json_object_set_new(doc, "causes", cl);
     json_object_set_new(doc, "racks", racks);
+    json_t *rl = json_array();
+    json_object_foreach(rungs, key, v) json_array_append_new(rl, json_pack("{s:s, s:O, s:O, s:O}", "step", key, "tried",
+        json_object_get(v, "tried"), "failed", json_object_get(v, "failed"), "returned", json_object_get(v, "returned")));
+    json_decref(rungs);
+    json_object_set_new(doc, "repairs", rl);
+    json_object_set_new(doc, "rma_handoffs", json_integer((json_int_t)rma));
     json_object_set_new(doc, "per_node", per);
     free(s);
     free(nodes);

@@ -22,7 +22,8 @@ struct vg_acct_opts {
 /* incidents: the store's JSON (vg_store_incidents).  Returns {window, nodes,
  * incidents, interruptions, availability, mttr_s, mtbi_s, node_hours_lost,
  * causes [{cause, count}], racks [{rack, nodes, availability, sla_down_s}],
- * per_node [{node, incidents, hours_lost}]}; a figure that cannot be known
+ * per_node [{node, incidents, hours_lost}], repairs [{step, tried, failed,
+ * returned}] (the repair ladder's rungs), rma_handoffs}; a figure that cannot be known
  * (no repair finished: mttr_s) is null. */
 json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o);
 

@@ -241,7 +241,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             /* later decisions in this batch see these nodes out */
             for (size_t i = 0; i < nn; i++)
                 if (vg_in_list(a.d.isolate, a.d.nisolate, views[i].name)) views[i].unavailable = views[i].ours = true;
-            if (x->policy->remediate || x->policy->healthcheck) {
+            if (x->policy->ladder.nrung || x->policy->healthcheck) {
                 struct item *r = vg_xcalloc(1, sizeof *r);
                 *r = *it;
                 vg_exec_push(&x->repair, r);

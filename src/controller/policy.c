@@ -19,6 +19,7 @@ void vg_policy_defaults(struct vg_policy *p)
     p->breaker_percent = 10;
     p->breaker_window_ms = 600 * 1000;
     vg_strlcpy(p->spare_pool, "vigil_spares", sizeof p->spare_pool);
+    vg_ladder_defaults(&p->ladder);
 }
 
 static void free_strv(char **v, size_t n)
@@ -27,40 +28,22 @@ static void free_strv(char **v, size_t n)
     free(v);
 }
 
-static void free_argv(char **v)
-{
-    for (size_t i = 0; v && v[i]; i++) free(v[i]);
-    free(v);
-}
-
 void vg_policy_free(struct vg_policy *p)
 {
     free_strv(p->spares, p->nspares);
     free_strv(p->domain_nodes, p->ndomain);
     free_strv(p->domain_names, p->ndomain);
-    free_argv(p->remediate);
-    free_argv(p->healthcheck);
+    vg_ladder_free(&p->ladder);
+    vg_argv_free(p->healthcheck);
     vg_policy_defaults(p);
-}
-
-static char **split_argv(const char *s)
-{
-    size_t n = 0, cap = 8;
-    char **v = vg_xmalloc(cap * sizeof *v);
-    char *copy = vg_xstrdup(s), *save = NULL;
-    for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        if (n + 1 >= cap) v = vg_xrealloc(v, (cap *= 2) * sizeof *v);
-        v[n++] = vg_xstrdup(t);
-    }
-    v[n] = NULL;
-    free(copy);
-    return v;
 }
 
 static int parse_line(struct vg_policy *p, char *key, char *val, char *why, size_t n)
 {
     char **names;
     int cnt;
+    int ladder = vg_ladder_parse_line(&p->ladder, key, val, why, n);
+    if (ladder != 1) return ladder;
     if (!strcmp(key, "down_at") || !strcmp(key, "drain_at")) {
         enum vg_action a;
         if (!vg_action_parse(val, &a)) return snprintf(why, n, "%s: unknown action '%s'", key, val), -1;
@@ -107,11 +90,10 @@ static int parse_line(struct vg_policy *p, char *key, char *val, char *why, size
         if (!*val || strlen(val) >= sizeof p->spare_pool || strpbrk(val, " \t,"))
             return snprintf(why, n, "%s: bad name '%s'", key, val), -1;
         vg_strlcpy(p->spare_pool, val, sizeof p->spare_pool);
-    } else if (!strcmp(key, "remediate") || !strcmp(key, "healthcheck")) {
-        char ***dst = key[0] == 'r' ? &p->remediate : &p->healthcheck;
-        free_argv(*dst);
-        *dst = split_argv(val);
-        if (!(*dst)[0]) return snprintf(why, n, "%s: empty command", key), -1;
+    } else if (!strcmp(key, "healthcheck")) {
+        vg_argv_free(p->healthcheck);
+        p->healthcheck = vg_argv_split(val);
+        if (!p->healthcheck[0]) return snprintf(why, n, "%s: empty command", key), -1;
     } else {
         return snprintf(why, n, "unknown key '%s'", key), -1;
     }
@@ -145,6 +127,11 @@ int vg_policy_parse(struct vg_policy *p, const char *text, const char *name, cha
         line = next;
     }
     free(copy);
+    char why[300];
+    if (!rc && vg_ladder_check(&p->ladder, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", name, why);
+        rc = -1;
+    }
     if (!rc && p->drain_at > p->down_at) {
         snprintf(err, errlen, "%s: drain_at (%s) is above down_at (%s)", name, vg_action_name(p->drain_at),
                  vg_action_name(p->down_at));

@@ -17,6 +17,7 @@
  *     acting. */
 #ifndef VG_POLICY_H
 #define VG_POLICY_H
+#include "controller/ladder.h"
 #include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,8 +33,8 @@ struct vg_policy {
     size_t nspares;
     char **domain_nodes, **domain_names; /* parallel: node i belongs to domain_names[i] */
     size_t ndomain;
-    char **remediate;             /* argv template ({node}, {gpu}), NULL = none */
-    char **healthcheck;           /* argv template, NULL = none */
+    struct vg_ladder ladder;      /* the repair steps (ladder.h) */
+    char **healthcheck;           /* argv template ({node}, {gpu}), NULL = none */
     char spare_pool[64];          /* the orchestrator's name for the pool, default "vigil_spares" */
 };
 
@@ -80,6 +81,8 @@ void vg_policy_free(struct vg_policy *p);
  *   domain rack1 = n[1-4] | domain_max_unavailable = 2
  *   breaker = 10% / 600s | spare_pool = vigil_spares (spare_reservation: the same)
  *   remediate = nvidia-smi -r -i {gpu} | healthcheck = vigil check --node {node}
+ *   the repair ladder: repair NAME = CMD | ladder [CAUSE] = NAME… | repair_timeout,
+ *   repeat_window, rma_dir, rma_command (ladder.h)
  * Returns 0, or -1 with "FILE:LINE: what" in err. */
 int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errlen);
 int vg_policy_parse(struct vg_policy *p, const char *text, const char *name, char *err, size_t errlen);

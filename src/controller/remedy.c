@@ -2,10 +2,13 @@
  * each, and the table of steps per verdict: DOWN = list the node's jobs,
  * requeue them, isolate (isolate, then requeue, where the scheduler restarts
  * requeued work at once), promote spares; DRAIN = isolate, promote spares.
- * Then the repair that follows an isolation: the remediation command, the health check, and
- * back to the spare pool.  A new action is one function, one struct, one
+ * Then the repair that follows an isolation: the repair ladder's rungs
+ * (ladder.h), each followed by the health check, back to the spare pool on
+ * the first pass, the RMA hand-off (rma.h) when none passes.  A new action is one function, one struct, one
  * line in a table (and its test in tests/unit/test_executor.c). */
 #include "controller/executor_int.h"
+#include "controller/rma.h"
+#include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 #include "util/spawn.h"
@@ -14,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define VG_REPAIR_TIMEOUT_MS (30 * 60 * 1000)
 
 /* Calls the orchestrator under the lock, copying its error into err. */
 #define ORCH(x, errbuf, call)                                                     \
@@ -149,11 +150,11 @@ static char **expand(char *const *tmpl, const struct item *it)
 }
 
 /* Runs a repair command; returns its exit status (-1: could not run / timed out). */
-static int run_command(char *const *tmpl, const struct item *it, char *out, size_t n)
+static int run_command(char *const *tmpl, const struct item *it, int64_t timeout_ms, char *out, size_t n)
 {
     char **argv = expand(tmpl, it);
     struct vg_spawn_result r;
-    vg_spawn((const char *const *)argv, NULL, NULL, VG_REPAIR_TIMEOUT_MS, &r);
+    vg_spawn((const char *const *)argv, NULL, NULL, (int)timeout_ms, &r);
     int status = r.timed_out ? -1 : r.status;
     const char *text = *vg_trim(r.err) ? vg_trim(r.err) : vg_trim(r.out);
     snprintf(out, n, "%s: %s%s%s", argv[0], r.timed_out ? "timed out" : status ? "failed" : "ok",
@@ -166,25 +167,88 @@ static int run_command(char *const *tmpl, const struct item *it, char *out, size
     return status;
 }
 
+/* A fault back within the repeat window starts one rung higher for each
+ * time it came back (the same fault on the same GPU: a reset did not hold). */
+static size_t first_rung(struct vg_executor *x, const struct item *it, size_t n)
+{
+    const struct vg_ladder *l = &x->policy->ladder;
+    if (n < 2 || !l->repeat_window_ms) return 0;
+    int back = vg_store_repeats(x->store, it->node, &it->e, vg_now_ms() - l->repeat_window_ms, it->incident);
+    return back <= 0 ? 0 : (size_t)back < n ? (size_t)back : n - 1;
+}
+
+static void return_node(struct vg_executor *x, struct item *it);
+
+/* The repair ladder: each rung's command, then the health check; the first
+ * pass returns the node; every rung failed: the RMA hand-off. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it)
 {
-    char out[256], err[256];
     const struct vg_policy *p = x->policy;
-    if (p->remediate) {
-        if (run_command(p->remediate, it, out, sizeof out)) {
-            vg_exec_state(x, it->incident, "repair failed, node stays isolated: %s", out);
+    const struct vg_ladder *l = &p->ladder;
+    char cause[64], out[256], step[64], last[320] = "";
+    vg_event_cause_name(&it->e, cause, sizeof cause);
+    const struct vg_rung *rungs[VG_RUNGS_MAX];
+    size_t n = vg_ladder_for(l, cause, rungs), i = first_rung(x, it, n);
+    if (i) {
+        snprintf(out, sizeof out, "%s came back within %lld h: starting at %s", cause,
+                 (long long)(l->repeat_window_ms / 3600000), rungs[i]->name);
+        vg_store_step_named(x->store, it->incident, "escalated", vg_now_ms(), out);
+    }
+    json_t *attempts = json_array();
+    for (; i < (n ? n : 1); i++) {   /* no rung: the health check alone */
+        const char *name = n ? rungs[i]->name : "none";
+        if (n) {
+            int rc = run_command(rungs[i]->argv, it, l->timeout_ms, out, sizeof out);
+            snprintf(step, sizeof step, "repair %s", name);
+            vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
+            json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", name, "result", out, "at",
+                                                      vg_json_time(vg_now_ms())));
+            if (rc) {
+                snprintf(last, sizeof last, "repair failed, node stays isolated: %s", out);
+                continue;
+            }
+            vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_now_ms(), out);
+        }
+        if (!p->healthcheck) {
+            vg_exec_state(x, it->incident, "remediated; no health check configured, node stays isolated");
+            json_decref(attempts);
             return;
         }
-        vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_now_ms(), out);
+        int rc = run_command(p->healthcheck, it, l->timeout_ms, out, sizeof out);
+        if (n) {
+            snprintf(step, sizeof step, "health check after %s", name);
+            vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
+            json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", step, "result", out, "at",
+                                                      vg_json_time(vg_now_ms())));
+        }
+        if (!rc) {
+            json_decref(attempts);
+            return_node(x, it);
+            return;
+        }
+        snprintf(last, sizeof last, "health check failed, node stays isolated: %s", out);
     }
-    if (!p->healthcheck) {
-        vg_exec_state(x, it->incident, "remediated; no health check configured, node stays isolated");
-        return;
-    }
-    if (run_command(p->healthcheck, it, out, sizeof out)) {
-        vg_exec_state(x, it->incident, "health check failed, node stays isolated: %s", out);
-        return;
-    }
+    /* every rung failed: to the vendor */
+    char ticket[600], err[256];
+    if (vg_rma_handoff(x->store, l, it->incident, it->node, cause, attempts, ticket, sizeof ticket, err, sizeof err)) {
+        vg_err("ALERT incident %lld: %s: repair ladder exhausted; RMA hand-off failed: %s", (long long)it->incident,
+               it->node, err);
+        vg_exec_state(x, it->incident, "%s; RMA hand-off failed: %s", last, err);
+    } else if (ticket[0]) {
+        vg_store_step_named(x->store, it->incident, "rma", vg_now_ms(), ticket);
+        vg_err("ALERT incident %lld: %s: repair ladder exhausted; handed off for RMA: %s", (long long)it->incident,
+               it->node, ticket);
+        vg_exec_state(x, it->incident, "handed off for RMA (%s); %s", ticket, last);
+    } else
+        vg_exec_state(x, it->incident, "%s", last);
+    json_decref(attempts);
+}
+
+/* Back in service through the health check. */
+static void return_node(struct vg_executor *x, struct item *it)
+{
+    char err[256];
+    const struct vg_policy *p = x->policy;
     /* Back to the spare pool: into the pool first, so no job lands on it
      * between the resume and the pool update. */
     pthread_mutex_lock(&x->pool_lock);

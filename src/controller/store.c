@@ -318,8 +318,25 @@ fail:
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at, const char *detail)
 {
     if (step >= VG_STEP_COUNT) return -1;
+    return vg_store_step_named(st, incident, step_names[step], at, detail);
+}
+
+int vg_store_step_named(struct vg_store *st, int64_t incident, const char *step, int64_t at, const char *detail)
+{
     return run(st, prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
-                    incident, step_names[step], at, detail));
+                    incident, step, at, detail));
+}
+
+int vg_store_repeats(struct vg_store *st, const char *node, const struct vg_event *e, int64_t since_ms,
+                     int64_t before_id)
+{
+    sqlite3_stmt *q = prep(st,
+                           "SELECT COUNT(*) FROM incidents i JOIN steps s ON s.incident = i.id AND s.step = 'detected'"
+                           " WHERE i.node = ?1 AND i.kind = ?2 AND i.code IS ?3 AND i.gpu IS ?4 AND s.at >= ?5 AND i.id < ?6",
+                           "ssddii", node, e->kind, e->code, e->gpu, since_ms, before_id);
+    int n = q && sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    done(st, q);
+    return n;
 }
 
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)

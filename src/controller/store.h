@@ -57,6 +57,12 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
 /* Records a step (the first time only: a step's time never moves) with a detail. */
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at,
                   const char *detail);
+/* A step by name (a repair rung: "repair reboot", "rma"), the first time only. */
+int vg_store_step_named(struct vg_store *st, int64_t incident, const char *step, int64_t at, const char *detail);
+/* How many incidents before `before_id` on `node` had the same kind, code and
+ * GPU and were detected at or after since_ms (a fault that came back). */
+int vg_store_repeats(struct vg_store *st, const char *node, const struct vg_event *e, int64_t since_ms,
+                     int64_t before_id);
 /* Sets the incident's free-text state ("open", "isolated", "held: breaker", "closed"…). */
 int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state);
 /* Sets the states of many incidents in one transaction (one fsync). */

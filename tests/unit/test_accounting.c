@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 #include "controller/accounting.h"
 #include "util/jsonutil.h"
@@ -74,8 +75,46 @@ static void test_known_history(void **state)
     vg_policy_free(&p);
 }
 
+static void step(json_t *i, const char *name, const char *detail)
+{
+    json_object_set_new(json_object_get(i, "steps"), name, json_pack("{s:o, s:s}", "at", vg_json_time(1), "detail", detail));
+}
+
+/* The repair ladder's outcomes per rung: tried, failed, returned the node;
+ * and the hand-offs for RMA. */
+static void test_ladder_outcomes(void **state)
+{
+    (void)state;
+    int64_t t0 = 1764547200000LL;
+    json_t *incs = json_array(), *a = inc("n1", "xid", 79, t0 + H, t0 + H, t0 + 2 * H),
+           *b = inc("n2", "xid", 48, t0 + H, t0 + H, 0);
+    step(a, "repair reset", "nvidia-smi: failed: GPU is busy");
+    step(a, "repair reboot", "scontrol: ok");
+    step(a, "health check after reboot", "vigil: ok");
+    step(b, "repair reset", "nvidia-smi: ok");
+    step(b, "health check after reset", "vigil: failed: gpu 0 missing");
+    step(b, "repair reboot", "scontrol: timed out");
+    step(b, "rma", "/var/lib/vigil/rma/vigil-rma-2.json");
+    json_array_append_new(incs, a);
+    json_array_append_new(incs, b);
+    struct vg_acct_opts o = { .since_ms = t0, .until_ms = t0 + 10 * H, .nodes = 2 };
+    json_t *r = vg_accounting(incs, &o);
+    const json_t *rl = json_object_get(r, "repairs");
+    assert_int_equal(json_array_size(rl), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *x = json_array_get(rl, i);
+        bool reset = !strcmp(vg_json_str(x, "step", ""), "reset");
+        assert_int_equal(vg_json_int(x, "tried", -1), 2);
+        assert_int_equal(vg_json_int(x, "failed", -1), 1);
+        assert_int_equal(vg_json_int(x, "returned", -1), reset ? 0 : 1);
+    }
+    assert_int_equal(vg_json_int(r, "rma_handoffs", -1), 1);
+    json_decref(r);
+    json_decref(incs);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history), cmocka_unit_test(test_ladder_outcomes) };
     return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * in milliseconds: DOWN + requeue + spare promotion, drain, record-only
  * incidents that never touch the scheduler, ownership, the breaker, the
  * domain rule, a scheduler that is down (failed, retried, then isolated),
- * restart recovery of failed incidents, repair and return, and a bounded stop. */
+ * restart recovery of failed incidents, repair and return, the repair ladder
+ * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket),
+ * and a bounded stop. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -110,7 +112,7 @@ static char *state_of(struct fx *f, int64_t id)
 static bool has_step(struct fx *f, int64_t id, const char *step)
 {
     json_t *inc = vg_store_incident(f->st, id);
-    bool yes = json_object_get(json_object_get(inc, "steps"), step) != NULL;
+    bool yes = json_is_object(json_object_get(json_object_get(inc, "steps"), step));   /* null: not taken */
     json_decref(inc);
     return yes;
 }
@@ -329,6 +331,93 @@ static void test_repair_and_return(void **state)
     assert_string_equal(fake.pool[0], "n2");   /* n8 went to production, n2 became the spare */
 }
 
+/* Waits until the incident's state starts with prefix (the repair thread). */
+static void wait_state(struct fx *f, int64_t id, const char *prefix)
+{
+    for (int i = 0; i < 500; i++) {
+        char *s = state_of(f, id);
+        bool there = vg_startswith(s, prefix);
+        free(s);
+        if (there) break;
+        vg_sleep_ms(10);
+    }
+    assert_state_prefix(f, id, prefix);
+}
+
+/* The ladder: a rung whose command fails, the next one; a health check that
+ * fails, the next rung; the first pass returns the node. */
+static void test_ladder_climbs(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair reset = false {node}\nrepair reboot = true {node}\nrepair power-cycle = true {node}\n"
+              "healthcheck = true {node}\nbreaker = 100% / 600s\n");
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_true(has_step(f, id, "repair reset"));
+    assert_true(has_step(f, id, "repair reboot"));
+    assert_true(has_step(f, id, "health check after reboot"));
+    assert_false(has_step(f, id, "repair power-cycle"));   /* the reboot held */
+    assert_false(has_step(f, id, "health check after reset"));   /* its command failed: no check */
+    assert_true(has_step(f, id, "remediated"));
+    assert_true(has_step(f, id, "returned"));
+    assert_false(fake_node("n2")->down);
+}
+
+/* Every rung tried, the health check never passes: the RMA ticket, with the
+ * evidence, and the node stays out. */
+static void test_ladder_exhausted_rma(void **state)
+{
+    struct fx *f = *state;
+    char dir[] = "/tmp/vigil-rma-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char text[512];
+    snprintf(text, sizeof text, "repair reset = true {node}\nrepair reboot = true {node}\nhealthcheck = false {node}\n"
+                                "rma_dir = %s\nbreaker = 100%% / 600s\n", dir);
+    policy(f, text);
+    start(f, true);
+    int64_t id = incident(f, "n3", "xid", 48, VG_ACT_REBOOT);
+    wait_state(f, id, "handed off for RMA");
+    assert_true(fake_node("n3")->down);
+    assert_true(has_step(f, id, "rma"));
+    char path[128];
+    snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)id);
+    json_error_t e;
+    json_t *t = json_load_file(path, 0, &e);
+    if (!t) fail_msg("%s: %s", path, e.text);
+    assert_string_equal(vg_json_str(t, "node", ""), "n3");
+    assert_string_equal(vg_json_str(t, "cause", ""), "xid 48");
+    assert_int_equal(json_array_size(json_object_get(t, "attempts")), 4);   /* 2 rungs, 2 checks */
+    json_t *ev = json_object_get(t, "evidence");
+    assert_int_equal(vg_json_int(ev, "id", 0), id);
+    assert_true(json_is_object(json_object_get(json_object_get(ev, "steps"), "isolated")));
+    json_decref(t);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* The same fault on the same GPU back within the window: one rung higher;
+ * a cause's own ladder wins over the default. */
+static void test_ladder_repeat_and_cause(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair reset = true {node}\nrepair reboot = true {node}\nrepair bmc = true {node}\n"
+              "ladder = reset reboot bmc\nladder xid 94 = bmc\nhealthcheck = true {node}\nbreaker = 100% / 600s\n");
+    int64_t before = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);   /* last week's, repaired */
+    assert_int_equal(vg_store_set_state(f->st, before, "closed"), 0);
+    start(f, true);
+    int64_t id = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_true(has_step(f, id, "escalated"));
+    assert_false(has_step(f, id, "repair reset"));
+    assert_true(has_step(f, id, "repair reboot"));
+    int64_t other = incident(f, "n5", "xid", 94, VG_ACT_REBOOT);
+    wait_state(f, other, "closed");
+    assert_false(has_step(f, other, "escalated"));
+    assert_false(has_step(f, other, "repair reset"));
+    assert_true(has_step(f, other, "repair bmc"));
+}
+
 static void test_dry_run_changes_nothing(void **state)
 {
     struct fx *f = *state;
@@ -365,6 +454,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_recovers_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_never_delay_an_action, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repair_and_return, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ladder_climbs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ladder_exhausted_rma, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ladder_repeat_and_cause, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
     };

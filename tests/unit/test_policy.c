@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "controller/policy.h"
+#include "util/strutil.h"
 #include "util/hostlist.h"
 
 static void test_hostlist(void **state)
@@ -68,15 +69,24 @@ static void test_parse(void **state)
     assert_null(vg_policy_domain(&p, "n9"));
     assert_int_equal(p.breaker_percent, 25);
     assert_int_equal(p.breaker_window_ms, 600000);
-    assert_string_equal(p.remediate[2], "-i");
-    assert_string_equal(p.remediate[3], "{gpu}");
-    assert_null(p.remediate[4]);
+    /* remediate = … is the ladder's rung "remediate" */
+    assert_int_equal(p.ladder.nrung, 1);
+    assert_string_equal(p.ladder.rung[0].name, "remediate");
+    assert_string_equal(p.ladder.rung[0].argv[2], "-i");
+    assert_string_equal(p.ladder.rung[0].argv[3], "{gpu}");
+    assert_null(p.ladder.rung[0].argv[4]);
     vg_policy_free(&p);
     const char *bad[] = { "down_at = explode\n", "spares = n[1-\n", "\n\nbreaker = lots\n", "frobnicate = 1\n",
                           "domain = n1\n", "domain a = n1\ndomain b = n1\n", "no equals sign\n",
-                          "drain_at = reboot\ndown_at = restart-app\n" };
+                          "drain_at = reboot\ndown_at = restart-app\n",
+                          "repair Reset! = true\n", "repair reset =\n", "ladder = reset\n", "repair a = true\nladder = a b\n",
+                          "ladder xid 79 =\n", "repair_timeout = 0\n", "repeat_window = 7 weeks\n", "rma_command = \n" };
     const char *where[] = { "policy.conf:1:", "policy.conf:1:", "policy.conf:3:", "policy.conf:1:",
-                            "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at" };
+                            "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at",
+                            "policy.conf:1: repair: 'Reset!'", "policy.conf:1: repair reset: empty",
+                            "policy.conf: ladder: 'reset' is not a repair step", "policy.conf: ladder: 'b'",
+                            "policy.conf:1: ladder xid 79: no steps", "policy.conf:1: repair_timeout",
+                            "policy.conf:1: repeat_window", "policy.conf:1: rma_command" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256] = "";
         vg_policy_defaults(&p);
@@ -84,6 +94,45 @@ static void test_parse(void **state)
         assert_non_null(strstr(err, where[i]));
         vg_policy_free(&p);
     }
+}
+
+/* The ladder for a cause: its own line, else `ladder =`, else every rung in
+ * file order; durations. */
+static void test_ladder(void **state)
+{
+    (void)state;
+    struct vg_policy p = load("repair reset = nvidia-smi -r -i {gpu}\nrepair reboot = scontrol reboot {node}\n"
+                              "repair power-cycle = ipmitool chassis power cycle\n"
+                              "repair_timeout = 10m\nrepeat_window = 3d\nrma_dir = /var/lib/vigil/rma\n");
+    const struct vg_rung *r[VG_RUNGS_MAX];
+    assert_int_equal(vg_ladder_for(&p.ladder, "xid 79", r), 3);
+    assert_string_equal(r[0]->name, "reset");
+    assert_string_equal(r[2]->name, "power-cycle");
+    assert_int_equal(p.ladder.timeout_ms, 600000);
+    assert_int_equal(p.ladder.repeat_window_ms, 3LL * 24 * 3600 * 1000);
+    assert_string_equal(p.ladder.rma_dir, "/var/lib/vigil/rma");
+    vg_policy_free(&p);
+    p = load("ladder xid 79 = reboot power-cycle\nladder = reset reboot\nrepair reset = a\nrepair reboot = b\n"
+             "repair power-cycle = c\nrepair reboot = b2 {node}\nrepair_timeout = 90\n");
+    assert_int_equal(vg_ladder_for(&p.ladder, "xid 79", r), 2);
+    assert_string_equal(r[0]->name, "reboot");
+    assert_string_equal(r[0]->argv[0], "b2");   /* a later line replaces the command */
+    assert_string_equal(r[1]->name, "power-cycle");
+    assert_int_equal(vg_ladder_for(&p.ladder, "xid 48", r), 2);
+    assert_string_equal(r[0]->name, "reset");
+    assert_int_equal(vg_ladder_for(&p.ladder, "", r), 2);
+    assert_int_equal(p.ladder.timeout_ms, 90000);
+    vg_policy_free(&p);
+    struct vg_event e;
+    vg_event_init(&e);
+    char c[64];
+    vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
+    vg_event_cause_name(&e, c, sizeof c);
+    assert_string_equal(c, "node-silent");
+    vg_strlcpy(e.kind, "xid", sizeof e.kind);
+    e.code = 79;
+    vg_event_cause_name(&e, c, sizeof c);
+    assert_string_equal(c, "xid 79");
 }
 
 static void test_verdict_classes_and_spares(void **state)
@@ -238,7 +287,7 @@ static void test_breaker(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse), cmocka_unit_test(test_ladder),
         cmocka_unit_test(test_verdict_classes_and_spares), cmocka_unit_test(test_ownership),
         cmocka_unit_test(test_domain_rule),       cmocka_unit_test(test_domain_from_orchestrator),       cmocka_unit_test(test_breaker),
     };

@@ -1,0 +1,181 @@
+/* ladder.c — the repair ladder's policy lines and the choice of rungs for a
+ * cause; see ladder.h.  remedy.c climbs it. */
+#include "controller/ladder.h"
+#include "util/strutil.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAY_MS (24LL * 3600 * 1000)
+
+void vg_ladder_defaults(struct vg_ladder *l)
+{
+    memset(l, 0, sizeof *l);
+    l->timeout_ms = 30 * 60 * 1000;
+    l->repeat_window_ms = 7 * DAY_MS;
+}
+
+void vg_argv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++) free(v[i]);
+    free(v);
+}
+
+char **vg_argv_split(const char *s)
+{
+    size_t n = 0, cap = 8;
+    char **v = vg_xmalloc(cap * sizeof *v);
+    char *copy = vg_xstrdup(s), *save = NULL;
+    for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (n + 1 >= cap) v = vg_xrealloc(v, (cap *= 2) * sizeof *v);
+        v[n++] = vg_xstrdup(t);
+    }
+    v[n] = NULL;
+    free(copy);
+    return v;
+}
+
+void vg_ladder_free(struct vg_ladder *l)
+{
+    for (size_t i = 0; i < l->nrung; i++) vg_argv_free(l->rung[i].argv);
+    free(l->rules);
+    vg_argv_free(l->rma_command);
+    vg_ladder_defaults(l);
+}
+
+static bool good_name(const char *s)
+{
+    if (!*s || strlen(s) >= 32) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_')) return false;
+    return true;
+}
+
+static int rung_line(struct vg_ladder *l, const char *name, const char *val, char *why, size_t n)
+{
+    if (!good_name(name))
+        return snprintf(why, n, "repair: '%s' is not a step name (a-z, 0-9, '-', '_'; 'repair NAME = COMMAND')", name), -1;
+    char **argv = vg_argv_split(val);
+    if (!argv[0]) {
+        vg_argv_free(argv);
+        return snprintf(why, n, "repair %s: empty command", name), -1;
+    }
+    for (size_t i = 0; i < l->nrung; i++)
+        if (!strcmp(l->rung[i].name, name)) {   /* a later line replaces the command */
+            vg_argv_free(l->rung[i].argv);
+            l->rung[i].argv = argv;
+            return 0;
+        }
+    if (l->nrung == VG_RUNGS_MAX) {
+        vg_argv_free(argv);
+        return snprintf(why, n, "repair %s: more than %d repair steps", name, VG_RUNGS_MAX), -1;
+    }
+    vg_strlcpy(l->rung[l->nrung].name, name, sizeof l->rung[l->nrung].name);
+    l->rung[l->nrung++].argv = argv;
+    return 0;
+}
+
+static int rule_line(struct vg_ladder *l, const char *cause, const char *val, char *why, size_t n)
+{
+    if (strlen(cause) >= sizeof l->rules[0].cause) return snprintf(why, n, "ladder: cause '%s' too long", cause), -1;
+    struct vg_ladder_rule r = { .n = 0 };
+    vg_strlcpy(r.cause, cause, sizeof r.cause);
+    char **names = vg_argv_split(val);
+    int rc = 0;
+    for (size_t i = 0; names[i] && !rc; i++) {
+        if (r.n == VG_RUNGS_MAX) rc = (snprintf(why, n, "ladder: more than %d steps", VG_RUNGS_MAX), -1);
+        else if (!good_name(names[i])) rc = (snprintf(why, n, "ladder: '%s' is not a step name", names[i]), -1);
+        else vg_strlcpy(r.names[r.n++], names[i], sizeof r.names[0]);
+    }
+    vg_argv_free(names);
+    if (!rc && !r.n) rc = (snprintf(why, n, "ladder%s%s: no steps", *cause ? " " : "", cause), -1);
+    if (rc) return -1;
+    for (size_t i = 0; i < l->nrules; i++)
+        if (!strcmp(l->rules[i].cause, cause)) return l->rules[i] = r, 0;
+    l->rules = vg_xrealloc(l->rules, (l->nrules + 1) * sizeof *l->rules);
+    l->rules[l->nrules++] = r;
+    return 0;
+}
+
+/* "N" seconds, or "Nd" / "Nh" / "Nm" / "Ns". */
+static bool duration_ms(const char *s, int64_t *ms)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno || v < 0 || v > 3650L * 24 * 3600) return false;
+    int64_t unit = !strcmp(end, "d") ? DAY_MS : !strcmp(end, "h") ? 3600 * 1000 : !strcmp(end, "m") ? 60 * 1000
+                 : !*end || !strcmp(end, "s") ? 1000 : 0;
+    *ms = (int64_t)v * unit;
+    return unit != 0;
+}
+
+int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, char *why, size_t n)
+{
+    if (vg_startswith(key, "repair ")) return rung_line(l, key + 7, val, why, n);
+    if (!strcmp(key, "remediate")) return rung_line(l, "remediate", val, why, n);
+    if (!strcmp(key, "ladder")) return rule_line(l, "", val, why, n);
+    if (vg_startswith(key, "ladder ")) return rule_line(l, key + 7, val, why, n);
+    if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window")) {
+        bool timeout = !strcmp(key, "repair_timeout");
+        int64_t ms;
+        if (!duration_ms(val, &ms) || (timeout && !ms))
+            return snprintf(why, n, "%s: '%s' is not a duration (seconds, or Nd / Nh / Nm / Ns%s)", key, val,
+                            timeout ? ", more than 0" : ""), -1;
+        *(timeout ? &l->timeout_ms : &l->repeat_window_ms) = ms;
+        return 0;
+    }
+    if (!strcmp(key, "rma_dir")) {
+        if (!*val || strlen(val) >= sizeof l->rma_dir) return snprintf(why, n, "rma_dir: bad directory '%s'", val), -1;
+        vg_strlcpy(l->rma_dir, val, sizeof l->rma_dir);
+        return 0;
+    }
+    if (!strcmp(key, "rma_command")) {
+        vg_argv_free(l->rma_command);
+        l->rma_command = vg_argv_split(val);
+        if (!l->rma_command[0]) return snprintf(why, n, "rma_command: empty command"), -1;
+        return 0;
+    }
+    return 1;
+}
+
+static const struct vg_rung *find(const struct vg_ladder *l, const char *name)
+{
+    for (size_t i = 0; i < l->nrung; i++)
+        if (!strcmp(l->rung[i].name, name)) return &l->rung[i];
+    return NULL;
+}
+
+int vg_ladder_check(const struct vg_ladder *l, char *why, size_t n)
+{
+    for (size_t i = 0; i < l->nrules; i++)
+        for (size_t k = 0; k < l->rules[i].n; k++)
+            if (!find(l, l->rules[i].names[k]))
+                return snprintf(why, n, "ladder%s%s: '%s' is not a repair step (no 'repair %s = COMMAND' line)",
+                                *l->rules[i].cause ? " " : "", l->rules[i].cause, l->rules[i].names[k],
+                                l->rules[i].names[k]),
+                       -1;
+    return 0;
+}
+
+size_t vg_ladder_for(const struct vg_ladder *l, const char *cause, const struct vg_rung **out)
+{
+    const struct vg_ladder_rule *r = NULL;
+    for (size_t i = 0; i < l->nrules && !r; i++)
+        if (*cause && !strcmp(l->rules[i].cause, cause)) r = &l->rules[i];
+    for (size_t i = 0; i < l->nrules && !r; i++)
+        if (!*l->rules[i].cause) r = &l->rules[i];
+    if (!r) {
+        for (size_t i = 0; i < l->nrung; i++) out[i] = &l->rung[i];
+        return l->nrung;
+    }
+    for (size_t i = 0; i < r->n; i++) out[i] = find(l, r->names[i]);
+    return r->n;
+}
+
+void vg_event_cause_name(const struct vg_event *e, char *buf, size_t n)
+{
+    if (e->code >= 0) snprintf(buf, n, "%s %d", e->kind, e->code);
+    else snprintf(buf, n, "%s", e->kind);
+}

@@ -1,0 +1,66 @@
+/* ladder.h — the repair ladder of the policy file: named repair steps
+ * ("rungs", each a command), the order they are tried in — per cause or the
+ * default — how long each may take, how a fault that comes back climbs the
+ * ladder, and where the RMA ticket goes when every rung has failed.
+ *
+ *   repair reset = nvidia-smi -r -i {gpu}
+ *   repair reboot = scontrol reboot ASAP nextstate=RESUME reason=vigil {node}
+ *   repair power-cycle = ipmitool -I lanplus -H {node}-bmc -U admin -f /etc/vigil/bmc.pw chassis power cycle
+ *   ladder = reset reboot power-cycle        (default: every rung, in file order)
+ *   ladder xid 79 = reboot power-cycle       (a cause of its own: "KIND CODE" or "KIND")
+ *   repair_timeout = 1800                    (seconds, each rung and each health check)
+ *   repeat_window = 7d                       (a fault back within it starts one rung higher per return)
+ *   rma_dir = /var/lib/vigil/rma             (the ticket when the ladder is exhausted)
+ *   rma_command = /usr/local/sbin/open-ticket {ticket} {node}
+ *
+ * `remediate = CMD` (round one's single step) is the rung "remediate". */
+#ifndef VG_LADDER_H
+#define VG_LADDER_H
+#include "core/event.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VG_RUNGS_MAX 8
+
+struct vg_rung {
+    char name[32];
+    char **argv;                  /* template: {node}, {gpu}; NULL-terminated */
+};
+
+struct vg_ladder_rule {
+    char cause[64];               /* "" = the default order */
+    char names[VG_RUNGS_MAX][32]; /* checked against the rungs once the file is read */
+    size_t n;
+};
+
+struct vg_ladder {
+    struct vg_rung rung[VG_RUNGS_MAX];
+    size_t nrung;
+    struct vg_ladder_rule *rules;
+    size_t nrules;
+    int64_t timeout_ms;           /* default 30 min */
+    int64_t repeat_window_ms;     /* default 7 days; 0: no climbing */
+    char rma_dir[512];            /* "" = no ticket file */
+    char **rma_command;           /* template: {ticket}, {node}; NULL = none */
+};
+
+void vg_ladder_defaults(struct vg_ladder *l);
+/* A command line split at blanks into a malloc'd NULL-terminated argv (no
+ * shell: no quoting, no expansion); and its free. */
+char **vg_argv_split(const char *s);
+void vg_argv_free(char **v);
+void vg_ladder_free(struct vg_ladder *l);
+/* One policy line, when its key is the ladder's: 0 taken, -1 bad (why says
+ * what), 1 not a ladder key. */
+int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, char *why, size_t n);
+/* After the whole file: every name a `ladder` line uses is a rung. */
+int vg_ladder_check(const struct vg_ladder *l, char *why, size_t n);
+/* The rungs for a cause, in order: its own `ladder CAUSE` line, else
+ * `ladder =`, else every rung in file order.  Returns how many. */
+size_t vg_ladder_for(const struct vg_ladder *l, const char *cause, const struct vg_rung **out);
+/* An event's cause as the policy and the accounting name it: "xid 79",
+ * "node-silent". */
+void vg_event_cause_name(const struct vg_event *e, char *buf, size_t n);
+
+#endif
