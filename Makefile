@@ -121,6 +121,9 @@ install: build/vigil
 	install -D -m 0644 dist/vigil-agent.service $(DESTDIR)/etc/systemd/system/vigil-agent.service
 	install -D -m 0644 dist/vigil-serve.service $(DESTDIR)/etc/systemd/system/vigil-serve.service
 	mkdir -p $(DESTDIR)/usr/local/share/vigil && cp -r data/. $(DESTDIR)/usr/local/share/vigil/
+	@# vigil-serve.service runs as the system user vigil: made here when installing onto this system
+	@if [ -z "$(DESTDIR)" ] && ! getent passwd vigil >/dev/null; then \
+	    useradd --system --user-group --home-dir /var/lib/vigil --no-create-home --shell /usr/sbin/nologin vigil; fi
 
 # A Debian package (dpkg-deb): /usr/bin/vigil, /usr/share/vigil, systemd units.
 deb: build/vigil

@@ -3,8 +3,9 @@
 # dpkg-deb (no debhelper needed): /usr/bin/vigil (stripped), the bundled data
 # in /usr/share/vigil, the docs, a man page made from the commands' --help,
 # the agent and controller as systemd units (disabled until the operator
-# enables them) with their settings in /etc/default as conffiles.  Prints the
-# package's path.
+# enables them) with their settings in /etc/default as conffiles, and the
+# maintainer scripts that make the `vigil` system user the controller runs as.
+# Prints the package's path.
 set -eu
 cd "$(dirname "$0")/.."
 VERSION=$(sed -n 's/^#define VIGIL_VERSION "\(.*\)"/\1/p' src/cmd/version.c)
@@ -52,7 +53,7 @@ COPYRIGHT
         build/vigil "$c" --help 2>&1 | sed 's/\\/\\\\/g; s/^\./\\\&./; s/^'"'"'/\\\&'"'"'/'
         printf '.fi\n'
     done
-    printf '.SH FILES\n/etc/vigil/vigil.conf, /etc/vigil/policy.tsv, /etc/default/vigil-agent, /etc/default/vigil-serve, /var/lib/vigil\n'
+    printf '.SH FILES\n/etc/vigil/vigil.conf, /etc/vigil/policy.tsv, /etc/default/vigil-agent, /etc/default/vigil-serve, /var/lib/vigil (the controller, user vigil), /var/lib/vigil-agent (the agent)\n'
     printf '.SH SEE ALSO\n/usr/share/doc/vigil/README.md and the other documents there.\n'
 } | gzip -9n >"$ROOT/usr/share/man/man1/vigil.1.gz"
 # settings the units read, kept across upgrades
@@ -65,6 +66,9 @@ VIGIL_AGENT_OPTS="--auth munge"
 AGENT
 cat >"$ROOT/etc/default/vigil-serve" <<'SERVE'
 # Settings of vigil-serve.service (docs: /usr/share/doc/vigil/controller.md).
+# The controller runs as the system user vigil (state in /var/lib/vigil): a
+# --read-token-file must be owned by vigil, mode 0600, and Slurm must let vigil
+# drain nodes and requeue jobs (controller.md, "Running as the vigil user").
 VIGIL_SERVE_OPTS="--auth munge"
 SERVE
 # the site policy every verdict goes through (scan, check, the agent): empty
@@ -82,6 +86,39 @@ for u in vigil-agent vigil-serve; do
     sed -e 's|/usr/local/bin/vigil|/usr/bin/vigil|g' -e 's|/usr/local/share/doc/vigil|/usr/share/doc/vigil|g' \
         "dist/$u.service" >"$ROOT/lib/systemd/system/$u.service"
 done
+# the system user the controller runs as, and its state directory
+cat >"$ROOT/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+# postinst — the system user and group vigil (vigil-serve.service runs as it)
+# and its state directory /var/lib/vigil, 0700, unless the administrator set
+# other owners with dpkg-statoverride.
+set -e
+if [ "$1" = configure ]; then
+    if ! getent passwd vigil >/dev/null; then
+        adduser --system --group --quiet --home /var/lib/vigil --no-create-home \
+            --shell /usr/sbin/nologin --gecos "vigil controller" vigil
+    fi
+    mkdir -p /var/lib/vigil
+    if ! dpkg-statoverride --list /var/lib/vigil >/dev/null 2>&1; then
+        chown vigil:vigil /var/lib/vigil
+        chmod 0700 /var/lib/vigil
+    fi
+fi
+exit 0
+POSTINST
+cat >"$ROOT/DEBIAN/postrm" <<'POSTRM'
+#!/bin/sh
+# postrm — on purge, the state of the controller (incidents.db) and of the
+# agent (its spool).  The vigil user and group are left in place, as Debian
+# does for system users: files elsewhere may still carry their ids, and a
+# reused id would hand those files to another account.
+set -e
+if [ "$1" = purge ]; then
+    rm -rf /var/lib/vigil /var/lib/vigil-agent
+fi
+exit 0
+POSTRM
+chmod 0755 "$ROOT/DEBIAN/postinst" "$ROOT/DEBIAN/postrm"
 SIZE=$(du -sk "$ROOT" | cut -f1)
 cat >"$ROOT/DEBIAN/control" <<CONTROL
 Package: vigil
@@ -89,7 +126,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINT
 Installed-Size: $SIZE
-Depends: libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, zlib1g
+Depends: adduser, libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, zlib1g
 Recommends: munge, libcurl4
 Suggests: slurm-client
 Section: admin

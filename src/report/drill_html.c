@@ -6,6 +6,7 @@
 #include "drill/drill.h"
 #include "report/html.h"
 #include "util/jsonutil.h"
+#include "util/strutil.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,8 +72,9 @@ static void timeline(FILE *f, const json_t *run, double deadline)
             fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"url(#hatch)\" "
                        "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
                     X(prev), bar_y, X(end) - X(prev), bar_h);
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"never\">%s at the %g s deadline</text>\n",
-                    X(prev) + 6, bar_y + 18, s == 0 ? "never detected" : "stopped", deadline);
+            char dl[32];
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"never\">%s at the %s s deadline</text>\n",
+                    X(prev) + 6, bar_y + 18, s == 0 ? "never detected" : "stopped", vg_fmt_fixed(dl, sizeof dl, deadline, 3));
             break;
         }
         double w = X(a) - X(prev);
@@ -99,7 +101,8 @@ static void timeline(FILE *f, const json_t *run, double deadline)
     double step = tick_step(span);
     for (double t = 0; t <= span; t += step) {
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#bbb\"/>", X(t), X(t), h - 18, h - 14);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"tick\">%g s</text>\n", X(t), h - 3, t);
+        char tk[32];
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"tick\">%s s</text>\n", X(t), h - 3, vg_fmt_fixed(tk, sizeof tk, t, 3));
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lbl\">fault at 0 s</text>\n", LEFT, row_y[2]);
     fputs("</svg>\n", f);
@@ -130,9 +133,10 @@ static void stats_table(FILE *f, const json_t *rep)
         fprintf(f, "<td class=\"num\">%lld/%zu</td>", vg_json_int(st, "count", 0), nruns);
         const json_t *cm = json_object_get(json_object_get(tg, "clustermax"), name);
         const json_t *vt = json_object_get(json_object_get(tg, "vigil"), name);
-        if (json_is_number(cm)) fprintf(f, "<td>&le; %g s</td>", json_number_value(cm));
+        char num[32];
+        if (json_is_number(cm)) fprintf(f, "<td>&le; %s s</td>", vg_fmt_fixed(num, sizeof num, json_number_value(cm), 3));
         else fputs("<td>–</td>", f);
-        if (json_is_number(vt)) fprintf(f, "<td>&lt; %g s</td>", json_number_value(vt));
+        if (json_is_number(vt)) fprintf(f, "<td>&lt; %s s</td>", vg_fmt_fixed(num, sizeof num, json_number_value(vt), 3));
         else if (s == VG_ST_COUNT && json_is_integer(json_object_get(rep, "ckpt_every")))
             fprintf(f, "<td>&le; %lld steps</td>", vg_json_int(rep, "ckpt_every", 0));
         else fputs("<td>–</td>", f);
@@ -216,7 +220,9 @@ int vg_drill_html(FILE *f, const json_t *rep)
     vg_drill_size(rep, size, sizeof size);
     fprintf(f, " cluster, %s (", size);
     esc(f, vg_json_str(rep, "job", "?"));
-    fprintf(f, "), %zu run(s), deadline %g s, ", json_array_size(json_object_get(rep, "runs")), deadline);
+    char dl[32];
+    fprintf(f, "), %zu run(s), deadline %s s, ", json_array_size(json_object_get(rep, "runs")),
+            vg_fmt_fixed(dl, sizeof dl, deadline, 3));
     if (vg_json_str(rep, "controller", NULL)) {
         fputs("vigil controller ", f);
         esc(f, vg_json_str(rep, "controller", ""));

@@ -4,6 +4,7 @@
 #include "drill/drill.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
+#include "util/strutil.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +19,8 @@ static const char *target(const json_t *rep, const char *who, const char *stage,
 {
     const json_t *v = json_object_get(json_object_get(json_object_get(rep, "targets"), who), stage);
     if (!json_is_number(v)) return "-";
-    snprintf(buf, n, "%s %g s", strcmp(who, "vigil") ? "<=" : "<", json_number_value(v));
+    char num[32];
+    snprintf(buf, n, "%s %s s", strcmp(who, "vigil") ? "<=" : "<", vg_fmt_fixed(num, sizeof num, json_number_value(v), 3));
     return buf;
 }
 

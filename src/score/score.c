@@ -44,7 +44,10 @@ static void eval_rule(const struct vg_rule *u, const struct vg_evidence *ev, str
         return;
     }
     json_t *v = vg_ev_resolve(doc, u->path);
-    char *dump = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL; /* 0.005, not 0.0050000000000000001 */
+    /* a real to the millisecond (0.005, not 0.0050000000000000001; 6.674, not 6.674123) */
+    char num[64];
+    char *dump = !v ? NULL : json_is_real(v) ? vg_xstrdup(vg_fmt_fixed(num, sizeof num, json_real_value(v), 3))
+                                             : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
     struct sbuf b = SBUF_INIT;
     sbuf_printf(&b, "%s: %s = %s", ev->file[u->source], u->path, dump ? dump : "(absent)");
     bool ok = false;

@@ -1,8 +1,10 @@
 /* check_node.c — node-level checks read from /proc and /sys (no helper
- * programs): `driver` (the loaded NVIDIA kernel module's version), `mount`
- * (a path is a mount point, optionally of a type / read-write) and `service`
- * (a process of that name runs: /proc/<pid>/comm, never systemctl).
- *   * || driver version=535.183.01
+ * programs): `driver` (the loaded NVIDIA kernel module's version, and whether
+ * NVML reports the same one), `mount` (a path is a mount point, optionally of
+ * a type / read-write; with no config, every /etc/fstab entry not marked
+ * noauto) and `service` (a process of that name runs: /proc/<pid>/comm,
+ * never systemctl).
+ *   * || driver version=535.183.01 nvml=match
  *   * || mount /scratch fstype=nfs4 mode=rw
  *   * || service munged slurmd */
 #include "signal/checks.h"
@@ -33,18 +35,54 @@ static bool driver_version(const char *root, char *buf, size_t n)
     return false;
 }
 
-static const char *const driver_keys[] = { "version=*", NULL };
+static const char *const driver_keys[] = { "version=*", "nvml=match", NULL };
+
+/* nvml=match: the driver version NVML reports (the user-space library) is the
+ * loaded kernel module's.  They differ after a driver update without a
+ * reboot, and then nvmlInit itself fails (NVML_ERROR_LIB_RM_VERSION_MISMATCH).
+ * Runs in the line's watchdog child, so a hung NVML costs the deadline only. */
+static void driver_nvml(const struct vg_check_ctx *ctx, const struct vg_check_line *l, bool loaded, const char *mod,
+                        struct vg_check_results *out)
+{
+    const struct vg_gpu_backend *b = ctx->backend ? ctx->backend : &vg_nvml_backend;
+    char err[256] = "", lib[80] = "";
+    bool up = b->init(err, sizeof err) == 0;
+    bool got = up && b->driver_version && b->driver_version(lib, sizeof lib) == 0;
+    if (up) b->shutdown();
+    if (!got) {
+        if (up) snprintf(err, sizeof err, "%s did not report the driver version", b->name);
+        vg_check_add(out, l, false, "driver nvml", "%s%s%s", err, loaded ? "; kernel module " : "", loaded ? mod : "");
+    } else if (!loaded)
+        vg_check_add(out, l, true, "driver nvml", "%s from %s (no /sys/module/nvidia/version to compare)", lib,
+                     b->name);
+    else
+        vg_check_add(out, l, strcmp(lib, mod) == 0, "driver nvml", "%s reports %s, the kernel module is %s", b->name, lib,
+                     mod);
+}
 
 static void driver_run(const struct vg_check_ctx *ctx, const struct vg_check_line *l, struct vg_check_results *out)
 {
-    char v[64];
+    char v[64] = "";
     const char *want = vg_check_get(l, "version");
-    if (!driver_version(ctx->root, v, sizeof v)) {
+    bool loaded = driver_version(ctx->root, v, sizeof v), nvml = vg_check_get(l, "nvml") != NULL;
+    if (nvml) driver_nvml(ctx, l, loaded, v, out);
+    if (nvml && !want) return;
+    if (!loaded) {
         vg_check_add(out, l, false, "driver", "no NVIDIA driver loaded (/sys/module/nvidia/version)");
         return;
     }
+    /* a bare `driver`: a driver is loaded */
     vg_check_add(out, l, !want || strcmp(v, want) == 0, "driver version", "%s%s%s", v, want ? ", expected " : "",
                  want ? want : "");
+}
+
+/* With no config: the kernel module and NVML agree, wherever either of them
+ * is there (a node with neither has no NVIDIA driver to check). */
+static void driver_defaults(const struct vg_check_ctx *ctx, struct sbuf *out)
+{
+    char v[64];
+    if (driver_version(ctx->root, v, sizeof v) || (ctx->gpus && ctx->gpus->driver[0]))
+        sbuf_puts(out, "* || driver nvml=match\n");
 }
 
 static void driver_init(const struct vg_check_ctx *ctx, struct sbuf *out)
@@ -54,7 +92,7 @@ static void driver_init(const struct vg_check_ctx *ctx, struct sbuf *out)
 }
 
 const struct vg_check vg_check_driver = {
-    .name = "driver", .keys = driver_keys, .required = "version", .run = driver_run, .init = driver_init,
+    .name = "driver", .keys = driver_keys, .run = driver_run, .init = driver_init, .defaults = driver_defaults,
 };
 
 /* ---- mount ---- */
@@ -136,8 +174,42 @@ static void mount_init(const struct vg_check_ctx *ctx, struct sbuf *out)
     free(data);
 }
 
+/* With no config: every /etc/fstab entry that is mounted at boot (not
+ * noauto; not swap) must be mounted now.  fstab escapes blanks as \040, like
+ * /proc/mounts. */
+static void mount_defaults(const struct vg_check_ctx *ctx, struct sbuf *out)
+{
+    char *data;
+    if (vg_read_file(ctx->root, "/etc/fstab", 1 << 20, &data, NULL) < 0) return;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8], *t = vg_trim(line);
+        if (*t == '#') continue;
+        for (char *c = t; *c; c++)
+            if (*c == '\t') *c = ' ';
+        /* fields are split by runs of blanks: vg_split keeps empty ones, so drop them */
+        char *raw[32];
+        int nr = vg_split(t, " ", raw, 32), nf = 0;
+        for (int i = 0; i < nr && nf < 8; i++)
+            if (*raw[i]) f[nf++] = raw[i];
+        if (nf < 3 || f[1][0] != '/' || !strcmp(f[2], "swap")) continue;
+        bool noauto = false;
+        if (nf >= 4) {
+            char *o[64];
+            int no = vg_split(f[3], ",", o, 64);
+            for (int i = 0; i < no; i++) noauto |= !strcmp(o[i], "noauto");
+        }
+        if (noauto) continue;
+        unescape(f[1]);
+        if (strchr(f[1], '"') || strchr(f[1], '\\')) continue;   /* not writable as a config word */
+        sbuf_printf(out, strchr(f[1], ' ') ? "* || mount \"%s\"\n" : "* || mount %s\n", f[1]);
+    }
+    free(data);
+}
+
 const struct vg_check vg_check_mount = {
     .name = "mount", .keys = mount_keys, .min_words = 1, .max_words = 1, .run = mount_run, .init = mount_init,
+    .defaults = mount_defaults,
 };
 
 /* ---- service ---- */

@@ -23,8 +23,9 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
  * (GPUs read through the probe, so a hung NVML cannot stall it). */
 void vg_check_init_text(const struct vg_check_opts *o, struct sbuf *out);
 /* No config at all: the built-in checks for what this node has (GPU health
- * when NVML finds GPUs, InfiniBand ports ACTIVE, PCIe links at full width and
- * free of fatal AER errors). */
+ * when NVML finds GPUs, InfiniBand ports ACTIVE, the NVIDIA kernel module and
+ * NVML on one driver version, the /etc/fstab entries mounted, PCIe links at
+ * full width and free of fatal AER errors). */
 void vg_check_default_text(const struct vg_check_opts *o, struct sbuf *out);
 
 #endif

@@ -29,7 +29,8 @@ struct vg_check_results {
 struct vg_check_ctx {
     const char *root;          /* --root, or NULL */
     const char *node;          /* the node name (for events) */
-    const struct vg_gpu_probe_result *gpus;   /* GPU checks only */
+    const struct vg_gpu_probe_result *gpus;   /* GPU checks (and the defaults hooks) only */
+    const struct vg_gpu_backend *backend;     /* the GPU backend (NVML unless a test gives one) */
     const char *const *daemons;               /* the scheduler's node daemons, NULL-terminated, or NULL */
 };
 

@@ -55,6 +55,9 @@ struct vg_gpu_backend {
      * most max events (source "nvml").  Returns the number, 0 on timeout, -1 on
      * error. */
     int (*wait_events)(int timeout_ms, struct vg_event *out, int max);
+    /* The driver version the library reports ("535.183.01") into buf, after
+     * init; 0, or -1.  May be NULL (a backend that cannot tell). */
+    int (*driver_version)(char *buf, size_t n);
 };
 
 extern const struct vg_gpu_backend vg_nvml_backend;

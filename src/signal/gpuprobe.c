@@ -1,5 +1,6 @@
 /* gpuprobe.c — the GPU probe: the child initialises the backend and writes
- * JSON lines ({"count":N}, {"reading":i}, one state per GPU, {"done":true});
+ * JSON lines ({"driver":V}, {"count":N}, {"reading":i}, one state per GPU,
+ * {"done":true});
  * the parent rebuilds what arrived before the deadline.  See gpuprobe.h. */
 #include "signal/gpuprobe.h"
 #include "signal/probe.h"
@@ -24,6 +25,8 @@ static int child(void *arg, FILE *out)
         put(out, json_pack("{s:s}", "error", err));
         return 1;
     }
+    char drv[80];
+    if (b->driver_version && b->driver_version(drv, sizeof drv) == 0) put(out, json_pack("{s:s}", "driver", drv));
     put(out, json_pack("{s:s}", "step", "count"));
     int n = b->count();
     put(out, json_pack("{s:i}", "count", n));
@@ -59,6 +62,7 @@ void vg_gpu_probe_collect(struct vg_probe *p, struct vg_gpu_probe_result *r)
         json_t *v;
         if ((v = json_object_get(j, "step")) && json_is_string(v)) vg_strlcpy(step, json_string_value(v), sizeof step);
         if ((v = json_object_get(j, "error")) && json_is_string(v)) vg_strlcpy(r->error, json_string_value(v), sizeof r->error);
+        if ((v = json_object_get(j, "driver")) && json_is_string(v)) vg_strlcpy(r->driver, json_string_value(v), sizeof r->driver);
         if ((v = json_object_get(j, "count")) && json_is_integer(v)) r->count = (int)json_integer_value(v);
         if ((v = json_object_get(j, "reading")) && json_is_integer(v)) {
             reading = (int)json_integer_value(v);

@@ -13,6 +13,7 @@ struct vg_gpu_probe_result {
     int hung_gpu;               /* the GPU being read when it hung, -1 = init/count */
     char hung_call[64];         /* "init", "count" or "read" */
     char error[256];            /* the backend could not start (no library, init failed) */
+    char driver[80];            /* the driver version the backend reported, or "" */
     int64_t elapsed_ms;
 };
 

@@ -52,6 +52,7 @@ static struct {
     nvmlReturn_t (*GetCount)(unsigned int *);
     nvmlReturn_t (*GetHandle)(unsigned int, nvmlDevice_t *);
     const char *(*ErrorString)(nvmlReturn_t);
+    nvmlReturn_t (*DriverVersion)(char *, unsigned int);
     nvmlReturn_t (*GetName)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*GetUUID)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*GetPci)(nvmlDevice_t, nvmlPciInfo_t *);
@@ -85,6 +86,7 @@ static const struct sym syms[] = {
     { "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", (void **)&N.GetCount, 1 },
     { "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", (void **)&N.GetHandle, 1 },
     { "nvmlErrorString", NULL, (void **)&N.ErrorString, 0 },
+    { "nvmlSystemGetDriverVersion", NULL, (void **)&N.DriverVersion, 0 },
     { "nvmlDeviceGetName", NULL, (void **)&N.GetName, 0 },
     { "nvmlDeviceGetUUID", NULL, (void **)&N.GetUUID, 0 },
     { "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", (void **)&N.GetPci, 0 },
@@ -341,8 +343,19 @@ static int nvml_wait_events(int timeout_ms, struct vg_event *out, int max)
     return got;
 }
 
+/* nvmlSystemGetDriverVersion: the version of the driver the library belongs
+ * to (NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80). */
+static int nvml_driver_version(char *buf, size_t n)
+{
+    char v[80] = "";
+    if (!N.inited || !N.DriverVersion || N.DriverVersion(v, sizeof v) != NVML_SUCCESS || !v[0]) return -1;
+    vg_strlcpy(buf, v, n);
+    return 0;
+}
+
 const struct vg_gpu_backend vg_nvml_backend = {
     .name = "nvml",
+    .driver_version = nvml_driver_version,
     .init = nvml_init,
     .shutdown = nvml_shutdown,
     .count = nvml_count,

@@ -127,3 +127,16 @@ bool vg_parse_long(const char *s, long *out)
     *out = v;
     return true;
 }
+
+char *vg_fmt_fixed(char *buf, size_t n, double v, int decimals)
+{
+    snprintf(buf, n, "%.*f", decimals, v);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *e = buf + strlen(buf);
+        while (e > dot + 1 && e[-1] == '0') *--e = '\0';
+        if (e == dot + 1) *dot = '\0';
+    }
+    if (!strcmp(buf, "-0")) vg_strlcpy(buf, "0", n);
+    return buf;
+}

@@ -26,5 +26,9 @@ bool vg_utf8_printable(const char *s);
 void vg_scrub_controls(char *s);
 /* Parses a decimal integer that must span the whole string. */
 bool vg_parse_long(const char *s, long *out);
+/* v rounded to at most `decimals` decimals, trailing zeros dropped, for
+ * people to read (3: seconds to the millisecond): 0.0050000000000000001 →
+ * "0.005", 6.674123 → "6.674", 120.0 → "120".  Returns buf. */
+char *vg_fmt_fixed(char *buf, size_t n, double v, int decimals);
 
 #endif

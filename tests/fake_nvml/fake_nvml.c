@@ -126,6 +126,19 @@ const char *nvmlErrorString(int r)
     }
 }
 
+/* The driver version: `driver=` (default 535.183.01, the version of the
+ * h100 fixture's kernel module). */
+int nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    if (!initialised) return E_UNINIT;
+    if (listed(-1, "hang", __func__)) for (;;) pause();
+    char v[96];
+    if (!lookup(-1, "driver", v, sizeof v)) snprintf(v, sizeof v, "535.183.01");
+    if (!version || strlen(v) >= length) return E_SIZE;
+    snprintf(version, length, "%s", v);
+    return OK;
+}
+
 int nvmlDeviceGetCount_v2(unsigned int *n)
 {
     if (!initialised) return E_UNINIT;

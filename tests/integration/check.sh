@@ -47,17 +47,33 @@ exits_with "missing config exits 2" 2 "$VIGIL" check --config "$W/none.conf"
 exits_with "bad --deadline exits 2" 2 "$VIGIL" check --deadline -1
 exits_with "unknown option exits 2" 2 "$VIGIL" check --frobnicate
 
-# ---- as HealthCheckProgram on a real Slurm cluster ----
 # zero configuration: the built-in checks for what the node has, said on stderr
 "$VIGIL" check --root tests/fixtures/sysfs/degraded >"$W/zc.out" 2>"$W/zc.err"
 is "no config: the built-in checks run and find the degraded link" "$?" 1
 check "no config: stderr names the built-in checks and --init" grep -q 'built-in checks for what this node has (.*pcie).*vigil check --init' "$W/zc.err"
 check "no config: the failures are printed" grep -q '^FAIL pcie gpu width: 0000:2a:00.0 x8 of x16' "$W/zc.out"
-"$VIGIL" check --root tests/fixtures/sysfs/h100 >/dev/null 2>&1
+check "no config: the driver and the fstab entries are among the built-in checks" grep -q '(gpu, ib, driver, mount, pcie)' "$W/zc.err"
+check "no config: an fstab entry not mounted fails, naming its mount point" grep -qE '^FAIL mount /scratch: /scratch is not mounted \(built-in:[0-9]+\)$' "$W/zc.out"
+check "no config: a kernel module of another version than NVML's fails" grep -q '^FAIL driver nvml: nvml reports 535.183.01, the kernel module is 535.161.08' "$W/zc.out"
+"$VIGIL" check --root tests/fixtures/sysfs/h100 >"$W/zh.out" 2>&1
 is "no config on a healthy node: exit 0" "$?" 0
+"$VIGIL" check --root tests/fixtures/sysfs/h100 --json 2>/dev/null >"$W/zh.json"
+is "no config, --json: the driver and the fstab entries checked (not the noauto one, not swap)" \
+    "$(jq -c '[.checks[] | select(.name | test("^(driver|mount)")) | [.name, .ok]]' "$W/zh.json")" \
+    '[["driver nvml",true],["mount /",true],["mount /scratch",true],["mount /lustre/my data",true]]'
+echo "driver=550.54.15" >"$W/state"
+out=$("$VIGIL" check --root tests/fixtures/sysfs/h100 2>/dev/null)
+is "no config, the library updated without a reboot: exit 1" "$?" 1
+case "$out" in
+"FAIL driver nvml: nvml reports 550.54.15, the kernel module is 535.183.01 (built-in:"*")") ok "and the mismatch is the one failure, named" ;;
+*) nok "and the mismatch is the one failure, named (got '$out')" ;;
+esac
+: >"$W/state"
 "$VIGIL" check --config "$W/none.conf" 2>"$W/nc.err"
 is "a missing --config file: exit 2" "$?" 2
 check "a missing --config names the file and --init" grep -q "none.conf: no such file (.vigil check --init --config" "$W/nc.err"
+
+# ---- as HealthCheckProgram on a real Slurm cluster ----
 
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     echo "ok $((_tap_n + 1)) # skip the Slurm part needs root and slurmctld"; exit 0

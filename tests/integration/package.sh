@@ -2,7 +2,9 @@
 # package.sh — `make deb`: the Debian package holds the binary, the bundled
 # data where the installed binary finds it, the docs and the systemd units
 # pointing at /usr/bin/vigil; its dependencies are real Debian packages; the
-# unpacked binary runs (version, scan with the bundled catalog).
+# unpacked binary runs (version, scan with the bundled catalog).  Installed
+# (as root): the system user vigil and its 0700 state directory, the
+# controller runs as vigil, and a purge removes the state.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/lib.sh
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-deb.XXXXXX")
@@ -21,6 +23,10 @@ is "the unpacked binary finds its data in /usr/share/vigil" \
 env -u VIGIL_DATA "$T/root/usr/bin/vigil" scan --json tests/fixtures/logs/fallen-off-bus.log >"$T/scan.json" 2>/dev/null
 check "the unpacked binary classifies with the bundled catalog" sh -c "jq -se '[.[] | select(.kind == \"fallen-off-bus\" and .action == \"reboot\")] | length >= 1' '$T/scan.json' >/dev/null"
 check "the systemd units run /usr/bin/vigil" sh -c "grep -q '^ExecStart=/usr/bin/vigil agent' '$T/root/lib/systemd/system/vigil-agent.service' && grep -q '^ExecStart=/usr/bin/vigil serve' '$T/root/lib/systemd/system/vigil-serve.service'"
+check "the controller's unit runs as vigil with a 0700 state directory" sh -c "grep -qx 'User=vigil' '$T/root/lib/systemd/system/vigil-serve.service' && grep -qx 'Group=vigil' '$T/root/lib/systemd/system/vigil-serve.service' && grep -qx 'StateDirectoryMode=0700' '$T/root/lib/systemd/system/vigil-serve.service'"
+check "the controller's unit documents itself with the controller doc, which is packaged" sh -c "grep -qx 'Documentation=file:/usr/share/doc/vigil/controller.md' '$T/root/lib/systemd/system/vigil-serve.service'"
+check "the agent (root) keeps its spool out of vigil's directory" sh -c "grep -qx 'StateDirectory=vigil-agent' '$T/root/lib/systemd/system/vigil-agent.service' && grep -q -- '--spool /var/lib/vigil-agent/agent.spool' '$T/root/lib/systemd/system/vigil-agent.service' && ! grep -q '^User=' '$T/root/lib/systemd/system/vigil-agent.service'"
+check "the maintainer scripts are executable and adduser is a dependency" sh -c "dpkg-deb -I '$deb' postinst | grep -q 'adduser --system --group' && dpkg-deb -I '$deb' postrm | grep -q purge && dpkg-deb --field '$deb' Depends | grep -qw adduser"
 check "the docs are in /usr/share/doc/vigil" test -s "$T/root/usr/share/doc/vigil/controller.md"
 check "the man page lists every command" sh -c "zcat '$T/root/usr/share/man/man1/vigil.1.gz' | grep -q '^.SH \"vigil status\"'"
 check "/etc/default files and the site policy are conffiles" sh -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/vigil-agent && dpkg-deb -I '$deb' conffiles | grep -qx /etc/vigil/policy.tsv"
@@ -32,11 +38,25 @@ else
 fi
 # installed for real, run from its path, removed cleanly
 if [ "$(id -u)" = 0 ] && ! dpkg -s vigil >/dev/null 2>&1; then
+    had_user=$(getent passwd vigil)
     dpkg -i "$deb" >"$T/install.log" 2>&1
     is "dpkg -i installs it" "$?" 0
+    pw=$(getent passwd vigil)
+    case "$pw" in vigil:*:/var/lib/vigil:/usr/sbin/nologin) ok "postinst made the system user vigil ($pw)" ;; *) nok "getent passwd vigil: '$pw'" ;; esac
+    check "the user is a system user with its own group" sh -c "[ \"\$(id -u vigil)\" -lt 1000 ] && [ \"\$(id -gn vigil)\" = vigil ]"
+    is "/var/lib/vigil is vigil's, mode 700" "$(stat -c '%U:%G %a' /var/lib/vigil 2>&1)" "vigil:vigil 700"
+    # the controller as vigil, from the installed path, with its default store
+    runuser -u vigil -- env -u VIGIL_DATA /usr/bin/vigil serve --listen 127.0.0.1:0 --auth none --dry-run \
+        --port-file /var/lib/vigil/port >"$T/serve.log" 2>&1 &
+    sp=$!
+    wait_for 'test -s /var/lib/vigil/port'
+    port=$(cat /var/lib/vigil/port 2>/dev/null)
+    is "serve as vigil answers /healthz" "$(curl -s "http://127.0.0.1:$port/healthz")" ok
+    kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+    is "serve as vigil wrote its default store, owned by vigil" "$(stat -c %U /var/lib/vigil/incidents.db 2>&1)" vigil
     is "the installed vigil runs" "$(env -u VIGIL_DATA /usr/bin/vigil version --json | jq -r .data_dir)" /usr/share/vigil
     env -u VIGIL_DATA /usr/bin/vigil status --json >"$T/status.json" 2>/dev/null
-    check "the installed vigil status answers" jq -e '.items | length > 5' "$T/status.json"
+    check "the installed vigil status answers" sh -c "jq -e '.items | length > 5' '$T/status.json' >/dev/null"
     if command -v systemd-analyze >/dev/null; then
         systemd-analyze verify /lib/systemd/system/vigil-agent.service /lib/systemd/system/vigil-serve.service >"$T/verify.txt" 2>&1
         check "systemd-analyze verify: no error on the units" sh -c "! grep -qi 'error\|failed' '$T/verify.txt'"
@@ -45,7 +65,11 @@ if [ "$(id -u)" = 0 ] && ! dpkg -s vigil >/dev/null 2>&1; then
     fi
     dpkg -P vigil >"$T/purge.log" 2>&1
     is "dpkg -P removes it" "$?" 0
-    check "nothing left: binary, data, conffiles" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /usr/share/vigil ] && [ ! -e /etc/default/vigil-agent ] && [ ! -e /etc/vigil/policy.tsv ]"
+    check "nothing left: binary, data, conffiles, state" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /usr/share/vigil ] && [ ! -e /etc/default/vigil-agent ] && [ ! -e /etc/vigil/policy.tsv ] && [ ! -e /var/lib/vigil ]"
+    # Debian leaves system users in place on purge (postrm); the test removes
+    # the one it made, to leave this machine as it found it
+    check "the purge leaves the vigil user, as Debian does" sh -c "getent passwd vigil >/dev/null"
+    [ -z "$had_user" ] && userdel vigil 2>/dev/null
 else
     skip "installing needs root and no vigil package installed already"
 fi

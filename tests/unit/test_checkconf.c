@@ -1,8 +1,10 @@
 /* test_checkconf.c — `vigil check`'s config grammar (lines, quoting,
  * comments, errors naming file:line), host masks, validation against the
  * check table, and whole runs on the fixture trees with the fake NVML
- * library: healthy, degraded, a hung NVML call within the deadline, and
- * --init's expectations passing on the node they were written from. */
+ * library: healthy, degraded, a hung NVML call within the deadline,
+ * --init's expectations passing on the node they were written from, and the
+ * built-in checks of a node with no config (driver and NVML on one version,
+ * the /etc/fstab entries mounted). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -80,6 +82,7 @@ static void test_parse_errors(void **st)
         { "* || gpu ecc_dbe\n", "vigil.conf:1: unexpected word 'ecc_dbe'" },
         { "* || g$u count=1\n", "vigil.conf:1: malformed check name" },
         { "* || gpu co-unt=1\n", "vigil.conf:1: malformed key" },
+        { "* || driver nvml=yes\n", "vigil.conf:1: bad value for 'nvml' (expected match)" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct vg_checkconf c;
@@ -296,13 +299,99 @@ static void test_init_round_trip(void **st)
     sbuf_free(&text);
 }
 
+/* Whether text has this whole line. */
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || !p[n])) return true;
+    return false;
+}
+
+static void defaults(const char *root, struct sbuf *text)
+{
+    struct vg_check_opts o = { .root = root, .node = "n2", .deadline_mono_ms = vg_mono_ms() + 20000 };
+    *text = (struct sbuf)SBUF_INIT;
+    vg_check_default_text(&o, text);
+}
+
+/* No config: driver and NVML on one version, the fstab entries mounted. */
+static void test_defaults(void **st)
+{
+    (void)st;
+    write_state("gpus=8\n");
+    struct sbuf text;
+    defaults(H100, &text);
+    assert_true(has_line(text.s, "* || driver nvml=match"));
+    assert_true(has_line(text.s, "* || mount /"));
+    assert_true(has_line(text.s, "* || mount /scratch"));
+    assert_true(has_line(text.s, "* || mount \"/lustre/my data\""));   /* fstab's \040 */
+    assert_null(strstr(text.s, "/mnt/usb"));   /* noauto */
+    assert_null(strstr(text.s, "mount none"));  /* swap */
+    struct vg_check_results rs;
+    run(text.s, H100, 20000, &rs);
+    for (size_t i = 0; i < rs.n; i++)
+        if (!rs.r[i].ok) fail_msg("%s failed: %s", rs.r[i].name, rs.r[i].detail);
+    assert_string_equal(find(&rs, "driver nvml")->detail, "nvml reports 535.183.01, the kernel module is 535.183.01");
+    assert_true(find(&rs, "mount /lustre/my data")->ok);
+    vg_check_results_free(&rs);
+    sbuf_free(&text);
+
+    /* the same fstab on a node where the shared file systems are not mounted,
+     * and a kernel module of another version than the library */
+    defaults(DEGRADED, &text);
+    run(text.s, DEGRADED, 20000, &rs);
+    const struct vg_check_result *r = find(&rs, "mount /scratch");
+    assert_false(r->ok);
+    assert_string_equal(r->detail, "/scratch is not mounted");
+    assert_string_equal(r->ev[0].kind, "check-failed");
+    assert_false(find(&rs, "mount /lustre/my data")->ok);
+    assert_true(find(&rs, "mount /")->ok);
+    r = find(&rs, "driver nvml");
+    assert_false(r->ok);
+    assert_string_equal(r->detail, "nvml reports 535.183.01, the kernel module is 535.161.08");
+    vg_check_results_free(&rs);
+    sbuf_free(&text);
+
+    /* the library updated without a reboot; NVML that cannot start */
+    write_state("driver=550.54.15\n");
+    run("* || driver nvml=match\n", H100, 20000, &rs);
+    assert_false(find(&rs, "driver nvml")->ok);
+    assert_non_null(strstr(find(&rs, "driver nvml")->detail, "550.54.15, the kernel module is 535.183.01"));
+    vg_check_results_free(&rs);
+    write_state("init=fail\n");
+    defaults(H100, &text);
+    assert_true(has_line(text.s, "* || driver nvml=match"));   /* the module is loaded: checked */
+    run(text.s, H100, 20000, &rs);
+    assert_false(find(&rs, "driver nvml")->ok);
+    assert_non_null(strstr(find(&rs, "driver nvml")->detail, "nvmlInit: Driver Not Loaded; kernel module 535.183.01"));
+    vg_check_results_free(&rs);
+    sbuf_free(&text);
+
+    /* neither NVML nor a kernel module (nor an fstab): nothing of them to check */
+    setenv("VIGIL_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+    defaults("tests/fixtures/roots/debian12-kernel", &text);
+    assert_null(text.s ? strstr(text.s, "driver") : NULL);
+    assert_null(text.s ? strstr(text.s, "mount") : NULL);
+    sbuf_free(&text);
+    setup(NULL);
+    /* a bare `driver`: a driver is loaded */
+    write_state("gpus=8\n");
+    run("* || driver\n", H100, 20000, &rs);
+    assert_true(find(&rs, "driver version")->ok);
+    vg_check_results_free(&rs);
+    run("* || driver\n", "tests/fixtures/roots/debian12-kernel", 20000, &rs);
+    assert_string_equal(find(&rs, "driver")->detail, "no NVIDIA driver loaded (/sys/module/nvidia/version)");
+    vg_check_results_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_lines),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_hostmask),      cmocka_unit_test(test_run_healthy),
         cmocka_unit_test(test_run_degraded),  cmocka_unit_test(test_run_nvml_hangs),
-        cmocka_unit_test(test_init_round_trip),
+        cmocka_unit_test(test_init_round_trip), cmocka_unit_test(test_defaults),
     };
     return cmocka_run_group_tests_name("checkconf", tests, setup, teardown);
 }

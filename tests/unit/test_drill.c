@@ -1,8 +1,11 @@
 /* test_drill.c — the drill's statistics (median/p90/max with stages that
  * never happened), the job-log follower (last step before the fault, the
  * step resumed from, the first step after it), a report's summary and
- * recovery verdict, and the HTML page drawn from it. */
+ * recovery verdict, and the HTML page drawn from it; the terminal, HTML and
+ * comparison outputs print seconds to the millisecond while the JSON keeps
+ * every digit. */
 #include "drill/drill.h"
+#include "helpers/precision.h"
 #include "util/jsonutil.h"
 #include "util/timeutil.h"
 #include <setjmp.h>
@@ -176,11 +179,84 @@ static void test_html(void **state)
     json_decref(r);
 }
 
+/* What a render function writes, as one string (the caller frees it). */
+static char *render(void (*print)(FILE *, const json_t *), int (*html)(FILE *, const json_t *),
+                    void (*cprint)(FILE *, json_t *const *, size_t), int (*chtml)(FILE *, json_t *const *, size_t),
+                    json_t *const *reps)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    if (print) print(f, reps[0]);
+    if (html) assert_int_equal(html(f, reps[0]), 0);
+    if (cprint) cprint(f, reps, 2);
+    if (chtml) assert_int_equal(chtml(f, reps, 2), 0);
+    fclose(f);
+    return buf;
+}
+
+static void test_precision(void **state)
+{
+    (void)state;
+    /* seconds as a clock difference gives them (0.005 is 0.0050000000000000001
+     * to 17 digits), targets and the deadline with stray digits too */
+    const char *text =
+        "{\"fault\":\"xid:79\",\"cluster\":\"lab\",\"nodes\":2,\"deadline_s\":30,\"ckpt_every\":5,"
+        "\"controller\":\"http://127.0.0.1:8470\","
+        "\"targets\":{\"clustermax\":{\"detect\":120.00001,\"restart\":3600},\"vigil\":{\"detect\":0.30000000000000004,"
+        "\"isolate\":2.7182818,\"restart\":10}},\"runs\":["
+        "{\"run\":1,\"job\":7,\"victim\":\"n2\",\"t0\":\"2026-01-01T00:00:00.000Z\","
+        "\"detect\":{\"after_s\":0.0050000000000000001},\"isolate\":{\"after_s\":1.0000001},"
+        "\"requeue\":{\"after_s\":2.3333333333},\"restart\":{\"after_s\":6.674123},"
+        "\"resume\":{\"after_s\":7.123456789,\"from_step\":10},\"work_lost_steps\":2},"
+        "{\"run\":2,\"job\":8,\"victim\":\"n1\",\"t0\":\"2026-01-01T00:01:00.000Z\","
+        "\"detect\":{\"after_s\":6.674123},\"isolate\":{\"after_s\":6.7777777},"
+        "\"requeue\":{\"after_s\":6.8888888},\"restart\":{\"after_s\":9.1234567},"
+        "\"resume\":{\"after_s\":null},\"work_lost_steps\":null}]}";
+    json_t *reps[2] = { json_loads(text, 0, NULL), NULL };
+    assert_non_null(reps[0]);
+    vg_drill_summarize(reps[0]);
+    reps[1] = json_deep_copy(reps[0]);
+    json_object_del(reps[1], "controller");   /* the plain-Slurm side of a comparison */
+    char where[160];
+    char *out = render(vg_drill_print, NULL, NULL, NULL, reps);
+    if (long_decimal(out, where, sizeof where)) fail_msg("terminal: %s", where);
+    assert_non_null(strstr(out, "0.005"));
+    assert_non_null(strstr(out, "6.674"));
+    assert_non_null(strstr(out, "< 0.3 s"));       /* the target, not 0.30000000000000004 */
+    assert_non_null(strstr(out, "< 2.718 s"));
+    free(out);
+    out = render(NULL, vg_drill_html, NULL, NULL, reps);
+    if (long_decimal(out, where, sizeof where)) fail_msg("HTML: %s", where);
+    assert_non_null(strstr(out, "deadline 30 s"));
+    assert_non_null(strstr(out, "&le; 120 s"));
+    assert_non_null(strstr(out, "&lt; 2.718 s"));
+    free(out);
+    out = render(NULL, NULL, vg_drill_compare_print, NULL, reps);
+    if (long_decimal(out, where, sizeof where)) fail_msg("comparison: %s", where);
+    assert_non_null(strstr(out, "3.340 s"));       /* the median of 0.005 and 6.674123 */
+    free(out);
+    out = render(NULL, NULL, NULL, vg_drill_compare_html, reps);
+    if (long_decimal(out, where, sizeof where)) fail_msg("comparison HTML: %s", where);
+    free(out);
+    /* the JSON document keeps every digit */
+    char *js = json_dumps(reps[0], JSON_COMPACT);
+    assert_non_null(strstr(js, "\"after_s\":0.0050000000000000001"));
+    json_t *back = json_loads(js, 0, NULL);
+    const json_t *run1 = json_array_get(json_object_get(back, "runs"), 0);
+    assert_true(json_number_value(json_object_get(json_object_get(run1, "restart"), "after_s")) == 6.674123);
+    json_decref(back);
+    free(js);
+    json_decref(reps[0]);
+    json_decref(reps[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats_plain), cmocka_unit_test(test_stats_nulls), cmocka_unit_test(test_joblog),
-        cmocka_unit_test(test_summarize),   cmocka_unit_test(test_html),
+        cmocka_unit_test(test_summarize),   cmocka_unit_test(test_html),  cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

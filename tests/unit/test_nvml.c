@@ -75,7 +75,11 @@ static void test_healthy(void **st)
     char err[256];
     assert_int_equal(vg_nvml_backend.init(err, sizeof err), 0);
     assert_int_equal(vg_nvml_backend.count(), 8);
+    char drv[80];
+    assert_int_equal(vg_nvml_backend.driver_version(drv, sizeof drv), 0);   /* nvmlSystemGetDriverVersion */
+    assert_string_equal(drv, "535.183.01");
     vg_nvml_backend.shutdown();
+    assert_int_equal(vg_nvml_backend.driver_version(drv, sizeof drv), -1);  /* not initialised */
     struct vg_gpu_state s;
     struct vg_event ev[32];
     assert_int_equal(read_gpu(3, &s), 0);
@@ -214,11 +218,12 @@ static void test_missing_library(void **st)
 static void test_probe_all_gpus(void **st)
 {
     (void)st;
-    write_state("gpus=4\ngpu2.ecc_dbe_volatile=1\n");
+    write_state("gpus=4\ngpu2.ecc_dbe_volatile=1\ndriver=550.54.15\n");
     struct vg_gpu_probe_result r;
     vg_gpu_probe(&vg_nvml_backend, 10000, &r);
     assert_false(r.hung);
     assert_string_equal(r.error, "");
+    assert_string_equal(r.driver, "550.54.15");
     assert_int_equal(r.count, 4);
     assert_int_equal(r.n, 4);
     assert_string_equal(r.gpus[3].pci, "0000:5d:00.0");

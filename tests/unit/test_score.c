@@ -2,7 +2,8 @@
  * language, the questionnaire and rubric parsers (errors name the line or
  * field), and the final tiers of the well- and badly-configured clusters
  * (tests/fixtures/score/: the bad one must not reach Bronze), missing evidence
- * shown as not measured, and the HTML scorecard's self-containment. */
+ * shown as not measured, the HTML scorecard's self-containment, and evidence
+ * figures printed to the millisecond in the terminal, Markdown and HTML. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "score/score.h"
+#include "helpers/precision.h"
 
 #define FIX "tests/fixtures/score"
 static const char *const kinds[] = { "audit", "security", "check", "drill", "fleet" };
@@ -258,12 +260,46 @@ static void test_html(void **state)
     vg_rubric_free(&r);
 }
 
+static void test_precision(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence ev;
+    struct vg_score s;
+    rubric(&r);
+    load(&ev, "good", true);
+    /* seconds as a clock difference gives them: 0.005 is 0.0050000000000000001 to 17 digits */
+    json_t *detect = json_object_get(ev.doc[vg_ev_kind_parse("drill")], "detect");
+    json_object_set_new(detect, "median", json_real(0.0050000000000000001));
+    json_object_set_new(detect, "max", json_real(6.674123));
+    vg_score_compute(&r, &ev, &s);
+    assert_non_null(strstr(rule(&s, "rel-detect")->evidence, "detect.median = 0.005"));
+    char where[160];
+    for (int md = 0; md <= 1; md++) {
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        vg_score_print(&s, &ev, f, md);
+        fclose(f);
+        if (long_decimal(out, where, sizeof where)) fail_msg("%s: %s", md ? "Markdown" : "terminal", where);
+        assert_non_null(strstr(out, "detect.max = 6.674"));
+        free(out);
+    }
+    char *h = vg_score_html(&s, &ev);
+    if (long_decimal(h, where, sizeof where)) fail_msg("HTML: %s", where);
+    assert_non_null(strstr(h, "detect.median = 0.005"));
+    free(h);
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    vg_rubric_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_cluster),  cmocka_unit_test(test_bad_cluster),    cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_resolve),       cmocka_unit_test(test_questionnaire),  cmocka_unit_test(test_rubric_errors),
-        cmocka_unit_test(test_evidence_errors), cmocka_unit_test(test_html),
+        cmocka_unit_test(test_evidence_errors), cmocka_unit_test(test_html), cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,20 @@ static void test_trim_split(void **state)
     assert_false(vg_parse_long("", &v));
 }
 
+static void test_fmt_fixed(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 0.0050000000000000001, 3), "0.005");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 6.674123, 3), "6.674");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 120.0, 3), "120");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 0.30000000000000004, 3), "0.3");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 1.9996, 3), "2");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, -0.0001, 3), "0");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 99.95, 1), "100");
+    assert_string_equal(vg_fmt_fixed(b, sizeof b, 1500, 0), "1500");   /* no decimal point: zeros stay */
+}
+
 static void test_sbuf(void **state)
 {
     (void)state;
@@ -160,7 +174,7 @@ static void test_event_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trim_split), cmocka_unit_test(test_sbuf),
+        cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
         cmocka_unit_test(test_spawn), cmocka_unit_test(test_event_json),
     };
