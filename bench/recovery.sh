@@ -10,7 +10,9 @@
 # median and p99, the Slurm commands the controller issued per incident, and,
 # side by side in the same run, plain Slurm on the same cluster (vigil off):
 # an XID is never noticed, and a node crash is noticed through SlurmdTimeout;
-# and vigil on a node crash (no log line: found by heartbeat, BENCH_CRASH_RUNS).
+# and vigil on a node crash and a node freeze (no log line: found by heartbeat,
+# BENCH_CRASH_RUNS); then a job that keeps a spare inside its own allocation
+# (vigil launch, 2 + 1 nodes, BENCH_INALLOC_RUNS): restarted without a requeue.
 cd "$(dirname "$0")/.." || exit 2
 [ "$(id -u)" = 0 ] || { echo "recovery: needs root (the lab)"; exit 0; }
 RUNS=${BENCH_RECOVERY_RUNS:-20}
@@ -27,6 +29,8 @@ eval "$("$V" lab up 5 --spares 1 --rack-size 2 --dir "$T/lab")" || exit 1
 cmds=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/metrics" | awk '/^vigil_orchestrator_calls_total/ {c=$2} /^vigil_orchestrator_reconcile_calls_total/ {r=$2}
     /^vigil_actions_total/ {a=$2} END {printf "%.1f (plus %d state reads while nodes were out, one per 2 s)", a ? (c - r) / a : 0, r}')
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs "${BENCH_CRASH_RUNS:-5}" --fault node-crash --deadline 60 --save "$T/vigil-crash.json" >/dev/null 2>&1
+"$V" drill --lab --dir "$T/lab" --nodes 3 --runs "${BENCH_CRASH_RUNS:-5}" --fault node-freeze --deadline 60 --save "$T/vigil-freeze.json" >/dev/null 2>&1
+"$V" drill --lab --dir "$T/lab" --nodes 2 --spares-in-job 1 --runs "${BENCH_INALLOC_RUNS:-10}" --fault xid:79 --deadline 60 --save "$T/vigil-inalloc.json" >/dev/null 2>&1
 "$V" lab down --dir "$T/lab" >/dev/null
 eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$T/lab")" || exit 1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs 1 --fault xid:79 --deadline 30 --save "$T/plain-xid.json" >/dev/null 2>&1
@@ -43,3 +47,11 @@ vc=$(stat "$T/vigil-crash.json" restart | cut -d' ' -f1)
 awk -v v="$vr" -v c="$cr" -v k="$vc" 'BEGIN { if (v + 0 > 0 && c + 0 > 0) printf "ratio: job running again, vigil (XID) / plain Slurm (node crash) = %.2f; vigil / requeue floor (6 s) = %.2f\n", v / c, v / 6
     if (k + 0 > 0 && c + 0 > 0) printf "ratio: job running again after a node crash, vigil (heartbeat) / plain Slurm = %.2f\n", k / c }'
 echo "Slurm commands per incident (controller): $cmds"
+printf '\nnode freeze (heartbeat, %s runs): detect %s, running again %s (median p99)\n' "${BENCH_CRASH_RUNS:-5}" \
+    "$(stat "$T/vigil-freeze.json" detect)" "$(stat "$T/vigil-freeze.json" restart)"
+printf 'in-allocation spare (vigil launch, 2 + 1 nodes, %s XID 79 runs; median p99): told %s, running again %s, resumed %s\n' \
+    "${BENCH_INALLOC_RUNS:-10}" "$(stat "$T/vigil-inalloc.json" requeue)" "$(stat "$T/vigil-inalloc.json" restart)" \
+    "$(stat "$T/vigil-inalloc.json" resume)"
+ir=$(stat "$T/vigil-inalloc.json" restart | cut -d' ' -f1)
+awk -v i="$ir" -v v="$vr" 'BEGIN { if (i + 0 > 0 && v + 0 > 0) printf "ratio: job running again, in-allocation spare / requeue path = %.2f; / requeue floor (6 s) = %.2f (goal <= 0.33)\n", i / v, i / 6 }'
+echo "in-allocation restarts that fell back to a requeue: $(jq '[.runs[] | select(.restart.how == "requeue")] | length' "$T/vigil-inalloc.json")"

@@ -20,5 +20,6 @@ int cmd_version(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_trainer(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 #endif

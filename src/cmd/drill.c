@@ -20,6 +20,7 @@
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
     "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
+    "                   [--spares-in-job K]\n"                                                        \
     "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
@@ -49,7 +50,7 @@ int cmd_drill(int argc, char **argv)
         { "save", required_argument, 0, 'O' },  { "orchestrator", required_argument, 0, 'o' },
         { "orch-config", required_argument, 0, 'C' },
         { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
-        { "gpus-per-node", required_argument, 0, 'G' },
+        { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -93,6 +94,7 @@ int cmd_drill(int argc, char **argv)
         case 'o': o.orchestrator = optarg; break;
         case 'G': rc = int_opt("--gpus-per-node", optarg, 0, 8, &o.gpus_per_node), gpus_given = true; break;
         case 'C': o.orch_config = optarg; break;
+        case 'K': rc = int_opt("--spares-in-job", optarg, 0, 64, &o.spares_in_job); break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -101,6 +103,8 @@ int cmd_drill(int argc, char **argv)
     if (!vg_orch_find(o.orchestrator))
         return vg_input_error("drill: --orchestrator '%s': expected one of %s", o.orchestrator, vg_orch_names());
     if (optind < argc) return vg_input_error("drill: unexpected argument '%s'", argv[optind]);
+    if (o.job_script && o.spares_in_job)
+        return vg_input_error("drill: --spares-in-job runs the trainer under vigil launch; a --job-script does its own");
     if (o.job_script && !resume_given)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
     if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;

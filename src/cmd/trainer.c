@@ -1,9 +1,9 @@
 /* trainer.c — `vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS]
  * [--ckpt-every K]`: a stand-in for a distributed training job, run with
  * srun on N nodes.  Each rank (SLURM_PROCID of SLURM_NTASKS, restart
- * SLURM_RESTART_COUNT) resumes from the newest complete checkpoint and does
- * timed steps; rank 0 writes a checkpoint every K steps and prints the
- * progress lines the drill reads, each led by an RFC 3339 UTC timestamp:
+ * SLURM_RESTART_COUNT × 1000 + VIGIL_LAUNCH_RESTART under vigil launch)
+ * resumes from the newest complete checkpoint and does timed steps; rank 0
+ * writes a checkpoint every K steps and prints the progress lines the drill reads, each led by an RFC 3339 UTC timestamp:
  *   start rank R/N restart C · resumed from step S · step S · checkpoint S */
 #include "cmd/cmd.h"
 #include "drill/trainer.h"
@@ -74,7 +74,8 @@ int cmd_trainer(int argc, char **argv)
     if (optind < argc) return vg_input_error("trainer: unexpected argument '%s'", argv[optind]);
     if (!dir) return vg_input_error("trainer: --ckpt-dir DIR is required\n%s", TRAINER_USAGE);
     long rank = env_long("SLURM_PROCID", 0), ntasks = env_long("SLURM_NTASKS", 1);
-    long restart = env_long("SLURM_RESTART_COUNT", 0);
+    /* a requeue (Slurm's count) or a restart inside the allocation (vigil launch) */
+    long restart = env_long("SLURM_RESTART_COUNT", 0) * 1000 + env_long("VIGIL_LAUNCH_RESTART", 0);
     if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
     say("start rank %ld/%ld restart %ld", rank, ntasks, restart);
     long step = vg_ckpt_latest(dir);

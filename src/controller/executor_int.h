@@ -51,8 +51,10 @@ struct act {
     struct item *it;
     struct vg_decision d;
     char what[160];
-    char **jobs;
+    char **jobs;               /* to requeue */
     size_t njobs;
+    char **told;               /* told to restart on a spare of their own (orch tell) */
+    size_t ntold;
     int64_t requeued_at;
     bool isolated;             /* the isolate step is done */
     char err[300];             /* why a required step failed */

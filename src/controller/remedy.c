@@ -49,9 +49,35 @@ static int step_jobs(struct vg_executor *x, struct act *a)
 
 static void record_requeue(struct vg_executor *x, struct act *a)
 {
-    char *ids = join(a->jobs, a->njobs);
-    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, ids);
+    char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold);
+    struct sbuf b = SBUF_INIT;
+    sbuf_puts(&b, ids);
+    if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", a->njobs ? "; " : "", told);
+    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, b.s);
+    sbuf_free(&b);
     free(ids);
+    free(told);
+}
+
+/* Jobs that keep spares inside their allocation are told instead of
+ * requeued (orch tell); one that cannot be told is requeued. */
+static void tell_jobs(struct vg_executor *x, struct act *a)
+{
+    if (!x->orch->ops->tell) return;
+    const char *const *iso = (const char *const *)a->d.isolate;
+    size_t keep = 0;
+    for (size_t i = 0; i < a->njobs; i++) {
+        char err[256];
+        int told = ORCH(x, err, x->orch->ops->tell(x->orch, a->jobs[i], iso, a->d.nisolate));
+        if (told < 0) vg_warn("incident %lld: telling job %s: %s (requeued instead)", (long long)a->it->incident,
+                              a->jobs[i], err);
+        if (told == 1) {
+            a->told = vg_xrealloc(a->told, (a->ntold + 1) * sizeof *a->told);
+            a->told[a->ntold++] = a->jobs[i];
+        } else
+            a->jobs[keep++] = a->jobs[i];
+    }
+    a->njobs = keep;
 }
 
 /* On Slurm requeue comes first, then DOWN: the requeued job is held for a
@@ -60,8 +86,9 @@ static void record_requeue(struct vg_executor *x, struct act *a)
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
     if (!a->njobs) return 1;
+    tell_jobs(x, a);
     char err[256];
-    if (ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
+    if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
         vg_warn("incident %lld: requeue: %s", (long long)a->it->incident, err);
         return -1;
     }

@@ -42,6 +42,7 @@ struct run {
     int64_t at[VG_ST_COUNT];
     char by[16], detail[256], restart_nodes[256];
     bool restart_spare, restart_victim, job_over;
+    bool in_allocation;   /* restarted by vigil launch on a spare of its own, not requeued */
     char job_end[32];
     json_t *injection;
     struct vg_joblog log_state;
@@ -65,13 +66,21 @@ static int submit(struct run *r, char *err, size_t errlen)
     snprintf(step_ms, sizeof step_ms, "%d", o->step_ms);
     snprintf(every, sizeof every, "%d", o->ckpt_every);
     if (mkdir(r->ckpt, 0755) && errno != EEXIST) return snprintf(err, errlen, "%.300s: %s", r->ckpt, strerror(errno)), -1;
-    const char *argv[] = { self, "trainer", "--ckpt-dir", r->ckpt, "--steps", steps, "--step-ms", step_ms,
-                           "--ckpt-every", every, NULL };
-    struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes,
+    char spares[16], tasks[16];
+    snprintf(spares, sizeof spares, "%d", o->spares_in_job);
+    snprintf(tasks, sizeof tasks, "%d", o->gpus_per_node > 0 ? o->gpus_per_node : 1);
+    /* with spares of its own: the trainer under vigil launch, K nodes kept warm */
+    const char *launched[] = { self, "launch", "--spares", spares, "--tasks-per-node", tasks, "--",
+                               self, "trainer", "--ckpt-dir", r->ckpt, "--steps", steps, "--step-ms", step_ms,
+                               "--ckpt-every", every, NULL };
+    const char *const *argv = o->spares_in_job ? launched : launched + 7;
+    struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes + o->spares_in_job,
                                     .tasks_per_node = o->gpus_per_node > 0 ? o->gpus_per_node : 1,
                                     .gpus_per_node = o->gpus_per_node,
                                     .partition = o->partition, .argv = o->job_script ? NULL : argv,
-                                    .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true };
+                                    .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true,
+                                    .self_launched = o->spares_in_job > 0,
+                                    .keep_on_node_failure = o->spares_in_job > 0 };
     if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
         return snprintf(err, errlen, "%s", r->orch->err), -1;
     r->submitted = vg_now_ms();
@@ -113,8 +122,9 @@ static int pick_victim(struct run *r, char *err, size_t errlen)
     char **names;
     int n = vg_hostlist_expand(r->nodes_before, &names, 4096);
     if (n <= 0) return snprintf(err, errlen, "job %s: node list '%s' unreadable", r->job, r->nodes_before), -1;
-    int pick = 0;
-    for (int i = 0; i < n && !r->o->hit_batch_host; i++)
+    int pick = 0, busy = n;
+    if (r->o->spares_in_job && busy > r->o->nodes) busy = r->o->nodes;   /* not a warm spare: vigil launch uses the first N */
+    for (int i = 0; i < busy && !r->o->hit_batch_host; i++)
         if (strcmp(names[i], r->batch_host)) {
             pick = i;
             break;
@@ -181,6 +191,8 @@ static bool any_spare(const char *nodelist, const struct vg_orch_node *ns, size_
     return spare;
 }
 
+static bool in_hostlist(const char *list, const char *name);
+
 /* One poll: the job first, then all nodes (one call each).  Slurm requeues a
  * job because its node went down, so a node seen DOWN right after the job was
  * seen requeued was isolated by then: its time is taken as the requeue's. */
@@ -223,6 +235,15 @@ static void poll_once(struct run *r)
         if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
     }
     vg_joblog_poll(&r->log_state);
+    /* in the allocation (vigil launch): told, then the step started again on a spare of its own */
+    if (r->log_state.told_at && !r->at[VG_ST_REQUEUE]) mark(r, VG_ST_REQUEUE, r->log_state.told_at, "", "");
+    if (r->log_state.relaunched_at && !r->at[VG_ST_RESTART]) {
+        mark(r, VG_ST_RESTART, r->log_state.relaunched_at, "", "");
+        vg_strlcpy(r->restart_nodes, r->log_state.relaunch_nodes, sizeof r->restart_nodes);
+        r->restart_spare = true;
+        r->restart_victim = in_hostlist(r->restart_nodes, r->victim);
+        r->in_allocation = true;
+    }
     if (r->log_state.resume_step >= 0 && r->at[VG_ST_RESTART])
         mark(r, VG_ST_RESUME, r->log_state.resume_step_at, "", "");
 }
@@ -341,6 +362,7 @@ static json_t *run_json(struct run *r, int index, const char *error)
             vg_json_set_str(st, "nodes", r->restart_nodes);
             json_object_set_new(st, "spare", r->at[s] ? json_boolean(r->restart_spare) : json_null());
             json_object_set_new(st, "same_node", r->at[s] ? json_boolean(r->restart_victim) : json_null());
+            vg_json_set_str(st, "how", !r->at[s] ? NULL : r->in_allocation ? "in-allocation spare" : "requeue");
         }
         if (s == VG_ST_RESUME)
             json_object_set_new(st, "from_step", r->log_state.resumed_from >= 0
@@ -462,6 +484,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     json_object_set_new(rep, "gpus_per_node", json_integer(o->gpus_per_node));
     json_object_set_new(rep, "gpus", json_integer((json_int_t)o->nodes * o->gpus_per_node));
     json_object_set_new(rep, "ranks", json_integer((json_int_t)o->nodes * (o->gpus_per_node > 0 ? o->gpus_per_node : 1)));
+    json_object_set_new(rep, "spares_in_job", json_integer(o->spares_in_job));
     json_object_set_new(rep, "deadline_s", json_integer(o->deadline_s));
     vg_json_set_str(rep, "controller", o->controller);
     json_object_set_new(rep, "job", json_string(o->job_script ? o->job_script : "vigil trainer"));

@@ -58,6 +58,10 @@ struct vg_joblog {
     long resumed_from;            /* -1 until a resume line after mark */
     int64_t resumed_at, resume_step_at;
     long resume_step;
+    /* under vigil launch (--spares-in-job): after mark, the first `launch:
+     * told` line, and the first step it started again (its nodes) */
+    int64_t told_at, relaunched_at;
+    char relaunch_nodes[256];
 };
 /* Compiles the patterns (POSIX extended, group 1 = step).  -1 with err on a bad one. */
 int vg_joblog_init(struct vg_joblog *l, const char *path, const char *step_re, const char *resume_re,
@@ -92,6 +96,7 @@ struct vg_drill_opts {
     const char *controller;      /* vigil controller URL, or NULL */
     const char *victim;          /* a node to hit; NULL = a job node other than the batch host */
     bool hit_batch_host;
+    int spares_in_job;           /* nodes + K allocated; vigil launch keeps K warm (docs/drill.md) */
     const char *workdir;         /* job scripts, logs, checkpoints; NULL = LAB/drill or ./vigil-drill */
     const char *via;             /* inject on a real node: srun|ssh */
     const char *self;            /* the vigil binary; NULL = /proc/self/exe */

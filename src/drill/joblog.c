@@ -64,6 +64,18 @@ void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now)
         int64_t ms;
         if (vg_parse_time(stamp, &ms)) t = ms;
     }
+    const char *launch = strstr(line, " launch: ");
+    if (launch) {   /* vigil launch's own lines: never a training step */
+        long r;
+        char nodes[256];
+        if (!l->mark || t < l->mark) return;
+        if (vg_startswith(launch, " launch: told") && !l->told_at) l->told_at = t;
+        else if (!l->relaunched_at && sscanf(launch, " launch: step %ld on %255s", &r, nodes) == 2 && r > 0) {
+            l->relaunched_at = t;
+            vg_strlcpy(l->relaunch_nodes, nodes, sizeof l->relaunch_nodes);
+        }
+        return;
+    }
     long step;
     if (match_step(&l->resume_re, line, &step)) {
         if (l->mark && t >= l->mark && l->resumed_from < 0) {

@@ -61,6 +61,8 @@ struct vg_orch_jobspec {
     const char *output;          /* the job's log, appended across restarts */
     const char *workdir;         /* where generated files go (the job script) */
     bool requeue;                /* may be requeued when a node fails */
+    bool self_launched;          /* argv starts its own steps (vigil launch): run once, not on every node */
+    bool keep_on_node_failure;   /* a failed node does not end the job (it holds spares of its own) */
 };
 
 /* How to reach the scheduler. */
@@ -87,6 +89,11 @@ struct vg_orch_ops {
     int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs);
     /* Restart the jobs elsewhere (requeue; restart the whole gang). */
     int (*requeue)(struct vg_orch *o, const char *const *jobs, size_t n);
+    /* Tells a job that keeps spares inside its own allocation (`vigil
+     * launch`, docs/drill.md) that `nodes` failed: it restarts its step on a
+     * spare of its own, no requeue.  1 told, 0 it holds none (requeue it), -1
+     * error.  NULL: no job can. */
+    int (*tell)(struct vg_orch *o, const char *job, const char *const *nodes, size_t n);
     /* The hot-spare pool `pool` (healthy nodes no job is scheduled on):
      * returns 0 with its nodes when it exists, 1 when it does not. */
     int (*pool_get)(struct vg_orch *o, const char *pool, char ***nodes, size_t *n);

@@ -150,6 +150,7 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
     kv_copy(kv, k, "Reason", out->reason, sizeof out->reason);
     kv_copy(kv, k, "NodeList", out->nodelist, sizeof out->nodelist);
     kv_copy(kv, k, "BatchHost", out->batch_host, sizeof out->batch_host);
+    kv_copy(kv, k, "Comment", out->comment, sizeof out->comment);
     kv_copy(kv, k, "Restarts", buf, sizeof buf);
     long r = 0;
     out->restarts = vg_parse_long(buf, &r) && r >= 0 && r < 1000000 ? (int)r : 0;
@@ -419,6 +420,31 @@ int vg_slurm_cancel(struct vg_slurm *s, long id)
     char ids[32];
     snprintf(ids, sizeof ids, "%ld", id);
     const char *argv[] = { "scancel", ids, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
+    return rc;
+}
+
+int vg_slurm_signal_batch(struct vg_slurm *s, long id, const char *sig)
+{
+    char ids[32], sg[48];
+    snprintf(ids, sizeof ids, "%ld", id);
+    snprintf(sg, sizeof sg, "--signal=%s", sig);
+    const char *argv[] = { "scancel", "--batch", sg, ids, NULL };
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
+    return rc;
+}
+
+int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text)
+{
+    if (strpbrk(text, " \t\n\"'")) return fail(s, "a job comment without blanks or quotes: '%.64s'%s", text, "");
+    char ids[48], c[160];
+    snprintf(ids, sizeof ids, "JobId=%ld", id);
+    snprintf(c, sizeof c, "Comment=%s", text);
+    const char *argv[] = { "scontrol", "update", ids, c, NULL };
     struct vg_spawn_result r;
     int rc = run(s, argv, &r);
     if (!rc) vg_spawn_result_free(&r);

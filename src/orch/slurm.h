@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/* The comment `vigil launch --spares K` gives its job: "vigil:spares=K". */
+#define VG_INALLOC_COMMENT "vigil:spares="
+
 struct vg_slurm {
     const char *conf;      /* SLURM_CONF to pass to the commands, or NULL for the default */
     int timeout_ms;        /* per command; 0 = 10 s */
@@ -47,6 +50,7 @@ struct vg_job_state {
     char reason[128];      /* Reason=, e.g. "BeginTime", "None" */
     char nodelist[256];    /* NodeList=, "(null)" mapped to "" */
     char batch_host[64];   /* BatchHost= */
+    char comment[128];     /* Comment=, "(null)" mapped to "" */
     int restarts;          /* Restarts= */
 };
 /* One `scontrol show job -o ID`.  Returns 0, or -1 (err set; also when the
@@ -58,6 +62,10 @@ int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out);
 int vg_slurm_submit(struct vg_slurm *s, const char *const *opts, size_t nopts, const char *script, long *jobid);
 /* `scancel ID`. */
 int vg_slurm_cancel(struct vg_slurm *s, long id);
+/* `scancel --batch --signal=SIG ID`: the signal to the job's batch script only. */
+int vg_slurm_signal_batch(struct vg_slurm *s, long id, const char *sig);
+/* `scontrol update JobId=ID Comment=TEXT` (TEXT without blanks). */
+int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text);
 
 /* The parsers behind the calls, on the commands' text (tests and fuzzing). */
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);

@@ -130,6 +130,24 @@ static int sl_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
     return done(o, rc);
 }
 
+/* A job run by `vigil launch --spares K` says so in its comment
+ * (VG_INALLOC_COMMENT); told through SIGUSR1 to its batch script, which runs
+ * the launcher, unless the batch host itself failed. */
+static int sl_tell(struct vg_orch *o, const char *job, const char *const *nodes, size_t n)
+{
+    long jid;
+    if (!job_id(job, &jid)) return vg_orch_fail(o, "tell: '%s' is not a Slurm job id", job);
+    struct vg_job_state js;
+    if (vg_slurm_job(S(o), jid, &js)) return done(o, -1);
+    long k;
+    if (!vg_startswith(js.comment, VG_INALLOC_COMMENT) || !vg_parse_long(js.comment + strlen(VG_INALLOC_COMMENT), &k) ||
+        k < 1)
+        return done(o, 0);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(nodes[i], js.batch_host)) return done(o, 0);   /* the launcher went with it */
+    return done(o, vg_slurm_signal_batch(S(o), jid, "USR1") ? -1 : 1);
+}
+
 static int sl_pool_get(struct vg_orch *o, const char *pool, char ***nodes, size_t *n)
 {
     return done(o, vg_slurm_reservation_nodes(S(o), pool, nodes, n));
@@ -150,9 +168,12 @@ static int write_script(struct vg_orch *o, const struct vg_orch_jobspec *j, char
 {
     snprintf(path, n, "%s/%s.sbatch", j->workdir ? j->workdir : ".", j->name ? j->name : "vigil-job");
     struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b, "#!/bin/sh\n# written by vigil: one task per %s, restarted as a whole on requeue\n"
-                    "exec srun --ntasks-per-node=%d --kill-on-bad-exit=1",
-                j->gpus_per_node > 0 ? "GPU" : "node", j->tasks_per_node > 0 ? j->tasks_per_node : 1);
+    if (j->self_launched)   /* it starts its own steps */
+        sbuf_puts(&b, "#!/bin/sh\n# written by vigil: the program starts its own steps\nexec");
+    else
+        sbuf_printf(&b, "#!/bin/sh\n# written by vigil: one task per %s, restarted as a whole on requeue\n"
+                        "exec srun --ntasks-per-node=%d --kill-on-bad-exit=1",
+                    j->gpus_per_node > 0 ? "GPU" : "node", j->tasks_per_node > 0 ? j->tasks_per_node : 1);
     for (size_t i = 0; j->argv[i]; i++) {
         if (!quotable(j->argv[i])) {
             sbuf_free(&b);
@@ -177,6 +198,7 @@ static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, cha
     const char *opts[12];
     size_t k = 0;
     if (j->requeue) opts[k++] = "--requeue";
+    if (j->keep_on_node_failure) opts[k++] = "--no-kill";
     opts[k++] = "--open-mode=append";
     snprintf(name, sizeof name, "--job-name=%s", j->name ? j->name : "vigil-job");
     opts[k++] = name;
@@ -296,6 +318,7 @@ const struct vg_orch_ops vg_orch_slurm = {
     .resume = sl_resume,
     .jobs_on = sl_jobs_on,
     .requeue = sl_requeue,
+    .tell = sl_tell,
     .pool_get = sl_pool_get,
     .pool_set = sl_pool_set,
     .job_submit = sl_job_submit,

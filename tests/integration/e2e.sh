@@ -39,3 +39,31 @@ done
 check "incident: xid 79 from the kernel log" sh -c "echo '$inc' | jq -e '.[0].kind == \"xid\" and .[0].code == 79 and .[0].event.source == \"kmsg\"' >/dev/null"
 printf '# medians: detect %s s, isolate %s s, restart %s s\n' "$(jq .detect.median "$W/drill.json")" \
     "$(jq .isolate.median "$W/drill.json")" "$(jq .restart.median "$W/drill.json")"
+
+# ---- spares inside the job's own allocation (vigil launch): 2 nodes + 1 warm,
+# told by the controller, restarted on its own spare without a requeue (on GPU 5:
+# the runs above hit GPUs 0 and 1, and the agent folds a repeat of the same fault)
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --spares-in-job 1 --fault xid:79 --gpu 5 --deadline 60 --json >"$W/inalloc.json" 2>"$W/inalloc.err"
+is "in-allocation: recovered (exit 0)" "$?" 0; jq -r '.runs[0].message // empty' "$W/inalloc.json" | sed 's/^/# /'
+is "in-allocation: the report says the job held one spare" "$(jq .spares_in_job "$W/inalloc.json")" 1
+is "in-allocation: restarted on its own spare, not requeued" "$(jq -r '.runs[0].restart.how' "$W/inalloc.json")" "in-allocation spare"
+check "in-allocation: the new step left the failed node" jq -e '.runs[0].restart.same_node == false and (.runs[0].restart.nodes | length > 0)' "$W/inalloc.json"
+check "in-allocation: told before it ran again, resumed after" jq -e \
+    '.runs[0] | .requeue.after_s <= .restart.after_s and .restart.after_s <= .resume.after_s' "$W/inalloc.json"
+check "in-allocation: work lost at most one checkpoint interval" jq -e '.work_lost_steps.max <= 5' "$W/inalloc.json"
+job=$(jq -r '.runs[0].job' "$W/inalloc.json")
+is "in-allocation: Slurm never requeued the job" "$(scontrol show job "$job" -o | grep -o 'Restarts=[0-9]*')" "Restarts=0"
+is "in-allocation: no rank started under a requeue" "$(grep -c 'restart [1-9][0-9][0-9][0-9]' "$(jq -r '.runs[0].log' "$W/inalloc.json")")" 0
+inc=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/v1/incidents?limit=1")
+check "in-allocation: the incident says the job was told, not requeued" sh -c \
+    "echo '$inc' | jq -e '.[0].steps.jobs_requeued.detail | test(\"^$job: told\")' >/dev/null"
+printf '# in-allocation: told %s s, running again %s s, resumed %s s after the fault\n' \
+    "$(jq .runs[0].requeue.after_s "$W/inalloc.json")" "$(jq .runs[0].restart.after_s "$W/inalloc.json")" \
+    "$(jq .runs[0].resume.after_s "$W/inalloc.json")"
+# the batch host itself fails: the launcher goes with it, and the controller requeues (the fallback)
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --spares-in-job 1 --hit-batch-host --gpu 6 --deadline 60 --json >"$W/inalloc-bh.json" 2>"$W/inalloc-bh.err"
+is "in-allocation, batch host hit: recovered by the requeue" "$?$(jq -r '.runs[0].restart.how' "$W/inalloc-bh.json")" "0requeue"
+# vigil launch outside a job, and bad input
+exits_with "launch outside a Slurm job: an input error" 2 env -u SLURM_JOB_ID "$VIGIL" launch --spares 1 -- true
+exits_with "launch: --spares must be a count" 2 "$VIGIL" launch --spares many -- true
+exits_with "launch: a program is required" 2 "$VIGIL" launch --spares 1

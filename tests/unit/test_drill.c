@@ -5,6 +5,7 @@
  * comparison outputs print seconds to the millisecond while the JSON keeps
  * every digit. */
 #include "drill/drill.h"
+#include "drill/launcher.h"
 #include "helpers/precision.h"
 #include "util/jsonutil.h"
 #include "util/timeutil.h"
@@ -105,6 +106,53 @@ static void test_joblog(void **state)
     assert_non_null(strstr(err, "--step-pattern"));
     assert_int_equal(vg_joblog_init(&l, "", "s([0-9]+)", "(", err, sizeof err), -1);
     assert_non_null(strstr(err, "--resume-pattern"));
+}
+
+/* vigil launch's lines (--spares-in-job): told, and the step started again
+ * on nodes of its own; only after the fault, only the first restart. */
+static void test_joblog_launch(void **state)
+{
+    (void)state;
+    struct vg_joblog l;
+    char err[256];
+    assert_int_equal(vg_joblog_init(&l, "", "step ([0-9]+)", "resumed from step ([0-9]+)", err, sizeof err), 0);
+    feed(&l, "2026-12-02T05:15:18.866Z launch: step 0 on n1,n2");
+    vg_parse_time("2026-12-02T05:15:20.500Z", &l.mark);
+    assert_true(l.told_at == 0 && l.relaunched_at == 0);
+    feed(&l, "2026-12-02T05:15:20.630Z launch: told (SIGUSR1): stopping step 0");
+    feed(&l, "2026-12-02T05:15:20.768Z launch: step 1 on n1,n3");
+    feed(&l, "2026-12-02T05:15:25.000Z launch: step 2 on n1,n4");
+    int64_t told, again;
+    vg_parse_time("2026-12-02T05:15:20.630Z", &told);
+    vg_parse_time("2026-12-02T05:15:20.768Z", &again);
+    assert_true(l.told_at == told);
+    assert_true(l.relaunched_at == again);
+    assert_string_equal(l.relaunch_nodes, "n1,n3");
+    assert_int_equal(l.max_step, -1);   /* "step 1 on …" is not a training step */
+    vg_joblog_free(&l);
+}
+
+/* The nodes vigil launch runs a step on: the first N up, in allocation order. */
+static void test_launch_pick(void **state)
+{
+    (void)state;
+    char *names[] = { "n1", "n2", "n3", "n4" };
+    struct vg_node_state st[4];
+    memset(st, 0, sizeof st);
+    for (int i = 0; i < 4; i++) snprintf(st[i].name, sizeof st[i].name, "n%d", i + 1), st[i].responding = true;
+    const char *out[4];
+    assert_int_equal(vg_launch_pick(names, 4, st, 4, 3, out), 4);
+    assert_string_equal(out[2], "n3");
+    assert_false(vg_launch_any_out(names, 3, st, 4));
+    st[1].down = true;                                   /* vigil DOWNed n2 */
+    assert_true(vg_launch_any_out(names, 3, st, 4));
+    assert_int_equal(vg_launch_pick(names, 4, st, 4, 3, out), 3);
+    assert_string_equal(out[0], "n1");
+    assert_string_equal(out[1], "n3");
+    assert_string_equal(out[2], "n4");                   /* the warm spare */
+    st[2].responding = false;                            /* and n3 stops answering: too few */
+    assert_int_equal(vg_launch_pick(names, 4, st, 4, 3, out), 2);
+    assert_int_equal(vg_launch_pick(names, 4, st, 3, 3, out), 1);   /* n4 not listed: not up */
 }
 
 /* A report with two runs: one complete, one never detected. */
@@ -256,6 +304,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats_plain), cmocka_unit_test(test_stats_nulls), cmocka_unit_test(test_joblog),
+        cmocka_unit_test(test_joblog_launch), cmocka_unit_test(test_launch_pick),
         cmocka_unit_test(test_summarize),   cmocka_unit_test(test_html),  cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,12 @@ static void test_job(void **state)
     assert_string_equal(j.nodelist, "");
     assert_int_equal(j.restarts, 1);
     free(t);
+    assert_string_equal(j.comment, "");   /* no Comment= */
+    t = fixture("show-job-inalloc.txt");
+    assert_int_equal(vg_slurm_parse_job(t, &j), 0);
+    assert_string_equal(j.comment, "vigil:spares=1");   /* vigil launch's mark: tell it, do not requeue */
+    assert_string_equal(j.batch_host, "n1");
+    free(t);
     assert_int_equal(vg_slurm_parse_job("slurm_load_jobs error: Invalid job id specified", &j), -1);
     assert_int_equal(vg_slurm_parse_job("JobId=-3 JobState=RUNNING", &j), -1);
 }
