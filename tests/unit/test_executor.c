@@ -18,6 +18,7 @@
 #include "controller/executor.h"
 #include "helpers/fake_orch.h"
 #include "util/jsonutil.h"
+#include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 
@@ -227,6 +228,43 @@ static void test_ownership_and_breaker(void **state)
     assert_state_prefix(f, a, "isolated");
     assert_state_prefix(f, b, "held: breaker");
     assert_false(fake_node("n2")->down);
+}
+
+/* A correlated failure in a fleet: 15% of 1,000 nodes report a fault within a
+ * minute (a bad driver roll-out, a PDU).  The breaker (10% / 600 s) isolates
+ * up to its cap and holds the rest, each held incident counted. */
+static void test_fleet_breaker(void **state)
+{
+    struct fx *f = *state;
+    for (int i = 9; i <= 1000; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        fake_add_node(n, "");
+    }
+    policy(f, "breaker = 10% / 600s\n");
+    start(f, true);
+    int64_t ids[150];
+    for (int i = 0; i < 150; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", 100 + i);
+        ids[i] = incident(f, n, "xid", 79, VG_ACT_REBOOT);
+    }
+    assert_true(vg_executor_idle(f->x, 60000));
+    int down = 0, held = 0;
+    for (int i = 0; i < 150; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", 100 + i);
+        down += fake_node(n)->down;
+        char *s = state_of(f, ids[i]);
+        held += vg_startswith(s, "held: breaker");
+        free(s);
+    }
+    assert_int_equal(down, 100);   /* 10% of 1,000 */
+    assert_int_equal(held, 50);
+    struct sbuf m = SBUF_INIT;
+    vg_executor_metrics(f->x, &m);
+    assert_non_null(strstr(m.s, "vigil_breaker_holds_total 50\n"));
+    sbuf_free(&m);
 }
 
 static void test_domain_rule(void **state)
@@ -449,6 +487,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_isolate_before_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fleet_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_domain_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scheduler_down_then_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_recovers_failed, setup, teardown),

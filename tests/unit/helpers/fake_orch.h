@@ -4,7 +4,7 @@
 #define VG_FAKE_ORCH_H
 #include "orch/orch.h"
 
-#define FAKE_MAX 32
+#define FAKE_MAX 1024
 
 struct fake_job {
     char id[32], node[64];
