@@ -1,6 +1,9 @@
 /* audit.c — runs the match of a node's inventory against the advisory
  * database and sorts the result into CVE findings, outdated components and
- * fixes the distribution made (see audit.h). */
+ * fixes the distribution made (see audit.h).  A package's changelog is read
+ * only when its match has a finding decided upstream that the changelog
+ * could refute (a first, counting match finds those packages; their
+ * changelogs are read together, then the match runs for real). */
 #include "advisory/audit.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -31,8 +34,24 @@ static int finding_cmp(const void *x, const void *y)
     return strcmp(a->adv ? a->adv->id : "", b->adv ? b->adv->id : "");
 }
 
+static void on_probe(const struct vg_finding *f, void *ctx)
+{
+    if (f->backport_possible) *(bool *)ctx = true;
+}
+
 void vg_audit_run(struct vg_audit *a, const struct vg_advdb *db)
 {
+    struct vg_component **want = vg_xmalloc((a->inv.n ? a->inv.n : 1) * sizeof *want);
+    size_t nwant = 0;
+    for (size_t i = 0; i < a->inv.n; i++) {
+        struct vg_component *c = &a->inv.items[i];
+        bool upstream = false;
+        if (c->package[0] && !c->changelog.read && (c->eco == VG_ECO_DPKG || c->eco == VG_ECO_RPM))
+            vg_advdb_match(db, c, on_probe, &upstream);
+        if (upstream) want[nwant++] = c;
+    }
+    if (nwant) vg_inventory_changelogs(&a->inv, want, nwant);
+    free(want);
     for (size_t i = 0; i < a->inv.n; i++) vg_advdb_match(db, &a->inv.items[i], on_finding, a);
     if (a->nfindings > 1) qsort(a->findings, a->nfindings, sizeof *a->findings, finding_cmp);
     if (a->noutdated > 1) qsort(a->outdated, a->noutdated, sizeof *a->outdated, finding_cmp);

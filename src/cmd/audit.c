@@ -27,7 +27,8 @@ static const char usage_text[] =
     "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
     "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
     "       vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n"
-    "       (the latest report every agent sent to the controller, merged)\n";
+    "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"
+    "       report is stale or that never sent one: exit 1 then, like version skew)\n";
 
 struct opts {
     const char *root, *db, *now;
@@ -107,7 +108,9 @@ static int audit_merge(int argc, char **argv)
 }
 
 /* `vigil audit fleet --controller URL`: every node's latest report, as the
- * agents sent them to the controller, merged like `audit merge`. */
+ * agents sent them to the controller, merged like `audit merge` (the
+ * controller's GET /v1/audit), with the nodes whose report is stale or that
+ * never sent one; either makes the exit 1, like version skew. */
 static int audit_fleet(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -136,30 +139,34 @@ static int audit_fleet(int argc, char **argv)
     char tok[256] = "", err[512], u[700];
     if (tfile && vg_read_line(NULL, tfile, tok, sizeof tok)) return vg_input_error("audit fleet: --read-token-file %s: cannot read it", tfile);
     if (!tfile && token) vg_strlcpy(tok, token, sizeof tok);
-    snprintf(u, sizeof u, "%s/v1/audit?raw=1", url);
+    snprintf(u, sizeof u, "%s/v1/audit", url);
     long st = 0;
     char *body = NULL;
-    if (vg_client_get(u, tok, 10000, &st, &body, err, sizeof err) || st != 200) {
-        int rc = vg_input_error("audit fleet: %s: %s", u, st ? (body ? body : "error") : err);
+    if (vg_client_get(u, tok, 30000, &st, &body, err, sizeof err) || st != 200) {
+        int rc = st ? vg_input_error("audit fleet: %s: HTTP %ld: %s", u, st, body ? vg_trim(body) : "error")
+                    : vg_input_error("audit fleet: %s", err);   /* err names the address */
         free(body);
         return rc;
     }
-    json_t *reports = json_loads(body, 0, NULL);
+    json_error_t je;
+    json_t *doc = json_loads(body, 0, &je);
     free(body);
     struct vg_fleet *fl = vg_fleet_new();
-    size_t i;
-    json_t *r;
-    json_array_foreach(reports, i, r)
-        if (vg_fleet_add_json(fl, json_object_get(r, "report"), vg_json_str(r, "node", "?"), err, sizeof err))
-            vg_warn("audit fleet: %s", err);
-    json_decref(reports);
-    if (!vg_fleet_nodes(fl)) {
+    if (!doc || vg_fleet_load(fl, doc, err, sizeof err)) {
+        int rc = vg_input_error("audit fleet: %s: %s", u, doc ? err : je.text);
+        json_decref(doc);
+        vg_fleet_free(fl);
+        return rc;
+    }
+    json_decref(doc);
+    if (!vg_fleet_nodes(fl) && !vg_fleet_unseen(fl)) {
         vg_fleet_free(fl);
         return vg_input_error("audit fleet: no node has sent a report to %s yet", url);
     }
     if (fmt == VG_FMT_JSON) vg_json_print(stdout, vg_fleet_json(fl), 0);
     else vg_fleet_print(fl, stdout, fmt == VG_FMT_MARKDOWN);
-    bool bad = vg_fleet_skewed(fl) > 0 || (!none && vg_fleet_count_at_least(fl, fail_on));
+    /* a node stale or not reporting: the view is not the whole cluster */
+    bool bad = vg_fleet_skewed(fl) > 0 || vg_fleet_unseen(fl) > 0 || (!none && vg_fleet_count_at_least(fl, fail_on));
     vg_fleet_free(fl);
     return bad ? VG_EXIT_FINDINGS : VG_EXIT_OK;
 }

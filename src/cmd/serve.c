@@ -12,6 +12,7 @@
  * exit within 6 s of the signal (queued incidents are in the store and resume
  * at restart). */
 #include "cmd/cmd.h"
+#include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
 #include "controller/executor.h"
@@ -44,10 +45,13 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
+    "                   [--audit-stale S]\n"                                                                  \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
-    "(default 2) whose node daemon does not answer is isolated like a failed GPU.\n"
+    "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
+    "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
+    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -124,27 +128,6 @@ static int state_dir(const char *db)
     }
     return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
                           "directory", db, dir, strerror(errno));
-}
-
-/* GET /v1/audit: the nodes' latest audit reports merged as `vigil audit
- * merge` does, with when each node last reported. */
-static json_t *fleet(json_t *reports)
-{
-    struct vg_fleet *fl = vg_fleet_new();
-    json_t *seen = json_object();
-    size_t i;
-    json_t *r;
-    char err[256];
-    json_array_foreach(reports, i, r) {
-        const char *node = vg_json_str(r, "node", "?");
-        if (vg_fleet_add_json(fl, json_object_get(r, "report"), node, err, sizeof err) == 0)
-            json_object_set(seen, node, json_object_get(r, "at"));
-    }
-    json_t *doc = vg_fleet_json(fl);
-    json_object_set_new(doc, "reported", seen);
-    vg_fleet_free(fl);
-    json_decref(reports);
-    return doc;
 }
 
 static void on_beat(void *ctx, const char *node)
@@ -241,6 +224,7 @@ int cmd_serve(int argc, char **argv)
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
+    long audit_stale = VG_AUDIT_STALE_DEFAULT_S;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
@@ -252,6 +236,7 @@ int cmd_serve(int argc, char **argv)
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
+        { "audit-stale", required_argument, 0, 'A' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -290,6 +275,10 @@ int cmd_serve(int argc, char **argv)
             hbo.missed = (int)k;
             break;
         }
+        case 'A':
+            if (!vg_parse_long(optarg, &audit_stale) || audit_stale < 1 || audit_stale > 365L * 86400)
+                return vg_input_error("--audit-stale: '%s' is not seconds from 1 to 31536000", optarg);
+            break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -359,7 +348,12 @@ int cmd_serve(int argc, char **argv)
     }
     hopts.reader = rstore;
     hopts.audits = astore;
-    hopts.fleet = fleet;
+    struct serve sv = { .cat = cat, .reader = rstore };
+    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .orchestrator = orchestrator,
+                                 .oc = { .config = orch_config, .timeout_ms = 5000 } };
+    vg_serve_fleet_init(&sf);
+    hopts.fleet = vg_serve_fleet;
+    hopts.fleet_ctx = &sf;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
 
     /* Block the stop signals before the server's threads start, then wait for one. */
@@ -368,7 +362,7 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
-    struct serve sv = { .exec = vg_executor_start(store, &policy, orch, act), .cat = cat, .reader = rstore };
+    sv.exec = vg_executor_start(store, &policy, orch, act);
     struct vg_executor *exec = sv.exec;
     struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
@@ -405,6 +399,7 @@ int cmd_serve(int argc, char **argv)
         vg_http_stop(http);
     }
     vg_orch_close(hb_orch);
+    vg_serve_fleet_free(&sf);
     vg_executor_stop(exec);
     vg_orch_close(orch);
     vg_policy_free(&policy);

@@ -67,6 +67,18 @@ void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node)
     pthread_mutex_unlock(&h->lock);
 }
 
+size_t vg_heartbeats_nodes(struct vg_heartbeats *h, char ***out)
+{
+    *out = NULL;
+    if (!h) return 0;
+    pthread_mutex_lock(&h->lock);
+    size_t n = h->n;
+    *out = vg_xcalloc(n ? n : 1, sizeof **out);
+    for (size_t i = 0; i < n; i++) (*out)[i] = vg_xstrdup(h->nodes[i].name);
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
 /* One pass: the silent nodes, confirmed one by one (outside the lock). */
 static void tick(struct vg_heartbeats *h)
 {

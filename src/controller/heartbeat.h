@@ -31,6 +31,9 @@ struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, str
                                           void *ctx);
 /* A beat from node (any thread). */
 void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node);
+/* The nodes that have beaten since the controller started (silent ones
+ * too): *out a malloc'd array of malloc'd names; returns the count. */
+size_t vg_heartbeats_nodes(struct vg_heartbeats *h, char ***out);
 /* Prometheus lines: nodes beating, silent, confirmed; holds. */
 void vg_heartbeats_metrics(struct vg_heartbeats *h, struct sbuf *out);
 void vg_heartbeats_stop(struct vg_heartbeats *h);

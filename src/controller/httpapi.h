@@ -10,7 +10,8 @@
  *   POST /v1/inventory  {"node", "report": <vigil audit --json>} from an agent,
  *                       authenticated like a message → 200; the latest per node kept
  *   GET  /v1/audit      the fleet's audit merged (version skew, findings with
- *                       node counts); ?raw=1: [{node, at, report}]
+ *                       node counts, when each node reported, stale reports,
+ *                       known nodes not reporting); ?raw=1: [{node, at, report}]
  *   GET  /metrics                                → Prometheus text format
  *   GET  /                                       → HTML: the open incidents
  *   GET  /healthz                                → "ok" (no credentials)
@@ -40,7 +41,9 @@ struct vg_http_opts {
     void (*on_beat)(void *ctx, const char *node);   /* heartbeats; NULL: 404 */
     void *beat_ctx;
     struct vg_store *audits;      /* where POST /v1/inventory writes; NULL: 404 */
-    json_t *(*fleet)(json_t *reports);   /* merges [{node, at, report}] (takes the reference) */
+    /* merges [{node, at, report}] (takes the reference) with the nodes ctx knows */
+    json_t *(*fleet)(void *ctx, json_t *reports);
+    void *fleet_ctx;
 };
 
 

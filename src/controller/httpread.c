@@ -174,7 +174,7 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
         json_t *reports = vg_store_audits(h->o.reader);
         const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
         if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return vg_http_reply_json(c, 200, reports);
-        return vg_http_reply_json(c, 200, h->o.fleet(reports));
+        return vg_http_reply_json(c, 200, h->o.fleet(h->o.fleet_ctx, reports));
     }
     if (!strcmp(url, "/v1/incidents")) return incidents(h, c);
     if (vg_startswith(url, "/v1/incidents/")) {

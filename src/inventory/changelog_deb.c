@@ -4,7 +4,8 @@
  * to the next header; every CVE-YYYY-N in its lines is recorded with the
  * entry's version when that version is at or below the installed one.  The
  * distribution names a CVE in its changelog when it backports the fix, so
- * such a CVE counts as fixed by the distribution (docs/audit.md). */
+ * such a CVE counts as fixed by the distribution (docs/audit.md).  The list
+ * and the CVE scan are shared with the rpm reader (changelog.c). */
 #include "inventory/inventory.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -31,36 +32,6 @@ static bool header_version(const char *l, size_t len, char *ver, size_t n)
     return true;
 }
 
-static void add(struct vg_changelog *cl, const char *cve, size_t cl_len, const char *version)
-{
-    for (size_t i = 0; i < cl->n; i++)
-        if (strlen(cl->v[i].cve) == cl_len && !memcmp(cl->v[i].cve, cve, cl_len)) {
-            vg_strlcpy(cl->v[i].version, version, sizeof cl->v[i].version);   /* entries run newest first: */
-            return;                                                           /* the oldest naming it is the fix */
-        }
-    cl->v = vg_xrealloc(cl->v, (cl->n + 1) * sizeof *cl->v);
-    struct vg_cl_cve *c = &cl->v[cl->n++];
-    memcpy(c->cve, cve, cl_len);
-    c->cve[cl_len] = 0;
-    vg_strlcpy(c->version, version, sizeof c->version);
-}
-
-/* Records each CVE-YYYY-NNNN… in the line. */
-static void scan_line(const char *l, size_t len, const char *version, struct vg_changelog *cl)
-{
-    for (size_t i = 0; i + 13 <= len; i++) {
-        if (memcmp(l + i, "CVE-", 4) || (i && isalnum((unsigned char)l[i - 1]))) continue;
-        size_t j = i + 4, d = 0;
-        while (j < len && isdigit((unsigned char)l[j]) && d < 4) j++, d++;
-        if (d != 4 || j >= len || l[j] != '-') continue;
-        size_t k = ++j;
-        while (j < len && isdigit((unsigned char)l[j]) && j - k < 8) j++;
-        if (j - k < 4) continue;
-        add(cl, l + i, j - i, version);
-        i = j - 1;
-    }
-}
-
 void vg_deb_changelog_parse(const char *text, size_t len, const char *installed, struct vg_changelog *cl)
 {
     char version[64] = "";
@@ -73,7 +44,7 @@ void vg_deb_changelog_parse(const char *text, size_t len, const char *installed,
             vg_strlcpy(version, v, sizeof version);
             counts = !installed || !*installed || vg_version_cmp(VG_ECO_DPKG, version, installed) <= 0;
         } else if (counts && version[0]) {
-            scan_line(p, ll, version, cl);
+            vg_changelog_scan_line(p, ll, version, cl);
         }
         p = nl ? nl + 1 : end;
     }
@@ -114,17 +85,4 @@ int vg_deb_changelog_load(const char *root, const char *pkg, const char *install
     free(buf);
     free(full);
     return got < 0 ? -1 : 0;
-}
-
-const char *vg_changelog_names(const struct vg_changelog *cl, const char *cve)
-{
-    for (size_t i = 0; cl && i < cl->n; i++)
-        if (!strcmp(cl->v[i].cve, cve)) return cl->v[i].version;
-    return NULL;
-}
-
-void vg_changelog_free(struct vg_changelog *cl)
-{
-    free(cl->v);
-    memset(cl, 0, sizeof *cl);
 }

@@ -24,6 +24,7 @@ void vg_inventory_free(struct vg_inventory *inv)
     free(inv->pkgs);
     for (size_t i = 0; i < inv->nbufs; i++) free(inv->bufs[i]);
     free(inv->bufs);
+    free(inv->rpm_root);
     const char *root = inv->root;
     memset(inv, 0, sizeof *inv);
     inv->root = root;
@@ -141,20 +142,16 @@ static void osv_distro(const struct vg_inventory *inv, char *buf, size_t n)
         }
 }
 
-/* Distribution facts of package components: the distribution, and the CVEs
- * the package's changelog names. */
+/* The distribution of package components.  Their changelogs are read later,
+ * only for the packages an audit asks about (vg_inventory_changelogs). */
 static void distro_evidence(struct vg_inventory *inv)
 {
     char distro[40];
     osv_distro(inv, distro, sizeof distro);
     for (size_t i = 0; i < inv->n; i++) {
         struct vg_component *c = &inv->items[i];
-        if (!c->package[0] || (c->eco != VG_ECO_DPKG && c->eco != VG_ECO_RPM)) continue;
-        vg_strlcpy(c->distro, distro, sizeof c->distro);
-        if (c->eco != VG_ECO_DPKG) continue;
-        char err[512];
-        if (vg_deb_changelog_load(inv->root, c->package, c->version, &c->changelog, err, sizeof err) < 0)
-            vg_warn("%s (changelog not used)", err);
+        if (c->package[0] && (c->eco == VG_ECO_DPKG || c->eco == VG_ECO_RPM))
+            vg_strlcpy(c->distro, distro, sizeof c->distro);
     }
 }
 

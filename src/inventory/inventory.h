@@ -23,7 +23,9 @@ struct vg_cl_cve {
 struct vg_changelog {
     struct vg_cl_cve *v;
     size_t n;
-    char path[160];        /* the file read, "" when the package has none */
+    char path[160];        /* what was read ("/usr/share/doc/…/changelog.Debian.gz",
+                              "rpm -q --changelog NAME"), "" when the package has none */
+    bool read;             /* asked for already (vg_inventory_changelogs) */
 };
 
 struct vg_component {
@@ -38,7 +40,8 @@ struct vg_component {
     char srcpkg[64];       /* the distribution's source package ("glibc" for libc6), when from a package db */
     char distro[40];       /* the OSV ecosystem of the node's distribution ("Debian:12", "Ubuntu:22.04"),
                               set on package components; "" when unknown */
-    struct vg_changelog changelog; /* CVEs the package's own changelog names (changelog_deb.c) */
+    struct vg_changelog changelog; /* CVEs the package's own changelog names, read only when
+                                      an audit asks (vg_inventory_changelogs) */
 };
 
 struct vg_pkg {
@@ -57,6 +60,8 @@ struct vg_inventory {
     struct vg_pkg *pkgs;   /* the package database(s), sorted by name */
     size_t npkgs;
     char pkgdb_source[256];/* "dpkg:/var/lib/dpkg/status" / "rpm:/var/lib/rpm" / "" */
+    char rpm_db[64];       /* the rpm database directory under root, "" when none was read */
+    char *rpm_root;        /* root as an absolute path (rpm --root wants one), malloc'd */
     size_t pkgcap;
     char **bufs;           /* file/command buffers the pkgs' strings point into */
     size_t nbufs;
@@ -124,6 +129,25 @@ int vg_pkgdb_rpm_load(struct vg_inventory *inv);
 void vg_deb_changelog_parse(const char *text, size_t len, const char *installed, struct vg_changelog *cl);
 int vg_deb_changelog_load(const char *root, const char *pkg, const char *installed, struct vg_changelog *cl,
                           char *err, size_t errlen);
+/* rpm changelogs (changelog_rpm.c).  vg_rpm_changelog_parse reads the text
+ * `rpm -q --changelog` prints for one package: for every entry whose version
+ * is <= installed (rpm order, distribution tags and epoch left out:
+ * vg_rpm_changelog_counts), the CVE ids its lines name; appends them to cl.
+ * vg_rpm_changelogs_split hands the output of the loader's `rpm -q --qf`
+ * (each package's part after a line "**vigil NAME") to the components of
+ * that package.  vg_rpm_changelogs_load runs that rpm once for the n
+ * components (inv->rpm_db must be set); -1 with a warning when rpm could not
+ * be run (the changelogs then say nothing). */
+void vg_rpm_changelog_parse(const char *text, size_t len, const char *installed, struct vg_changelog *cl);
+bool vg_rpm_changelog_counts(const char *entry, const char *installed);
+void vg_rpm_changelogs_split(struct vg_component *const *comps, size_t n, const char *out, size_t len);
+int vg_rpm_changelogs_load(struct vg_inventory *inv, struct vg_component *const *comps, size_t n);
+/* Shared by both (changelog.c): records the CVE ids of one line with the entry's version. */
+void vg_changelog_scan_line(const char *l, size_t len, const char *version, struct vg_changelog *cl);
+/* Reads the changelogs of these package components (dpkg: the file; rpm: one
+ * rpm run for all), once each; a changelog that cannot be read is warned
+ * about and says nothing. */
+void vg_inventory_changelogs(struct vg_inventory *inv, struct vg_component *const *comps, size_t n);
 /* The version of the changelog entry naming cve, or NULL. */
 const char *vg_changelog_names(const struct vg_changelog *cl, const char *cve);
 void vg_changelog_free(struct vg_changelog *cl);

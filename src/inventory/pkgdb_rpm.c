@@ -1,7 +1,8 @@
 /* pkgdb_rpm.c — reads an rpm database through the rpm program, when the root
  * has one (/usr/lib/sysimage/rpm or /var/lib/rpm) and rpm is installed here:
  * `rpm -qa --root ROOT --dbpath DB --qf 'NAME\tEPOCH:VERSION-RELEASE\tARCH\n'`
- * spawned with argv and a timeout (util/spawn.h), output parsed in place. */
+ * spawned with argv and a timeout (util/spawn.h), output parsed in place.
+ * The database and the absolute root are kept for the changelog reader. */
 #include "inventory/inventory.h"
 #include "util/log.h"
 #include "util/rootfs.h"
@@ -53,7 +54,10 @@ int vg_pkgdb_rpm_load(struct vg_inventory *inv)
     for (int i = 0; rpm_dbpaths[i] && !db; i++)
         if (has_rpmdb(inv->root, rpm_dbpaths[i])) db = rpm_dbpaths[i];
     if (!db) return 0;
-    const char *argv[] = { "rpm", "-qa", "--root", inv->root, "--dbpath", db,
+    free(inv->rpm_root);
+    inv->rpm_root = realpath(inv->root, NULL);   /* rpm refuses a relative --root */
+    if (!inv->rpm_root) inv->rpm_root = vg_xstrdup(inv->root);
+    const char *argv[] = { "rpm", "-qa", "--root", inv->rpm_root, "--dbpath", db,
                            "--qf", "%{NAME}\\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\\t%{ARCH}\\n", NULL };
     struct vg_spawn_result r;
     int rc = vg_spawn(argv, NULL, NULL, RPM_TIMEOUT_MS, &r);
@@ -76,6 +80,7 @@ int vg_pkgdb_rpm_load(struct vg_inventory *inv)
     r.out = NULL;
     vg_rpm_parse(inv, inv->bufs[inv->nbufs - 1]);
     snprintf(inv->pkgdb_source, sizeof inv->pkgdb_source, "rpm:%s", db);
+    vg_strlcpy(inv->rpm_db, db, sizeof inv->rpm_db);
     vg_spawn_result_free(&r);
     return 0;
 }

@@ -2,9 +2,11 @@
  * `vigil audit --json` reports (files, or every *.json of a directory) and
  * renders, for each component, which versions run on how many nodes (nodes
  * that differ are version skew, a failure mode of its own), and the union of
- * CVE findings with the number of nodes each affects.  Options and the exit
+ * CVE findings with the number of nodes each affects.  Which nodes reported,
+ * and which did not or not lately, is fleet_nodes.c's.  Options and the exit
  * code are src/cmd/audit.c's. */
 #include "report/audit_report.h"
+#include "report/fleet_int.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -14,29 +16,6 @@
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
-
-struct variant {           /* one set of versions of a component on some nodes */
-    char *versions;        /* "12.2.2, 12.4.1" */
-    int nodes;
-};
-struct mcomp {
-    char *name;
-    struct variant *v;
-    int nv;
-};
-struct mfind {
-    char *id, *component, *fixed, *url;
-    enum vg_severity sev;
-    int nodes, last_node;
-};
-struct vg_fleet {
-    struct mcomp *c;
-    int nc;
-    struct mfind *f;
-    int nf;
-    char **nodes;
-    int nnodes;
-};
 
 static struct mcomp *comp_get(struct vg_fleet *fl, const char *name)
 {
@@ -124,6 +103,42 @@ int vg_fleet_add_json(struct vg_fleet *fl, const json_t *doc, const char *name, 
     return 0;
 }
 
+int vg_fleet_load(struct vg_fleet *fl, const json_t *doc, char *err, size_t errlen)
+{
+    const json_t *nodes = json_object_get(doc, "nodes"), *comps = json_object_get(doc, "components"),
+                 *finds = json_object_get(doc, "findings");
+    if (!json_is_array(nodes) || !json_is_array(comps) || !json_is_array(finds))
+        return snprintf(err, errlen, "field 'nodes'/'components'/'findings': not a merged audit"), -1;
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        fl->nodes = vg_xrealloc(fl->nodes, sizeof *fl->nodes * (size_t)(fl->nnodes + 1));
+        fl->nodes[fl->nnodes++] = vg_xstrdup(json_is_string(json_array_get(nodes, i))
+                                                 ? json_string_value(json_array_get(nodes, i)) : "?");
+    }
+    for (size_t i = 0; i < json_array_size(comps); i++) {
+        const json_t *c = json_array_get(comps, i), *vs = json_object_get(c, "versions");
+        const char *name = vg_json_str(c, "name", NULL);
+        if (!name || !json_is_array(vs)) return snprintf(err, errlen, "field 'components[%zu]': no name or versions", i), -1;
+        struct mcomp *m = comp_get(fl, name);
+        for (size_t j = 0; j < json_array_size(vs); j++) {
+            const json_t *v = json_array_get(vs, j);
+            variant_add(m, vg_json_str(v, "version", ""));
+            m->v[m->nv - 1].nodes = (int)json_integer_value(json_object_get(v, "nodes"));
+        }
+    }
+    for (size_t i = 0; i < json_array_size(finds); i++) {
+        const json_t *f = json_array_get(finds, i);
+        const char *id = vg_json_str(f, "id", NULL), *comp = vg_json_str(f, "component", NULL);
+        if (!id || !comp) return snprintf(err, errlen, "field 'findings[%zu]': no id or component", i), -1;
+        enum vg_severity sev = VG_SEV_NONE;
+        vg_severity_parse(vg_json_str(f, "severity", "none"), &sev);
+        fl->f = vg_xrealloc(fl->f, sizeof *fl->f * (size_t)(fl->nf + 1));
+        fl->f[fl->nf++] = (struct mfind){ vg_xstrdup(id), vg_xstrdup(comp), vg_xstrdup(vg_json_str(f, "fixed", "")),
+                                          vg_xstrdup(vg_json_str(f, "url", "")), sev,
+                                          (int)json_integer_value(json_object_get(f, "nodes")), -1 };
+    }
+    return vg_fleet_nodes_load(fl, doc, err, errlen);
+}
+
 static int add_report(struct vg_fleet *fl, const char *path, char *err, size_t errlen)
 {
     json_error_t e;
@@ -205,14 +220,18 @@ json_t *vg_fleet_json(struct vg_fleet *fl)
                         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "nodes", fl->nnodes, "skewed_components", vg_fleet_skewed(fl),
                                   "critical", sev[VG_SEV_CRITICAL], "high", sev[VG_SEV_HIGH], "medium", sev[VG_SEV_MEDIUM],
                                   "low", sev[VG_SEV_LOW]));
+    vg_fleet_nodes_json(fl, doc);
     return doc;
 }
 
 void vg_fleet_print(struct vg_fleet *fl, FILE *f, bool md)
 {
     fleet_sort(fl);
-    fprintf(f, "%svigil audit merge — %d nodes, %d components, %d with version skew, %d distinct findings\n",
+    fprintf(f, "%svigil audit merge — %d nodes, %d components, %d with version skew, %d distinct findings",
             md ? "## " : "", fl->nnodes, fl->nc, vg_fleet_skewed(fl), fl->nf);
+    if (fl->coverage) fprintf(f, ", %d stale, %d not reporting", fl->nstale, fl->nmissing);
+    fputc('\n', f);
+    vg_fleet_nodes_print(fl, f, md);
     static const char *const hc[] = { "COMPONENT", "VERSIONS", "NODES", "SKEW" };
     struct vg_table *t = vg_table_new(4, hc);
     for (int i = 0; i < fl->nc; i++)
@@ -252,6 +271,7 @@ void vg_fleet_free(struct vg_fleet *fl)
         free(fl->f[i].url);
     }
     for (int i = 0; i < fl->nnodes; i++) free(fl->nodes[i]);
+    vg_fleet_nodes_free(fl);
     free(fl->c);
     free(fl->f);
     free(fl->nodes);

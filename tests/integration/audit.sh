@@ -67,6 +67,34 @@ is "ubuntu2204-unpatched: the upstream CVE-2024-6387 is not reported twice" \
 check "table: EVIDENCE column with the USN" sh -c "$A --root $R/ubuntu2204-unpatched | grep -E '^openssh .*CVE-2024-6387 .*USN-6859-1' >/dev/null"
 check "markdown: Fixed by the distribution section" sh -c "$A --root $R/debian12-backport --format markdown | grep -q '^### Fixed by the distribution (7)'"
 
+# An rpm root (RHEL 9) whose openssh-server carries Red Hat's real changelog
+# (tests/fixtures/rhel9-rpm.changelogs): entry 8.7p1-42 names CVE-2024-6387.
+# The rpm program is wrapped to log its arguments: the changelogs are read in
+# one run, only for packages with an upstream-decided finding.
+mkdir -p "$T/rpm" "$T/bin"
+cp -r $R/rhel9-rpm/. "$T/rpm/"
+if sh tests/fixtures/make-rpmdb.sh "$T/rpm" tests/fixtures/rhel9-rpm.packages >/dev/null 2>&1; then
+    printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s/rpm.log"\nexec %s "$@"\n' "$T" "$(command -v rpm)" >"$T/bin/rpm"
+    chmod +x "$T/bin/rpm"
+    PATH="$T/bin:$PATH" $A --root "$T/rpm" --json --fail-on none >"$T/rpm.json"
+    is "rhel9-rpm: CVE-2024-6387 fixed per openssh's rpm changelog, not upstream" \
+       "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-6387") | [.evidence, .evidence_ref, .note] | join(" / ")' "$T/rpm.json")" \
+       "changelog / 8.7p1-42 / fixed by the distribution (changelog 8.7p1-42, rpm -q --changelog openssh-server)"
+    is "rhel9-rpm: CVE-2024-6387 is not a finding" "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/rpm.json")" 0
+    is "rhel9-rpm: CVE-2025-26465 (not in the changelog) stays upstream, backport possible" \
+       "$(jq -r '.findings[] | select(.id == "CVE-2025-26465") | .evidence + " " + (.backport_possible|tostring)' "$T/rpm.json")" \
+       "upstream true"
+    is "rhel9-rpm: one rpm run reads the changelogs" "$(grep -c -- '^-q .*--qf \*\*vigil' "$T/rpm.log")" 1
+    check "rhel9-rpm: openssh-server's changelog read" grep -q -- '^-q .*--qf \*\*vigil.* openssh-server' "$T/rpm.log"
+    check "rhel9-rpm: none read for packages without an upstream finding (rdma-core, nvidia-fabric-manager)" \
+        sh -c "! grep -E -- '^-q .*(rdma-core|nvidia-fabric-manager)' '$T/rpm.log'"
+    is "rhel9-rpm: a relative --root (rpm wants an absolute one) gives the same verdict" \
+       "$(cd "$T" && $A --root rpm --json --fail-on none | jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-6387") | .evidence_ref')" \
+       "8.7p1-42"
+else
+    for n in 1 2 3 4 5 6 7; do skip "rhel9-rpm: rpm/rpmbuild not installed"; done
+fi
+
 # The acceptance test: on this machine, no finding that the package's own changelog refutes.
 if [ -r /var/lib/dpkg/status ] && [ -d /usr/share/doc ]; then
     $VIGIL audit --json --fail-on none >"$T/self.json" 2>/dev/null

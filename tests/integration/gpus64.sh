@@ -41,6 +41,7 @@ check "every node's audit report reached the controller" sh -c \
 curl -s -H "Authorization: Bearer $(cat "$RT")" "$VIGIL_CONTROLLER/v1/audit" >"$T/fleet.json"
 is "GET /v1/audit: merged over the nine nodes" "$(jq -r '.nodes | length' "$T/fleet.json")" 9
 is "GET /v1/audit: when each node reported" "$(jq -r '.reported | length' "$T/fleet.json")" 9
+is "GET /v1/audit: every node Slurm knows reported, none stale" "$(jq -c '[.not_reporting, .stale]' "$T/fleet.json")" '[[],[]]'
 "$VIGIL" audit fleet --controller "$VIGIL_CONTROLLER" --read-token-file "$RT" --json --fail-on none >"$T/fleet2.json" 2>"$T/fleet2.err"
 is "vigil audit fleet: exit 0" "$?" 0
 is "vigil audit fleet: the same nodes" "$(jq -r '.nodes | length' "$T/fleet2.json")" 9

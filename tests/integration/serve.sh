@@ -2,12 +2,15 @@
 # serve.sh — `vigil serve` as a real process: token and MUNGE authentication
 # (a private munged), replay rejection, and durability: the controller is
 # killed with SIGKILL in the middle of a stream of events, restarted, and every
-# event it had acknowledged (HTTP 202) is still in its store.
+# event it had acknowledged (HTTP 202) is still in its store.  The fleet
+# audit's coverage: nodes the scheduler (the Kubernetes API double) or the
+# heartbeats know that sent no audit report, and reports gone stale.
 . "$(dirname "$0")/lib.sh"
 T=$(mktemp -d /tmp/vigil-serve-XXXXXX)
-SERVE_PID= MUNGED_PID=
+SERVE_PID= MUNGED_PID= KAPI_PID=
 cleanup() {
     [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null
+    [ -n "$KAPI_PID" ] && kill "$KAPI_PID" 2>/dev/null
     [ -n "$MUNGED_PID" ] && kill "$MUNGED_PID" 2>/dev/null
     wait 2>/dev/null
     rm -rf "$T"
@@ -69,6 +72,56 @@ is "a delivery repeated after the restart is a duplicate" \
     "$(curl -s -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" -H 'X-Vigil-Nonce: z' \
        --data-binary "$(event 1)" "$URL/v1/events" | grep -o '"duplicates":1')" '"duplicates":1'
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
+
+# The fleet audit's coverage.  The scheduler is the Kubernetes API double
+# (nodes n1..n5); reports are real `vigil audit --json` output posted as an
+# agent does; a heartbeat from n9 makes it known too; reports are stale after 2 s.
+KAPI=build/tests/kapi
+if [ -x "$KAPI" ]; then
+    "$KAPI" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --log "$T/api.log" 2>>"$T/kapi.err" &
+    KAPI_PID=$!
+    i=0; while [ ! -s "$T/kport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: d\n  cluster:\n    server: http://127.0.0.1:%s\n' \
+        "$(cat "$T/kport")" >"$T/kc"
+    printf 'contexts:\n- name: d\n  context: {cluster: d, user: u}\ncurrent-context: d\nusers:\n- name: u\n  user: {}\n' >>"$T/kc"
+    start_serve --auth token --token-file "$T/token" --read-token-file "$T/read.token" --orchestrator k8s \
+        --orch-config "$T/kc" --heartbeat 60 --audit-stale 2
+    "$VIGIL" audit --root tests/fixtures/roots/clean-current --json >"$T/clean.json"
+    post_json() { # path body → HTTP status
+        curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $(cat "$T/token")" \
+            -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: $(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" \
+            -H 'Content-Type: application/json' --data-binary "$2" "$URL$1"
+    }
+    report() { post_json /v1/inventory "{\"node\":\"$1\",\"report\":$(cat "$T/clean.json")}"; }
+    fleet() { "$VIGIL" audit fleet --controller "$URL" --read-token-file "$T/read.token" "$@"; }
+    is "fleet: n1 and n2 send their reports" "$(report n1) $(report n2)" "200 200"
+    fleet --json >"$T/f1.json"
+    is "fleet: the scheduler's n3 n4 n5 are not reporting" "$(jq -r '.not_reporting | join(" ")' "$T/f1.json")" "n3 n4 n5"
+    is "fleet: no report stale yet" "$(jq -r '.stale | length' "$T/f1.json")" 0
+    is "fleet: when n1 and n2 reported" "$(jq -r '.reported | keys | join(" ")' "$T/f1.json")" "n1 n2"
+    is "fleet: the summary counts them" "$(jq -c '.summary | [.stale, .not_reporting]' "$T/f1.json")" "[0,3]"
+    is "fleet: nodes not reporting make the exit 1 (no finding, no skew)" "$(fleet --fail-on none >/dev/null 2>&1; echo $?)" 1
+    is "fleet: a heartbeat from n9 makes it known" "$(post_json /v1/heartbeat '{"node":"n9"}')" 200
+    for n in n3 n4 n5; do report $n >/dev/null; done
+    sleep 2.5
+    report n1 >/dev/null
+    fleet --json >"$T/f2.json"
+    is "fleet: n9 (heartbeats only) is not reporting" "$(jq -r '.not_reporting | join(" ")' "$T/f2.json")" "n9"
+    is "fleet: n2..n5, older than --audit-stale 2, are stale; n1 is not" "$(jq -r '.stale | join(" ")' "$T/f2.json")" \
+        "n2 n3 n4 n5"
+    is "fleet: the controller's own document says the same" \
+        "$(curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "$URL/v1/audit" | jq -c '[.stale_after_s, .not_reporting, (.stale | length)]')" \
+        '[2,["n9"],4]'
+    fleet >"$T/f2.txt"
+    check "fleet table: a section lists them" grep -q '^Nodes without a current audit' "$T/f2.txt"
+    check "fleet table: n9 not reporting, never" grep -Eq '^n9 +not reporting +never' "$T/f2.txt"
+    check "fleet table: n2 stale with its last report's time" grep -Eq '^n2 +stale \(older than 2 s\) +20[0-9-]+T' "$T/f2.txt"
+    check "fleet markdown: the section" sh -c "'$VIGIL' audit fleet --controller '$URL' --read-token-file '$T/read.token' --format markdown | grep -q '^### Nodes without a current audit'"
+    kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
+    exits_with "serve: a bad --audit-stale is an input error" 2 "$VIGIL" serve --audit-stale 0 --db "$T/x.db" --auth none
+else
+    skip "fleet coverage: build/tests/kapi not built (make integration)"
+fi
 
 # MUNGE: a private munged with its own key.
 if command -v munged >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -214,7 +214,7 @@ static void test_rhel9_rpm(void **state)
     assert_string_equal(c->package, "kmod-nvidia-open-dkms");
     c = expect(&inv, "glibc", "2.34-100.el9_4.2", "rpm:/var/lib/rpm");
     assert_string_equal(c->upstream, "2.34");
-    c = expect(&inv, "openssh", "8.7p1-38.el9", "rpm:/var/lib/rpm");
+    c = expect(&inv, "openssh", "8.7p1-43.el9", "rpm:/var/lib/rpm");
     assert_string_equal(c->package, "openssh-server");
     expect(&inv, "nccl", "2.21.5-1+cuda12.4", "rpm:/var/lib/rpm");
     expect(&inv, "fabricmanager", "550.90.07-1", "rpm:/var/lib/rpm");
