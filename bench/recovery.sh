@@ -55,3 +55,4 @@ printf 'in-allocation spare (vigil launch, 2 + 1 nodes, %s XID 79 runs; median p
 ir=$(stat "$T/vigil-inalloc.json" restart | cut -d' ' -f1)
 awk -v i="$ir" -v v="$vr" 'BEGIN { if (i + 0 > 0 && v + 0 > 0) printf "ratio: job running again, in-allocation spare / requeue path = %.2f; / requeue floor (6 s) = %.2f (goal <= 0.33)\n", i / v, i / 6 }'
 echo "in-allocation restarts that fell back to a requeue: $(jq '[.runs[] | select(.restart.how == "requeue")] | length' "$T/vigil-inalloc.json")"
+jq -r '.runs[] | select(.message != null) | "in-allocation run \(.run): \(.message)"' "$T/vigil-inalloc.json" 2>/dev/null

@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (vg_slurm_parse_nodes(text, &n, &k) == 0) free(n);
     struct vg_job_state j;
     vg_slurm_parse_job(text, &j);
-    long *ids;
-    if (vg_slurm_parse_jobids(text, &ids, &k) == 0) free(ids);
+    struct vg_job_brief *jobs;
+    if (vg_slurm_parse_jobs(text, &jobs, &k) == 0) free(jobs);
     static struct vg_sdiag d;
     vg_slurm_parse_sdiag(text, &d);
     free(text);

@@ -157,22 +157,30 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
     return 0;
 }
 
-int vg_slurm_parse_jobids(const char *text, long **jobs, size_t *njobs)
+int vg_slurm_parse_jobs(const char *text, struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
     *njobs = 0;
     char *copy = vg_xstrdup(text), *save = NULL;
     int rc = 0;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *t = vg_trim(line);
-        long id;
+        char *t = vg_trim(line), *rest = t + strcspn(t, " ");
         if (!*t) continue;
+        if (*rest) *rest++ = 0;
+        long id;
         if (!vg_parse_long(t, &id) || id <= 0) { rc = -1; break; }
         size_t i = 0;
-        while (i < *njobs && (*jobs)[i] != id) i++;
+        while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
         *jobs = vg_xrealloc(*jobs, (*njobs + 1) * sizeof **jobs);
-        (*jobs)[(*njobs)++] = id;
+        struct vg_job_brief *j = &(*jobs)[(*njobs)++];
+        memset(j, 0, sizeof *j);
+        j->id = id;
+        rest = vg_trim(rest);
+        size_t hl = strcspn(rest, " ");
+        snprintf(j->batch_host, sizeof j->batch_host, "%.*s", (int)hl, rest);
+        const char *c = vg_trim(rest + hl);
+        vg_strlcpy(j->comment, strcmp(c, "(null)") ? c : "", sizeof j->comment);
     }
     free(copy);
     if (rc) { free(*jobs); *jobs = NULL; *njobs = 0; }
@@ -279,19 +287,20 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
     return rc;
 }
 
-int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs)
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
+                     size_t *njobs)
 {
     *jobs = NULL;
     *njobs = 0;
     if (!n) return 0;
     char *names = join_nodes(s, "", nodes, n);
     if (!names) return -1;
-    const char *argv[] = { "squeue", "-h", "-o", "%A", "-t", "RUNNING,COMPLETING", "-w", names, NULL };
+    const char *argv[] = { "squeue", "-h", "-o", "%A %B %k", "-t", "RUNNING,COMPLETING", "-w", names, NULL };
     struct vg_spawn_result r;
     int rc = run(s, argv, &r);
     free(names);
     if (rc) return -1;
-    rc = vg_slurm_parse_jobids(r.out, jobs, njobs);
+    rc = vg_slurm_parse_jobs(r.out, jobs, njobs);
     if (rc) fail(s, "squeue: unexpected output '%.80s'%s", r.out, "");
     vg_spawn_result_free(&r);
     return rc;

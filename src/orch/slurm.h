@@ -38,8 +38,16 @@ int vg_slurm_nodes(struct vg_slurm *s, const char *nodelist, struct vg_node_stat
  * all nodes.  reason is required for drain/down and must start with "vigil:". */
 int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, const char *state,
                        const char *reason);
+/* A running job as `squeue -h -o "%A %B %k"` shows it: enough to tell it
+ * (orch tell, vigil launch) without another call. */
+struct vg_job_brief {
+    long id;
+    char batch_host[64];   /* "" when the line has no more than the id */
+    char comment[128];     /* "(null)" mapped to "" */
+};
 /* Job ids running (or completing) on any of the nodes: one squeue call. */
-int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, long **jobs, size_t *njobs);
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
+                     size_t *njobs);
 /* One `scontrol requeue` for all the jobs. */
 int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n);
 
@@ -70,8 +78,9 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text);
 /* The parsers behind the calls, on the commands' text (tests and fuzzing). */
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
-/* One job id per line (squeue -h -o %A); duplicates dropped; -1 on a bad line. */
-int vg_slurm_parse_jobids(const char *text, long **jobs, size_t *njobs);
+/* One job per line: "ID [BATCHHOST [COMMENT…]]" (squeue -h -o "%A %B %k");
+ * duplicates dropped; -1 on a bad line. */
+int vg_slurm_parse_jobs(const char *text, struct vg_job_brief **jobs, size_t *njobs);
 
 /* The nodes of a reservation (`scontrol show reservation NAME -o`, one call),
  * expanded.  Returns 0 when it exists, 1 when it does not (*n = 0), -1 on error. */

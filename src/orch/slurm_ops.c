@@ -19,6 +19,8 @@
 struct slurm_priv {
     struct vg_slurm s;
     char conf[1024];
+    struct vg_job_brief *seen;   /* the last jobs_on listing: tell reads it, not Slurm again */
+    size_t nseen;
 };
 
 static struct vg_slurm *S(struct vg_orch *o) { return &((struct slurm_priv *)o->priv)->s; }
@@ -49,7 +51,12 @@ static int sl_open(struct vg_orch *o, const struct vg_orch_conf *c)
     return 0;
 }
 
-static void sl_close(struct vg_orch *o) { free(o->priv); }
+static void sl_close(struct vg_orch *o)
+{
+    struct slurm_priv *p = o->priv;
+    if (p) free(p->seen);
+    free(p);
+}
 
 static void to_node(const struct vg_node_state *in, struct vg_orch_node *out)
 {
@@ -99,19 +106,21 @@ static int sl_resume(struct vg_orch *o, const char *const *nodes, size_t n)
 
 static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs)
 {
-    long *ids;
+    struct slurm_priv *p = o->priv;
+    struct vg_job_brief *js;
     size_t k;
     *jobs = NULL;
     *njobs = 0;
-    if (vg_slurm_jobs_on(S(o), nodes, n, &ids, &k)) return done(o, -1);
+    if (vg_slurm_jobs_on(S(o), nodes, n, &js, &k)) return done(o, -1);
     *jobs = vg_xcalloc(k + 1, sizeof **jobs);
     for (size_t i = 0; i < k; i++) {
         char id[32];
-        snprintf(id, sizeof id, "%ld", ids[i]);
+        snprintf(id, sizeof id, "%ld", js[i].id);
         (*jobs)[i] = vg_xstrdup(id);
     }
     *njobs = k;
-    free(ids);
+    free(p->seen);
+    p->seen = js, p->nseen = k;
     return done(o, 0);
 }
 
@@ -135,16 +144,25 @@ static int sl_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
  * the launcher, unless the batch host itself failed. */
 static int sl_tell(struct vg_orch *o, const char *job, const char *const *nodes, size_t n)
 {
+    struct slurm_priv *p = o->priv;
     long jid;
     if (!job_id(job, &jid)) return vg_orch_fail(o, "tell: '%s' is not a Slurm job id", job);
-    struct vg_job_state js;
-    if (vg_slurm_job(S(o), jid, &js)) return done(o, -1);
+    struct vg_job_brief b = { .id = 0 };
+    for (size_t i = 0; i < p->nseen && !b.id; i++)
+        if (p->seen[i].id == jid) b = p->seen[i];   /* listed by jobs_on a moment ago */
+    if (!b.id) {
+        struct vg_job_state js;
+        if (vg_slurm_job(S(o), jid, &js)) return done(o, -1);
+        b.id = jid;
+        vg_strlcpy(b.batch_host, js.batch_host, sizeof b.batch_host);
+        vg_strlcpy(b.comment, js.comment, sizeof b.comment);
+    }
     long k;
-    if (!vg_startswith(js.comment, VG_INALLOC_COMMENT) || !vg_parse_long(js.comment + strlen(VG_INALLOC_COMMENT), &k) ||
+    if (!vg_startswith(b.comment, VG_INALLOC_COMMENT) || !vg_parse_long(b.comment + strlen(VG_INALLOC_COMMENT), &k) ||
         k < 1)
         return done(o, 0);
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(nodes[i], js.batch_host)) return done(o, 0);   /* the launcher went with it */
+        if (!strcmp(nodes[i], b.batch_host)) return done(o, 0);   /* the launcher went with it */
     return done(o, vg_slurm_signal_batch(S(o), jid, "USR1") ? -1 : 1);
 }
 

@@ -122,23 +122,32 @@ static void test_job(void **state)
 static void test_jobids(void **state)
 {
     (void)state;
-    char *t = fixture("squeue-ids.txt");
-    long *ids;
+    char *t = fixture("squeue-ids.txt");   /* squeue -h -o %A: ids alone */
+    struct vg_job_brief *j;
     size_t n;
-    assert_int_equal(vg_slurm_parse_jobids(t, &ids, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs(t, &j, &n), 0);
     assert_int_equal(n, 1);
-    assert_int_equal(ids[0], 2);
-    free(ids);
+    assert_int_equal(j[0].id, 2);
+    assert_string_equal(j[0].batch_host, "");
+    free(j);
     free(t);
-    assert_int_equal(vg_slurm_parse_jobids("7\n9\n7\n\n", &ids, &n), 0);
+    t = fixture("squeue-brief.txt");       /* squeue -h -o "%A %B %k" */
+    assert_int_equal(vg_slurm_parse_jobs(t, &j, &n), 0);
     assert_int_equal(n, 2);
-    assert_int_equal(ids[1], 9);
-    free(ids);
-    assert_int_equal(vg_slurm_parse_jobids("7\n12_3\n", &ids, &n), -1);
-    assert_null(ids);
+    assert_string_equal(j[0].batch_host, "n1");
+    assert_string_equal(j[0].comment, "vigil:spares=1");
+    assert_string_equal(j[1].comment, "nightly eval run");   /* a comment with blanks */
+    free(j);
+    free(t);
+    assert_int_equal(vg_slurm_parse_jobs("7 n1 (null)\n9\n7 n2 x\n\n", &j, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(j[0].comment, "");
+    assert_int_equal(j[1].id, 9);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs("7\n12_3 n1\n", &j, &n), -1);
+    assert_null(j);
 }
 
-/* Refused calls spawn nothing: s.calls stays 0 and err names the fault. */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -152,7 +161,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(s.err, "invalid node name"));
     assert_int_equal(vg_slurm_set_state(&s, ok, 2, "drain", "vigil: two\nlines"), -1);
     assert_int_equal(vg_slurm_set_state(&s, ok, 0, "drain", "vigil: none"), 0);
-    long *jobs;
+    struct vg_job_brief *jobs;
     size_t nj;
     assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, &jobs, &nj), -1);
     struct vg_node_state *ns;
