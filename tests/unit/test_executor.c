@@ -4,8 +4,8 @@
  * incidents that never touch the scheduler, ownership, the breaker, the
  * domain rule, a scheduler that is down (failed, retried, then isolated),
  * restart recovery of failed incidents, repair and return, the repair ladder
- * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket),
- * and a bounded stop. */
+ * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket)
+ * and its counters and histograms in /metrics, and a bounded stop. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -117,6 +117,19 @@ static bool has_step(struct fx *f, int64_t id, const char *step)
     return yes;
 }
 
+/* Whether the executor's /metrics lines hold line (a whole line). */
+static bool metric_line(struct fx *f, const char *line)
+{
+    struct sbuf m = SBUF_INIT;
+    vg_executor_metrics(f->x, &m);
+    char want[256];
+    snprintf(want, sizeof want, "\n%s\n", line);
+    bool yes = strstr(m.s, want) != NULL;
+    if (!yes) print_message("no line '%s' in:\n%s", line, m.s);
+    sbuf_free(&m);
+    return yes;
+}
+
 static void assert_state_prefix(struct fx *f, int64_t id, const char *prefix)
 {
     char *s = state_of(f, id);
@@ -146,6 +159,8 @@ static void test_down_requeue_promote(void **state)
     assert_true(has_step(f, id, "isolated"));
     assert_true(has_step(f, id, "jobs_requeued"));
     assert_true(has_step(f, id, "spare_promoted"));
+    assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_fault_to_isolated_seconds_count 1"));
 }
 
 static void test_unreachable_node_goes_down_first(void **state)
@@ -329,6 +344,10 @@ static void test_repair_and_return(void **state)
     assert_false(fake_node("n2")->down);
     assert_int_equal(fake.npool, 1);
     assert_string_equal(fake.pool[0], "n2");   /* n8 went to production, n2 became the spare */
+    assert_true(metric_line(f, "vigil_detected_to_returned_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_repair_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_health_checks_total{result=\"passed\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"remediate\",result=\"ok\"} 1"));
 }
 
 /* Waits until the incident's state starts with prefix (the repair thread). */
@@ -362,6 +381,12 @@ static void test_ladder_climbs(void **state)
     assert_true(has_step(f, id, "remediated"));
     assert_true(has_step(f, id, "returned"));
     assert_false(fake_node("n2")->down);
+    /* per rung and result: the reset failed, the reboot held, the power cycle never ran */
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reset\",result=\"failed\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reset\",result=\"ok\"} 0"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reboot\",result=\"ok\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"power-cycle\",result=\"ok\"} 0"));
+    assert_true(metric_line(f, "vigil_rma_handoffs_total 0"));
 }
 
 /* Every rung tried, the health check never passes: the RMA ticket, with the
@@ -392,6 +417,10 @@ static void test_ladder_exhausted_rma(void **state)
     assert_int_equal(vg_json_int(ev, "id", 0), id);
     assert_true(json_is_object(json_object_get(json_object_get(ev, "steps"), "isolated")));
     json_decref(t);
+    assert_true(metric_line(f, "vigil_rma_handoffs_total 1"));
+    assert_true(metric_line(f, "vigil_rma_handoff_failures_total 0"));
+    assert_true(metric_line(f, "vigil_health_checks_total{result=\"failed\"} 2"));
+    assert_true(metric_line(f, "vigil_detected_to_returned_seconds_count 0"));
     unlink(path);
     rmdir(dir);
 }
