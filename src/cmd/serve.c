@@ -16,6 +16,7 @@
 #include "catalog/catalog.h"
 #include "wire/auth.h"
 #include "controller/executor.h"
+#include "controller/fleetview.h"
 #include "controller/policy.h"
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
@@ -62,6 +63,7 @@ struct serve {
     struct vg_heartbeats *hb;
     const struct vg_catalog *cat;
     struct vg_store *reader;
+    struct vg_fleetview *view;
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -148,6 +150,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
     if (s->reader) incident_states(s->reader, out);
+    if (s->view) vg_fleetview_metrics(s->view, out);
 }
 
 /* The kinds the catalog knows, each once (the intake's vocabulary). */
@@ -349,9 +352,7 @@ int cmd_serve(int argc, char **argv)
     hopts.reader = rstore;
     hopts.audits = astore;
     struct serve sv = { .cat = cat, .reader = rstore };
-    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .orchestrator = orchestrator,
-                                 .oc = { .config = orch_config, .timeout_ms = 5000 } };
-    vg_serve_fleet_init(&sf);
+    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .view = &sv.view };
     hopts.fleet = vg_serve_fleet;
     hopts.fleet_ctx = &sf;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
@@ -364,6 +365,15 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     sv.exec = vg_executor_start(store, &policy, orch, act);
     struct vg_executor *exec = sv.exec;
+    /* the dashboard reads the node list through a handle of its own, with a
+     * short timeout, so it never waits behind (or delays) an action */
+    struct vg_orch_conf voc = oc;
+    voc.timeout_ms = 2000;
+    struct vg_orch *view_orch = vg_orch_open(orchestrator, &voc, err, sizeof err);
+    if (!view_orch) vg_warn("serve: the dashboard will not read the scheduler: %s", err);
+    sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
+        .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
+    hopts.view = sv.view;
     struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
@@ -399,8 +409,9 @@ int cmd_serve(int argc, char **argv)
         vg_http_stop(http);
     }
     vg_orch_close(hb_orch);
-    vg_serve_fleet_free(&sf);
     vg_executor_stop(exec);
+    vg_fleetview_free(sv.view);
+    vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);
     vg_store_close(rstore);

@@ -2,66 +2,31 @@
  * the agents sent (POST /v1/inventory), merged as `vigil audit merge` does,
  * with when each node reported; a report older than --audit-stale is stale,
  * and a node the controller knows but never heard an audit from is "not
- * reporting".  The controller knows a node from its scheduler's node list
- * (read at most once a minute, through an orchestrator of its own: the
- * controller never polls slurmctld per request) and from the agents'
+ * reporting".  The controller knows a node from the dashboard's view of
+ * the fleet (the scheduler's node list, read at most every few seconds
+ * whatever the requests, and the nodes with incidents) and from the agents'
  * heartbeats.  A scheduler that cannot be read leaves the heartbeats. */
 #include "cmd/serve_fleet.h"
+#include "controller/fleetview.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
-#include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHED_CACHE_MS 60000
-
-void vg_serve_fleet_init(struct vg_serve_fleet *sf) { pthread_mutex_init(&sf->lock, NULL); }
-
-static void sched_clear(struct vg_serve_fleet *sf)
+/* The names of the nodes the dashboard's view knows (the scheduler's list,
+ * read at most every few seconds, and the nodes with incidents). */
+static size_t view_nodes(struct vg_fleetview *v, char ***out)
 {
-    for (size_t i = 0; i < sf->nsched; i++) free(sf->sched[i]);
-    free(sf->sched);
-    sf->sched = NULL;
-    sf->nsched = 0;
-}
-
-void vg_serve_fleet_free(struct vg_serve_fleet *sf)
-{
-    sched_clear(sf);
-    vg_orch_close(sf->orch);
-    sf->orch = NULL;
-    pthread_mutex_destroy(&sf->lock);
-}
-
-/* The scheduler's node names, read again when older than a minute (under sf->lock). */
-static void sched_refresh(struct vg_serve_fleet *sf)
-{
-    int64_t now = vg_mono_ms();
-    if (sf->sched_at && now - sf->sched_at < SCHED_CACHE_MS) return;
-    sf->sched_at = now;
-    char err[256];
-    if (!sf->orch && !sf->orch_failed) {
-        sf->orch = vg_orch_open(sf->orchestrator, &sf->oc, err, sizeof err);
-        if (!sf->orch) {
-            sf->orch_failed = true;
-            vg_warn("serve: fleet audit: %s; nodes are known from heartbeats only", err);
-        }
-    }
-    if (!sf->orch || !sf->orch->ops->nodes) return;
-    struct vg_orch_node *nodes = NULL;
-    size_t n = 0;
-    if (sf->orch->ops->nodes(sf->orch, NULL, 0, &nodes, &n)) {
-        vg_warn("serve: fleet audit: the scheduler's node list: %s (kept: %zu nodes read before)", sf->orch->err,
-                sf->nsched);
-        free(nodes);
-        return;
-    }
-    sched_clear(sf);
-    sf->sched = vg_xcalloc(n ? n : 1, sizeof *sf->sched);
-    for (size_t i = 0; i < n; i++) sf->sched[sf->nsched++] = vg_xstrdup(nodes[i].name);
-    free(nodes);
+    json_t *nodes = v ? vg_fleetview_nodes(v) : NULL;
+    size_t n = json_array_size(nodes), k = 0, i;
+    json_t *nd;
+    *out = vg_xcalloc(n + 1, sizeof **out);
+    json_array_foreach(nodes, i, nd)
+        if (*vg_json_str(nd, "node", "")) (*out)[k++] = vg_xstrdup(vg_json_str(nd, "node", ""));
+    json_decref(nodes);
+    return k;
 }
 
 json_t *vg_serve_fleet(void *ctx, json_t *reports)
@@ -80,19 +45,16 @@ json_t *vg_serve_fleet(void *ctx, json_t *reports)
         }
     }
     json_decref(reports);
-    char **beat = NULL;
+    char **beat = NULL, **sched;
     size_t nbeat = vg_heartbeats_nodes(sf->hb ? __atomic_load_n(sf->hb, __ATOMIC_ACQUIRE) : NULL, &beat);
-    pthread_mutex_lock(&sf->lock);
-    sched_refresh(sf);
-    size_t nknown = sf->nsched + nbeat;
-    const char **known = vg_xcalloc(nknown ? nknown : 1, sizeof *known);
-    for (size_t k = 0; k < sf->nsched; k++) known[k] = sf->sched[k];
-    for (size_t k = 0; k < nbeat; k++) known[sf->nsched + k] = beat[k];
-    vg_fleet_coverage(fl, known, nknown, vg_now_ms(), sf->stale_after_ms);
-    pthread_mutex_unlock(&sf->lock);
+    size_t nsched = view_nodes(sf->view ? __atomic_load_n(sf->view, __ATOMIC_ACQUIRE) : NULL, &sched);
+    const char **known = vg_xcalloc(nsched + nbeat + 1, sizeof *known);
+    for (size_t k = 0; k < nsched; k++) known[k] = sched[k];
+    for (size_t k = 0; k < nbeat; k++) known[nsched + k] = beat[k];
+    vg_fleet_coverage(fl, known, nsched + nbeat, vg_now_ms(), sf->stale_after_ms);
     free(known);
-    for (size_t k = 0; k < nbeat; k++) free(beat[k]);
-    free(beat);
+    vg_strv_free(beat, nbeat);
+    vg_strv_free(sched, nsched);
     json_t *doc = vg_fleet_json(fl);
     vg_fleet_free(fl);
     return doc;

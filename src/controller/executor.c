@@ -244,6 +244,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             if (x->policy->ladder.nrung || x->policy->healthcheck) {
                 struct item *r = vg_xcalloc(1, sizeof *r);
                 *r = *it;
+                vg_exec_repairing(x, r->incident, true);
                 vg_exec_push(&x->repair, r);
             }
         } else {
@@ -319,8 +320,10 @@ static bool reconcile(struct vg_executor *x)
         }
         for (size_t k = 0; k < nn; k++)
             if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
-                vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, vg_now_ms(),
+                int64_t now = vg_now_ms();
+                vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, now,
                               "back in service outside vigil (resumed by someone else)");
+                vg_exec_observe_mttr(x, inc, now);
                 vg_store_set_state(x->store, vg_json_int(inc, "id", 0), "closed");
             }
     }
@@ -370,7 +373,10 @@ static void *repair_main(void *arg)
     bool stopped = false;
     while (!stopped) {
         struct item *batch = take_all(&x->repair, -1, &stopped);
-        for (struct item *it = batch; it && !stopped; it = it->next) vg_remedy_repair(x, it);
+        for (struct item *it = batch; it && !stopped; it = it->next) {
+            vg_remedy_repair(x, it);
+            vg_exec_repairing(x, it->incident, false);
+        }
         free_items(batch);
     }
     return NULL;
@@ -423,7 +429,9 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
     pthread_mutex_init(&x->pool_lock, NULL);
     pthread_mutex_init(&x->orch_lock, NULL);
     vg_histogram_init(&x->to_isolated);
+    vg_histogram_init(&x->to_requeued);
     vg_histogram_init(&x->repair_s);
+    vg_histogram_init(&x->mttr);
     requeue_pending(x);
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
@@ -480,8 +488,14 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 x->returned, o, x->orch->calls, o, x->reconcile_calls, x->npool);
     vg_histogram_print(&x->to_isolated, "vigil_fault_to_isolated_seconds",
                        "From the fault's time (as the node logged it) to the node isolated.", out);
+    vg_histogram_print(&x->to_requeued, "vigil_fault_to_requeued_seconds",
+                       "From the fault's time to its node's jobs requeued (the scheduler restarts them).", out);
     vg_histogram_print(&x->repair_s, "vigil_repair_seconds",
                        "From the node isolated to back in service through the health check (MTTR's repairs).", out);
+    vg_histogram_print(&x->mttr, "vigil_detected_to_returned_seconds",
+                       "MTTR: from the incident detected to its node back in service (by vigil or by someone else).",
+                       out);
+    vg_executor_ladder_metrics(x, out);
 }
 
 void vg_executor_stop(struct vg_executor *x)
@@ -500,6 +514,7 @@ void vg_executor_stop(struct vg_executor *x)
         return;
     }
     free_items(x->repair.head);
+    free(x->repairing);
     for (size_t i = 0; i < x->npool; i++) free(x->pool[i]);
     free(x->pool);
     vg_isolation_log_free(&x->log);

@@ -36,8 +36,13 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
                                       bool act);
 /* Queues a new incident (called from the intake; returns at once). */
 void vg_executor_submit(struct vg_executor *x, int64_t incident, const struct vg_event *e);
-/* Prometheus lines: actions taken, holds, retries pending, orchestrator calls. */
+/* Prometheus lines: actions taken, holds, retries pending, orchestrator
+ * calls, the latency histograms and the repair ladder's counters. */
 void vg_executor_metrics(struct vg_executor *x, struct sbuf *out);
+/* What it holds now (executor_view.c): {acting, spare_pool, pool [nodes],
+ * repairing [incident ids queued for or in repair], breaker {percent,
+ * window_s, isolations_in_window, holds_total}}. */
+json_t *vg_executor_view(struct vg_executor *x);
 /* Waits until the queue is empty and no retry is pending, at most timeout_ms;
  * true when idle (tests). */
 bool vg_executor_idle(struct vg_executor *x, int timeout_ms);

@@ -43,7 +43,14 @@ struct vg_executor {
     unsigned long actions, holds, recorded, failures, retried, returned;
     unsigned reconcile_calls;  /* of orch->calls: spent noticing nodes resumed outside vigil */
     struct vg_histogram to_isolated;  /* the signal's time → the node isolated */
+    struct vg_histogram to_requeued;  /* the signal's time → its jobs requeued */
     struct vg_histogram repair_s;     /* isolated → back in service through the health check */
+    struct vg_histogram mttr;         /* detected → returned (by vigil or by someone else) */
+    /* the repair ladder, per rung of the policy (its index in ladder.rung); atomics */
+    unsigned long rung_ok[VG_RUNGS_MAX], rung_failed[VG_RUNGS_MAX];
+    unsigned long checks_passed, checks_failed, rma_handoffs, rma_failed;
+    int64_t *repairing;               /* incidents queued for or in repair (under pool_lock) */
+    size_t nrepairing;
 };
 
 /* One incident being acted on: the decision and what the steps did. */
@@ -80,5 +87,11 @@ int vg_pool_sync(struct vg_executor *x);
 bool vg_in_list(char *const *v, size_t n, const char *s);
 void vg_exec_state(struct vg_executor *x, int64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void vg_exec_push(struct queue *q, struct item *it);
+/* executor_view.c: marks an incident as queued for or in repair (on) or done. */
+void vg_exec_repairing(struct vg_executor *x, int64_t id, bool on);
+/* The repair ladder's counters in Prometheus lines. */
+void vg_executor_ladder_metrics(struct vg_executor *x, struct sbuf *out);
+/* One observation of detected → returned for incident inc (the store's JSON). */
+void vg_exec_observe_mttr(struct vg_executor *x, const json_t *inc, int64_t returned_ms);
 
 #endif

@@ -6,14 +6,16 @@
  *                       first; limit 1..1000 (default 100); a full page has a
  *                       Link: <…before=ID>; rel="next" header (the cursor)
  *   GET  /v1/incidents/ID                        → one incident
- *   GET  /v1/nodes                               → per-node summary
+ *   GET  /v1/nodes      every node known, with its domain and state
+ *                       (fleetview.h); without a view: per-node incident counts
+ *   GET  /v1/summary    the dashboard's data (fleetview.h); 404 without a view
  *   POST /v1/inventory  {"node", "report": <vigil audit --json>} from an agent,
  *                       authenticated like a message → 200; the latest per node kept
  *   GET  /v1/audit      the fleet's audit merged (version skew, findings with
  *                       node counts, when each node reported, stale reports,
  *                       known nodes not reporting); ?raw=1: [{node, at, report}]
  *   GET  /metrics                                → Prometheus text format
- *   GET  /                                       → HTML: the open incidents
+ *   GET  /                                       → the live dashboard (dashboard.h)
  *   GET  /healthz                                → "ok" (no credentials)
  * Reads need the read token (Authorization: Bearer, or the HttpOnly cookie
  * `/?token=` sets); the agents' credentials do not grant them.
@@ -30,6 +32,8 @@
 #include "controller/ingest.h"
 #include <stddef.h>
 
+struct vg_fleetview;
+
 struct vg_http_opts {
     const char *listen;           /* "ADDR:PORT" (PORT 0 picks a free one) */
     const char *read_token;       /* NULL: reads are open only with auth none */
@@ -44,6 +48,7 @@ struct vg_http_opts {
     /* merges [{node, at, report}] (takes the reference) with the nodes ctx knows */
     json_t *(*fleet)(void *ctx, json_t *reports);
     void *fleet_ctx;
+    struct vg_fleetview *view;    /* nodes and the summary (fleetview.h); NULL: none */
 };
 
 

@@ -1,15 +1,19 @@
 /* httpread.c — the controller's read endpoints: incidents (paginated),
- * nodes, metrics, the dashboard page, healthz; each but healthz needs the
- * read token (see httpapi.h).  Reads go through their own SQLite connection. */
+ * nodes, the dashboard's summary, metrics, the dashboard page, healthz; each
+ * but healthz needs the read token (see httpapi.h).  Reads go through their
+ * own SQLite connection. */
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
 #include "controller/commit.h"
+#include "controller/dashboard.h"
+#include "controller/fleetview.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define VG_READ_LIMIT_MAX 1000
 #define VG_READ_LIMIT_DEFAULT 100
@@ -95,20 +99,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
 }
 
-static void html_text(struct sbuf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': sbuf_puts(b, "&lt;"); break;
-        case '>': sbuf_puts(b, "&gt;"); break;
-        case '&': sbuf_puts(b, "&amp;"); break;
-        case '"': sbuf_puts(b, "&quot;"); break;
-        default: sbuf_add(b, s, 1);
-        }
-    }
-}
-
-/* `/`: the open incidents, newest first.  `/?token=T` (the read token) sets
+/* `/`: the live dashboard (dashboard.h).  `/?token=T` (the read token) sets
  * the cookie and redirects to `/`, so the token leaves the address bar. */
 static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
 {
@@ -129,35 +120,22 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
                              vg_xstrdup("<!doctype html><title>vigil</title><p>Open <code>/?token=READ-TOKEN</code> "
                                         "once (the token of <code>vigil serve --read-token-file</code>).\n"));
     }
-    json_t *open = vg_store_incidents_page(h->o.reader, NULL, true, 0, VG_READ_LIMIT_DEFAULT);
-    struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b, "<!doctype html><meta charset=utf-8><title>vigil: open incidents</title>"
-                    "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:left}</style>"
-                    "<h1>Open incidents (%zu)</h1><table><tr><th>id<th>node<th>kind<th>code<th>action<th>state"
-                    "<th>count<th>first<th>last</tr>\n",
-                json_array_size(open));
-    size_t i;
-    json_t *inc;
-    json_array_foreach(open, i, inc) {
-        json_t *code = json_object_get(inc, "code");
-        sbuf_printf(&b, "<tr><td>%lld<td>", (long long)json_integer_value(json_object_get(inc, "id")));
-        html_text(&b, json_string_value(json_object_get(inc, "node")));
-        sbuf_puts(&b, "<td>");
-        html_text(&b, json_string_value(json_object_get(inc, "kind")));
-        if (json_is_integer(code)) sbuf_printf(&b, "<td>%lld<td>", (long long)json_integer_value(code));
-        else sbuf_puts(&b, "<td><td>");
-        html_text(&b, json_string_value(json_object_get(inc, "action")));
-        sbuf_puts(&b, "<td>");
-        html_text(&b, json_string_value(json_object_get(inc, "state")));
-        sbuf_printf(&b, "<td>%lld<td>", (long long)json_integer_value(json_object_get(inc, "count")));
-        html_text(&b, json_string_value(json_object_get(inc, "first")));
-        sbuf_puts(&b, "<td>");
-        html_text(&b, json_string_value(json_object_get(inc, "last")));
-        sbuf_puts(&b, "</tr>\n");
-    }
-    sbuf_puts(&b, "</table>\n");
-    json_decref(open);
-    return vg_http_reply(c, 200, "text/html; charset=utf-8", sbuf_take(&b));
+    /* a fresh nonce per page: only the page's own script and style run */
+    unsigned char rnd[16];
+    char nonce[2 * sizeof rnd + 1];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) return vg_http_error(c, 503, "random: unavailable");
+    for (size_t i = 0; i < sizeof rnd; i++) snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+    char *page = vg_dashboard_page(nonce), *csp = vg_dashboard_csp(nonce);
+    struct MHD_Response *r = vg_mhd->create_response_from_buffer(strlen(page), page, MHD_RESPMEM_MUST_FREE);
+    vg_mhd->add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+    vg_mhd->add_response_header(r, "Content-Security-Policy", csp);
+    vg_mhd->add_response_header(r, "X-Content-Type-Options", "nosniff");
+    vg_mhd->add_response_header(r, "Referrer-Policy", "no-referrer");
+    vg_mhd->add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ok = vg_mhd->queue_response(c, 200, r);
+    vg_mhd->destroy_response(r);
+    free(csp);
+    return ok;
 }
 
 enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
@@ -169,7 +147,9 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
         return vg_http_error(c, 401, "reads need the read token (Authorization: Bearer)");
     }
     if (!strcmp(url, "/metrics")) return metrics(h, c);
-    if (!strcmp(url, "/v1/nodes")) return vg_http_reply_json(c, 200, vg_store_nodes(h->o.reader));
+    if (!strcmp(url, "/v1/nodes"))
+        return vg_http_reply_json(c, 200, h->o.view ? vg_fleetview_nodes(h->o.view) : vg_store_nodes(h->o.reader));
+    if (!strcmp(url, "/v1/summary") && h->o.view) return vg_http_reply_json(c, 200, vg_fleetview_summary(h->o.view));
     if (!strcmp(url, "/v1/audit")) {
         json_t *reports = vg_store_audits(h->o.reader);
         const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");

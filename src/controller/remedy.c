@@ -93,6 +93,8 @@ static int step_requeue(struct vg_executor *x, struct act *a)
         return -1;
     }
     a->requeued_at = vg_now_ms();
+    int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
+    if (from > 0) vg_histogram_observe(&x->to_requeued, (double)(a->requeued_at - from) / 1000.0);
     if (a->isolated) record_requeue(x, a);
     return 0;
 }
@@ -226,6 +228,8 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
         const char *name = n ? rungs[i]->name : "none";
         if (n) {
             int rc = run_command(rungs[i]->argv, it, l->timeout_ms, out, sizeof out);
+            size_t r = (size_t)(rungs[i] - l->rung);
+            __atomic_add_fetch(rc ? &x->rung_failed[r] : &x->rung_ok[r], 1, __ATOMIC_SEQ_CST);
             snprintf(step, sizeof step, "repair %s", name);
             vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
             json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", name, "result", out, "at",
@@ -242,6 +246,7 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
             return;
         }
         int rc = run_command(p->healthcheck, it, l->timeout_ms, out, sizeof out);
+        __atomic_add_fetch(rc ? &x->checks_failed : &x->checks_passed, 1, __ATOMIC_SEQ_CST);
         if (n) {
             snprintf(step, sizeof step, "health check after %s", name);
             vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
@@ -258,10 +263,12 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
     /* every rung failed: to the vendor */
     char ticket[600], err[256];
     if (vg_rma_handoff(x->store, l, it->incident, it->node, cause, attempts, ticket, sizeof ticket, err, sizeof err)) {
+        __atomic_add_fetch(&x->rma_failed, 1, __ATOMIC_SEQ_CST);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; RMA hand-off failed: %s", (long long)it->incident,
                it->node, err);
         vg_exec_state(x, it->incident, "%s; RMA hand-off failed: %s", last, err);
     } else if (ticket[0]) {
+        __atomic_add_fetch(&x->rma_handoffs, 1, __ATOMIC_SEQ_CST);
         vg_store_step_named(x->store, it->incident, "rma", vg_now_ms(), ticket);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; handed off for RMA: %s", (long long)it->incident,
                it->node, ticket);
@@ -293,7 +300,11 @@ static void return_node(struct vg_executor *x, struct item *it)
         return;
     }
     x->returned++;
-    if (it->isolated_ms) vg_histogram_observe(&x->repair_s, (double)(vg_now_ms() - it->isolated_ms) / 1000.0);
-    vg_store_step(x->store, it->incident, VG_STEP_RETURNED, vg_now_ms(), rc ? "to production" : "to the spare pool");
+    int64_t now = vg_now_ms();
+    if (it->isolated_ms) vg_histogram_observe(&x->repair_s, (double)(now - it->isolated_ms) / 1000.0);
+    vg_store_step(x->store, it->incident, VG_STEP_RETURNED, now, rc ? "to production" : "to the spare pool");
+    json_t *inc = vg_store_incident(x->store, it->incident);
+    vg_exec_observe_mttr(x, inc, now);
+    json_decref(inc);
     vg_store_set_state(x->store, it->incident, "closed");
 }

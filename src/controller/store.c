@@ -431,6 +431,30 @@ json_t *vg_store_nodes(struct vg_store *st)
     return arr;
 }
 
+json_t *vg_store_open_states(struct vg_store *st)
+{
+    sqlite3_stmt *s = prep(st, "SELECT id, node, state FROM incidents WHERE open=1 ORDER BY id", "");
+    json_t *arr = json_array();
+    while (s && sqlite3_step(s) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)sqlite3_column_int64(s, 0), "node",
+                                             (const char *)sqlite3_column_text(s, 1), "state",
+                                             (const char *)sqlite3_column_text(s, 2)));
+    done(st, s);
+    return arr;
+}
+
+json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT " INCIDENT_COLS " FROM incidents WHERE open=1"
+                           " OR id IN (SELECT incident FROM steps WHERE at >= ?1) ORDER BY id DESC",
+                           "i", since_ms);
+    json_t *arr = json_array();
+    while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
+    done(st, s);
+    return arr;
+}
+
 int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int64_t *messages)
 {
     sqlite3_stmt *s = prep(st,

@@ -78,6 +78,11 @@ json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open
 json_t *vg_store_incident(struct vg_store *st, int64_t id);
 /* Per-node summary: open incidents, worst open action, last event time. */
 json_t *vg_store_nodes(struct vg_store *st);
+/* Open incidents, light: [{id, node, state}], oldest first. */
+json_t *vg_store_open_states(struct vg_store *st);
+/* Incidents open now or with a step at or after since_ms (those a window
+ * starting then can count), newest first. */
+json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms);
 /* Counters for /metrics: incidents total and open, events accepted, duplicates. */
 int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int64_t *messages);
 

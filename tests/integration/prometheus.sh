@@ -3,6 +3,8 @@
 # lints the exposition, and a real Prometheus server scrapes a running
 # `vigil serve` with the read token (authorization: Bearer from a file) and
 # answers queries on vigil's series; without the token the target is down.
+# The Grafana dashboard (deploy/grafana/vigil.json): every series its panels
+# query is one vigil exports, and the server accepts every panel's query.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/lib.sh
 if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
@@ -15,8 +17,10 @@ umask 077
 echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"
 umask 022
+# a repair ladder, so its counters have series (one per rung and result)
+printf 'repair reset = true {node} {gpu}\nrepair reboot = true {node}\nhealthcheck = true {node}\n' >"$T/policy.conf"
 "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
-    --read-token-file "$T/read.token" --dry-run --heartbeat 0 2>"$T/serve.log" &
+    --read-token-file "$T/read.token" --policy "$T/policy.conf" --dry-run 2>"$T/serve.log" &
 SERVE=$!
 i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 PORT=$(cat "$T/port")
@@ -58,3 +62,26 @@ is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="
 check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
 check "the latency histograms are exposed" sh -c "grep -q '^vigil_fault_to_isolated_seconds_bucket{le=\"+Inf\"} ' '$T/metrics' && grep -q '^vigil_repair_seconds_count ' '$T/metrics'"
 is "open incidents by state: held (no such node in the cluster)" "$(q 'vigil_open_incidents{job="vigil",state="held"}')" 1
+is "nodes by state: n1 held" "$(q 'vigil_nodes{job="vigil",state="held"}')" 1
+check "the ladder's counters: a series per rung and result" sh -c "grep -q '^vigil_repair_steps_total{step=\"reset\",result=\"ok\"} 0' '$T/metrics' &&
+    grep -q '^vigil_repair_steps_total{step=\"reboot\",result=\"failed\"} 0' '$T/metrics'"
+is "… and Prometheus has the RMA hand-offs counter" "$(q 'vigil_rma_handoffs_total{job="vigil"}')" 0
+check "the requeue and MTTR histograms are exposed" sh -c "grep -q '^vigil_fault_to_requeued_seconds_count ' '$T/metrics' &&
+    grep -q '^vigil_detected_to_returned_seconds_bucket{le=\"+Inf\"} ' '$T/metrics'"
+
+# the Grafana dashboard: only vigil's series, and queries Prometheus accepts
+G=deploy/grafana/vigil.json
+jqt() { jq -e "$@" >/dev/null; }
+check "$G is JSON with panels, each with a query" jqt '(.panels | length) > 0 and all(.panels[]; (.targets | length) > 0 and all(.targets[]; (.expr | length) > 0))' "$G"
+jq -r '.. | objects | .expr? // empty' "$G" >"$T/exprs"
+grep -o 'vigil_[a-z0-9_]*' "$T/exprs" | sort -u >"$T/names"
+missing=""
+for name in $(cat "$T/names"); do grep -q "^$name[{ ]" "$T/metrics" || missing="$missing $name"; done
+is "every one of the $(wc -l <"$T/names") series the dashboard queries is in a live scrape" "$missing" ""
+bad=""
+while IFS= read -r e; do
+    st=$(curl -s -G "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$e" | jq -r .status)
+    [ "$st" = success ] || bad="$bad [$e: $st]"
+done <"$T/exprs"
+is "Prometheus accepts each of the dashboard's $(wc -l <"$T/exprs") queries" "$bad" ""
+is "… and one answers with vigil's data (open incidents)" "$(q 'sum(vigil_incidents_open{job="vigil"})')" 1

@@ -113,9 +113,14 @@ check "the next page continues below the first" \
 curl -s -D "$T/dh" -o /dev/null "$URL/?token=$(cat "$T/read.token")"
 check "/?token= sets an HttpOnly, SameSite=Strict cookie" grep -qi '^Set-Cookie: vigil_read=.*HttpOnly; SameSite=Strict' "$T/dh"
 cookie=$(sed -n 's/^Set-Cookie: \(vigil_read=[^;]*\);.*/\1/p' "$T/dh")
-check "the dashboard lists the open incidents with the cookie" sh -c \
-    "curl -s -H 'Cookie: $cookie' '$URL/' | grep -q '<td>p5<td>xid<td>79'"
+curl -s -D "$T/dp" -H "Cookie: $cookie" "$URL/" >"$T/page"
+check "with the cookie: the dashboard page, which polls /v1/summary" grep -q "fetch('/v1/summary'" "$T/page"
+check "… under a policy that runs only its own nonce'd script" sh -c \
+    "grep -qi \"^Content-Security-Policy: default-src 'none'; script-src 'nonce-[0-9a-f]\\{32\\}'\" '$T/dp'"
+check "… and the summary, read with the cookie, lists the open incidents" sh -c \
+    "curl -s -H 'Cookie: $cookie' '$URL/v1/summary' | jq -e '[.incidents[] | select(.node == \"p5\" and .code == 79)] | length == 1' >/dev/null"
 is "the dashboard without the token: 401" "$(curl -s -o /dev/null -w '%{http_code}' "$URL/")" 401
+is "GET /v1/summary without credentials: 401" "$(curl -s -o /dev/null -w '%{http_code}' "$URL/v1/summary")" 401
 stop_serve
 
 # 7 (no stall), 5, 6 on a store with thousands of incidents.

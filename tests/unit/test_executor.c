@@ -4,8 +4,9 @@
  * incidents that never touch the scheduler, ownership, the breaker, the
  * domain rule, a scheduler that is down (failed, retried, then isolated),
  * restart recovery of failed incidents, repair and return, the repair ladder
- * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket),
- * and a bounded stop. */
+ * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket)
+ * and its counters and histograms in /metrics, a bounded stop, and the fleet
+ * as the dashboard shows it (fleetview.h: each node's domain and state). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "controller/executor.h"
+#include "controller/fleetview.h"
 #include "helpers/fake_orch.h"
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
@@ -118,6 +120,19 @@ static bool has_step(struct fx *f, int64_t id, const char *step)
     return yes;
 }
 
+/* Whether the executor's /metrics lines hold line (a whole line). */
+static bool metric_line(struct fx *f, const char *line)
+{
+    struct sbuf m = SBUF_INIT;
+    vg_executor_metrics(f->x, &m);
+    char want[256];
+    snprintf(want, sizeof want, "\n%s\n", line);
+    bool yes = strstr(m.s, want) != NULL;
+    if (!yes) print_message("no line '%s' in:\n%s", line, m.s);
+    sbuf_free(&m);
+    return yes;
+}
+
 static void assert_state_prefix(struct fx *f, int64_t id, const char *prefix)
 {
     char *s = state_of(f, id);
@@ -147,6 +162,8 @@ static void test_down_requeue_promote(void **state)
     assert_true(has_step(f, id, "isolated"));
     assert_true(has_step(f, id, "jobs_requeued"));
     assert_true(has_step(f, id, "spare_promoted"));
+    assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_fault_to_isolated_seconds_count 1"));
 }
 
 static void test_unreachable_node_goes_down_first(void **state)
@@ -367,6 +384,10 @@ static void test_repair_and_return(void **state)
     assert_false(fake_node("n2")->down);
     assert_int_equal(fake.npool, 1);
     assert_string_equal(fake.pool[0], "n2");   /* n8 went to production, n2 became the spare */
+    assert_true(metric_line(f, "vigil_detected_to_returned_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_repair_seconds_count 1"));
+    assert_true(metric_line(f, "vigil_health_checks_total{result=\"passed\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"remediate\",result=\"ok\"} 1"));
 }
 
 /* Waits until the incident's state starts with prefix (the repair thread). */
@@ -400,6 +421,12 @@ static void test_ladder_climbs(void **state)
     assert_true(has_step(f, id, "remediated"));
     assert_true(has_step(f, id, "returned"));
     assert_false(fake_node("n2")->down);
+    /* per rung and result: the reset failed, the reboot held, the power cycle never ran */
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reset\",result=\"failed\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reset\",result=\"ok\"} 0"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"reboot\",result=\"ok\"} 1"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"power-cycle\",result=\"ok\"} 0"));
+    assert_true(metric_line(f, "vigil_rma_handoffs_total 0"));
 }
 
 /* Every rung tried, the health check never passes: the RMA ticket, with the
@@ -430,6 +457,10 @@ static void test_ladder_exhausted_rma(void **state)
     assert_int_equal(vg_json_int(ev, "id", 0), id);
     assert_true(json_is_object(json_object_get(json_object_get(ev, "steps"), "isolated")));
     json_decref(t);
+    assert_true(metric_line(f, "vigil_rma_handoffs_total 1"));
+    assert_true(metric_line(f, "vigil_rma_handoff_failures_total 0"));
+    assert_true(metric_line(f, "vigil_health_checks_total{result=\"failed\"} 2"));
+    assert_true(metric_line(f, "vigil_detected_to_returned_seconds_count 0"));
     unlink(path);
     rmdir(dir);
 }
@@ -479,6 +510,101 @@ static void test_stop_is_bounded(void **state)
     assert_true(vg_mono_ms() - t < 5000);
 }
 
+/* The state of a node from its open incident's state string. */
+static void test_fleetview_incident_states(void **state)
+{
+    (void)state;
+    assert_string_equal(vg_fleetview_incident_state("isolated: domain rule", false), "isolated");
+    assert_string_equal(vg_fleetview_incident_state("isolated", true), "repairing");
+    assert_string_equal(vg_fleetview_incident_state("handed off for RMA (/x.json); health check failed", false), "rma");
+    assert_string_equal(vg_fleetview_incident_state("health check failed, node stays isolated: false", false),
+                        "isolated");
+    assert_string_equal(vg_fleetview_incident_state("repair failed, node stays isolated: x", false), "isolated");
+    assert_string_equal(vg_fleetview_incident_state("failed, retrying in 1 s (attempt 1): down", false), "failed");
+    assert_string_equal(vg_fleetview_incident_state("held: breaker: 2 isolations", false), "held");
+    assert_string_equal(vg_fleetview_incident_state("recorded: ignore: recorded only", false), "suspect");
+    assert_string_equal(vg_fleetview_incident_state("dry run: would drain", false), "suspect");
+    assert_string_equal(vg_fleetview_incident_state("open", false), "suspect");
+}
+
+static const char *node_state(json_t *nodes, const char *name, const char **domain)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        if (strcmp(vg_json_str(n, "node", ""), name)) continue;
+        if (domain) *domain = vg_json_str(n, "domain", NULL);
+        return vg_json_str(n, "state", "");
+    }
+    return "(absent)";
+}
+
+/* The fleet as the dashboard shows it: every node the scheduler, the policy
+ * and the store know, in its domain, with one state each. */
+static void test_fleetview_nodes(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "spares = n8\ndomain r1 = n[1-4]\nbreaker = 100% / 600s\nrepair quick = true\nrepair slow = sleep 3\n"
+              "ladder = quick\nladder xid 48 = slow\nhealthcheck = false\n");
+    fake_node("n5")->drain = true;
+    strcpy(fake_node("n5")->reason, "bad DIMM, ticket 4711");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    int64_t a = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, a, "health check failed");
+    incident(f, "n3", "xid", 48, VG_ACT_REBOOT);   /* its repair step runs 3 s */
+    int64_t rec = incident(f, "n6", "xid", 43, VG_ACT_IGNORE);
+    int64_t held = incident(f, "n5", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, rec, "recorded");
+    assert_state_prefix(f, held, "held: left alone");
+    char err[256];
+    struct vg_orch *vo = vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err);
+    assert_non_null(vo);
+    struct vg_fleetview *v = vg_fleetview_new(&(struct vg_fleetview_opts){
+        .reader = f->st, .exec = f->x, .policy = &f->p, .orch = vo });
+    unsigned reads = fake.node_reads;
+    json_t *nodes = vg_fleetview_nodes(v);
+    const char *dom = NULL;
+    assert_int_equal(json_array_size(nodes), 8);
+    assert_string_equal(node_state(nodes, "n1", &dom), "healthy");
+    assert_string_equal(dom, "r1");
+    assert_string_equal(node_state(nodes, "n2", NULL), "isolated");
+    assert_string_equal(node_state(nodes, "n3", NULL), "repairing");
+    assert_string_equal(node_state(nodes, "n5", &dom), "held");
+    assert_null(dom);   /* in no domain */
+    assert_string_equal(node_state(nodes, "n6", NULL), "suspect");
+    assert_string_equal(node_state(nodes, "n7", NULL), "healthy");
+    assert_string_equal(node_state(nodes, "n8", NULL), "healthy");   /* promoted: in production */
+    /* the domain's nodes first, then the rest */
+    assert_string_equal(vg_json_str(json_array_get(nodes, 0), "node", ""), "n1");
+    assert_string_equal(vg_json_str(json_array_get(nodes, 4), "node", ""), "n5");
+    json_decref(nodes);
+    json_t *sum = vg_fleetview_summary(v);
+    json_t *st = json_object_get(sum, "states");
+    assert_int_equal(vg_json_int(st, "isolated", -1), 1);
+    assert_int_equal(vg_json_int(st, "repairing", -1), 1);
+    assert_int_equal(vg_json_int(st, "held", -1), 1);
+    assert_int_equal(vg_json_int(st, "suspect", -1), 1);
+    assert_int_equal(vg_json_int(st, "healthy", -1), 4);
+    assert_int_equal(vg_json_int(sum, "open_incidents", -1), 4);
+    json_t *br = json_object_get(sum, "breaker");
+    assert_int_equal(vg_json_int(br, "isolations_in_window", -1), 2);
+    assert_int_equal(vg_json_int(br, "allowed", -1), 8);
+    assert_string_equal(vg_json_str(br, "state", ""), "armed");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(sum, "spares"), "nodes")), 0);
+    assert_true(json_is_real(json_object_get(json_object_get(sum, "accounting"), "availability")));
+    json_decref(sum);
+    assert_int_equal(fake.node_reads - reads, 1);   /* the second look used the first's node list */
+    struct sbuf m = SBUF_INIT;
+    vg_fleetview_metrics(v, &m);
+    assert_non_null(strstr(m.s, "\nvigil_nodes{state=\"repairing\"} 1\n"));
+    assert_non_null(strstr(m.s, "\nvigil_nodes{state=\"healthy\"} 4\n"));
+    sbuf_free(&m);
+    vg_fleetview_free(v);
+    vg_orch_close(vo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +624,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ladder_repeat_and_cause, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
+        cmocka_unit_test(test_fleetview_incident_states),
+        cmocka_unit_test_setup_teardown(test_fleetview_nodes, setup, teardown),
     };
     return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
 }
