@@ -1,13 +1,17 @@
 /* report.c — `vigil report DRILL.json… [--html FILE] [--json]`: drill reports
  * (as `vigil drill --save` writes them) side by side — vigil against plain
  * Slurm, stage by stage — in the terminal and as one HTML page; and `vigil
- * report --db FILE [--policy FILE] [--since T] [--until T] [--nodes N]
- * [--json]`: reliability accounting from the controller's incident store
+ * report --db FILE | --controller URL [--policy FILE] [--since T] [--until T]
+ * [--nodes N] [--json] [--html FILE]`: reliability accounting from the
+ * controller's incident store, or from a running controller's API
  * (controller/accounting.h).  Exit 0, or 2 for bad input. */
 #include "cmd/cmd.h"
 #include "controller/accounting.h"
 #include "controller/store.h"
 #include "drill/drill.h"
+#include "report/acct_html.h"
+#include "util/rootfs.h"
+#include "wire/client.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -20,7 +24,8 @@
 
 #define REPORT_USAGE                                                                                  \
     "usage: vigil report DRILL.json… [--html FILE] [--json]\n"                                        \
-    "       vigil report --db FILE [--policy FILE] [--since TIME] [--until TIME] [--nodes N] [--json]\n" \
+    "       vigil report --db FILE | --controller URL [--read-token-file F] [--policy FILE]\n"          \
+    "                    [--since TIME] [--until TIME] [--nodes N] [--json] [--html FILE]\n"            \
     "TIME: RFC 3339 or YYYY-MM-DD; the window defaults to the last 30 days.\n"
 #define MAX_REPORTS 16
 
@@ -31,30 +36,81 @@ static bool when(const char *s, int64_t *ms)
     return vg_parse_time(s, ms);
 }
 
-/* --db: the accounting over the store's incidents. */
-static int accounting(const char *db, const char *policy_file, int64_t since, int64_t until, long nodes, bool json)
+/* The incidents of an incident store (--db). */
+static int from_db(const char *db, json_t **incs)
+{
+    char err[512];
+    struct vg_store *st;
+    if (vg_store_open_reader(db, &st, err, sizeof err)) return vg_input_error("report: --db %s", err);
+    int64_t n_inc, n_open, n_msg;
+    if (vg_store_counts(st, &n_inc, &n_open, &n_msg)) {
+        vg_store_close(st);
+        return vg_input_error("report: --db %s: not a vigil incident store", db);
+    }
+    *incs = vg_store_incidents(st, NULL, false, 0);
+    vg_store_close(st);
+    return 0;
+}
+
+/* The incidents of a running controller (--controller), page by page. */
+static int from_controller(const char *url, const char *token, json_t **incs)
+{
+    *incs = NULL;
+    if (!vg_startswith(url, "http://") && !vg_startswith(url, "https://"))
+        return vg_input_error("report: --controller '%s': expected http://HOST:PORT", url);
+    json_t *all = json_array();
+    int64_t before = 0;
+    for (;;) {
+        char u[1200], err[256];
+        snprintf(u, sizeof u, "%.1000s/v1/incidents?limit=1000%s", url, before ? "&before=" : "");
+        if (before) snprintf(u + strlen(u), sizeof u - strlen(u), "%lld", (long long)before);
+        long status = 0;
+        char *body = NULL;
+        if (vg_client_get(u, token, 10000, &status, &body, err, sizeof err) || status != 200) {
+            int rc = vg_input_error("report: --controller %s: %s", url,
+                                    status == 401 ? "401: the read token (--read-token-file or $VIGIL_READ_TOKEN)"
+                                    : status     ? "unexpected answer" : err);
+            free(body);
+            json_decref(all);
+            return rc;
+        }
+        json_t *page = json_loads(body, 0, NULL);
+        free(body);
+        if (!json_is_array(page)) {
+            json_decref(page);
+            json_decref(all);
+            return vg_input_error("report: --controller %s: /v1/incidents is not a list of incidents", url);
+        }
+        size_t n = json_array_size(page);
+        before = n ? vg_json_int(json_array_get(page, n - 1), "id", 0) : 0;
+        json_array_extend(all, page);
+        json_decref(page);
+        if (n < 1000 || before <= 1) return *incs = all, 0;
+    }
+}
+
+/* The accounting over the incidents (stolen). */
+static int accounting(json_t *incs, const char *policy_file, int64_t since, int64_t until, long nodes, bool json,
+                      const char *html)
 {
     char err[512];
     struct vg_policy p;
     vg_policy_defaults(&p);
-    if (policy_file && vg_policy_load(&p, policy_file, err, sizeof err)) return vg_input_error("report: %s", err);
-    struct vg_store *st;
-    if (vg_store_open_reader(db, &st, err, sizeof err)) {
-        vg_policy_free(&p);
-        return vg_input_error("report: --db %s", err);
+    if (policy_file && vg_policy_load(&p, policy_file, err, sizeof err)) {
+        json_decref(incs);
+        return vg_input_error("report: %s", err);
     }
-    int64_t n_inc, n_open, n_msg;
-    if (vg_store_counts(st, &n_inc, &n_open, &n_msg)) {
-        vg_store_close(st);
-        vg_policy_free(&p);
-        return vg_input_error("report: --db %s: not a vigil incident store", db);
-    }
-    json_t *incs = vg_store_incidents(st, NULL, false, 0);
     struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
     json_t *doc = vg_accounting(incs, &o);
     json_decref(incs);
-    vg_store_close(st);
     vg_policy_free(&p);
+    if (html) {
+        FILE *f = fopen(html, "we");
+        if (!f || (vg_accounting_html(f, doc) | fclose(f))) {
+            json_decref(doc);
+            return vg_input_error("report: --html %s: %s", html, f ? "write failed" : strerror(errno));
+        }
+    }
     if (json) return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : VG_EXIT_OK;
     const json_t *a = json_object_get(doc, "availability"), *m = json_object_get(doc, "mttr_s"),
                  *b = json_object_get(doc, "mtbi_s");
@@ -95,9 +151,10 @@ int cmd_report(int argc, char **argv)
         { "html", required_argument, 0, 'H' }, { "json", no_argument, 0, 'j' }, { "help", no_argument, 0, 'h' },
         { "db", required_argument, 0, 'd' },   { "policy", required_argument, 0, 'p' },
         { "since", required_argument, 0, 's' }, { "until", required_argument, 0, 'u' },
-        { "nodes", required_argument, 0, 'n' }, { 0, 0, 0, 0 },
+        { "nodes", required_argument, 0, 'n' }, { "controller", required_argument, 0, 'c' },
+        { "read-token-file", required_argument, 0, 'r' }, { 0, 0, 0, 0 },
     };
-    const char *html = NULL, *db = NULL, *policy = NULL;
+    const char *html = NULL, *db = NULL, *policy = NULL, *controller = NULL, *token_file = NULL;
     int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
     long nodes = 0;
     bool json = false;
@@ -110,6 +167,8 @@ int cmd_report(int argc, char **argv)
         case 'j': json = true; break;
         case 'd': db = optarg; break;
         case 'p': policy = optarg; break;
+        case 'c': controller = optarg; break;
+        case 'r': token_file = optarg; break;
         case 's':
             if (!when(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
@@ -125,10 +184,17 @@ int cmd_report(int argc, char **argv)
         }
     }
     size_t n = (size_t)(argc - optind);
-    if (db) {
-        if (n) return vg_input_error("report: --db and drill reports do not go together");
+    if (db || controller) {
+        if (n) return vg_input_error("report: --db/--controller and drill reports do not go together");
+        if (db && controller) return vg_input_error("report: --db or --controller, not both");
         if (until <= since) return vg_input_error("report: --since is not before --until");
-        return accounting(db, policy, since, until, nodes, json);
+        char token[512] = "";
+        if (token_file && vg_read_line(NULL, token_file, token, sizeof token))
+            return vg_input_error("report: --read-token-file %s: cannot read it", token_file);
+        if (!token_file && getenv("VIGIL_READ_TOKEN")) vg_strlcpy(token, getenv("VIGIL_READ_TOKEN"), sizeof token);
+        json_t *incs = NULL;
+        int rc = db ? from_db(db, &incs) : from_controller(controller, token, &incs);
+        return rc ? rc : accounting(incs, policy, since, until, nodes, json, html);
     }
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);

@@ -45,6 +45,18 @@ check "report --db: a measured MTTR and availability under 1" sh -c "jq -e '.mtt
 check "report --db: the terminal table names the cause" grep -q '^node-silent' "$T/acct.txt"
 "$VIGIL" report --db "$T/none.db" >/dev/null 2>&1
 is "report --db on a missing store: exit 2" "$?" 2
+"$VIGIL" report --controller "$VIGIL_CONTROLLER" --policy "$LAB_DIR/etc/vigil-policy.conf" --nodes 5 --json >"$T/acct-api.json"
+is "report --controller: exit 0" "$?" 0
+is "report --controller: the same incidents and causes as the store" "$(jq -c '[.incidents, .causes]' "$T/acct-api.json")" \
+    "$(jq -c '[.incidents, .causes]' "$T/acct.json")"
+VIGIL_READ_TOKEN= "$VIGIL" report --controller "$VIGIL_CONTROLLER" >/dev/null 2>"$T/acct-401.err"
+is "report --controller without the read token: exit 2" "$?" 2
+check "… naming the read token" grep -q "401: the read token" "$T/acct-401.err"
+"$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --policy "$LAB_DIR/etc/vigil-policy.conf" --html "$T/acct.html" >/dev/null
+is "report --db --html: exit 0" "$?" 0
+check "report --html: the page names the cause and the MTTR" sh -c "grep -q 'node-silent' '$T/acct.html' && grep -q 'MTTR (fault to returned)' '$T/acct.html'"
+selfcontained() { ! grep -Eq '(src|href)="?(https?:)?//|<script' "$1" && grep -q '<svg' "$1"; }
+check "report --html: self-contained (no src/href to elsewhere, no script, inline svg)" selfcontained "$T/acct.html"
 printf 'not a database\n' >"$T/text.db"
 "$VIGIL" report --db "$T/text.db" >/dev/null 2>"$T/text.err"
 is "report --db on a file that is not a store: exit 2" "$?" 2

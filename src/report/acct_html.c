@@ -1,0 +1,132 @@
+/* acct_html.c — the accounting page: the headline figures, causes (share of
+ * incidents, most frequent first), racks (availability, time over the
+ * domain rule), the repair ladder's rungs and the nodes; see acct_html.h.
+ * Numbers at a reader's precision (seconds to the millisecond, % to 0.1). */
+#include "report/acct_html.h"
+#include "report/html.h"
+#include "util/jsonutil.h"
+#include <stdio.h>
+#include <string.h>
+
+static void cell(struct sbuf *b, const char *text) { sbuf_puts(b, "<td>"), vg_html_escape(b, text); }
+
+static void figure(struct sbuf *b, const char *name, const json_t *v, double scale, const char *fmt,
+                   const char *unknown)
+{
+    sbuf_puts(b, "<div class=fig><div class=n>");
+    if (json_is_number(v)) sbuf_printf(b, fmt, json_number_value(v) * scale);
+    else vg_html_escape(b, unknown);
+    sbuf_puts(b, "</div><div class=l>");
+    vg_html_escape(b, name);
+    sbuf_puts(b, "</div></div>");
+}
+
+static void causes(struct sbuf *b, const json_t *doc)
+{
+    const json_t *cl = json_object_get(doc, "causes");
+    size_t n = json_array_size(cl), i;
+    long long total = 0;
+    json_t *c;
+    json_array_foreach(cl, i, c) total += vg_json_int(c, "count", 0);
+    sbuf_puts(b, "<h2>Incidents by cause</h2>");
+    if (!n) {
+        sbuf_puts(b, "<p>No incident in the window.</p>");
+        return;
+    }
+    struct vg_svg_bar bars[32];
+    char notes[32][48];
+    size_t k = 0;
+    json_array_foreach(cl, i, c) {
+        if (k == 32) break;
+        long long cnt = vg_json_int(c, "count", 0);
+        snprintf(notes[k], sizeof notes[k], "%lld (%.1f %%)", cnt, 100.0 * (double)cnt / (double)total);
+        bars[k] = (struct vg_svg_bar){ vg_json_str(c, "cause", "?"), (double)cnt / (double)total, notes[k] };
+        k++;
+    }
+    vg_svg_bars(b, bars, k, 640);
+}
+
+static void racks(struct sbuf *b, const json_t *doc)
+{
+    const json_t *rl = json_object_get(doc, "racks");
+    if (!json_array_size(rl)) return;
+    sbuf_puts(b, "<h2>Racks and NVLink domains</h2><table><tr><th>rack<th>nodes<th>availability<th>time over the "
+                 "domain rule</tr>");
+    size_t i;
+    json_t *r;
+    json_array_foreach(rl, i, r) {
+        char nodes[24], av[32], down[32];
+        snprintf(nodes, sizeof nodes, "%lld", vg_json_int(r, "nodes", 0));
+        snprintf(av, sizeof av, "%.1f %%", 100.0 * json_number_value(json_object_get(r, "availability")));
+        snprintf(down, sizeof down, "%.3f s", json_number_value(json_object_get(r, "sla_down_s")));
+        sbuf_puts(b, "<tr>");
+        cell(b, vg_json_str(r, "rack", "?")), cell(b, nodes), cell(b, av), cell(b, down);
+        sbuf_puts(b, "</tr>");
+    }
+    sbuf_puts(b, "</table>");
+}
+
+static void repairs(struct sbuf *b, const json_t *doc)
+{
+    const json_t *rl = json_object_get(doc, "repairs");
+    if (!json_array_size(rl)) return;
+    sbuf_puts(b, "<h2>The repair ladder</h2><table><tr><th>step<th>tried<th>failed<th>returned the node</tr>");
+    size_t i;
+    json_t *r;
+    json_array_foreach(rl, i, r) {
+        char t[3][24];
+        snprintf(t[0], sizeof t[0], "%lld", vg_json_int(r, "tried", 0));
+        snprintf(t[1], sizeof t[1], "%lld", vg_json_int(r, "failed", 0));
+        snprintf(t[2], sizeof t[2], "%lld", vg_json_int(r, "returned", 0));
+        sbuf_puts(b, "<tr>");
+        cell(b, vg_json_str(r, "step", "?")), cell(b, t[0]), cell(b, t[1]), cell(b, t[2]);
+        sbuf_puts(b, "</tr>");
+    }
+    sbuf_printf(b, "</table><p>Handed off for RMA: %lld</p>", vg_json_int(doc, "rma_handoffs", 0));
+}
+
+static void nodes(struct sbuf *b, const json_t *doc)
+{
+    const json_t *pl = json_object_get(doc, "per_node");
+    if (!json_array_size(pl)) return;
+    sbuf_puts(b, "<h2>Nodes</h2><table><tr><th>node<th>incidents<th>node-hours lost</tr>");
+    size_t i;
+    json_t *r;
+    json_array_foreach(pl, i, r) {
+        char inc[24], lost[32];
+        snprintf(inc, sizeof inc, "%lld", vg_json_int(r, "incidents", 0));
+        snprintf(lost, sizeof lost, "%.3f", json_number_value(json_object_get(r, "hours_lost")));
+        sbuf_puts(b, "<tr>");
+        cell(b, vg_json_str(r, "node", "?")), cell(b, inc), cell(b, lost);
+        sbuf_puts(b, "</tr>");
+    }
+    sbuf_puts(b, "</table>");
+}
+
+int vg_accounting_html(FILE *f, const json_t *doc)
+{
+    struct sbuf b = SBUF_INIT;
+    vg_html_begin(&b, "vigil — reliability accounting",
+                  ".figs{display:flex;gap:1.5em;flex-wrap:wrap}.fig{border:1px solid #ccc;border-radius:6px;"
+                  "padding:.6em 1em}.fig .n{font-size:1.6em;font-weight:600}.fig .l{color:#555}");
+    const json_t *w = json_object_get(doc, "window");
+    sbuf_puts(&b, "<h1>Reliability accounting</h1><p>");
+    vg_html_escape(&b, vg_json_str(w, "since", "?"));
+    sbuf_puts(&b, " to ");
+    vg_html_escape(&b, vg_json_str(w, "until", "?"));
+    sbuf_printf(&b, ": %lld nodes, %lld incidents, %lld interruptions.</p><div class=figs>",
+                vg_json_int(doc, "nodes", 0), vg_json_int(doc, "incidents", 0), vg_json_int(doc, "interruptions", 0));
+    figure(&b, "availability", json_object_get(doc, "availability"), 100.0, "%.1f %%", "unknown");
+    figure(&b, "MTTR (fault to returned)", json_object_get(doc, "mttr_s"), 1.0, "%.3f s", "no repair finished");
+    figure(&b, "MTBI (node-hours)", json_object_get(doc, "mtbi_s"), 1.0 / 3600.0, "%.1f", "no interruption");
+    figure(&b, "node-hours lost", json_object_get(doc, "node_hours_lost"), 1.0, "%.3f", "0");
+    sbuf_puts(&b, "</div>");
+    causes(&b, doc);
+    racks(&b, doc);
+    repairs(&b, doc);
+    nodes(&b, doc);
+    vg_html_end(&b);
+    int rc = fputs(b.s, f) < 0 ? -1 : 0;
+    sbuf_free(&b);
+    return rc;
+}
