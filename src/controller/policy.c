@@ -181,6 +181,48 @@ static bool contains(char *const *v, size_t n, const char *s)
     return false;
 }
 
+/* A spare that can join production now: in the pool, up, not being isolated. */
+static bool promotable(const struct vg_policy *p, const struct vg_node_view *cluster, size_t n, const char *name,
+                       const struct vg_decision *d, const char **dom)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!strcmp(cluster[j].name, name)) {
+            *dom = domain_of(p, &cluster[j]);
+            return cluster[j].spare && !cluster[j].unavailable && !contains(d->isolate, d->nisolate, name);
+        }
+    return false;
+}
+
+/* The spares to promote, in the pool's order.  A whole domain isolated (the
+ * domain rule: an NVLink domain is not mended tray by tray) is replaced by
+ * `want` spares of one other domain when one holds that many; a single node
+ * by a spare of its own domain first. */
+static void choose_spares(const struct vg_policy *p, const struct vg_node_view *cluster, size_t n, const char *dom,
+                          const char *whole, size_t want, struct vg_decision *d)
+{
+    const char *sd, *pick = NULL;
+    if (whole) {   /* the first domain, in the pool's order, with enough spares */
+        for (size_t s = 0; s < p->nspares && !pick; s++) {
+            if (!promotable(p, cluster, n, p->spares[s], d, &sd) || !sd || !strcmp(sd, whole)) continue;
+            size_t have = 0;
+            for (size_t t = 0; t < p->nspares; t++) {
+                const char *td;
+                if (promotable(p, cluster, n, p->spares[t], d, &td) && td && !strcmp(td, sd)) have++;
+            }
+            if (have >= want) pick = sd;
+        }
+        size_t l = strlen(d->note);
+        if (pick) snprintf(d->note + l, sizeof d->note - l, "; spare domain %s promoted", pick);
+        else if (want) snprintf(d->note + l, sizeof d->note - l, "; no spare domain holds %zu: spares from any", want);
+    }
+    const char *prefer = pick ? pick : whole ? NULL : dom;
+    for (int pass = prefer ? 0 : 1; pass < 2; pass++)   /* pass 0: the preferred domain only */
+        for (size_t s = 0; s < p->nspares && d->npromote < want; s++)
+            if (promotable(p, cluster, n, p->spares[s], d, &sd) && !contains(d->promote, d->npromote, p->spares[s]) &&
+                (pass || (sd && !strcmp(sd, prefer))) && !(pick && pass))
+                add(&d->promote, &d->npromote, p->spares[s]);
+}
+
 /* Isolations within the window whose node is still out (a node that came
  * back no longer counts); older entries are dropped. */
 static size_t recent(struct vg_isolation_log *log, int64_t now, int64_t window, const struct vg_node_view *cluster,
@@ -284,11 +326,7 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
             if (!strcmp(cluster[j].name, d->isolate[i]) && cluster[j].spare) is_spare = true;
         if (!is_spare) want++;
     }
-    for (size_t s = 0; s < p->nspares && d->npromote < want; s++)
-        for (size_t j = 0; j < n; j++)
-            if (!strcmp(cluster[j].name, p->spares[s]) && cluster[j].spare && !cluster[j].unavailable &&
-                !contains(d->isolate, d->nisolate, p->spares[s]))
-                add(&d->promote, &d->npromote, p->spares[s]);
+    choose_spares(p, cluster, n, dom, d->nisolate > 1 ? dom : NULL, want, d);
     if (d->npromote < want) {
         size_t l = strlen(d->note);
         snprintf(d->note + l, sizeof d->note - l, "%sspare pool short by %zu", l ? "; " : "", want - d->npromote);

@@ -193,6 +193,51 @@ static void test_ownership(void **state)
     vg_policy_free(&p);
 }
 
+/* Rack-scale spares: a whole NVLink domain isolated is replaced by a spare
+ * domain's worth of nodes from one domain; a single node by a spare of its
+ * own domain first. */
+static void test_spare_domains(void **state)
+{
+    (void)state;
+    struct vg_policy p = load("domain rack1 = n[1-3]\ndomain rackS = n[4-6]\ndomain rack3 = n[7-8]\n"
+                              "domain_max_unavailable = 1\nspares = n8,n4,n5,n6\nbreaker = 100% / 600s\n");
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    for (int i = 0; i < 10; i++) cluster[i].spare = i >= 3 && i <= 5;   /* n4-n6: a spare domain */
+    cluster[7].spare = true;                                              /* n8: a loose spare in rack3 */
+    cluster[0].unavailable = cluster[0].ours = true;                      /* n1 out already */
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_REBOOT, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 2);                                      /* n2 and n3: rack1 taken out */
+    assert_int_equal(d.npromote, 2);
+    assert_string_equal(d.promote[0], "n4");                              /* rackS, not the loose n8 first */
+    assert_string_equal(d.promote[1], "n5");
+    assert_non_null(strstr(d.note, "spare domain rackS promoted"));
+    vg_decision_free(&d);
+    /* no domain holds enough: spares from any, in the pool's order */
+    cluster[4].unavailable = cluster[5].unavailable = true;
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_REBOOT, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.npromote, 2);
+    assert_string_equal(d.promote[0], "n8");
+    assert_string_equal(d.promote[1], "n4");
+    assert_non_null(strstr(d.note, "no spare domain holds 2"));
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    /* a single node: a spare of its own domain first */
+    make_cluster();
+    for (int i = 0; i < 10; i++) cluster[i].spare = i == 7 || i == 5;     /* n8 (rack3), n6 (rackS) */
+    vg_policy_decide(&p, cluster, 10, "n7", VG_ACT_REBOOT, "xid 79", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 1);
+    assert_int_equal(d.npromote, 1);
+    assert_string_equal(d.promote[0], "n8");
+    vg_decision_free(&d);
+    vg_policy_decide(&p, cluster, 10, "n2", VG_ACT_REBOOT, "xid 79", 1000, &log, &d);   /* rack1 has none */
+    assert_string_equal(d.promote[0], "n8");                              /* none in rack1: the pool's order */
+    vg_decision_free(&d);
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+}
+
 static void test_domain_rule(void **state)
 {
     (void)state;
@@ -289,7 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse), cmocka_unit_test(test_ladder),
         cmocka_unit_test(test_verdict_classes_and_spares), cmocka_unit_test(test_ownership),
-        cmocka_unit_test(test_domain_rule),       cmocka_unit_test(test_domain_from_orchestrator),       cmocka_unit_test(test_breaker),
+        cmocka_unit_test(test_domain_rule), cmocka_unit_test(test_spare_domains),       cmocka_unit_test(test_domain_from_orchestrator),       cmocka_unit_test(test_breaker),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }
