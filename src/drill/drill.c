@@ -211,6 +211,12 @@ static void poll_once(struct run *r)
             vg_strlcpy(r->job_end, js.state, sizeof r->job_end);
         }
     }
+    /* vigil's incident first: when vigil isolated the node between two polls,
+     * the node seen down must not take the detection from it */
+    if (o->controller && !r->at[VG_ST_DETECT]) {
+        int64_t at = vigil_detected(r);
+        if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
+    }
     struct vg_orch_node *ns = NULL;
     size_t nn = 0;
     if (r->orch->ops->nodes(r->orch, NULL, 0, &ns, &nn) == 0) {
@@ -230,10 +236,6 @@ static void poll_once(struct run *r)
         r->restart_spare = any_spare(js.nodes, ns, nn, r->victim, &r->restart_victim);
     }
     free(ns);
-    if (o->controller && !r->at[VG_ST_DETECT]) {
-        int64_t at = vigil_detected(r);
-        if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
-    }
     vg_joblog_poll(&r->log_state);
     /* in the allocation (vigil launch): told, then the step started again on a spare of its own */
     if (r->log_state.told_at && !r->at[VG_ST_REQUEUE]) mark(r, VG_ST_REQUEUE, r->log_state.told_at, "", "");

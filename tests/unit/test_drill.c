@@ -5,7 +5,7 @@
  * comparison outputs print seconds to the millisecond while the JSON keeps
  * every digit. */
 #include "drill/drill.h"
-#include "drill/launcher.h"
+#include "orch/slurm_launch.h"
 #include "helpers/precision.h"
 #include "util/jsonutil.h"
 #include "util/timeutil.h"
