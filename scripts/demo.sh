@@ -32,7 +32,7 @@ step "2. vigil scan: GPU faults in real kernel logs, one line per GPU with its w
 
 step "3. a real Slurm cluster with vigil: 8 nodes × 8 GPUs + 1 hot spare, an agent per node, the controller"
 eval "$("$V" lab up 9 --spares 1 --rack-size 3 --gpus-per-node 8 --dir "$STATE/lab")" || exit 1
-sinfo -N -o '%N %t %G %f' | column -t
+sinfo -N -p gpu -o '%N %t %G %f' | column -t
 echo "controller: $VIGIL_CONTROLLER   spare pool: $(scontrol show reservation vigil_spares | grep -o 'Nodes=[^ ]*')"
 step "   drill: XID 79 on a node of a running 64-GPU job (8 nodes × 8 ranks), 3 runs (vigil on)"
 "$V" drill --lab --dir "$STATE/lab" --nodes 8 --runs 3 --fault xid:79 --deadline 90 \

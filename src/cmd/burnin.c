@@ -5,7 +5,9 @@
  * same node-apply function `vigil check --drain` uses, with a "vigil:
  * burnin …" reason naming the test and the figure.  See docs/burnin.md. */
 #include "cmd/cmd.h"
+#include "cmd/burnin_opts.h"
 #include "burnin/burnin.h"
+#include "burnin/schedule.h"
 #include "lab/lab.h"
 #include "orch/healthcheck.h"
 #include "util/hostlist.h"
@@ -26,22 +28,18 @@
     "                    [--root DIR] [--tool NAME=PATH]… [--thresholds FILE] [--test NAME]\n"           \
     "       vigil burnin --lab [--dir DIR] [--nodes HOSTLIST] [--suite …] [--no-drain] [--json]\n"      \
     "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE)\n"             \
+    "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
+    "                    [--burnin-partition NAME] [--state FILE] [--jobs-dir DIR] [--every SECONDS]\n" \
     "Runs one pass now: on this machine as NAME (default: the host name), or with --lab on the\n"      \
     "lab's nodes (default: every idle one), each as that node.  --drain (default with --lab)\n"        \
-    "drains a failed node with a 'vigil: burnin …' reason.  Exit 0 no node failed, 1 a node\n"          \
-    "failed, 2 usage or input error.\n"
+    "drains a failed node with a 'vigil: burnin …' reason.  --schedule submits a preemptible\n"       \
+    "pass to the burn-in partition (default vigil-burnin) on each idle node whose budget (default\n"  \
+    "20 min per rolling hour) is not spent.  Exit 0 no node failed, 1 a node failed, 2 usage or\n"    \
+    "input error.\n"
 
-#define MAX_TOOLS 16
+#define MAX_TOOLS VG_BURNIN_MAX_TOOLS
 
-struct opts {
-    enum vg_bi_suite suite;
-    const char *node, *nodes, *root, *thresholds, *only, *dir, *orchestrator, *orch_config;
-    struct vg_bi_tool tools[MAX_TOOLS];
-    size_t ntools;
-    bool lab, json, drain, no_drain;
-};
-
-static int parse_args(int argc, char **argv, struct opts *o)
+static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
 {
     static const struct option lo[] = {
         { "suite", required_argument, 0, 's' }, { "node", required_argument, 0, 'n' },
@@ -52,8 +50,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "no-drain", no_argument, 0, 'K' },    { "json", no_argument, 0, 'j' },
         { "help", no_argument, 0, 'h' },        { "orchestrator", required_argument, 0, 'o' },
         { "orch-config", required_argument, 0, 'C' },
-        { "kubeconfig", required_argument, 0, 'C' }, { 0, 0, 0, 0 },
+        { "kubeconfig", required_argument, 0, 'C' }, { "schedule", no_argument, 0, 'S' },
+        { "budget", required_argument, 0, 'B' },     { "every", required_argument, 0, 'E' },
+        { "state", required_argument, 0, 'F' },      { "burnin-partition", required_argument, 0, 'P' },
+        { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
+        { 0, 0, 0, 0 },
     };
+    bool sched_opt = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -82,11 +85,36 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case 'j': o->json = true; break;
         case 'o': o->orchestrator = optarg; break;
         case 'C': o->orch_config = optarg; break;
+        case 'S': o->schedule = true; break;
+        case 'B':
+            if (!vg_parse_long(optarg, &o->budget_min) || o->budget_min < 1 || o->budget_min > 60)
+                return vg_input_error("burnin: --budget: '%s' is not a number of minutes from 1 to 60", optarg);
+            sched_opt = true;
+            break;
+        case 'E':
+            if (!vg_parse_long(optarg, &o->every_s) || o->every_s < 1 || o->every_s > 86400)
+                return vg_input_error("burnin: --every: '%s' is not a number of seconds from 1 to 86400", optarg);
+            sched_opt = true;
+            break;
+        case 'F': o->state = optarg, sched_opt = true; break;
+        case 'P': o->partition = optarg, sched_opt = true; break;
+        case 'J': o->jobs_dir = optarg, sched_opt = true; break;
         case 'h': fputs(BURNIN_USAGE, stdout); return -1;
         default: fputs(BURNIN_USAGE, stderr); return VG_EXIT_INPUT;
         }
     }
     if (optind < argc) return vg_input_error("burnin: unexpected argument '%s'", argv[optind]);
+    if (sched_opt && !o->schedule)
+        return vg_input_error("burnin: --budget, --every, --state, --burnin-partition and --jobs-dir go with "
+                              "--schedule");
+    if (o->schedule && (o->node || o->root))
+        return vg_input_error("burnin: --schedule: the scheduled job runs each node's pass; --%s does not apply",
+                              o->node ? "node" : "root");
+    if (o->schedule && !o->budget_min) o->budget_min = 20;
+    if (o->schedule && o->budget_min * 60000 < vg_bi_suite_min_ms(o->suite))
+        return vg_input_error("burnin: --budget: %ld min is less than a %s pass needs (%lld min)", o->budget_min,
+                              vg_bi_suite_name(o->suite), (long long)vg_bi_suite_min_ms(o->suite) / 60000);
+    if (o->schedule && !o->partition) o->partition = "vigil-burnin";
     if (o->lab && o->node) return vg_input_error("burnin: --node is for one machine's pass; with --lab use --nodes");
     if (o->lab && o->root) return vg_input_error("burnin: --root: each lab node's tree is used with --lab");
     if (o->drain && o->no_drain) return vg_input_error("burnin: --drain and --no-drain");
@@ -97,8 +125,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 /* ---- one node, here -------------------------------------------------------- */
 
-static json_t *run_here(const struct opts *o, const struct vg_bi_thresholds *th, const char *node, char *err,
-                        size_t errlen)
+static json_t *run_here(const struct vg_burnin_opts *o, const struct vg_bi_thresholds *th, const char *node,
+                        char *err, size_t errlen)
 {
     struct vg_bi_opts bo = { .node = node, .root = o->root, .suite = o->suite, .th = th, .tools = o->tools,
                              .ntools = o->ntools, .only = o->only };
@@ -112,7 +140,7 @@ static json_t *run_here(const struct opts *o, const struct vg_bi_thresholds *th,
 /* ---- the lab's nodes, each as itself ------------------------------------- */
 
 struct lab_job {
-    const struct opts *o;
+    const struct vg_burnin_opts *o;
     const char *dir, *node;
     json_t *doc;        /* the node's result */
 };
@@ -127,7 +155,7 @@ static json_t *unknown_node(const char *node, const char *why)
 static void *lab_node_main(void *arg)
 {
     struct lab_job *jb = arg;
-    const struct opts *o = jb->o;
+    const struct vg_burnin_opts *o = jb->o;
     char self[600], root[700], envbuf[4096];
     ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
     self[l > 0 ? l : 0] = 0;
@@ -168,7 +196,7 @@ static void *lab_node_main(void *arg)
 }
 
 /* The nodes to test: --nodes (each must be a lab node), else every idle one. */
-static int lab_nodes(const struct opts *o, const char *dir, struct vg_orch *s, char ***names, size_t *n)
+static int lab_nodes(const struct vg_burnin_opts *o, const char *dir, struct vg_orch *s, char ***names, size_t *n)
 {
     *names = NULL;
     *n = 0;
@@ -203,7 +231,7 @@ static int lab_nodes(const struct opts *o, const char *dir, struct vg_orch *s, c
     return 0;
 }
 
-static int run_lab(const struct opts *o, json_t *nodes, struct vg_orch *s, const char *dir)
+static int run_lab(const struct vg_burnin_opts *o, json_t *nodes, struct vg_orch *s, const char *dir)
 {
     char **names;
     size_t n;
@@ -273,9 +301,10 @@ static void print_human(const json_t *nodes)
 
 int cmd_burnin(int argc, char **argv)
 {
-    struct opts o = { .suite = VG_BI_QUICK };
+    struct vg_burnin_opts o = { .suite = VG_BI_QUICK };
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
+    if (o.schedule) return vg_burnin_schedule(&o);
     int64_t start = vg_mono_ms(), started = vg_now_ms();
     char err[512];
     struct vg_bi_thresholds th;

@@ -180,6 +180,10 @@ static char *gen_conf(const struct lab *l, const char *host)
     SET("KillWait", "2");
     SET("Waittime", "0");
     SET("BatchStartTimeout", "10");
+    /* burn-in never gets in the way (docs/burnin.md): a job of a higher
+     * PriorityTier partition preempts a vigil-burnin job by cancelling it */
+    SET("PreemptType", "preempt/partition_prio");
+    SET("PreemptMode", "CANCEL");
     if (o->gpus > 0) SET("GresTypes", "gpu");
     /* one machine plays many nodes: each node has what slurm.conf says (CPUs,
      * GPUs without device files), not what this machine has */
@@ -202,7 +206,11 @@ static char *gen_conf(const struct lab *l, const char *host)
     for (size_t i = 0; i < o->nconf_extra; i++)
         if (vg_startswith(o->conf_extra[i], "NodeName=")) sbuf_printf(&b, "%s\n", o->conf_extra[i]);
     char r[64];
-    sbuf_printf(&b, "PartitionName=gpu Nodes=%s Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO\n",
+    sbuf_printf(&b, "PartitionName=gpu Nodes=%s Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO "
+                    "PriorityTier=10 PreemptMode=OFF\n",
+                node_range(1, o->nodes, r, sizeof r));
+    sbuf_printf(&b, "PartitionName=" VG_LAB_BURNIN_PARTITION " Nodes=%s Default=NO MaxTime=INFINITE State=UP "
+                    "OverSubscribe=NO PriorityTier=1 PreemptMode=CANCEL\n",
                 node_range(1, o->nodes, r, sizeof r));
     for (size_t i = 0; i < o->nconf_extra; i++)
         if (vg_startswith(o->conf_extra[i], "PartitionName=")) sbuf_printf(&b, "%s\n", o->conf_extra[i]);

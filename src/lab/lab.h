@@ -15,6 +15,9 @@
 #define VG_LAB_TAG "VIGIL_LAB_DAEMON"
 #define VG_LAB_PORT_FIRST 16800
 #define VG_LAB_PORT_STEP 100
+/* The lab's low-priority partition for burn-in passes (same nodes as `gpu`,
+ * PriorityTier 1, preempted by cancelling; docs/burnin.md). */
+#define VG_LAB_BURNIN_PARTITION "vigil-burnin"
 
 struct vg_lab_opts {
     const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR */

@@ -462,6 +462,9 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     if (!image || !*image)
         return vg_orch_fail(o, "submit: set VIGIL_K8S_IMAGE to the container image that holds the program");
     if (j->script || !j->argv) return vg_orch_fail(o, "submit: a Job runs a program (argv), not a job script");
+    if (j->nodelist || j->exclusive)
+        return vg_orch_fail(o, "submit: a Job pinned to a node, alone on it, is not supported by the kubernetes "
+                               "orchestrator yet (burn-in scheduling there needs a low PriorityClass)");
     char name[64];
     snprintf(name, sizeof name, "%.40s-%lld", j->name ? j->name : "vigil-job", (long long)(vg_now_ms() % 100000000));
     for (char *p = name; *p; p++)

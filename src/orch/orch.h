@@ -13,6 +13,7 @@
 #define VG_ORCH_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "util/spawn.h"
 
 /* Every reason vigil writes starts with this; vigil only undoes node states
@@ -28,6 +29,8 @@ struct vg_orch_node {
     char reason[256];      /* why it is unavailable, without stamps; "" when none */
     char features[128];    /* features or labels, comma-separated */
     char domain[64];       /* rack / NVLink domain the scheduler knows (Kubernetes: a node label); "" */
+    char partitions[128];  /* the queues (Slurm partitions) it takes work from, comma-separated; "" when
+                            * the scheduler has none */
     bool drain;            /* no new work (draining or drained) */
     bool down;             /* out of service, its work ended or requeued */
     bool responding;       /* the scheduler hears from the node */
@@ -47,6 +50,8 @@ struct vg_orch_job {
     char nodes[256];       /* host list of the nodes it runs on, "" when none */
     char leader[64];       /* the node that runs its first task (batch host) */
     int restarts;          /* times it was requeued or restarted */
+    int64_t started_ms;    /* when it started running (ms since the epoch); 0: not yet or unknown */
+    int64_t ended_ms;      /* when it ended; 0: not ended or unknown */
 };
 
 /* A job to submit (the drill's trainer, a burn-in pass). */
@@ -63,6 +68,9 @@ struct vg_orch_jobspec {
     bool requeue;                /* may be requeued when a node fails */
     bool self_launched;          /* argv starts its own steps (vigil launch): run once, not on every node */
     bool keep_on_node_failure;   /* a failed node does not end the job (it holds spares of its own) */
+    const char *nodelist;        /* exactly these nodes (a host list); NULL: the scheduler picks */
+    bool exclusive;              /* the nodes whole: no other job shares them */
+    int time_limit_s;            /* killed after this long; 0: the queue's limit */
 };
 
 /* How to reach the scheduler. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- key=value lines ---------------------------------------------------- */
 
@@ -135,6 +136,18 @@ int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n
     return 0;
 }
 
+/* "2026-12-02T05:30:41" in the local time zone (how slurmctld prints
+ * times) to ms since the epoch; 0 for "Unknown", "None" or anything else. */
+static int64_t local_time_ms(const char *s)
+{
+    struct tm tm = { 0 };
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end || *end) return 0;
+    tm.tm_isdst = -1;
+    time_t t = mktime(&tm);
+    return t > 0 ? (int64_t)t * 1000 : 0;
+}
+
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
 {
     memset(out, 0, sizeof *out);
@@ -154,6 +167,10 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
     kv_copy(kv, k, "Restarts", buf, sizeof buf);
     long r = 0;
     out->restarts = vg_parse_long(buf, &r) && r >= 0 && r < 1000000 ? (int)r : 0;
+    kv_copy(kv, k, "StartTime", buf, sizeof buf);
+    out->start_ms = local_time_ms(buf);
+    kv_copy(kv, k, "EndTime", buf, sizeof buf);
+    out->end_ms = local_time_ms(buf);
     return 0;
 }
 

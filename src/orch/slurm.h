@@ -60,6 +60,8 @@ struct vg_job_state {
     char batch_host[64];   /* BatchHost= */
     char comment[128];     /* Comment=, "(null)" mapped to "" */
     int restarts;          /* Restarts= */
+    int64_t start_ms;      /* StartTime= (local time, as slurmctld prints it); 0 when "Unknown"/"None" */
+    int64_t end_ms;        /* EndTime= (the expected end while it runs); 0 when "Unknown"/"None" */
 };
 /* One `scontrol show job -o ID`.  Returns 0, or -1 (err set; also when the
  * job is unknown). */

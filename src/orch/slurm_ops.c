@@ -65,6 +65,7 @@ static void to_node(const struct vg_node_state *in, struct vg_orch_node *out)
     vg_strlcpy(out->state, in->state, sizeof out->state);
     vg_strlcpy(out->reason, in->reason, sizeof out->reason);
     vg_strlcpy(out->features, in->features, sizeof out->features);
+    vg_strlcpy(out->partitions, in->partitions, sizeof out->partitions);
     out->drain = in->drain;
     out->down = in->down || strstr(in->state, "FAIL") != NULL;
     out->responding = in->responding;
@@ -210,10 +211,10 @@ static int write_script(struct vg_orch *o, const struct vg_orch_jobspec *j, char
 
 static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
 {
-    char script[1200], nodes[32], tasks[48], gres[48], out[1200], part[160], name[160];
+    char script[1200], nodes[32], tasks[48], gres[48], out[1200], part[160], name[160], list[300], limit[48];
     if (!j->script && !j->argv) return vg_orch_fail(o, "submit: no program and no script");
     if (!j->script && write_script(o, j, script, sizeof script)) return -1;
-    const char *opts[12];
+    const char *opts[16];
     size_t k = 0;
     if (j->requeue) opts[k++] = "--requeue";
     if (j->keep_on_node_failure) opts[k++] = "--no-kill";
@@ -235,6 +236,15 @@ static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, cha
     if (j->partition) {
         snprintf(part, sizeof part, "--partition=%s", j->partition);
         opts[k++] = part;
+    }
+    if (j->nodelist) {
+        snprintf(list, sizeof list, "--nodelist=%s", j->nodelist);
+        opts[k++] = list;
+    }
+    if (j->exclusive) opts[k++] = "--exclusive";
+    if (j->time_limit_s > 0) {   /* minutes:seconds; Slurm rounds up to whole minutes */
+        snprintf(limit, sizeof limit, "--time=%d:%02d", j->time_limit_s / 60, j->time_limit_s % 60);
+        opts[k++] = limit;
     }
     long jid;
     if (vg_slurm_submit(S(o), opts, k, j->script ? j->script : script, &jid)) return done(o, -1);
@@ -266,6 +276,9 @@ static int sl_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out
     vg_strlcpy(out->leader, js.batch_host, sizeof out->leader);
     out->restarts = js.restarts;
     out->phase = terminal(js.state) ? VG_JOB_ENDED : !strcmp(js.state, "RUNNING") ? VG_JOB_RUNNING : VG_JOB_PENDING;
+    /* a pending job's StartTime is an estimate, a running one's EndTime its limit */
+    if (out->phase != VG_JOB_PENDING) out->started_ms = js.start_ms;
+    if (out->phase == VG_JOB_ENDED) out->ended_ms = js.end_ms;
     return done(o, 0);
 }
 

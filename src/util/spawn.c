@@ -10,14 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define VG_SPAWN_MAX_OUTPUT (256u << 20)
 
-static void child(const char *const argv[], const char *const env_extra[], int in, int out, int err)
+static void child(const char *const argv[], const char *const env_extra[], int in, int out, int err,
+                  pid_t parent)
 {
     setpgid(0, 0);
+    /* never outlive the caller: it waits for the program, so the program
+     * only loses it when the caller was killed (e.g. a preempted burn-in
+     * job's task, whose program a scheduler's process tracking may miss
+     * once it is re-parented) */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) _exit(127);
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
@@ -36,9 +43,9 @@ int vg_spawn(const char *const argv[], const char *const env_extra[], const char
     if (pipe2(pin, O_CLOEXEC) < 0) goto fail0;
     if (pipe2(pout, O_CLOEXEC) < 0) goto fail1;
     if (pipe2(perr, O_CLOEXEC) < 0) goto fail2;
-    pid_t pid = fork();
+    pid_t self = getpid(), pid = fork();
     if (pid < 0) goto fail3;
-    if (pid == 0) child(argv, env_extra, pin[0], pout[1], perr[1]);
+    if (pid == 0) child(argv, env_extra, pin[0], pout[1], perr[1], self);
     setpgid(pid, pid);
     close(pin[0]);
     close(pout[1]);

@@ -19,7 +19,7 @@ struct vg_spawn_result {
  * list of "NAME=value" added to the environment (or NULL).  stdin_data, when
  * not NULL, is written to the child's stdin.  timeout_ms <= 0 means none.
  * The child gets its own process group; at the deadline the whole group is
- * killed.  Returns 0 when the program ran (see r->status), -1 when it could not
+ * killed.  It is killed too when the caller dies (PR_SET_PDEATHSIG).  Returns 0 when the program ran (see r->status), -1 when it could not
  * be started (r->status = -1, r->err says why). */
 int vg_spawn(const char *const argv[], const char *const env_extra[], const char *stdin_data,
              int timeout_ms, struct vg_spawn_result *r);

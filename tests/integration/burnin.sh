@@ -178,3 +178,96 @@ restarts=$(scontrol show job "$jid" -o | sed -n 's/.* Restarts=\([0-9]*\).*/\1/p
 is "Prolog: the job was requeued and ran on another node" "$st $restarts $([ "$host" != n1 ] && echo elsewhere)" \
     "COMPLETED 1 elsewhere"
 : >"$LAB_DIR/nodes/n1/nvml-state"
+
+# ---- scheduled burn-in (--schedule): idle nodes only, within the budget, never in the way ----
+scontrol update nodename=n1 state=resume
+wait_for '[ "$(sinfo -h -N -o %t | sort -u | tr -d "\n")" = idle ]' 30
+ST=$W/sched-state.json
+sched() { "$VIGIL" burnin --schedule --lab --dir "$LAB_DIR" --state "$ST" "$@"; }
+jstate() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* JobState=\([A-Z_]*\).*/\1/p'; }
+# ended JOB… — every job has left PENDING, RUNNING and COMPLETING
+ended() { for j in "$@"; do case "$(jstate "$j")" in PENDING | RUNNING | COMPLETING | CONFIGURING) return 1 ;; esac; done; }
+running() { for j in "$@"; do [ "$(jstate "$j")" = RUNNING ] || return 1; done; }
+err=$(sched --budget x 2>&1 >/dev/null)
+is "schedule: --budget x exits 2, naming the field" "$? $err" "2 vigil: burnin: --budget: 'x' is not a number of minutes from 1 to 60"
+err=$(sched --burnin-partition nosuch 2>&1 >/dev/null)
+is "schedule: an unknown partition exits 2, naming it" "$? $err" \
+    "2 vigil: burnin: --burnin-partition: no node is in partition 'nosuch' (the slurm orchestrator knows 3 nodes)"
+exits_with "schedule: a budget too small for the suite exits 2" 2 sched --suite long --budget 20
+exits_with "schedule: --budget without --schedule exits 2" 2 "$VIGIL" burnin --budget 5
+exits_with "schedule: --node does not go with --schedule" 2 sched --node n1
+check "schedule: bad input submitted nothing" test -z "$(squeue -h -p vigil-burnin)"
+
+# n1 runs a production job; n3's GPU 1 corrupts data
+prod1=$(sbatch --parsable -p gpu -w n1 --exclusive -o /dev/null --wrap 'sleep 600')
+wait_for '[ "$(jstate "$prod1")" = RUNNING ]' 30
+"$VIGIL" inject sdc --node n3 --gpu 1 --lab --dir "$LAB_DIR" >/dev/null
+json=$(sched --test gemm-small --json)
+is "schedule: exit 0" "$?" "0"
+is "schedule: a pass on each idle node, none on the busy one" \
+    "$(echo "$json" | field '" ".join(n["node"] + "=" + n["action"] for n in d["nodes"])')" "n1=skipped n2=submitted n3=submitted"
+is "schedule: the busy node's reason" "$(echo "$json" | field '[n["why"] for n in d["nodes"] if n["node"] == "n1"][0]')" \
+    "not idle (ALLOCATED)"
+j2=$(echo "$json" | field '[n["job"] for n in d["nodes"] if n["node"] == "n2"][0]')
+j3=$(echo "$json" | field '[n["job"] for n in d["nodes"] if n["node"] == "n3"][0]')
+is "schedule: each pass in the burn-in partition, on exactly its node, alone on it, limited to the budget" \
+    "$(for j in "$j2" "$j3"; do scontrol show job -o "$j" | grep -o ' Partition=[^ ]*\| ReqNodeList=[^ ]*\| OverSubscribe=[^ ]*\| TimeLimit=[^ ]*' | tr -d '\n'; echo; done | tr '\n' '|')" \
+    " TimeLimit=00:20:00 Partition=vigil-burnin ReqNodeList=n2 OverSubscribe=NO| TimeLimit=00:20:00 Partition=vigil-burnin ReqNodeList=n3 OverSubscribe=NO|"
+wait_for "ended $j2 $j3" 60
+json=$(sched --test gemm-small --nodes n1 --json)
+rc=$?
+is "schedule: the next round records each pass's result from its job (exit 1: n3 failed)" \
+    "$rc $(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" "1 n2=pass n3=fail"
+is "schedule: n3's pass drained it with the burn-in reason" "$(state n3)" \
+    "drained|vigil: burnin gemm-small: GPU 1: 17 elements differ from the reference result"
+"$VIGIL" inject clear --node n3 --lab --dir "$LAB_DIR" >/dev/null
+scontrol update nodename=n3 state=resume
+scancel "$prod1"
+
+# the budget: n2 ran 20 minutes of burn-in in the last hour, n3 25 minutes of which 15 more than an hour ago
+python3 - "$W/spent.json" <<'PY'
+import json, sys, datetime
+now = datetime.datetime.now(datetime.timezone.utc)
+t = lambda m: (now - datetime.timedelta(minutes=m)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+p = lambda node, job, a, b: {"node": node, "job": job, "suite": "quick", "result": "pass", "submitted": t(a), "start": t(a), "end": t(b)}
+json.dump({"version": 1, "passes": [p("n2", "1", 30, 10), p("n3", "2", 75, 50)]}, open(sys.argv[1], "w"))
+PY
+wait_for '[ "$(sinfo -h -N -n n2,n3 -o %t | sort -u | tr -d "\n")" = idle ]' 30
+json=$("$VIGIL" burnin --schedule --lab --dir "$LAB_DIR" --state "$W/spent.json" --nodes n2,n3 --test gemm-small --json)
+is "budget: n2's spent, n3 has 10 minutes left" "$(echo "$json" | field '" ".join(n["node"] + "=" + n["action"] for n in d["nodes"])')" \
+    "n2=skipped n3=submitted"
+is "budget: n2's reason" "$(echo "$json" | field '[n["why"] for n in d["nodes"] if n["node"] == "n2"][0]')" \
+    "budget spent: 1200 s of 1200 s used in the last 60 min"
+j3=$(echo "$json" | field '[n["job"] for n in d["nodes"] if n["node"] == "n3"][0]')
+is "budget: n3's pass is limited to what is left" "$(scontrol show job -o "$j3" | grep -o ' TimeLimit=[^ ]*')" " TimeLimit=00:10:00"
+wait_for "ended $j3" 60
+
+# never in the way: a production job that needs the nodes preempts the burn-in and runs
+printf '#!/bin/sh\n# a pass that takes minutes, as the standard suite does on real GPUs\nexec sleep 300.13\n' >"$W/slow-gpu"
+chmod +x "$W/slow-gpu"
+wait_for '[ "$(sinfo -h -N -o %t | sort -u | tr -d "\n")" = idle ]' 30
+json=$(sched --tool "vigil-gpu=$W/slow-gpu" --json)
+jobs=$(echo "$json" | field '" ".join(n["job"] for n in d["nodes"] if n["action"] == "submitted")')
+is "preemption: a pass on each of the 3 idle nodes" "$(echo "$jobs" | wc -w)" "3"
+wait_for "running $jobs" 30
+check "preemption: the burn-in passes run" running $jobs
+sleep 1
+prod=$(sbatch --parsable -p gpu -N3 -o /dev/null --wrap 'sleep 120')
+check "preemption: a production job needing the 3 nodes runs (within 30 s)" wait_for '[ "$(jstate "$prod")" = RUNNING ]' 30
+check "preemption: nothing of the passes is left running on the nodes" wait_for '! pgrep -f "^sleep 300.13$" >/dev/null' 15
+json=$(sched --json)
+is "preemption: the next round records each pass as preempted" \
+    "$(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" \
+    "n1=preempted n2=preempted n3=preempted"
+is "preemption: it counts against the budget only for what it ran" \
+    "$(echo "$json" | field '[e["ran_s"] for e in d["ended"] if e["node"] == "n1"][0] == [n["budget_used_s"] for n in d["nodes"] if n["node"] == "n1"][0] and 0 < [e["ran_s"] for e in d["ended"] if e["node"] == "n1"][0] < 60')" "True"
+is "preemption: no new pass while production runs" \
+    "$(echo "$json" | field '" ".join(n["node"] + "=" + n["action"] for n in d["nodes"])')" "n1=skipped n2=skipped n3=skipped"
+is "preemption: the state file keeps the passes" \
+    "$(field '" ".join(p["node"] + "=" + p["result"] for p in d["passes"])' <"$ST")" \
+    "n2=pass n3=fail n1=preempted n2=preempted n3=preempted"
+out=$(timeout 3 "$VIGIL" burnin --schedule --lab --dir "$LAB_DIR" --state "$ST" --every 1 --json)
+is "--every 1: a JSON line per round, each round skipping the busy nodes" \
+    "$(echo "$out" | python3 -c 'import json, sys; r = [json.loads(l) for l in sys.stdin]; print(len(r) >= 2, all(n["action"] == "skipped" for d in r for n in d["nodes"]))')" \
+    "True True"
+scancel "$prod"

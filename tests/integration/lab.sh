@@ -18,6 +18,19 @@ out=$LAB_DIR/job.out
 job=$(sbatch --parsable --requeue -N1 -o "$out" --wrap 'echo "ran on $(hostname)"') 
 for i in $(seq 1 100); do grep -q 'ran on n' "$out" 2>/dev/null && break; sleep 0.1; done
 check "sbatch --requeue job ran on a lab node" grep -q '^ran on n[1-5]$' "$out"
+# burn-in never gets in the way: a job of the production partition preempts one of vigil-burnin
+is "the burn-in partition: the same nodes, a lower priority tier, preempted by cancelling" \
+    "$(scontrol show partition vigil-burnin -o | grep -o ' Nodes=[^ ]*\| PriorityTier=[0-9]*\| PreemptMode=[A-Z]*' | tr -d '\n')" \
+    " Nodes=n[1-5] PriorityTier=1 PreemptMode=CANCEL"
+is "the production partition gpu: a higher tier, never preempted" \
+    "$(scontrol show partition gpu -o | grep -o ' PriorityTier=[0-9]*\| PreemptMode=[A-Z]*' | tr -d '\n')" \
+    " PriorityTier=10 PreemptMode=OFF"
+jstate() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* JobState=\([A-Z_]*\).*/\1/p'; }
+bi=$(sbatch --parsable --exclusive -p vigil-burnin -w n1 -o /dev/null --wrap 'sleep 300')
+wait_for '[ "$(jstate "$bi")" = RUNNING ]' 30
+prod=$(sbatch --parsable --exclusive -p gpu -w n1 -o /dev/null --wrap 'sleep 1')
+check "a gpu job on a node a vigil-burnin job holds runs (within 30 s)" wait_for '[ "$(jstate "$prod")" = RUNNING ]' 30
+is "the burn-in job was preempted" "$(jstate "$bi")" "PREEMPTED"
 is "status: healthy" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | grep -c '"healthy": true')" "1"
 exits_with "status exits 0" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 is "env prints the client environment" "$("$VIGIL" lab env --dir "$LAB_DIR" | head -1)" "export SLURM_CONF=$LAB_DIR/etc/slurm.conf"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "orch/slurm.h"
 #include "util/rootfs.h"
 
@@ -114,6 +115,20 @@ static void test_job(void **state)
     assert_int_equal(vg_slurm_parse_job(t, &j), 0);
     assert_string_equal(j.comment, "vigil:spares=1");   /* vigil launch's mark: tell it, do not requeue */
     assert_string_equal(j.batch_host, "n1");
+    free(t);
+    /* a burn-in job a production job preempted: when it ran, in the local time zone slurmctld prints */
+    t = fixture("show-job-preempted.txt");
+    assert_int_equal(vg_slurm_parse_job(t, &j), 0);
+    assert_string_equal(j.state, "PREEMPTED");
+    struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 2, .tm_hour = 5, .tm_min = 38, .tm_sec = 20,
+                     .tm_isdst = -1 };
+    int64_t start = (int64_t)mktime(&tm) * 1000;
+    assert_int_equal(j.start_ms, start);
+    assert_int_equal(j.end_ms, start + 2000);
+    free(t);
+    t = fixture("show-job-pending.txt");   /* EndTime=Unknown */
+    assert_int_equal(vg_slurm_parse_job(t, &j), 0);
+    assert_int_equal(j.end_ms, 0);
     free(t);
     assert_int_equal(vg_slurm_parse_job("slurm_load_jobs error: Invalid job id specified", &j), -1);
     assert_int_equal(vg_slurm_parse_job("JobId=-3 JobState=RUNNING", &j), -1);

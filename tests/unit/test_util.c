@@ -5,8 +5,13 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "util/rootfs.h"
 #include "util/sbuf.h"
@@ -142,6 +147,54 @@ static void test_spawn(void **state)
     vg_spawn_result_free(&r);
 }
 
+/* Whether a process runs with exactly this argv (NUL-separated cmdline). */
+static bool running_cmdline(const char *want, size_t len)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    bool found = false;
+    while (d && !found && (e = readdir(d))) {
+        char path[300], buf[128];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        char stat[64] = "";
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if ((f = fopen(path, "r"))) {
+            if (!fgets(stat, sizeof stat, f)) stat[0] = 0;
+            fclose(f);
+        }
+        found = n == len && !memcmp(buf, want, len) && !strstr(stat, ") Z");   /* not a zombie */
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* A spawned program dies with the process that spawned it (killed, it
+ * cannot wait for it): nothing is left running on a node. */
+static void test_spawn_dies_with_caller(void **state)
+{
+    (void)state;
+    static const char want[] = "sleep\0" "37.25";   /* sleep 37.25, unique to this test */
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        struct vg_spawn_result r;
+        const char *sleeper[] = { "sleep", "37.25", NULL };
+        vg_spawn(sleeper, NULL, NULL, 60000, &r);
+        _exit(0);
+    }
+    int i = 0;
+    while (!running_cmdline(want, sizeof want) && i++ < 500) usleep(10000);
+    assert_true(running_cmdline(want, sizeof want));
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    for (i = 0; running_cmdline(want, sizeof want) && i < 500; i++) usleep(10000);
+    assert_false(running_cmdline(want, sizeof want));
+}
+
 static void test_event_json(void **state)
 {
     (void)state;
@@ -176,7 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
-        cmocka_unit_test(test_spawn), cmocka_unit_test(test_event_json),
+        cmocka_unit_test(test_spawn), cmocka_unit_test(test_spawn_dies_with_caller), cmocka_unit_test(test_event_json),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * failures on demand ("the scheduler is down").  It follows the contract the
  * Slurm backend keeps against a real lab (tests/unit/test_slurm_live.c):
  * isolating DOWN ends the node's jobs' run there; requeue makes a job pending
- * with one more restart; resume clears the reason. */
+ * with one more restart; resume clears the reason.  Submitted jobs stay
+ * pending until a test sets their state; job_get answers with the phase the
+ * Slurm backend gives that state. */
 #include "fake_orch.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
@@ -160,6 +162,47 @@ static int f_pool_set(struct vg_orch *o, const char *pool, const char *const *no
     return 0;
 }
 
+static int f_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *s, char *id, size_t idlen)
+{
+    if (call(o, "job_submit")) return -1;
+    if (fake.njobs == FAKE_MAX) return vg_orch_fail(o, "too many jobs");
+    struct fake_job *j = &fake.jobs[fake.njobs++];
+    memset(j, 0, sizeof *j);
+    snprintf(j->id, sizeof j->id, "%d", 100 + fake.next_job++);
+    vg_strlcpy(j->node, s->nodelist ? s->nodelist : "", sizeof j->node);
+    vg_strlcpy(j->partition, s->partition ? s->partition : "", sizeof j->partition);
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; s->argv && s->argv[i]; i++) sbuf_printf(&b, "%s%s", i ? " " : "", s->argv[i]);
+    vg_strlcpy(j->argv, b.s ? b.s : "", sizeof j->argv);
+    sbuf_free(&b);
+    j->submitted = true;
+    j->exclusive = s->exclusive;
+    j->time_limit_s = s->time_limit_s;
+    vg_strlcpy(id, j->id, idlen);
+    logf_("submit %s %s;", j->id, j->node);
+    return 0;
+}
+
+static int f_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
+{
+    memset(out, 0, sizeof *out);
+    if (call(o, "job_get")) return -1;
+    for (size_t i = 0; i < fake.njobs; i++) {
+        struct fake_job *j = &fake.jobs[i];
+        if (strcmp(j->id, id)) continue;
+        vg_strlcpy(out->id, id, sizeof out->id);
+        vg_strlcpy(out->state, j->state[0] ? j->state : "PENDING", sizeof out->state);
+        vg_strlcpy(out->nodes, j->node, sizeof out->nodes);
+        out->phase = !j->state[0] || !strcmp(j->state, "PENDING") ? VG_JOB_PENDING
+                     : !strcmp(j->state, "RUNNING")              ? VG_JOB_RUNNING
+                                                                 : VG_JOB_ENDED;
+        out->started_ms = j->started_ms;
+        out->ended_ms = j->ended_ms;
+        return 0;
+    }
+    return vg_orch_fail(o, "scontrol show job %s: slurm_load_jobs error: Invalid job id specified", id);
+}
+
 static const char *const procs[] = { "fake-noded", NULL };
 
 const struct vg_orch_ops fake_orch_ops = {
@@ -172,5 +215,7 @@ const struct vg_orch_ops fake_orch_ops = {
     .requeue = f_requeue,
     .pool_get = f_pool_get,
     .pool_set = f_pool_set,
+    .job_submit = f_job_submit,
+    .job_get = f_job_get,
     .node_procs = procs,
 };

@@ -10,6 +10,12 @@ struct fake_job {
     char id[32], node[64];
     bool running;
     int restarts;
+    /* submitted through job_submit: what job_get answers (state "" while
+     * pending), and what was asked */
+    char state[32], partition[64], argv[512];
+    bool submitted, exclusive;
+    int time_limit_s;
+    int64_t started_ms, ended_ms;
 };
 
 struct fake_orch {
@@ -23,6 +29,7 @@ struct fake_orch {
     bool down;            /* every call fails as if the scheduler were unreachable */
     int fail_isolate;     /* the next N isolate calls fail */
     unsigned node_reads;  /* nodes() calls */
+    int next_job;         /* the id job_submit gives next (from 100) */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
 
