@@ -12,7 +12,9 @@
 # an XID is never noticed, and a node crash is noticed through SlurmdTimeout;
 # and vigil on a node crash and a node freeze (no log line: found by heartbeat,
 # BENCH_CRASH_RUNS); then a job that keeps a spare inside its own allocation
-# (vigil launch, 2 + 1 nodes, BENCH_INALLOC_RUNS): restarted without a requeue.
+# (vigil launch, 2 + 1 nodes, BENCH_INALLOC_RUNS, default 8: one per GPU, since
+# the agent folds a repeat of the same fault on the same GPU within its window
+# and these runs are quick): restarted without a requeue.
 cd "$(dirname "$0")/.." || exit 2
 [ "$(id -u)" = 0 ] || { echo "recovery: needs root (the lab)"; exit 0; }
 RUNS=${BENCH_RECOVERY_RUNS:-20}
@@ -30,7 +32,7 @@ cmds=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/m
     /^vigil_actions_total/ {a=$2} END {printf "%.1f (plus %d state reads while nodes were out, one per 2 s)", a ? (c - r) / a : 0, r}')
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs "${BENCH_CRASH_RUNS:-5}" --fault node-crash --deadline 60 --save "$T/vigil-crash.json" >/dev/null 2>&1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs "${BENCH_CRASH_RUNS:-5}" --fault node-freeze --deadline 60 --save "$T/vigil-freeze.json" >/dev/null 2>&1
-"$V" drill --lab --dir "$T/lab" --nodes 2 --spares-in-job 1 --runs "${BENCH_INALLOC_RUNS:-10}" --fault xid:79 --deadline 60 --save "$T/vigil-inalloc.json" >/dev/null 2>&1
+"$V" drill --lab --dir "$T/lab" --nodes 2 --spares-in-job 1 --runs "${BENCH_INALLOC_RUNS:-8}" --fault xid:79 --deadline 60 --save "$T/vigil-inalloc.json" >/dev/null 2>&1
 "$V" lab down --dir "$T/lab" >/dev/null
 eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$T/lab")" || exit 1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs 1 --fault xid:79 --deadline 30 --save "$T/plain-xid.json" >/dev/null 2>&1
@@ -50,7 +52,7 @@ echo "Slurm commands per incident (controller): $cmds"
 printf '\nnode freeze (heartbeat, %s runs): detect %s, running again %s (median p99)\n' "${BENCH_CRASH_RUNS:-5}" \
     "$(stat "$T/vigil-freeze.json" detect)" "$(stat "$T/vigil-freeze.json" restart)"
 printf 'in-allocation spare (vigil launch, 2 + 1 nodes, %s XID 79 runs; median p99): told %s, running again %s, resumed %s\n' \
-    "${BENCH_INALLOC_RUNS:-10}" "$(stat "$T/vigil-inalloc.json" requeue)" "$(stat "$T/vigil-inalloc.json" restart)" \
+    "${BENCH_INALLOC_RUNS:-8}" "$(stat "$T/vigil-inalloc.json" requeue)" "$(stat "$T/vigil-inalloc.json" restart)" \
     "$(stat "$T/vigil-inalloc.json" resume)"
 ir=$(stat "$T/vigil-inalloc.json" restart | cut -d' ' -f1)
 awk -v i="$ir" -v v="$vr" 'BEGIN { if (i + 0 > 0 && v + 0 > 0) printf "ratio: job running again, in-allocation spare / requeue path = %.2f; / requeue floor (6 s) = %.2f (goal <= 0.33)\n", i / v, i / 6 }'
