@@ -14,7 +14,8 @@ T=$(mktemp -d /tmp/vigil-bench-k8s-XXXXXX)
 KP= SP=
 trap '[ -n "$SP" ] && kill $SP 2>/dev/null; [ -n "$KP" ] && kill $KP 2>/dev/null; rm -rf "$T"' EXIT
 TOKEN="bench-api-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"; umask 022
+umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+echo "read-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"; umask 022
 printf 'spares = n5\nbreaker = 100%% / 600s\n' >"$T/policy"
 api() { curl -s -H "Authorization: Bearer $TOKEN" "$@"; }
 now() { date +%s%N; }
@@ -33,7 +34,7 @@ run() { # → "calls evictions latency_s baseline_s"
     b1=$(now)
     api -o /dev/null -X PATCH -H 'Content-Type: application/strategic-merge-patch+json' -d '{"spec":{"unschedulable":null}}' "$A/api/v1/nodes/n4"
     "$V" serve --orchestrator k8s --orch-config "$T/kc" --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" \
-        --auth token --token-file "$T/token" --policy "$T/policy" 2>>"$T/serve.log" &
+        --auth token --token-file "$T/token" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
     SP=$!
     while [ ! -s "$T/port" ]; do sleep 0.02; done
     URL="http://127.0.0.1:$(cat "$T/port")"
@@ -43,9 +44,15 @@ run() { # → "calls evictions latency_s baseline_s"
     curl -s -o /dev/null -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
         -H "X-Vigil-Nonce: b$(now)" --data-binary '{"node":"n2","seq":1,"events":[{"kind":"xid","code":79,"pci":"0000:18:00.0","gpu":0,"action":"reboot","source":"kmsg"}]}' \
         "$URL/v1/events"
-    while [ "$(api "$A/api/v1/nodes/n2" | jq -r '.spec.unschedulable')" != true ]; do :; done
+    end=$(( $(date +%s) + 60 ))   # never wait for ever: a run that does not finish says so
+    while [ "$(api "$A/api/v1/nodes/n2" | jq -r '.spec.unschedulable')" != true ]; do
+        [ "$(date +%s)" -lt $end ] || { echo "k8s: n2 was not cordoned within 60 s" >&2; return 1; }
+    done
     t1=$(now)
-    while ! curl -s "$URL/v1/incidents?node=n2" | grep -q '"spare_promoted":{'; do sleep 0.02; done
+    while ! curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "$URL/v1/incidents?node=n2" | grep -q '"spare_promoted":{'; do
+        [ "$(date +%s)" -lt $end ] || { echo "k8s: no spare promoted within 60 s" >&2; return 1; }
+        sleep 0.02
+    done
     all=$(grep 'ua=vigil$' "$T/api.log" | tail -n +$((before + 1)))
     calls=$(printf '%s\n' "$all" | grep -c .)
     ev=$(printf '%s\n' "$all" | grep -c '/eviction 201')
