@@ -22,20 +22,6 @@
     "usage: vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS] [--ckpt-every K]\n" \
     "  (run with srun; reads SLURM_PROCID, SLURM_NTASKS, SLURM_RESTART_COUNT)\n"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char ts[32];
-    vg_format_time(vg_now_ms(), ts);
-    printf("%s ", ts);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
 static long env_long(const char *name, long def)
 {
     const char *v = getenv(name);
@@ -77,10 +63,10 @@ int cmd_trainer(int argc, char **argv)
     /* a requeue (Slurm's count) or a restart inside the allocation (vigil launch) */
     long restart = env_long("SLURM_RESTART_COUNT", 0) * 1000 + env_long("VIGIL_LAUNCH_RESTART", 0);
     if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
-    say("start rank %ld/%ld restart %ld", rank, ntasks, restart);
+    vg_stamped("start rank %ld/%ld restart %ld", rank, ntasks, restart);
     long step = vg_ckpt_latest(dir);
     if (step < 0) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
-    if (step > 0 && rank == 0) say("resumed from step %ld", step);
+    if (step > 0 && rank == 0) vg_stamped("resumed from step %ld", step);
     int64_t next = vg_mono_ms();
     while (step < steps) {
         if (ntasks > 1) {   /* the collective: every rank finished the previous step */
@@ -93,15 +79,15 @@ int cmd_trainer(int argc, char **argv)
         if (next > now) vg_sleep_ms(next - now);
         step++;
         if (rank != 0) continue;
-        say("step %ld", step);
+        vg_stamped("step %ld", step);
         if (step % every == 0) {
             if (vg_ckpt_write(dir, step)) {
                 vg_err("trainer: checkpoint %ld in %s: %s", step, dir, strerror(errno));
                 return VG_EXIT_FINDINGS;
             }
-            say("checkpoint %ld", step);
+            vg_stamped("checkpoint %ld", step);
         }
     }
-    if (rank == 0) say("done %ld steps", step);
+    if (rank == 0) vg_stamped("done %ld steps", step);
     return 0;
 }

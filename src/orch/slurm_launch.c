@@ -31,20 +31,6 @@ static volatile sig_atomic_t told, stop_sig;
 static void on_usr1(int sig) { (void)sig; told = 1; }
 static void on_stop(int sig) { stop_sig = sig; }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char ts[32];
-    vg_format_time(vg_now_ms(), ts);
-    printf("%s launch: ", ts);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
 static pid_t start_step(const char *nodes, size_t n, long tasks, long restart, char **prog)
 {
     char nn[32], nt[48], tp[48], nl[1100], rs[32];
@@ -169,13 +155,13 @@ int vg_slurm_launch(long spares, long tasks, char **prog, char *err, size_t errl
         size_t up = vg_launch_pick(names, (size_t)n, ns, nn, want, step);
         free(ns);
         if (up < want) {
-            say("%zu of %d nodes up, %zu needed: requeueing job %ld", up, n, want, jobid);
+            vg_stamped("launch: %zu of %d nodes up, %zu needed: requeueing job %ld", up, n, want, jobid);
             rc = vg_slurm_requeue(&s, &jobid, 1) ? VG_LAUNCH_FAILED : 0;
             if (rc) vg_err("launch: requeue: %s", s.err);
             break;
         }
         char *nodes = vg_hostlist_join(step, want);
-        say("step %ld on %s", restart, nodes);
+        vg_stamped("launch: step %ld on %s", restart, nodes);
         told = 0;
         pid_t pid = start_step(nodes, want, tasks, restart, prog);
         free(nodes);
@@ -192,10 +178,10 @@ int vg_slurm_launch(long spares, long tasks, char **prog, char *err, size_t errl
             break;
         }
         if (st < 0) {
-            say("told (SIGUSR1): stopping step %ld", restart);
+            vg_stamped("launch: told (SIGUSR1): stopping step %ld", restart);
             stop_step(pid, SIGTERM);
         } else
-            say("step %ld failed (%s %d)", restart, WIFEXITED(st) ? "exit" : "signal",
+            vg_stamped("launch: step %ld failed (%s %d)", restart, WIFEXITED(st) ? "exit" : "signal",
                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
         if (!wait_out(&s, (char *const *)step, want, list) && st >= 0) {
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);   /* the program's own failure */

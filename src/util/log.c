@@ -1,5 +1,6 @@
 /* log.c — stderr logging with a level; see log.h. */
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "util/strutil.h"
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,4 +43,17 @@ int vg_input_error(const char *fmt, ...)
     emit("", false, fmt, ap);
     va_end(ap);
     return VG_EXIT_INPUT;
+}
+
+void vg_stamped(const char *fmt, ...)
+{
+    char ts[32];
+    vg_format_time(vg_now_ms(), ts);
+    printf("%s ", ts);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
 }

@@ -14,6 +14,9 @@ void vg_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the message and returns VG_EXIT_INPUT, so `return vg_input_error(...)`. */
 int vg_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0 = errors only, 1 = warnings (default), 2 = info, 3 = debug. */
+/* A progress line on stdout led by the RFC 3339 UTC time, flushed (the lines
+ * `vigil trainer` and `vigil launch` print and the drill reads). */
+void vg_stamped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vg_log_level(int level);
 int vg_log_get_level(void);
 
