@@ -63,6 +63,7 @@ printf '# in-allocation: told %s s, running again %s s, resumed %s s after the f
 # the batch host itself fails: the launcher goes with it, and the controller requeues (the fallback)
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --spares-in-job 1 --hit-batch-host --gpu 6 --deadline 60 --json >"$W/inalloc-bh.json" 2>"$W/inalloc-bh.err"
 is "in-allocation, batch host hit: recovered by the requeue" "$?$(jq -r '.runs[0].restart.how' "$W/inalloc-bh.json")" "0requeue"
+jq -r '.runs[0].message // empty' "$W/inalloc-bh.json" | sed 's/^/# /'
 # vigil launch outside a job, and bad input
 exits_with "launch outside a Slurm job: an input error" 2 env -u SLURM_JOB_ID "$VIGIL" launch --spares 1 -- true
 exits_with "launch: --spares must be a count" 2 "$VIGIL" launch --spares many -- true
