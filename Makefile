@@ -95,7 +95,7 @@ bench:
 	@bench/run
 
 # Fuzz targets: the library once more, built by clang with coverage for libFuzzer.
-FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -MMD -MP -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzzobj/%.o)
 build/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
@@ -132,4 +132,4 @@ deb: build/vigil
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(SAN_OBJ:.o=.d) build/obj/src/main.d build/san/src/main.d
+-include $(LIB_OBJ:.o=.d) $(SAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) build/obj/src/main.d build/san/src/main.d

@@ -30,12 +30,14 @@
     "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE)\n"             \
     "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
     "                    [--burnin-partition NAME] [--state FILE] [--jobs-dir DIR] [--every SECONDS]\n" \
+    "       any form: [--controller URL [--auth munge|token|none] [--token-file F]] sends the results\n"  \
     "Runs one pass now: on this machine as NAME (default: the host name), or with --lab on the\n"      \
     "lab's nodes (default: every idle one), each as that node.  --drain (default with --lab)\n"        \
     "drains a failed node with a 'vigil: burnin …' reason.  --schedule submits a preemptible\n"       \
     "pass to the burn-in partition (default vigil-burnin) on each idle node whose budget (default\n"  \
-    "20 min per rolling hour) is not spent.  Exit 0 no node failed, 1 a node failed, 2 usage or\n"    \
-    "input error.\n"
+    "20 min per rolling hour) is not spent.  --controller sends each pass to vigil serve, which keeps\n"\
+    "every node's burn-in history (GET /v1/burnin).  Exit 0 no node failed, 1 a node failed or the\n" \
+    "controller did not take the results, 2 usage or input error.\n"
 
 #define MAX_TOOLS VG_BURNIN_MAX_TOOLS
 
@@ -54,6 +56,8 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         { "budget", required_argument, 0, 'B' },     { "every", required_argument, 0, 'E' },
         { "state", required_argument, 0, 'F' },      { "burnin-partition", required_argument, 0, 'P' },
         { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
+        { "controller", required_argument, 0, 'U' }, { "auth", required_argument, 0, 'A' },
+        { "token-file", required_argument, 0, 'k' }, { "munge-socket", required_argument, 0, 'M' },
         { 0, 0, 0, 0 },
     };
     bool sched_opt = false;
@@ -86,6 +90,10 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         case 'o': o->orchestrator = optarg; break;
         case 'C': o->orch_config = optarg; break;
         case 'S': o->schedule = true; break;
+        case 'U': o->controller = optarg; break;
+        case 'A': o->auth = optarg; break;
+        case 'k': o->token_file = optarg; break;
+        case 'M': o->munge_socket = optarg; break;
         case 'B':
             if (!vg_parse_long(optarg, &o->budget_min) || o->budget_min < 1 || o->budget_min > 60)
                 return vg_input_error("burnin: --budget: '%s' is not a number of minutes from 1 to 60", optarg);
@@ -118,6 +126,8 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
     if (o->lab && o->node) return vg_input_error("burnin: --node is for one machine's pass; with --lab use --nodes");
     if (o->lab && o->root) return vg_input_error("burnin: --root: each lab node's tree is used with --lab");
     if (o->drain && o->no_drain) return vg_input_error("burnin: --drain and --no-drain");
+    if ((o->auth || o->token_file || o->munge_socket) && !o->controller)
+        return vg_input_error("burnin: --auth, --token-file and --munge-socket go with --controller URL");
     if (!vg_orch_find(o->orchestrator))
         return vg_input_error("burnin: --orchestrator '%s': expected one of %s", o->orchestrator, vg_orch_names());
     return 0;
@@ -164,14 +174,8 @@ static void *lab_node_main(void *arg)
     char toolargs[MAX_TOOLS][1200];
     int a = 0;
     argv[a++] = self, argv[a++] = "burnin", argv[a++] = "--node", argv[a++] = jb->node;
-    argv[a++] = "--suite", argv[a++] = vg_bi_suite_name(o->suite), argv[a++] = "--root", argv[a++] = root;
-    argv[a++] = "--json";
-    if (o->thresholds) argv[a++] = "--thresholds", argv[a++] = o->thresholds;
-    if (o->only) argv[a++] = "--test", argv[a++] = o->only;
-    for (size_t i = 0; i < o->ntools; i++) {
-        snprintf(toolargs[i], sizeof toolargs[i], "%s=%s", o->tools[i].name, o->tools[i].path);
-        argv[a++] = "--tool", argv[a++] = toolargs[i];
-    }
+    argv[a++] = "--root", argv[a++] = root;
+    a = vg_burnin_forward(o, argv, a, toolargs);
     argv[a] = NULL;
     if (vg_lab_node_env(jb->dir, jb->node, envbuf, sizeof envbuf, env)) {
         jb->doc = unknown_node(jb->node, "the node's environment does not fit");
@@ -353,16 +357,17 @@ int cmd_burnin(int argc, char **argv)
         unknown += strcmp(vg_json_str(n, "result", ""), "pass") != 0;
     }
     const char *overall = failed ? "fail" : unknown || !json_array_size(nodes) ? "unknown" : "pass";
-    if (o.json) {
-        json_t *doc = json_pack("{s:s, s:o, s:I, s:s, s:o}", "suite", vg_bi_suite_name(o.suite), "time",
-                                vg_json_time(started), "elapsed_ms", (json_int_t)(vg_mono_ms() - start), "result",
-                                overall, "nodes", nodes);
-        vg_json_print(stdout, doc, 0);
-    } else {
+    json_t *doc = json_pack("{s:s, s:o, s:I, s:s, s:o}", "suite", vg_bi_suite_name(o.suite), "time",
+                            vg_json_time(started), "elapsed_ms", (json_int_t)(vg_mono_ms() - start), "result", overall,
+                            "nodes", nodes);
+    /* sent before printing: a result the controller did not keep is said at once */
+    int sent = o.controller && json_array_size(nodes) ? vg_burnin_post(&o, doc) : 0;
+    if (o.json) vg_json_print(stdout, json_incref(doc), 0);
+    else {
         if (!json_array_size(nodes)) printf("no idle node to test\n");
         print_human(nodes);
-        json_decref(nodes);
     }
+    json_decref(doc);
     fflush(stdout);
-    return failed ? VG_EXIT_FINDINGS : VG_EXIT_OK;
+    return failed || sent ? VG_EXIT_FINDINGS : VG_EXIT_OK;
 }

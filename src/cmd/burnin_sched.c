@@ -126,13 +126,7 @@ int vg_burnin_schedule(const struct vg_burnin_opts *o)
         vg_strlcpy(state, DEFAULT_STATE, sizeof state);
     }
     if (o->state) vg_strlcpy(state, o->state, sizeof state);
-    argv[a++] = "--suite", argv[a++] = vg_bi_suite_name(o->suite), argv[a++] = "--json";
-    if (o->thresholds) argv[a++] = "--thresholds", argv[a++] = o->thresholds;
-    if (o->only) argv[a++] = "--test", argv[a++] = o->only;
-    for (size_t i = 0; i < o->ntools; i++) {
-        snprintf(toolargs[i], sizeof toolargs[i], "%s=%s", o->tools[i].name, o->tools[i].path);
-        argv[a++] = "--tool", argv[a++] = toolargs[i];
-    }
+    a = vg_burnin_forward_controller(o, argv, vg_burnin_forward(o, argv, a, toolargs));
     argv[a] = NULL;
     /* the jobs' scripts and output: beside the state file unless told */
     if (o->jobs_dir) vg_strlcpy(jobs, o->jobs_dir, sizeof jobs);

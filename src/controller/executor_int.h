@@ -49,6 +49,7 @@ struct vg_executor {
     /* the repair ladder, per rung of the policy (its index in ladder.rung); atomics */
     unsigned long rung_ok[VG_RUNGS_MAX], rung_failed[VG_RUNGS_MAX];
     unsigned long checks_passed, checks_failed, rma_handoffs, rma_failed;
+    unsigned long gates_passed, gates_failed;   /* the burn-in gate before a return */
     int64_t *repairing;               /* incidents queued for or in repair (under pool_lock) */
     size_t nrepairing;
 };

@@ -58,8 +58,8 @@ struct fleet {
 
 const char *vg_fleetview_incident_state(const char *st, bool repairing)
 {
-    static const char *const out_prefixes[] = { "isolated", "repair failed", "health check failed", "remediated",
-                                                "health check passed" };
+    static const char *const out_prefixes[] = { "isolated", "repair failed", "health check failed", "burn-in failed",
+                                                "remediated", "health check passed" };
     if (repairing) return state_names[ST_REPAIRING];
     if (vg_startswith(st, "handed off for RMA")) return state_names[ST_RMA];
     for (size_t i = 0; i < sizeof out_prefixes / sizeof *out_prefixes; i++)

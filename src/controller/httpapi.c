@@ -3,6 +3,7 @@
  * read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
+#include "controller/burnin_hist.h"
 #include "controller/commit.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -32,8 +33,7 @@ struct upload {
     int code;             /* the answer once decided (0: not yet) */
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
-    bool beat;            /* POST /v1/heartbeat */
-    bool inventory;       /* POST /v1/inventory */
+    enum { POST_EVENTS, POST_BEAT, POST_INVENTORY, POST_BURNIN } kind;   /* /v1/events, heartbeat, inventory, burnin */
     struct vg_commit_req req;
 };
 
@@ -236,6 +236,23 @@ static enum MHD_Result inventory(struct vg_http *h, struct MHD_Connection *c, ch
     return r;
 }
 
+/* Burn-in results ({suite, time, nodes: [{node, result, suite, tests}]}, the
+ * document `vigil burnin --json` prints): each node's pass kept as evidence. */
+static enum MHD_Result burnin(struct vg_http *h, struct MHD_Connection *c, char *json)
+{
+    json_t *j = json_loads(json, 0, NULL);
+    free(json);
+    char err[256];
+    pthread_mutex_lock(&h->lock);
+    int n = vg_burnin_record(h->o.audits, j, "post", NULL, vg_now_ms(), err, sizeof err);
+    pthread_mutex_unlock(&h->lock);
+    json_decref(j);
+    if (n == -1) vg_http_count(h, &h->rejected_input, 1);
+    if (n == -1) return vg_http_error(c, 400, "%s", err);
+    if (n < 0) return vg_http_error(c, 503, "storage: %s", err);
+    return vg_http_reply_json(c, 200, json_pack("{s:b, s:i}", "ok", 1, "recorded", n));
+}
+
 /* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
 static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
@@ -251,8 +268,9 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     }
     sbuf_free(&up->body);
     release(h, up);
-    if (up->beat) return beat(h, c, json);
-    if (up->inventory) return inventory(h, c, json);
+    if (up->kind == POST_BEAT) return beat(h, c, json);
+    if (up->kind == POST_INVENTORY) return inventory(h, c, json);
+    if (up->kind == POST_BURNIN) return burnin(h, c, json);
     json_t *resp = NULL;
     int64_t now = vg_now_ms();
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
@@ -290,7 +308,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct upload *up = *con_cls;
     bool beat_url = !strcmp(url, "/v1/heartbeat") && h->o.on_beat;
     bool inv_url = !strcmp(url, "/v1/inventory") && h->o.audits;
-    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url || inv_url);
+    bool burnin_url = !strcmp(url, "/v1/burnin") && h->o.audits;
+    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url || inv_url || burnin_url);
     if (*con_cls == &not_a_post) {
         if (!*size) return vg_http_route_get(h, c, url);
         *size = 0; /* a body on a GET is ignored */
@@ -307,8 +326,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         up = *con_cls = vg_xcalloc(1, sizeof *up);
         up->h = h;
         up->c = c;
-        up->beat = beat_url;
-        up->inventory = inv_url;
+        up->kind = beat_url ? POST_BEAT : inv_url ? POST_INVENTORY : burnin_url ? POST_BURNIN : POST_EVENTS;
         up->code = post_headers(h, c, up);
         /* An early answer: the body is never read. */
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));

@@ -14,6 +14,10 @@
  *   GET  /v1/audit      the fleet's audit merged (version skew, findings with
  *                       node counts, when each node reported, stale reports,
  *                       known nodes not reporting); ?raw=1: [{node, at, report}]
+ *   POST /v1/burnin     a `vigil burnin --json` document, authenticated like a
+ *                       message → 200 {recorded: N} / 400 naming the field
+ *   GET  /v1/burnin     ?node=N&days=D (default 7): each node's burn-in history
+ *                       and the cadence (burnin_hist.h; `vigil score` evidence)
  *   GET  /metrics                                → Prometheus text format
  *   GET  /                                       → the live dashboard (dashboard.h)
  *   GET  /healthz                                → "ok" (no credentials)
@@ -44,7 +48,7 @@ struct vg_http_opts {
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
     void (*on_beat)(void *ctx, const char *node);   /* heartbeats; NULL: 404 */
     void *beat_ctx;
-    struct vg_store *audits;      /* where POST /v1/inventory writes; NULL: 404 */
+    struct vg_store *audits;      /* where POST /v1/inventory and /v1/burnin write; NULL: 404 */
     /* merges [{node, at, report}] (takes the reference) with the nodes ctx knows */
     json_t *(*fleet)(void *ctx, json_t *reports);
     void *fleet_ctx;

@@ -3,6 +3,7 @@
  * but healthz needs the read token (see httpapi.h).  Reads go through their
  * own SQLite connection. */
 #include "controller/httpapi_int.h"
+#include "controller/burnin_hist.h"
 #include "util/mhdso.h"
 #include "controller/commit.h"
 #include "controller/dashboard.h"
@@ -138,6 +139,27 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
     return ok;
 }
 
+/* GET /v1/burnin?node=N&days=D: the burn-in history over the last D days
+ * (default 7), coverage against the nodes the fleet view knows. */
+static enum MHD_Result burnin_history(struct vg_http *h, struct MHD_Connection *c)
+{
+    const char *node = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+    const char *days_s = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "days");
+    long days = 7;
+    if (days_s && (!vg_parse_long(days_s, &days) || days < 1 || days > 3650))
+        return vg_http_error(c, 400, "days: '%s' is not a number of days (1..3650)", days_s);
+    if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
+    size_t cluster = 0;
+    if (h->o.view) {
+        json_t *nodes = vg_fleetview_nodes(h->o.view);
+        cluster = json_array_size(nodes);
+        json_decref(nodes);
+    }
+    int64_t now = vg_now_ms();
+    return vg_http_reply_json(c, 200, vg_burnin_history(h->o.reader, node, now - days * 24 * 3600 * 1000LL, now,
+                                                        node ? 0 : cluster));
+}
+
 enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
     if (!strcmp(url, "/healthz")) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
@@ -156,6 +178,7 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
         if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return vg_http_reply_json(c, 200, reports);
         return vg_http_reply_json(c, 200, h->o.fleet(h->o.fleet_ctx, reports));
     }
+    if (!strcmp(url, "/v1/burnin")) return burnin_history(h, c);
     if (!strcmp(url, "/v1/incidents")) return incidents(h, c);
     if (vg_startswith(url, "/v1/incidents/")) {
         long id;

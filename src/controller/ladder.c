@@ -14,6 +14,7 @@ void vg_ladder_defaults(struct vg_ladder *l)
     memset(l, 0, sizeof *l);
     l->timeout_ms = 30 * 60 * 1000;
     l->repeat_window_ms = 7 * DAY_MS;
+    vg_strlcpy(l->gate_suite, "standard", sizeof l->gate_suite);
 }
 
 void vg_argv_free(char **v)
@@ -41,6 +42,7 @@ void vg_ladder_free(struct vg_ladder *l)
     for (size_t i = 0; i < l->nrung; i++) vg_argv_free(l->rung[i].argv);
     free(l->rules);
     vg_argv_free(l->rma_command);
+    vg_argv_free(l->gate);
     vg_ladder_defaults(l);
 }
 
@@ -52,27 +54,32 @@ static bool good_name(const char *s)
     return true;
 }
 
-static int rung_line(struct vg_ladder *l, const char *name, const char *val, char *why, size_t n)
+/* The rung named name, made (without a command yet) when new; NULL with why
+ * when the name is bad or the ladder is full. */
+static struct vg_rung *rung_named(struct vg_ladder *l, const char *key, const char *name, char *why, size_t n)
 {
     if (!good_name(name))
-        return snprintf(why, n, "repair: '%s' is not a step name (a-z, 0-9, '-', '_'; 'repair NAME = COMMAND')", name), -1;
+        return snprintf(why, n, "%s: '%s' is not a step name (a-z, 0-9, '-', '_'; '%s NAME = …')", key, name, key), NULL;
+    for (size_t i = 0; i < l->nrung; i++)
+        if (!strcmp(l->rung[i].name, name)) return &l->rung[i];
+    if (l->nrung == VG_RUNGS_MAX) return snprintf(why, n, "%s %s: more than %d repair steps", key, name, VG_RUNGS_MAX), NULL;
+    struct vg_rung *r = &l->rung[l->nrung++];
+    memset(r, 0, sizeof *r);
+    vg_strlcpy(r->name, name, sizeof r->name);
+    return r;
+}
+
+static int rung_line(struct vg_ladder *l, const char *name, const char *val, char *why, size_t n)
+{
+    struct vg_rung *r = rung_named(l, "repair", name, why, n);
+    if (!r) return -1;
     char **argv = vg_argv_split(val);
     if (!argv[0]) {
         vg_argv_free(argv);
         return snprintf(why, n, "repair %s: empty command", name), -1;
     }
-    for (size_t i = 0; i < l->nrung; i++)
-        if (!strcmp(l->rung[i].name, name)) {   /* a later line replaces the command */
-            vg_argv_free(l->rung[i].argv);
-            l->rung[i].argv = argv;
-            return 0;
-        }
-    if (l->nrung == VG_RUNGS_MAX) {
-        vg_argv_free(argv);
-        return snprintf(why, n, "repair %s: more than %d repair steps", name, VG_RUNGS_MAX), -1;
-    }
-    vg_strlcpy(l->rung[l->nrung].name, name, sizeof l->rung[l->nrung].name);
-    l->rung[l->nrung++].argv = argv;
+    vg_argv_free(r->argv);   /* a later line replaces the command */
+    r->argv = argv;
     return 0;
 }
 
@@ -117,13 +124,30 @@ int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, 
     if (!strcmp(key, "remediate")) return rung_line(l, "remediate", val, why, n);
     if (!strcmp(key, "ladder")) return rule_line(l, "", val, why, n);
     if (vg_startswith(key, "ladder ")) return rule_line(l, key + 7, val, why, n);
-    if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window")) {
-        bool timeout = !strcmp(key, "repair_timeout");
+    if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window") || vg_startswith(key, "repair_timeout ")) {
+        bool timeout = vg_startswith(key, "repair_timeout");
         int64_t ms;
         if (!duration_ms(val, &ms) || (timeout && !ms))
             return snprintf(why, n, "%s: '%s' is not a duration (seconds, or Nd / Nh / Nm / Ns%s)", key, val,
                             timeout ? ", more than 0" : ""), -1;
-        *(timeout ? &l->timeout_ms : &l->repeat_window_ms) = ms;
+        if (timeout && key[14] == ' ') {   /* repair_timeout NAME: that rung's own */
+            struct vg_rung *r = rung_named(l, "repair_timeout", key + 15, why, n);
+            if (!r) return -1;
+            r->timeout_ms = ms;
+        } else
+            *(timeout ? &l->timeout_ms : &l->repeat_window_ms) = ms;
+        return 0;
+    }
+    if (!strcmp(key, "burnin_gate")) {
+        vg_argv_free(l->gate);
+        l->gate = vg_argv_split(val);
+        if (!l->gate[0]) return snprintf(why, n, "burnin_gate: empty command"), -1;
+        return 0;
+    }
+    if (!strcmp(key, "burnin_suite")) {
+        if (strcmp(val, "quick") && strcmp(val, "standard") && strcmp(val, "long"))
+            return snprintf(why, n, "burnin_suite: '%s' is not quick, standard or long", val), -1;
+        vg_strlcpy(l->gate_suite, val, sizeof l->gate_suite);
         return 0;
     }
     if (!strcmp(key, "rma_dir")) {
@@ -149,6 +173,10 @@ static const struct vg_rung *find(const struct vg_ladder *l, const char *name)
 
 int vg_ladder_check(const struct vg_ladder *l, char *why, size_t n)
 {
+    for (size_t i = 0; i < l->nrung; i++)
+        if (!l->rung[i].argv)
+            return snprintf(why, n, "repair_timeout %s: no 'repair %s = COMMAND' line", l->rung[i].name,
+                            l->rung[i].name), -1;
     for (size_t i = 0; i < l->nrules; i++)
         for (size_t k = 0; k < l->rules[i].n; k++)
             if (!find(l, l->rules[i].names[k]))

@@ -9,6 +9,9 @@
  *   ladder = reset reboot power-cycle        (default: every rung, in file order)
  *   ladder xid 79 = reboot power-cycle       (a cause of its own: "KIND CODE" or "KIND")
  *   repair_timeout = 1800                    (seconds, each rung and each health check)
+ *   repair_timeout reboot = 20m              (one rung's own)
+ *   burnin_gate = vigil burnin --node {node} --suite {suite} --json
+ *   burnin_suite = standard                  (the suite a repaired node passes before it returns)
  *   repeat_window = 7d                       (a fault back within it starts one rung higher per return)
  *   rma_dir = /var/lib/vigil/rma             (the ticket when the ladder is exhausted)
  *   rma_command = /usr/local/sbin/open-ticket {ticket} {node}
@@ -26,6 +29,7 @@
 struct vg_rung {
     char name[32];
     char **argv;                  /* template: {node}, {gpu}; NULL-terminated */
+    int64_t timeout_ms;           /* its own (repair_timeout NAME); 0: the ladder's */
 };
 
 struct vg_ladder_rule {
@@ -43,6 +47,8 @@ struct vg_ladder {
     int64_t repeat_window_ms;     /* default 7 days; 0: no climbing */
     char rma_dir[512];            /* "" = no ticket file */
     char **rma_command;           /* template: {ticket}, {node}; NULL = none */
+    char **gate;                  /* burnin_gate: {node}, {suite}; prints `vigil burnin --json`; NULL = none */
+    char gate_suite[16];          /* burnin_suite, default "standard" */
 };
 
 void vg_ladder_defaults(struct vg_ladder *l);

@@ -7,6 +7,7 @@
  * the first pass, the RMA hand-off (rma.h) when none passes.  A new action is one function, one struct, one
  * line in a table (and its test in tests/unit/test_executor.c). */
 #include "controller/executor_int.h"
+#include "controller/burnin_hist.h"
 #include "controller/rma.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -158,8 +159,8 @@ const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum
 
 /* ---- repair and return ---------------------------------------------------- */
 
-/* argv template with {node} and {gpu} replaced; malloc'd, NULL-terminated. */
-static char **expand(char *const *tmpl, const struct item *it)
+/* argv template with {node}, {gpu} and {suite} replaced; malloc'd, NULL-terminated. */
+static char **expand(char *const *tmpl, const struct item *it, const char *suite)
 {
     size_t n = 0;
     while (tmpl[n]) n++;
@@ -171,6 +172,7 @@ static char **expand(char *const *tmpl, const struct item *it)
         for (const char *p = tmpl[i]; *p;) {
             if (vg_startswith(p, "{node}")) { sbuf_puts(&b, it->node); p += 6; }
             else if (vg_startswith(p, "{gpu}")) { sbuf_puts(&b, gpu); p += 5; }
+            else if (suite && vg_startswith(p, "{suite}")) { sbuf_puts(&b, suite); p += 7; }
             else sbuf_putc(&b, *p++);
         }
         v[i] = sbuf_take(&b);
@@ -178,12 +180,16 @@ static char **expand(char *const *tmpl, const struct item *it)
     return v;
 }
 
-/* Runs a repair command; returns its exit status (-1: could not run / timed out). */
-static int run_command(char *const *tmpl, const struct item *it, int64_t timeout_ms, char *out, size_t n)
+/* Runs a repair command; returns its exit status (-1: could not run / timed
+ * out), a one-line result in out, and, when stdout_out is given, its output
+ * (malloc'd). */
+static int run_command(char *const *tmpl, const struct item *it, const char *suite, int64_t timeout_ms, char *out,
+                       size_t n, char **stdout_out)
 {
-    char **argv = expand(tmpl, it);
+    char **argv = expand(tmpl, it, suite);
     struct vg_spawn_result r;
     vg_spawn((const char *const *)argv, NULL, NULL, (int)timeout_ms, &r);
+    if (stdout_out) *stdout_out = vg_xstrdup(r.out ? r.out : "");
     int status = r.timed_out ? -1 : r.status;
     const char *text = *vg_trim(r.err) ? vg_trim(r.err) : vg_trim(r.out);
     snprintf(out, n, "%s: %s%s%s", argv[0], r.timed_out ? "timed out" : status ? "failed" : "ok",
@@ -208,6 +214,67 @@ static size_t first_rung(struct vg_executor *x, const struct item *it, size_t n)
 
 static void return_node(struct vg_executor *x, struct item *it);
 
+static void record_attempt(struct vg_executor *x, const struct item *it, json_t *attempts, const char *step,
+                           const char *result)
+{
+    int64_t now = vg_now_ms();
+    vg_store_step_named(x->store, it->incident, step, now, result);
+    json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", step, "result", result, "at", vg_json_time(now)));
+}
+
+/* The burn-in gate (burnin_gate): the suite on the repaired node, its pass
+ * recorded as burn-in evidence; 0 only when the node's result is "pass"
+ * (fail, unknown, a command that failed or printed no result: the node does
+ * not return). */
+static int burnin_gate(struct vg_executor *x, const struct item *it, char *out, size_t n)
+{
+    const struct vg_ladder *l = &x->policy->ladder;
+    char *text = NULL, ran[256], err[256];
+    int status = run_command(l->gate, it, l->gate_suite, l->timeout_ms, ran, sizeof ran, &text);
+    json_t *doc = json_loads(text, 0, NULL), *node = NULL, *t;
+    free(text);
+    size_t i;
+    json_array_foreach(json_object_get(doc, "nodes"), i, t)
+        if (!strcmp(vg_json_str(t, "node", ""), it->node)) node = t;
+    int rc = -1;
+    if (!node) snprintf(out, n, "no burn-in result for %s (%.150s)", it->node, ran);
+    else {
+        json_t *one = json_pack("{s:O, s:[O]}", "time", json_object_get(doc, "time"), "nodes", node);
+        if (vg_burnin_record(x->store, one, "gate", it->node, vg_now_ms(), err, sizeof err) < 0)
+            vg_warn("incident %lld: burn-in result of %s not kept: %s", (long long)it->incident, it->node, err);
+        json_decref(one);
+        const char *res = vg_json_str(node, "result", "unknown");
+        rc = strcmp(res, "pass") || status ? -1 : 0;
+        snprintf(out, n, "%s%s%s", res, *vg_json_str(node, "reason", "") ? ": " : "", vg_json_str(node, "reason", ""));
+    }
+    json_decref(doc);
+    __atomic_add_fetch(rc ? &x->gates_failed : &x->gates_passed, 1, __ATOMIC_SEQ_CST);
+    return rc;
+}
+
+/* The health check, then the burn-in gate when there is one, after the rung
+ * named after (NULL: no rung; its steps are not recorded, the gate's is).
+ * 0: the node may return; else failed names what failed and out says why. */
+static int proven(struct vg_executor *x, const struct item *it, const char *after, json_t *attempts, char *out, size_t n,
+                  const char **failed)
+{
+    const struct vg_ladder *l = &x->policy->ladder;
+    char step[64];
+    int rc = run_command(x->policy->healthcheck, it, NULL, l->timeout_ms, out, n, NULL);
+    __atomic_add_fetch(rc ? &x->checks_failed : &x->checks_passed, 1, __ATOMIC_SEQ_CST);
+    if (after) {
+        snprintf(step, sizeof step, "health check after %s", after);
+        record_attempt(x, it, attempts, step, out);
+    }
+    *failed = "health check";
+    if (rc || !l->gate) return rc;
+    *failed = "burn-in";
+    rc = burnin_gate(x, it, out, n);
+    snprintf(step, sizeof step, "burn-in %s%s%s", l->gate_suite, after ? " after " : "", after ? after : "");
+    record_attempt(x, it, attempts, step, out);
+    return rc;
+}
+
 /* The repair ladder: each rung's command, then the health check; the first
  * pass returns the node; every rung failed: the RMA hand-off. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it)
@@ -227,7 +294,8 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
     for (; i < (n ? n : 1); i++) {   /* no rung: the health check alone */
         const char *name = n ? rungs[i]->name : "none";
         if (n) {
-            int rc = run_command(rungs[i]->argv, it, l->timeout_ms, out, sizeof out);
+            int rc = run_command(rungs[i]->argv, it, NULL, rungs[i]->timeout_ms ? rungs[i]->timeout_ms : l->timeout_ms,
+                                 out, sizeof out, NULL);
             size_t r = (size_t)(rungs[i] - l->rung);
             __atomic_add_fetch(rc ? &x->rung_failed[r] : &x->rung_ok[r], 1, __ATOMIC_SEQ_CST);
             snprintf(step, sizeof step, "repair %s", name);
@@ -245,20 +313,13 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
             json_decref(attempts);
             return;
         }
-        int rc = run_command(p->healthcheck, it, l->timeout_ms, out, sizeof out);
-        __atomic_add_fetch(rc ? &x->checks_failed : &x->checks_passed, 1, __ATOMIC_SEQ_CST);
-        if (n) {
-            snprintf(step, sizeof step, "health check after %s", name);
-            vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
-            json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", step, "result", out, "at",
-                                                      vg_json_time(vg_now_ms())));
-        }
-        if (!rc) {
+        const char *failed;
+        if (!proven(x, it, n ? name : NULL, attempts, out, sizeof out, &failed)) {
             json_decref(attempts);
             return_node(x, it);
             return;
         }
-        snprintf(last, sizeof last, "health check failed, node stays isolated: %s", out);
+        snprintf(last, sizeof last, "%s failed, node stays isolated: %s", failed, out);
     }
     /* every rung failed: to the vendor */
     char ticket[600], err[256];

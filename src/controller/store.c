@@ -41,7 +41,10 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS incidents_open ON incidents(node, key, open);"
     "CREATE TABLE IF NOT EXISTS steps(incident INTEGER NOT NULL, step TEXT NOT NULL, at INTEGER NOT NULL,"
     "  detail TEXT, PRIMARY KEY(incident, step));"
-    "CREATE TABLE IF NOT EXISTS audits(node TEXT PRIMARY KEY, at INTEGER NOT NULL, report TEXT NOT NULL);";
+    "CREATE TABLE IF NOT EXISTS audits(node TEXT PRIMARY KEY, at INTEGER NOT NULL, report TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS burnin(node TEXT NOT NULL, at INTEGER NOT NULL, suite TEXT NOT NULL,"
+    "  result TEXT NOT NULL, tests TEXT NOT NULL, source TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);";
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -138,6 +141,8 @@ int vg_store_commit(struct vg_store *st)
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
 }
+
+void vg_store_rollback(struct vg_store *st) { sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL); }
 
 const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->err : "unknown error"; }
 
@@ -500,6 +505,36 @@ json_t *vg_store_audits(struct vg_store *st)
         if (!rep) continue;
         json_array_append_new(arr, json_pack("{s:s, s:o, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "at",
                                              vg_json_time(sqlite3_column_int64(s, 1)), "report", rep));
+    }
+    done(st, s);
+    return arr;
+}
+
+int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
+                        const char *tests, const char *source)
+{
+    int rc = run(st, prep(st, "INSERT INTO burnin(node, at, suite, result, tests, source) VALUES(?1,?2,?3,?4,?5,?6)",
+                          "sissss", node, at, suite, result, tests, source));
+    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return rc;
+}
+
+json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT node, at, suite, result, tests, source FROM burnin WHERE at >= ?1 AND"
+                           " (?2 IS NULL OR node = ?2) ORDER BY node, at",
+                           "is", since_ms, node);
+    json_t *arr = json_array();
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        json_t *tests = json_loads((const char *)sqlite3_column_text(s, 4), 0, NULL);
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:s, s:s, s:o, s:s}", "node",
+                                             (const char *)sqlite3_column_text(s, 0), "at_ms",
+                                             (json_int_t)sqlite3_column_int64(s, 1), "suite",
+                                             (const char *)sqlite3_column_text(s, 2), "result",
+                                             (const char *)sqlite3_column_text(s, 3), "tests",
+                                             tests ? tests : json_array(), "source",
+                                             (const char *)sqlite3_column_text(s, 5)));
     }
     done(st, s);
     return arr;

@@ -36,6 +36,7 @@ void vg_store_close(struct vg_store *st);
  * one fsync for all of them).  Return 0 or -1 (vg_store_error says why). */
 int vg_store_begin(struct vg_store *st);
 int vg_store_commit(struct vg_store *st);
+void vg_store_rollback(struct vg_store *st);
 /* what: 0 opens savepoint `name`, 1 releases it, -1 rolls back to it and
  * releases it.  Returns 0 or -1. */
 int vg_store_savepoint(struct vg_store *st, const char *name, int what);
@@ -71,6 +72,12 @@ int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *con
  * the one before; and all of them, [{node, at, report}] by node. */
 int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report);
 json_t *vg_store_audits(struct vg_store *st);
+/* One node's burn-in pass (tests: its JSON array; source: "post", "gate" …);
+ * and the passes since since_ms, of one node or all (node NULL), by node then
+ * time: [{node, at_ms, suite, result, tests, source}]. */
+int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
+                        const char *tests, const char *source);
+json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
 /* One page of them: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */

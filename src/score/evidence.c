@@ -1,6 +1,7 @@
 /* evidence.c — the evidence `vigil score` reads: JSON reports told apart by
- * their shape (audit, security audit, check, drill, fleet merge), the
- * questionnaire, and the path language rules use to read a value out of them. */
+ * their shape (audit, security audit, check, drill, fleet merge, burn-in
+ * history), the questionnaire, and the path language rules use to read a
+ * value out of them. */
 #include "score/score.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -9,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kinds[VG_EV_NKINDS] = { "audit", "security", "check", "drill", "fleet", "questionnaire" };
+static const char *const kinds[VG_EV_NKINDS] = { "audit", "security", "check", "drill", "fleet", "burnin",
+                                                  "questionnaire" };
 
 const char *vg_ev_kind_name(int kind) { return kind >= 0 && kind < VG_EV_NKINDS ? kinds[kind] : "?"; }
 
@@ -26,6 +28,9 @@ int vg_ev_detect(const json_t *doc)
     if (json_is_array(json_object_get(doc, "security"))) return VG_EV_SECURITY;
     const json_t *sum = json_object_get(doc, "summary");
     if (json_is_array(json_object_get(doc, "nodes")) && json_object_get(sum, "skewed_components")) return VG_EV_FLEET;
+    /* the controller's GET /v1/burnin: burnin {runs, …} and nodes[] */
+    if (json_is_array(json_object_get(doc, "nodes")) && json_object_get(json_object_get(doc, "burnin"), "runs"))
+        return VG_EV_BURNIN;
     if (json_is_array(json_object_get(doc, "findings")) && json_is_array(json_object_get(doc, "components")))
         return VG_EV_AUDIT;
     if (json_is_array(json_object_get(doc, "checks")) && json_is_boolean(json_object_get(doc, "ok"))) return VG_EV_CHECK;
@@ -60,7 +65,7 @@ int vg_evidence_add(struct vg_evidence *ev, const char *path, char *err, size_t 
     }
     int kind = vg_ev_detect(doc);
     if (kind < 0) {
-        snprintf(err, errlen, "%s: not a vigil audit, security audit, check, drill or fleet-merge JSON report", path);
+        snprintf(err, errlen, "%s: not a vigil audit, security audit, check, drill, fleet-merge or burn-in history JSON report", path);
         json_decref(doc);
         return -1;
     }

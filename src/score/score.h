@@ -1,5 +1,6 @@
 /* score.h — `vigil score`: a ClusterMAX-style scorecard.  Evidence files
- * (audit, security audit, check, drill and fleet-merge JSON, told apart by
+ * (audit, security audit, check, drill, fleet-merge and burn-in history JSON
+ * — the controller's GET /v1/burnin —, told apart by
  * their shape) and an optional questionnaire (what software cannot measure)
  * are scored against a rubric data file (data/rubric.json: criteria with
  * weights, rules, tiers).  A rule that cannot be evaluated — its evidence is
@@ -12,7 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum vg_ev_kind { VG_EV_AUDIT, VG_EV_SECURITY, VG_EV_CHECK, VG_EV_DRILL, VG_EV_FLEET, VG_EV_QUESTIONNAIRE, VG_EV_NKINDS };
+enum vg_ev_kind { VG_EV_AUDIT, VG_EV_SECURITY, VG_EV_CHECK, VG_EV_DRILL, VG_EV_FLEET, VG_EV_BURNIN, VG_EV_QUESTIONNAIRE,
+                  VG_EV_NKINDS };
 const char *vg_ev_kind_name(int kind);     /* "audit", "security", … */
 int vg_ev_kind_parse(const char *name);    /* -1 when unknown */
 /* The kind of a JSON document by its shape, or -1. */

@@ -487,6 +487,78 @@ static void test_ladder_repeat_and_cause(void **state)
     assert_true(has_step(f, other, "repair bmc"));
 }
 
+/* The burn-in gate: after the health check, the suite on the node; its
+ * result is kept as burn-in evidence; a pass returns the node. */
+#define GATE(res) "burnin_gate = echo {\"time\":\"2026-12-01T10:00:00Z\",\"nodes\":[{\"node\":\"{node}\"," \
+                  "\"result\":\"" res "\",\"suite\":\"{suite}\",\"tests\":[{\"name\":\"gemm\",\"result\":\"" res \
+                  "\",\"value\":512}]}]}\n"
+
+static void test_burnin_gate_pass(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair reset = true {node}\nhealthcheck = true {node}\nbreaker = 100% / 600s\n" GATE("pass"));
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_true(has_step(f, id, "health check after reset"));
+    assert_true(has_step(f, id, "burn-in standard after reset"));
+    assert_true(has_step(f, id, "returned"));
+    json_t *rows = vg_store_burnin(f->st, "n2", 0);
+    assert_int_equal(json_array_size(rows), 1);
+    json_t *r = json_array_get(rows, 0);
+    assert_string_equal(vg_json_str(r, "suite", ""), "standard");
+    assert_string_equal(vg_json_str(r, "result", ""), "pass");
+    assert_string_equal(vg_json_str(r, "source", ""), "gate");
+    json_decref(rows);
+    assert_true(metric_line(f, "vigil_burnin_gates_total{result=\"passed\"} 1"));
+}
+
+/* A failed burn-in (and one that printed nothing) keeps the node out and
+ * climbs: the repair did not hold.  burnin_suite picks the suite. */
+static void test_burnin_gate_fail(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair reset = true {node}\nrepair reboot = true {node}\nhealthcheck = true {node}\n"
+              "burnin_suite = long\nbreaker = 100% / 600s\n" GATE("fail"));
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "burn-in failed, node stays isolated: fail");
+    assert_true(has_step(f, id, "burn-in long after reset"));
+    assert_true(has_step(f, id, "burn-in long after reboot"));
+    assert_false(has_step(f, id, "returned"));
+    assert_true(fake_node("n2")->down);
+    json_t *rows = vg_store_burnin(f->st, "n2", 0);
+    assert_int_equal(json_array_size(rows), 2);
+    json_decref(rows);
+    assert_true(metric_line(f, "vigil_burnin_gates_total{result=\"failed\"} 2"));
+    vg_executor_stop(f->x);
+    f->x = NULL;
+    /* a gate that prints no result is not a pass */
+    vg_policy_free(&f->p);
+    policy(f, "repair reset = true {node}\nhealthcheck = true {node}\nburnin_gate = true {node}\nbreaker = 100% / 600s\n");
+    start(f, true);
+    int64_t other = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, other, "burn-in failed, node stays isolated: no burn-in result for n3");
+    assert_true(fake_node("n3")->down);
+}
+
+/* Each rung may have its own timeout: a rung over it fails, the next runs. */
+static void test_rung_timeout(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair slow = sleep 5\nrepair quick = true {node}\nrepair_timeout slow = 1\nhealthcheck = true {node}\n"
+              "breaker = 100% / 600s\n");
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    json_t *inc = vg_store_incident(f->st, id);
+    json_t *slow = json_object_get(json_object_get(inc, "steps"), "repair slow");
+    bool timed_out = strstr(vg_json_str(slow, "detail", ""), "timed out") != NULL;
+    json_decref(inc);
+    assert_true(timed_out);
+    assert_true(has_step(f, id, "repair quick"));
+}
+
 static void test_dry_run_changes_nothing(void **state)
 {
     struct fx *f = *state;
@@ -622,6 +694,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ladder_climbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ladder_exhausted_rma, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ladder_repeat_and_cause, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burnin_gate_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burnin_gate_fail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rung_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
         cmocka_unit_test(test_fleetview_incident_states),

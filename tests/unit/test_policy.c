@@ -80,13 +80,18 @@ static void test_parse(void **state)
                           "domain = n1\n", "domain a = n1\ndomain b = n1\n", "no equals sign\n",
                           "drain_at = reboot\ndown_at = restart-app\n",
                           "repair Reset! = true\n", "repair reset =\n", "ladder = reset\n", "repair a = true\nladder = a b\n",
-                          "ladder xid 79 =\n", "repair_timeout = 0\n", "repeat_window = 7 weeks\n", "rma_command = \n" };
+                          "ladder xid 79 =\n", "repair_timeout = 0\n", "repeat_window = 7 weeks\n", "rma_command = \n",
+                          "repair_timeout reboot = 5m\n", "burnin_suite = huge\n", "burnin_gate =\n",
+                          "repair_timeout Bad! = 5m\n" };
     const char *where[] = { "policy.conf:1:", "policy.conf:1:", "policy.conf:3:", "policy.conf:1:",
                             "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at",
                             "policy.conf:1: repair: 'Reset!'", "policy.conf:1: repair reset: empty",
                             "policy.conf: ladder: 'reset' is not a repair step", "policy.conf: ladder: 'b'",
                             "policy.conf:1: ladder xid 79: no steps", "policy.conf:1: repair_timeout",
-                            "policy.conf:1: repeat_window", "policy.conf:1: rma_command" };
+                            "policy.conf:1: repeat_window", "policy.conf:1: rma_command",
+                            "policy.conf: repair_timeout reboot: no 'repair reboot = COMMAND' line",
+                            "policy.conf:1: burnin_suite: 'huge'", "policy.conf:1: burnin_gate: empty",
+                            "policy.conf:1: repair_timeout: 'Bad!'" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256] = "";
         vg_policy_defaults(&p);
@@ -122,6 +127,16 @@ static void test_ladder(void **state)
     assert_string_equal(r[0]->name, "reset");
     assert_int_equal(vg_ladder_for(&p.ladder, "", r), 2);
     assert_int_equal(p.ladder.timeout_ms, 90000);
+    vg_policy_free(&p);
+    /* a rung's own timeout, before or after its command; the burn-in gate */
+    p = load("repair_timeout reboot = 20m\nrepair reboot = b {node}\nrepair reset = a\n"
+             "burnin_gate = vigil burnin --node {node} --suite {suite} --json\n");
+    assert_int_equal(vg_ladder_for(&p.ladder, "", r), 2);
+    assert_string_equal(r[0]->name, "reboot");
+    assert_int_equal(r[0]->timeout_ms, 20 * 60000);
+    assert_int_equal(r[1]->timeout_ms, 0);   /* the ladder's */
+    assert_string_equal(p.ladder.gate[5], "{suite}");
+    assert_string_equal(p.ladder.gate_suite, "standard");
     vg_policy_free(&p);
     struct vg_event e;
     vg_event_init(&e);

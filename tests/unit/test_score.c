@@ -1,7 +1,8 @@
 /* test_score.c — `vigil score`: evidence told apart by shape, the path
  * language, the questionnaire and rubric parsers (errors name the line or
  * field), and the final tiers of the well- and badly-configured clusters
- * (tests/fixtures/score/: the bad one must not reach Bronze), missing evidence
+ * (tests/fixtures/score/: the bad one must not reach Bronze; their burn-in
+ * histories are what GET /v1/burnin served on a 4-node lab), missing evidence
  * shown as not measured, the HTML scorecard's self-containment, and evidence
  * figures printed to the millisecond in the terminal, Markdown and HTML. */
 #include <stdarg.h>
@@ -16,13 +17,13 @@
 #include "helpers/precision.h"
 
 #define FIX "tests/fixtures/score"
-static const char *const kinds[] = { "audit", "security", "check", "drill", "fleet" };
+static const char *const kinds[] = { "audit", "security", "check", "drill", "fleet", "burnin" };
 
 static void load(struct vg_evidence *ev, const char *which, bool quest)
 {
     char p[256], err[512];
     *ev = (struct vg_evidence){ 0 };
-    for (int i = 0; i < 5; i++) {
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         snprintf(p, sizeof p, FIX "/%s/%s.json", which, kinds[i]);
         if (vg_evidence_add(ev, p, err, sizeof err)) fail_msg("%s", err);
         assert_non_null(ev->doc[vg_ev_kind_parse(kinds[i])]);   /* detected by shape as its kind */
@@ -72,6 +73,10 @@ static void test_good_cluster(void **state)
     assert_true(rule(&s, "sec-mgmt")->awarded == 0);
     assert_int_equal(rule(&s, "rel-detect")->state, VG_RULE_MET);
     assert_non_null(strstr(rule(&s, "rel-detect")->evidence, "drill.json: detect.median = 0.4"));
+    /* the controller's burn-in history: every node passed, three passes a node a day */
+    assert_int_equal(rule(&s, "rel-burnin-coverage")->state, VG_RULE_MET);
+    assert_int_equal(rule(&s, "rel-burnin-cadence")->state, VG_RULE_MET);
+    assert_int_equal(rule(&s, "rel-burnin-failing")->state, VG_RULE_MET);
     vg_score_free(&s);
     vg_evidence_free(&ev);
     vg_rubric_free(&r);
@@ -93,6 +98,10 @@ static void test_bad_cluster(void **state)
     assert_int_equal(u->state, VG_RULE_MISSED);
     assert_true(u->awarded == -4);
     assert_int_equal(rule(&s, "net-ib-events")->state, VG_RULE_MISSED);
+    /* a quarter of the nodes passed a burn-in; n2's latest failed */
+    assert_int_equal(rule(&s, "rel-burnin-coverage")->state, VG_RULE_MISSED);
+    assert_int_equal(rule(&s, "rel-burnin-failing")->state, VG_RULE_MISSED);
+    assert_int_equal(rule(&s, "rel-burnin-cadence")->state, VG_RULE_MET);
     assert_int_equal(rule(&s, "sec-cve-critical")->state, VG_RULE_MISSED);
     assert_true(s.nmoves >= 3);
     assert_non_null(strstr(s.moves[0], "Reliability"));   /* the largest weighted gain first */
