@@ -216,6 +216,8 @@ static void test_rhel9_rpm(void **state)
     assert_string_equal(c->upstream, "2.34");
     c = expect(&inv, "openssh", "8.7p1-43.el9", "rpm:/var/lib/rpm");
     assert_string_equal(c->package, "openssh-server");
+    assert_string_equal(c->srcpkg, "openssh");   /* from its SOURCERPM */
+    assert_string_equal(c->distro, "Red Hat:9");
     expect(&inv, "nccl", "2.21.5-1+cuda12.4", "rpm:/var/lib/rpm");
     expect(&inv, "fabricmanager", "550.90.07-1", "rpm:/var/lib/rpm");
     expect(&inv, "slurm", "23.11.7-1.el9", "rpm:/var/lib/rpm");
@@ -234,14 +236,21 @@ static void test_rpm_parse(void **state)
     (void)state;
     struct vg_inventory inv;
     vg_inventory_init(&inv, "/");
-    char *out = vg_xstrdup("sudo\t0:1.9.5p2-10.el9_3\tx86_64\ngpg-pubkey\t0:fd431d51-4ae0493b\t(none)\n"
-                           "garbage line\nrunc\t4:1.1.12-4.el9\tx86_64\n");
+    char *out = vg_xstrdup("sudo\t0:1.9.5p2-10.el9_3\tx86_64\tsudo-1.9.5p2-10.el9_3.src.rpm\n"
+                           "gpg-pubkey\t0:fd431d51-4ae0493b\t(none)\t(none)\n"
+                           "garbage line\nrunc\t4:1.1.12-4.el9\tx86_64\n"
+                           "openssh-server\t0:8.7p1-38.el9\tx86_64\topenssh-8.7p1-38.el9.src.rpm\n"
+                           "odd\t0:1-1\tnoarch\tnodash.src.rpm\n");
     inv.bufs = vg_xmalloc(sizeof *inv.bufs);
     inv.bufs[inv.nbufs++] = out;
     assert_int_equal(vg_rpm_parse(&inv, out), 0);
-    assert_int_equal(inv.npkgs, 2);
+    assert_int_equal(inv.npkgs, 4);
     assert_string_equal(vg_inventory_pkg(&inv, "sudo")->version, "1.9.5p2-10.el9_3");
+    assert_string_equal(vg_inventory_pkg(&inv, "sudo")->src, "");   /* its own source */
     assert_string_equal(vg_inventory_pkg(&inv, "runc")->version, "4:1.1.12-4.el9");
+    assert_string_equal(vg_inventory_pkg(&inv, "runc")->src, "");   /* no SOURCERPM column */
+    assert_string_equal(vg_inventory_pkg(&inv, "openssh-server")->src, "openssh");
+    assert_string_equal(vg_inventory_pkg(&inv, "odd")->src, "");    /* no version-release in the name */
     assert_null(vg_inventory_pkg(&inv, "gpg-pubkey"));
     vg_inventory_free(&inv);
 }
