@@ -42,13 +42,8 @@ int vg_rpm_parse(struct vg_inventory *inv, char *buf)
         if (nl) *nl = 0;
         char *f[4];
         int nf = vg_split(line, "\t", f, 4);
-        if (nf >= 3 && *f[0] && *f[1] && strcmp(f[0], "gpg-pubkey")) {
-            char *ver = f[1];
-            if (vg_startswith(ver, "0:")) ver += 2; /* no epoch */
-            if (!*ver) {                            /* "0:" alone is no version */
-                line = nl ? nl + 1 : NULL;
-                continue;
-            }
+        char *ver = nf >= 3 ? f[1] + 2 * vg_startswith(f[1], "0:") : (char *)"";   /* no epoch */
+        if (*f[0] && *ver && strcmp(f[0], "gpg-pubkey")) {
             if (nf == 4) f[3][strcspn(f[3], "\t")] = 0;   /* fields past the fourth are ignored */
             char *src = nf == 4 ? srpm_name(f[3]) : (char *)"";
             if (!strcmp(src, f[0])) src = (char *)"";
