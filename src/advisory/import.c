@@ -47,6 +47,8 @@ static const struct { const char *name, *component; } names[] = {
     { "enroot", "enroot" },
     { "pyxis", "pyxis" },
     { "rdma-core", "rdma-core" },
+    { "qemu", "qemu" },
+    { "qemu-kvm", "qemu" },
     { "github.com/nvidia/nvidia-container-toolkit", "nvidia-container-toolkit" },
     { "nvidia container toolkit", "nvidia-container-toolkit" },
     { "nvidia-container-toolkit", "nvidia-container-toolkit" },

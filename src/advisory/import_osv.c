@@ -6,8 +6,11 @@
  * hashes) cannot be compared with installed versions and are skipped.
  * A distribution's record (ecosystem "Debian:12", "Ubuntu:22.04:LTS", …) keeps
  * its own id (DSA/DLA/USN), the release, the source package and the CVE ids it
- * covers; its ranges compare full package versions.  Ubuntu Pro-only entries
- * are skipped (their fixes need a subscription). */
+ * covers; its ranges compare full package versions.  A Red Hat family record
+ * (AlmaLinux ALSA, Rocky RLSA: "AlmaLinux:9") lists every binary rpm of the
+ * update; the entry named like the component's source rpm is the one that
+ * matches (openssh for openssh-server).  Ubuntu Pro-only entries are skipped
+ * (their fixes need a subscription). */
 #include "advisory/importer.h"
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
@@ -105,7 +108,10 @@ static char *record_cves(const json_t *doc)
     return sbuf_take(&list);
 }
 
-/* Ubuntu's priority: "severity": [{"type": "Ubuntu", "score": "high"}]. */
+/* The distribution's rating: Ubuntu's priority ("severity": [{"type":
+ * "Ubuntu", "score": "high"}]), or Red Hat's impact that AlmaLinux and Rocky
+ * records carry at the start of their summary ("Important: openssh security
+ * update"; Critical, Important, Moderate, Low). */
 static const char *distro_severity(const json_t *doc)
 {
     const json_t *sv = json_object_get(doc, "severity");
@@ -113,6 +119,12 @@ static const char *distro_severity(const json_t *doc)
         const json_t *e = json_array_get(sv, i);
         if (!strcmp(vg_json_str(e, "type", ""), "Ubuntu")) return vg_json_str(e, "score", NULL);
     }
+    static const struct { const char *impact, *severity; } rh[] = {
+        { "Critical: ", "critical" }, { "Important: ", "high" }, { "Moderate: ", "medium" }, { "Low: ", "low" },
+    };
+    const char *summary = vg_json_str(doc, "summary", "");
+    for (size_t i = 0; i < sizeof rh / sizeof rh[0]; i++)
+        if (vg_startswith(summary, rh[i].impact)) return rh[i].severity;
     return NULL;
 }
 
@@ -132,6 +144,16 @@ static void pick_url(const json_t *doc, const char *id, char *url, size_t n)
 {
     const json_t *refs = json_object_get(doc, "references");
     const char *first = NULL;
+    char page[64];   /* a distribution's own page of the record: ALSA-2024:4312 → …/ALSA-2024-4312.html */
+    vg_strlcpy(page, vg_json_str(doc, "id", ""), sizeof page);
+    for (char *c = strchr(page, ':'); c; c = strchr(c, ':')) *c = '-';
+    for (size_t i = 0; page[0] && strchr(vg_json_str(doc, "id", ""), ':') && i < json_array_size(refs); i++) {
+        const char *u = vg_json_str(json_array_get(refs, i), "url", "");
+        if (strstr(u, page)) {
+            vg_strlcpy(url, u, n);
+            return;
+        }
+    }
     for (size_t i = 0; i < json_array_size(refs); i++) {   /* the project's own advisory page first */
         const char *u = vg_json_str(json_array_get(refs, i), "url", "");
         if (strstr(u, "/security/advisories/GHSA-")) {

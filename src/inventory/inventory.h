@@ -13,7 +13,7 @@
  * nvidia-container-toolkit, libnvidia-container, gpu-operator, runc, containerd,
  * docker, kubelet, dcgm, dcgm-exporter, fabricmanager, slurm, munge, pmix,
  * enroot, pyxis, apptainer, mlnx-ofed, doca-ofed, rdma-core, connectx-firmware,
- * bluefield-firmware, openssh, sudo, glibc, polkit. */
+ * bluefield-firmware, openssh, sudo, glibc, polkit, nvhpc, qemu, rocm. */
 /* The CVE ids a distribution package's changelog names, each with the version
  * of the entry that names it (entries at or below the installed version only). */
 struct vg_cl_cve {

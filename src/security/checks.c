@@ -19,6 +19,7 @@ static const struct vg_sec_family *const families[] = {
     &vg_sec_network,
     &vg_sec_storage,
     &vg_sec_devices,
+    &vg_sec_nvlink,
 };
 
 const char *vg_sec_status_name(enum vg_sec_status s)

@@ -2,7 +2,7 @@
  * posture checks, NHC style.  Each family (sec_slurm.c, sec_infiniband.c,
  * sec_node.c, sec_network.c) is a table of checks {id, title, severity, fix,
  * function}; sec_storage.c: NFS exports, shared-filesystem mounts; sec_devices.c:
- * IOMMU, BlueField RShim;
+ * IOMMU, BlueField RShim; sec_nvlink.c: the IMEX channels and domain;
  * checks.c lists the families and runs them.  A check reports one
  * or more results through vg_sec_emit: pass, warn, fail, or unknown ("could
  * not check": a missing file, permission denied — never a crash, never a
@@ -81,7 +81,7 @@ struct vg_sec_family {
     size_t n;
 };
 extern const struct vg_sec_family vg_sec_slurm, vg_sec_infiniband, vg_sec_node, vg_sec_network, vg_sec_storage,
-    vg_sec_devices;
+    vg_sec_devices, vg_sec_nvlink;
 
 /* Records one result of check k.  evidence: what was read (file: value). */
 void vg_sec_emit(struct vg_sec_ctx *c, const struct vg_sec_check *k, enum vg_sec_status st, const char *evidence,

@@ -22,7 +22,7 @@ exits_with "unknown action exits 2" 2 "$VIGIL" advisories frobnicate
 "$VIGIL" advisories import --new --out "$tmp/db.json" data/sources/nvidia-csaf data/sources/osv data/sources/curated \
     data/sources/lifecycle.json >"$tmp/out" 2>&1
 is "import: rebuilds the bundled database" "$?" 0
-is "import: 219 files" "$(grep -c "imported 219 files" "$tmp/out")" 1
+is "import: 221 files" "$(grep -c "imported 221 files" "$tmp/out")" 1
 is "import: same advisory count as data/advisories.json" \
     "$("$VIGIL" advisories list --db "$tmp/db.json" | wc -l)" "$("$VIGIL" advisories list | wc -l)"
 "$VIGIL" advisories import --db "$tmp/db.json" data/sources/osv >"$tmp/out2" 2>&1

@@ -95,6 +95,33 @@ else
     for n in 1 2 3 4 5 6 7; do skip "rhel9-rpm: rpm/rpmbuild not installed"; done
 fi
 
+# An AlmaLinux 9.4 rpm root matched against AlmaLinux's own OSV records
+# (data/sources/osv/almalinux): openssh 8.7p1-38.el9 is before ALSA-2024:4312's
+# 8.7p1-38.el9_4.1 (a finding), glibc 2.34-100.el9_4.2 is past ALSA-2023:5453's
+# 2.34-60.el9_2.7 (fixed by the distribution, although upstream 2.34 < 2.39).
+mkdir -p "$T/alma"
+cp -r $R/alma9-rpm/. "$T/alma/"
+if sh tests/fixtures/make-rpmdb.sh "$T/alma" tests/fixtures/alma9-rpm.packages >/dev/null 2>&1; then
+    $A --root "$T/alma" --json --fail-on none >"$T/alma.json"
+    is "alma9-rpm: openssh's source package from its SOURCERPM, release AlmaLinux:9" \
+       "$(jq -r '.components[] | select(.name == "openssh") | [.package, .source_package, .distro] | join(" ")' "$T/alma.json")" \
+       "openssh-server openssh AlmaLinux:9"
+    is "alma9-rpm: ALSA-2024:4312 found, fixed in 8.7p1-38.el9_4.1, rated high (Important)" \
+       "$(jq -r '.findings[] | select(.id == "ALSA-2024:4312") | [.evidence, .fixed, .severity, (.cves|join(","))] | join(" ")' "$T/alma.json")" \
+       "distro-advisory 8.7p1-38.el9_4.1 high CVE-2024-6387"
+    is "alma9-rpm: the upstream CVE-2024-6387 is not reported twice" \
+       "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/alma.json")" 0
+    is "alma9-rpm: glibc CVE-2023-4911 fixed by ALSA-2023:5453" \
+       "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2023-4911") | [.evidence, .evidence_ref, .fixed] | join(" ")' "$T/alma.json")" \
+       "distro-advisory ALSA-2023:5453 2.34-60.el9_2.7"
+    is "alma9-rpm: no glibc finding" "$(jq '[.findings[] | select(.component == "glibc")] | length' "$T/alma.json")" 0
+    exits_with "alma9-rpm: the ALSA finding fails the audit (exit 1)" 1 $A --root "$T/alma"
+    check "alma9-rpm: table names the ALSA and its errata page" \
+        sh -c "$A --root '$T/alma' --fail-on none | grep -E '^openssh .*CVE-2024-6387 .*ALSA-2024:4312 .*errata.almalinux.org/9/ALSA-2024-4312.html' >/dev/null"
+else
+    for n in 1 2 3 4 5 6 7; do skip "alma9-rpm: rpm/rpmbuild not installed"; done
+fi
+
 # The acceptance test: on this machine, no finding that the package's own changelog refutes.
 if [ -r /var/lib/dpkg/status ] && [ -d /usr/share/doc ]; then
     $VIGIL audit --json --fail-on none >"$T/self.json" 2>/dev/null

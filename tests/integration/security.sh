@@ -17,7 +17,7 @@ exits_with "bad root: exit 1" 1 "$VIGIL" audit --security --root $FIX/bad --conf
 exits_with "bad root, --fail-on critical: still 1 (munge key)" 1 "$VIGIL" audit --security --root $FIX/bad --fail-on critical
 exits_with "bad root, --fail-on none: 0" 0 "$VIGIL" audit --security --root $FIX/bad --fail-on none
 "$VIGIL" audit --security --root $FIX/bad --json >"$tmp/bad.json"
-is "JSON: 21 fails on the bad root (18, storage: exports, tenant separation; devices: rshim)" "$(grep -c '"status": "fail"' "$tmp/bad.json")" "21"
+is "JSON: 22 fails on the bad root (18, storage: exports, tenant separation; devices: rshim; nvlink: IMEX channel0 0666)" "$(grep -c '"status": "fail"' "$tmp/bad.json")" "22"
 is "JSON: one security array" "$(grep -c '"security": \[' "$tmp/bad.json")" "1"
 "$VIGIL" audit --security --root $FIX/bad --format markdown >"$tmp/bad.md"
 check "markdown: evidence of the munge key" grep -q 'evidence: `/etc/munge/munge.key: 0644 munge:munge`' "$tmp/bad.md"

@@ -216,6 +216,8 @@ static void test_rhel9_rpm(void **state)
     assert_string_equal(c->upstream, "2.34");
     c = expect(&inv, "openssh", "8.7p1-43.el9", "rpm:/var/lib/rpm");
     assert_string_equal(c->package, "openssh-server");
+    assert_string_equal(c->srcpkg, "openssh");   /* from its SOURCERPM */
+    assert_string_equal(c->distro, "Red Hat:9");
     expect(&inv, "nccl", "2.21.5-1+cuda12.4", "rpm:/var/lib/rpm");
     expect(&inv, "fabricmanager", "550.90.07-1", "rpm:/var/lib/rpm");
     expect(&inv, "slurm", "23.11.7-1.el9", "rpm:/var/lib/rpm");
@@ -234,15 +236,62 @@ static void test_rpm_parse(void **state)
     (void)state;
     struct vg_inventory inv;
     vg_inventory_init(&inv, "/");
-    char *out = vg_xstrdup("sudo\t0:1.9.5p2-10.el9_3\tx86_64\ngpg-pubkey\t0:fd431d51-4ae0493b\t(none)\n"
-                           "garbage line\nrunc\t4:1.1.12-4.el9\tx86_64\n");
+    char *out = vg_xstrdup("sudo\t0:1.9.5p2-10.el9_3\tx86_64\tsudo-1.9.5p2-10.el9_3.src.rpm\n"
+                           "gpg-pubkey\t0:fd431d51-4ae0493b\t(none)\t(none)\n"
+                           "garbage line\nrunc\t4:1.1.12-4.el9\tx86_64\n"
+                           "openssh-server\t0:8.7p1-38.el9\tx86_64\topenssh-8.7p1-38.el9.src.rpm\n"
+                           "odd\t0:1-1\tnoarch\tnodash.src.rpm\n");
     inv.bufs = vg_xmalloc(sizeof *inv.bufs);
     inv.bufs[inv.nbufs++] = out;
     assert_int_equal(vg_rpm_parse(&inv, out), 0);
-    assert_int_equal(inv.npkgs, 2);
+    assert_int_equal(inv.npkgs, 4);
     assert_string_equal(vg_inventory_pkg(&inv, "sudo")->version, "1.9.5p2-10.el9_3");
+    assert_string_equal(vg_inventory_pkg(&inv, "sudo")->src, "");   /* its own source */
     assert_string_equal(vg_inventory_pkg(&inv, "runc")->version, "4:1.1.12-4.el9");
+    assert_string_equal(vg_inventory_pkg(&inv, "runc")->src, "");   /* no SOURCERPM column */
+    assert_string_equal(vg_inventory_pkg(&inv, "openssh-server")->src, "openssh");
+    assert_string_equal(vg_inventory_pkg(&inv, "odd")->src, "");    /* no version-release in the name */
     assert_null(vg_inventory_pkg(&inv, "gpg-pubkey"));
+    vg_inventory_free(&inv);
+}
+
+/* The CMAX components a node root shows: the NVIDIA HPC SDK by release
+ * directory (the 2024 bundle directory is no release), QEMU from the package
+ * database with its source package, ROCm per /opt/rocm-X (the /opt/rocm link
+ * not counted twice; an install without .info/version is "unknown"). */
+static void test_cmax_node(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    collect(&inv, ROOTS "cmax-node");
+    assert_int_equal(count(&inv, "nvhpc"), 1);
+    const struct vg_component *c = expect(&inv, "nvhpc", "24.5", "dir:/opt/nvidia/hpc_sdk/Linux_x86_64/24.5");
+    assert_non_null(strstr(c->detail, "release window unknown"));
+    c = expect(&inv, "qemu", "1:8.2.2+ds-0ubuntu1", "dpkg:/var/lib/dpkg/status");
+    assert_string_equal(c->package, "qemu-system-x86");
+    assert_string_equal(c->srcpkg, "qemu");
+    assert_string_equal(c->upstream, "8.2.2+ds");   /* the repack suffix stays (vg_version_upstream) */
+    assert_string_equal(c->distro, "Ubuntu:24.04");
+    assert_int_equal(count(&inv, "rocm"), 2);
+    int seen = 0;
+    for (size_t i = 0; i < inv.n; i++) {
+        const struct vg_component *r = &inv.items[i];
+        if (strcmp(r->name, "rocm")) continue;
+        if (!strcmp(r->version, "6.1.2")) {
+            assert_string_equal(r->source, "file:/opt/rocm-6.1.2/.info/version");
+            assert_non_null(strstr(r->detail, "(6.1.2-119); advisory status unknown"));
+            seen |= 1;
+        } else {
+            assert_string_equal(r->version, "unknown");
+            assert_non_null(strstr(r->detail, "/opt/rocm-5.7.1: .info/version unreadable"));
+            seen |= 2;
+        }
+    }
+    assert_int_equal(seen, 3);
+    vg_inventory_free(&inv);
+    /* a root without them lists none */
+    collect(&inv, ROOTS "clean-current");
+    assert_int_equal(count(&inv, "nvhpc") + count(&inv, "qemu") + count(&inv, "rocm"), 0);
     vg_inventory_free(&inv);
 }
 
@@ -259,7 +308,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),     cmocka_unit_test(test_ubuntu_run535), cmocka_unit_test(test_clean_current),
-        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse),
+        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse), cmocka_unit_test(test_cmax_node),
         cmocka_unit_test(test_bad_root),
     };
     return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * mapping, distro ecosystems, and the bundled data/sources/{osv,curated} records
  * checked against every non-NVIDIA CVE row of tests/fixtures/advisories.tsv
  * with a plain range: the introduced (or last affected) version is affected,
- * the fixed version is not. */
+ * the fixed version is not; the bundled AlmaLinux records (ALSA) matched with
+ * rpm version rules on the node's release and source package. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -183,8 +184,93 @@ static void test_bundled_rows(void **state)
     vg_advdb_free(db);
 }
 
+/* The finding of advisory id (any kind) on an rpm package of release distro,
+ * with its evidence; 0 when there is none. */
+struct rpm_hit {
+    const char *id;
+    enum vg_finding_kind kind;
+    enum vg_find_evidence ev;
+    int n;
+};
+
+static void rpm_cb(const struct vg_finding *f, void *ctx)
+{
+    struct rpm_hit *h = ctx;
+    if (strcmp(f->adv->id, h->id) && strcmp(f->evidence_ref, h->id)) return;
+    h->kind = f->kind;
+    h->ev = f->evidence;
+    h->n++;
+}
+
+static struct rpm_hit rpm_match(const struct vg_advdb *db, const char *comp, const char *pkg, const char *src,
+                                const char *version, const char *upstream, const char *distro, const char *id)
+{
+    struct vg_component c;
+    memset(&c, 0, sizeof c);
+    vg_strlcpy(c.name, comp, sizeof c.name);
+    vg_strlcpy(c.version, version, sizeof c.version);
+    vg_strlcpy(c.upstream, upstream, sizeof c.upstream);
+    vg_strlcpy(c.package, pkg, sizeof c.package);
+    vg_strlcpy(c.srcpkg, src, sizeof c.srcpkg);
+    vg_strlcpy(c.distro, distro, sizeof c.distro);
+    c.eco = VG_ECO_RPM;
+    struct rpm_hit h = { id, 0, 0, 0 };
+    vg_advdb_match(db, &c, rpm_cb, &h);
+    return h;
+}
+
+static void test_almalinux(void **state)
+{
+    (void)state;
+    struct vg_advdb *db = vg_advdb_new();
+    struct vg_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    char err[512];
+    assert_int_equal(vg_import_path("data/sources/osv/almalinux", db, &rep, err, sizeof err), 0);
+    assert_int_equal(vg_import_path("data/sources/curated", db, &rep, err, sizeof err), 0);
+    assert_int_equal(rep.warnings.n, 0);
+    const struct vg_advisory *ssh = NULL;
+    for (size_t i = 0; i < vg_advdb_count(db); i++)
+        if (!strcmp(vg_advdb_get(db, i)->id, "ALSA-2024:4312")) {
+            assert_null(ssh);   /* only the entry named like the source rpm maps to openssh */
+            ssh = vg_advdb_get(db, i);
+        }
+    assert_non_null(ssh);
+    assert_string_equal(ssh->component, "openssh");
+    assert_string_equal(ssh->package, "openssh");
+    assert_string_equal(ssh->distro, "AlmaLinux:9");
+    assert_string_equal(ssh->cves, "CVE-2024-6387");   /* from "related" */
+    assert_int_equal(ssh->severity, VG_SEV_HIGH);       /* "Important: openssh security update" */
+    assert_int_equal(ssh->eco, VG_ECO_RPM);
+    assert_string_equal(ssh->url, "https://errata.almalinux.org/9/ALSA-2024-4312.html");
+    /* 8.7p1-38.el9 (9.4 as released) < 8.7p1-38.el9_4.1 in rpm order: the ALSA is the finding */
+    struct rpm_hit h = rpm_match(db, "openssh", "openssh-server", "openssh", "8.7p1-38.el9", "8.7p1", "AlmaLinux:9",
+                                 "ALSA-2024:4312");
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.kind, VG_FIND_CVE);
+    assert_int_equal(h.ev, VG_EV_DISTRO_ADVISORY);
+    assert_int_equal(rpm_match(db, "openssh", "openssh-server", "openssh", "8.7p1-38.el9", "8.7p1", "AlmaLinux:9",
+                               "CVE-2024-6387").n, 0);   /* not reported twice */
+    h = rpm_match(db, "openssh", "openssh-server", "openssh", "8.7p1-38.el9_4.1", "8.7p1", "AlmaLinux:9", "CVE-2024-6387");
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.kind, VG_FIND_DISTRO_FIXED);
+    /* another release, or the binary package's name without its source: the upstream comparison decides */
+    h = rpm_match(db, "openssh", "openssh-server", "openssh", "8.7p1-38.el9", "8.7p1", "Rocky Linux:9", "CVE-2024-6387");
+    assert_true(h.n == 1 && h.kind == VG_FIND_CVE && h.ev == VG_EV_UPSTREAM);
+    h = rpm_match(db, "openssh", "openssh-server", "openssh-server", "8.7p1-38.el9", "8.7p1", "AlmaLinux:9", "CVE-2024-6387");
+    assert_true(h.n == 1 && h.ev == VG_EV_UPSTREAM);
+    /* glibc: 2.34-100.el9_4.2 is past 2.34-60.el9_2.7 (release 100 > 60), 2.34-60.el9_2.6 is not */
+    h = rpm_match(db, "glibc", "glibc", "glibc", "2.34-100.el9_4.2", "2.34", "AlmaLinux:9", "CVE-2023-4911");
+    assert_true(h.n == 1 && h.kind == VG_FIND_DISTRO_FIXED && h.ev == VG_EV_DISTRO_ADVISORY);
+    h = rpm_match(db, "glibc", "glibc", "glibc", "2.34-60.el9_2.6", "2.34", "AlmaLinux:9", "ALSA-2023:5453");
+    assert_true(h.n == 1 && h.kind == VG_FIND_CVE);
+    vg_import_report_free(&rep);
+    vg_advdb_free(db);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_events), cmocka_unit_test(test_bundled_rows) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_events), cmocka_unit_test(test_bundled_rows),
+                                        cmocka_unit_test(test_almalinux) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "security/security.h"
 #include "util/rootfs.h"
+#include "util/spawn.h"
 
 #define FIX "tests/fixtures/security"
 
@@ -78,6 +79,7 @@ static const struct {
     { "storage.tenant-separation", VG_SEC_PASS, VG_SEC_FAIL },
     { "device.iommu", VG_SEC_PASS, VG_SEC_WARN },
     { "device.rshim", VG_SEC_PASS, VG_SEC_FAIL },
+    { "nvlink.imex", VG_SEC_PASS, VG_SEC_FAIL },
 };
 
 static void check_all(bool good)
@@ -134,6 +136,73 @@ static void test_evidence(void **state)
     assert_int_equal(c.nresults, 15);
     assert_non_null(strstr(vg_sec_find(&c, "slurm.sched-interval")->finding, "about 12 s"));
     vg_sec_free(&c);
+}
+
+/* Writes text to root/rel (directories made), with mode. */
+static void put(const char *root, const char *rel, const char *text, mode_t mode)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", root, rel);
+    for (char *s = strchr(p + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        mkdir(p, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(p, mode), 0);
+}
+
+/* The IMEX check on roots built here: the nodes file config.cfg names, one
+ * writable by others, channels open to all or not, no IMEX at all. */
+static void test_imex(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-sec-imex.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct vg_sec_ctx c;
+    const struct vg_sec_result *r;
+    char devdir[64];
+    snprintf(devdir, sizeof devdir, "%s/dev", dir);
+    assert_int_equal(mkdir(devdir, 0755), 0);
+    vg_sec_init(&c, dir, NULL);
+    vg_sec_run(&c, "nvlink");
+    r = vg_sec_find(&c, "nvlink.imex");
+    assert_int_equal(r->status, VG_SEC_PASS);   /* /dev readable, no IMEX: nothing to join */
+    assert_non_null(strstr(r->finding, "no IMEX domain"));
+    vg_sec_free(&c);
+    put(dir, "/etc/nvidia-imex/config.cfg", "# site\nIMEX_NODE_CONFIG_FILE=/shared/imex/nodes.cfg\n", 0644);
+    put(dir, "/shared/imex/nodes.cfg", "10.0.0.1\n# spare\n10.0.0.2\n10.0.0.3\n", 0664);
+    put(dir, "/dev/nvidia-caps-imex-channels/channel1", "", 0660);
+    vg_sec_init(&c, dir, NULL);
+    vg_sec_run(&c, "nvlink");
+    r = vg_sec_find(&c, "nvlink.imex");
+    assert_int_equal(r->status, VG_SEC_FAIL);    /* group-writable nodes file at the configured path */
+    assert_non_null(strstr(r->evidence, "/shared/imex/nodes.cfg: 3 nodes (0664"));
+    assert_non_null(strstr(r->finding, "change which nodes the IMEX domain spans"));
+    vg_sec_free(&c);
+    put(dir, "/shared/imex/nodes.cfg", "10.0.0.1\n", 0644);
+    vg_sec_init(&c, dir, NULL);
+    vg_sec_run(&c, "nvlink");
+    r = vg_sec_find(&c, "nvlink.imex");
+    assert_int_equal(r->status, VG_SEC_PASS);    /* channel1 0660: its group decides, not everyone */
+    assert_non_null(strstr(r->evidence, "channel1 0660"));
+    vg_sec_free(&c);
+    put(dir, "/dev/nvidia-caps-imex-channels/channel0", "", 0666);
+    vg_sec_init(&c, dir, NULL);
+    vg_sec_run(&c, "nvlink");
+    r = vg_sec_find(&c, "nvlink.imex");
+    assert_int_equal(r->status, VG_SEC_FAIL);
+    assert_non_null(strstr(r->finding, "channel0 is open to every user (0666"));
+    assert_null(strstr(r->finding, "channel1"));
+    vg_sec_free(&c);
+    const char *const rm[] = { "rm", "-rf", dir, NULL };
+    struct vg_spawn_result sr;
+    assert_int_equal(vg_spawn(rm, NULL, NULL, 10000, &sr), 0);
+    assert_int_equal(sr.status, 0);
+    vg_spawn_result_free(&sr);
 }
 
 static void test_empty_root(void **state)
@@ -284,7 +353,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_root),   cmocka_unit_test(test_bad_root),      cmocka_unit_test(test_evidence),
-        cmocka_unit_test(test_empty_root),  cmocka_unit_test(test_network),       cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_empty_root),  cmocka_unit_test(test_imex),  cmocka_unit_test(test_network),       cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_show_config), cmocka_unit_test(test_rpc_loops),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
