@@ -12,7 +12,9 @@
  *                     attempt (its last sign of progress) to the first new
  *                     step after resuming, summed
  *   productive_s, lost_s  step-time of those steps (a step's time: since the
- *                     previous line of rank 0 in its attempt)
+ *                     previous line of rank 0 in its attempt; a checkpoint's
+ *                     write, from its step line to its checkpoint line, is
+ *                     no step's time)
  *   wall_s            first to last stamped line
  *   goodput           productive_s / wall_s
  * The first step after a restart lies inside both its step-time and the
