@@ -68,7 +68,7 @@ enum vg_jobline_kind {
     VG_JL_OTHER = 0,    /* none of these */
     VG_JL_STEP,         /* the step pattern matched: step */
     VG_JL_RESUME,       /* the resume pattern matched: step */
-    VG_JL_LAUNCH,       /* vigil launch's own line (text after "launch: " in launch) */
+    VG_JL_LAUNCH,       /* vigil launch's own line (launch points at its " launch: ") */
     VG_JL_START,        /* the trainer's "start rank R/N restart C": rank, ntasks, step = C */
     VG_JL_CHECKPOINT,   /* the trainer's "checkpoint S": step */
     VG_JL_DONE,         /* the trainer's "done S steps": step */

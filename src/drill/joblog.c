@@ -1,7 +1,8 @@
 /* joblog.c — follows the drill job's own log (the trainer's progress lines,
  * or a user job's with --step-pattern/--resume-pattern): the last step before
- * the fault, the step it resumed from, and the first step after that.  See
- * drill.h. */
+ * the fault, the step it resumed from, and the first step after that; and
+ * what each line is (vg_joblog_parse, which the goodput reader uses too).
+ * See drill.h. */
 #include "drill/drill.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -89,7 +90,7 @@ void vg_joblog_parse(const struct vg_joblog *l, const char *line, int64_t now, s
     }
     if (match_step(&l->resume_re, line, &j->step)) j->kind = VG_JL_RESUME;
     else if (match_step(&l->step_re, line, &j->step)) j->kind = VG_JL_STEP;
-    else if (!trainer_words(text, j)) j->step = -1;
+    else if (!trainer_words(text, j)) j->step = j->rank = j->ntasks = -1;   /* sscanf may have filled some */
 }
 
 void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now)

@@ -115,7 +115,7 @@ static void goodput(struct sbuf *b, const json_t *gp)
     figure(b, "restarts", json_object_get(t, "restarts"), 1.0, "%.0f", "0");
     sbuf_puts(b, "</div>");
     struct vg_svg_bar bars[32];
-    char notes[32][64];
+    char notes[32][64], labels[32][16];
     size_t k = 0, i;
     json_t *j;
     json_array_foreach(jobs, i, j) {
@@ -123,15 +123,16 @@ static void goodput(struct sbuf *b, const json_t *gp)
         const json_t *g = json_object_get(j, "goodput");
         snprintf(notes[k], sizeof notes[k], "%.1f %% · %lld lost · %lld restart(s)",
                  100.0 * json_number_value(g), vg_json_int(j, "lost_steps", 0), vg_json_int(j, "restarts", 0));
-        bars[k] = (struct vg_svg_bar){ vg_json_str(j, "job", "?"), json_is_number(g) ? json_number_value(g) : -1,
-                                       notes[k] };
+        snprintf(labels[k], sizeof labels[k], "job %zu", k + 1);   /* the table names it */
+        bars[k] = (struct vg_svg_bar){ labels[k], json_is_number(g) ? json_number_value(g) : -1, notes[k] };
         k++;
     }
     if (k) vg_svg_bars(b, bars, k, 640);
     sbuf_puts(b, "<table><tr><th>job<th>steps<th>productive<th>lost<th>restarts<th>restart overhead<th>wall"
                  "<th>goodput</tr>");
     json_array_foreach(jobs, i, j) {
-        char c[7][48];
+        char c[7][48], name[1100];
+        snprintf(name, sizeof name, "%zu. %s", i + 1, vg_json_str(j, "job", "?"));
         snprintf(c[0], sizeof c[0], "%lld", vg_json_int(j, "steps", 0));
         snprintf(c[1], sizeof c[1], "%lld", vg_json_int(j, "productive_steps", 0));
         snprintf(c[2], sizeof c[2], "%lld", vg_json_int(j, "lost_steps", 0));
@@ -140,7 +141,7 @@ static void goodput(struct sbuf *b, const json_t *gp)
         snprintf(c[5], sizeof c[5], "%.3f s", json_number_value(json_object_get(j, "wall_s")));
         snprintf(c[6], sizeof c[6], "%.1f %%", 100.0 * json_number_value(json_object_get(j, "goodput")));
         sbuf_puts(b, "<tr>");
-        cell(b, vg_json_str(j, "job", "?"));
+        cell(b, name);
         for (int x = 0; x < 7; x++) cell(b, c[x]);
         sbuf_puts(b, "</tr>");
         size_t r;
@@ -193,7 +194,7 @@ int vg_accounting_html(FILE *f, const json_t *doc)
                   "padding:.6em 1em}.fig .n{font-size:1.6em;font-weight:600}.fig .l{color:#555}"
                   "tr.sub td{color:#555;font-size:.9em}");
     if (acct) incidents(&b, doc);
-    if (!acct && gp) sbuf_puts(&b, "<h1>Goodput</h1>");
+    if (!acct && gp) sbuf_puts(&b, "<h1>Trainer jobs</h1>");
     if (gp) goodput(&b, gp);
     vg_html_end(&b);
     int rc = fputs(b.s, f) < 0 ? -1 : 0;

@@ -62,6 +62,7 @@ check "report --html: self-contained (no src/href to elsewhere, no script, inlin
 # the goodput of the drills' trainer jobs, from their logs (each saved drill report names its run's log)
 "$VIGIL" report --jobs "$T/node-crash.json" --jobs "$T/node-freeze.json" --json >"$T/goodput.json"
 is "report --jobs: exit 0" "$?" 0
+jq -r '.goodput.jobs[] | "# goodput: \(.restarts) restart(s), \(.steps) steps, \(.lost_steps) lost, overhead \(.restart_overhead_s) s, wall \(.wall_s) s, goodput \(.goodput)"' "$T/goodput.json"
 is "report --jobs: one job per drill, each restarted once, as the drill did" \
     "$(jq -c '[.goodput.jobs[] | .restarts]' "$T/goodput.json")" \
     "$(jq -cs '[.[] | .runs[] | if .restart.at then 1 else 0 end]' "$T/node-crash.json" "$T/node-freeze.json")"
