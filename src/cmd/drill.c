@@ -55,7 +55,7 @@ int cmd_drill(int argc, char **argv)
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
                                .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
-                               .step_pattern = "step ([0-9]+)", .resume_pattern = "resumed from step ([0-9]+)",
+                               .step_pattern = VG_TRAINER_STEP_RE, .resume_pattern = VG_TRAINER_RESUME_RE,
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
     bool lab = false, json = false, resume_given = false, gpus_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;

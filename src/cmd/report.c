@@ -2,14 +2,18 @@
  * (as `vigil drill --save` writes them) side by side — vigil against plain
  * Slurm, stage by stage — in the terminal and as one HTML page; and `vigil
  * report --db FILE | --controller URL [--policy FILE] [--since T] [--until T]
- * [--nodes N] [--json] [--html FILE]`: reliability accounting from the
- * controller's incident store, or from a running controller's API
- * (controller/accounting.h).  Exit 0, or 2 for bad input. */
+ * [--nodes N] [--jobs PATH]… [--json] [--html FILE]`: reliability accounting
+ * from the controller's incident store, or from a running controller's API
+ * (controller/accounting.h), with the goodput of trainer jobs from their logs
+ * (drill/goodput.h; --jobs alone: the goodput only).  Exit 0, or 2 for bad
+ * input. */
 #include "cmd/cmd.h"
 #include "controller/accounting.h"
 #include "controller/store.h"
 #include "drill/drill.h"
+#include "drill/goodput.h"
 #include "report/acct_html.h"
+#include "report/goodput_print.h"
 #include "util/rootfs.h"
 #include "wire/client.h"
 #include "util/jsonutil.h"
@@ -25,9 +29,12 @@
 #define REPORT_USAGE                                                                                  \
     "usage: vigil report DRILL.json… [--html FILE] [--json]\n"                                        \
     "       vigil report --db FILE | --controller URL [--read-token-file F] [--policy FILE]\n"          \
-    "                    [--since TIME] [--until TIME] [--nodes N] [--json] [--html FILE]\n"            \
-    "TIME: RFC 3339 or YYYY-MM-DD; the window defaults to the last 30 days.\n"
+    "                    [--since TIME] [--until TIME] [--nodes N] [--jobs PATH]… [--json] [--html FILE]\n" \
+    "       vigil report --jobs PATH… [--json] [--html FILE]\n"                                        \
+    "TIME: RFC 3339 or YYYY-MM-DD; the window defaults to the last 30 days.\n"                          \
+    "PATH: a vigil trainer job's log, a directory of them (*.log), or a drill report (.json).\n"
 #define MAX_REPORTS 16
+#define MAX_JOB_PATHS 64
 
 static bool when(const char *s, int64_t *ms)
 {
@@ -89,29 +96,25 @@ static int from_controller(const char *url, const char *token, json_t **incs)
     }
 }
 
-/* The accounting over the incidents (stolen). */
-static int accounting(json_t *incs, const char *policy_file, int64_t since, int64_t until, long nodes, bool json,
-                      const char *html)
+/* The goodput of the jobs at the --jobs paths; 0, or 2 after saying which file is at fault. */
+static int read_jobs(const char *const *paths, size_t n, json_t **goodput)
 {
-    char err[512];
-    struct vg_policy p;
-    vg_policy_defaults(&p);
-    if (policy_file && vg_policy_load(&p, policy_file, err, sizeof err)) {
-        json_decref(incs);
-        return vg_input_error("report: %s", err);
-    }
-    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
-    json_t *doc = vg_accounting(incs, &o);
-    json_decref(incs);
-    vg_policy_free(&p);
-    if (html) {
-        FILE *f = fopen(html, "we");
-        if (!f || (vg_accounting_html(f, doc) | fclose(f))) {
-            json_decref(doc);
-            return vg_input_error("report: --html %s: %s", html, f ? "write failed" : strerror(errno));
+    *goodput = NULL;
+    if (!n) return 0;
+    json_t *list = json_array();
+    char err[1200];
+    for (size_t i = 0; i < n; i++)
+        if (vg_goodput_add(list, paths[i], err, sizeof err)) {
+            json_decref(list);
+            return vg_input_error("report: --jobs %s", err);
         }
-    }
-    if (json) return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : VG_EXIT_OK;
+    *goodput = vg_goodput_summary(list);
+    return 0;
+}
+
+/* The accounting's terminal table. */
+static void print_accounting(const json_t *doc)
+{
     const json_t *a = json_object_get(doc, "availability"), *m = json_object_get(doc, "mttr_s"),
                  *b = json_object_get(doc, "mtbi_s");
     printf("window: %s to %s, %lld nodes, %lld incidents, %lld interruptions\n",
@@ -141,6 +144,36 @@ static int accounting(json_t *incs, const char *policy_file, int64_t since, int6
                vg_json_int(x, "failed", 0), vg_json_int(x, "returned", 0));
     if (vg_json_int(doc, "rma_handoffs", 0))
         printf("handed off for RMA: %lld node(s)\n", vg_json_int(doc, "rma_handoffs", 0));
+}
+
+/* The accounting over the incidents (stolen; NULL: none asked for), with the
+ * goodput of the jobs (stolen; NULL: none asked for). */
+static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until, long nodes,
+                      bool json, const char *html)
+{
+    char err[512];
+    struct vg_policy p;
+    vg_policy_defaults(&p);
+    if (policy_file && vg_policy_load(&p, policy_file, err, sizeof err)) {
+        json_decref(incs);
+        json_decref(goodput);
+        return vg_input_error("report: %s", err);
+    }
+    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
+    json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
+    json_decref(incs);
+    vg_policy_free(&p);
+    if (goodput) json_object_set_new(doc, "goodput", goodput);
+    if (html) {
+        FILE *f = fopen(html, "we");
+        if (!f || (vg_accounting_html(f, doc) | fclose(f))) {
+            json_decref(doc);
+            return vg_input_error("report: --html %s: %s", html, f ? "write failed" : strerror(errno));
+        }
+    }
+    if (json) return vg_json_print(stdout, doc, 0) ? VG_EXIT_INPUT : VG_EXIT_OK;   /* takes doc */
+    if (json_object_get(doc, "window")) print_accounting(doc);
+    if (goodput) vg_goodput_print(stdout, goodput);
     json_decref(doc);
     return VG_EXIT_OK;
 }
@@ -152,9 +185,12 @@ int cmd_report(int argc, char **argv)
         { "db", required_argument, 0, 'd' },   { "policy", required_argument, 0, 'p' },
         { "since", required_argument, 0, 's' }, { "until", required_argument, 0, 'u' },
         { "nodes", required_argument, 0, 'n' }, { "controller", required_argument, 0, 'c' },
-        { "read-token-file", required_argument, 0, 'r' }, { 0, 0, 0, 0 },
+        { "read-token-file", required_argument, 0, 'r' }, { "jobs", required_argument, 0, 'J' },
+        { 0, 0, 0, 0 },
     };
     const char *html = NULL, *db = NULL, *policy = NULL, *controller = NULL, *token_file = NULL;
+    const char *jobs[MAX_JOB_PATHS];
+    size_t njobs = 0;
     int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
     long nodes = 0;
     bool json = false;
@@ -169,6 +205,10 @@ int cmd_report(int argc, char **argv)
         case 'p': policy = optarg; break;
         case 'c': controller = optarg; break;
         case 'r': token_file = optarg; break;
+        case 'J':
+            if (njobs == MAX_JOB_PATHS) return vg_input_error("report: at most %d --jobs", MAX_JOB_PATHS);
+            jobs[njobs++] = optarg;
+            break;
         case 's':
             if (!when(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
@@ -184,6 +224,8 @@ int cmd_report(int argc, char **argv)
         }
     }
     size_t n = (size_t)(argc - optind);
+    json_t *goodput = NULL;
+    if (njobs && n) return vg_input_error("report: --jobs and drill reports side by side do not go together");
     if (db || controller) {
         if (n) return vg_input_error("report: --db/--controller and drill reports do not go together");
         if (db && controller) return vg_input_error("report: --db or --controller, not both");
@@ -192,10 +234,14 @@ int cmd_report(int argc, char **argv)
         if (token_file && vg_read_line(NULL, token_file, token, sizeof token))
             return vg_input_error("report: --read-token-file %s: cannot read it", token_file);
         if (!token_file && getenv("VIGIL_READ_TOKEN")) vg_strlcpy(token, getenv("VIGIL_READ_TOKEN"), sizeof token);
+        if (read_jobs(jobs, njobs, &goodput)) return VG_EXIT_INPUT;
         json_t *incs = NULL;
         int rc = db ? from_db(db, &incs) : from_controller(controller, token, &incs);
-        return rc ? rc : accounting(incs, policy, since, until, nodes, json, html);
+        if (rc) return json_decref(goodput), rc;
+        return accounting(incs, goodput, policy, since, until, nodes, json, html);
     }
+    if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
+                                                     : accounting(NULL, goodput, policy, since, until, nodes, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);
     json_t *reps[MAX_REPORTS];

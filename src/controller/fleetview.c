@@ -13,11 +13,13 @@
 #define DAY_MS (24LL * 3600 * 1000)
 #define ACCT_WINDOW_MS (30 * DAY_MS)
 #define SUMMARY_INCIDENTS 100
+#define RETURNED_MS DAY_MS   /* a node shows `returned` this long after its repair, or until its next incident */
 
 /* The states, least to most pressing: a node shows the most pressing. */
-enum { ST_HEALTHY, ST_SPARE, ST_SUSPECT, ST_UNAVAILABLE, ST_HELD, ST_FAILED, ST_ISOLATED, ST_RMA, ST_REPAIRING, ST_N };
-static const char *const state_names[ST_N] = { "healthy", "spare",    "suspect", "unavailable", "held",
-                                               "failed",  "isolated", "rma",     "repairing" };
+enum { ST_HEALTHY, ST_SPARE, ST_RETURNED, ST_SUSPECT, ST_UNAVAILABLE, ST_HELD, ST_FAILED, ST_ISOLATED, ST_RMA,
+       ST_REPAIRING, ST_N };
+static const char *const state_names[ST_N] = { "healthy", "spare",    "returned", "suspect", "unavailable",
+                                               "held",    "failed",   "isolated", "rma",     "repairing" };
 
 struct vg_fleetview {
     struct vg_fleetview_opts o;
@@ -42,6 +44,7 @@ struct fnode {
     bool in_pool;
     const struct vg_orch_node *sched;
     const json_t *counts;         /* its row of vg_store_nodes, or NULL */
+    const json_t *returned;       /* its row of vg_store_returns, or NULL */
 };
 
 struct fleet {
@@ -54,6 +57,7 @@ struct fleet {
     char sched_err[256];
     json_t *index;                /* name → its index in n */
     json_t *counts, *view;        /* vg_store_nodes, vg_executor_view (or NULL) */
+    json_t *returns;              /* vg_store_returns over the last RETURNED_MS */
 };
 
 const char *vg_fleetview_incident_state(const char *st, bool repairing)
@@ -220,6 +224,11 @@ static void gather(struct vg_fleetview *v, struct fleet *f)
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
         if (n) n->counts = x;
     }
+    f->returns = vg_store_returns(v->o.reader, vg_now_ms() - RETURNED_MS);
+    json_array_foreach(f->returns, i, x) {
+        struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
+        if (n) n->returned = x, raise_state(n, ST_RETURNED, 0);
+    }
     json_t *open = vg_store_open_states(v->o.reader), *rep = json_object_get(f->view, "repairing");
     json_array_foreach(open, i, x) {
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
@@ -244,6 +253,7 @@ static void fleet_free(struct fleet *f)
     free(f->sched);
     json_decref(f->counts);
     json_decref(f->view);
+    json_decref(f->returns);
 }
 
 static json_t *nodes_json(const struct fleet *f)
@@ -261,6 +271,8 @@ static json_t *nodes_json(const struct fleet *f)
         json_object_set(j, "last_event", c && json_object_get(c, "last_event") ? json_object_get(c, "last_event")
                                                                                 : json_null());
         json_object_set_new(j, "incident", n->incident ? json_integer(n->incident) : json_null());
+        json_object_set_new(j, "returned", n->returned ? json_deep_copy(n->returned) : json_null());
+        json_object_del(json_object_get(j, "returned"), "node");
         vg_json_set_str(j, "scheduler_state", n->sched ? n->sched->state : NULL);
         vg_json_set_str(j, "reason", n->sched ? n->sched->reason : NULL);
         json_array_append_new(arr, j);

@@ -10,6 +10,8 @@
  *   held         its incident was held (breaker, or a state vigil did not set)
  *   unavailable  out of service for a reason vigil did not write
  *   suspect      an open incident not acted on (recorded, dry run, queued)
+ *   returned     its latest incident closed with a `returned` step (repaired
+ *                and back, in production or the pool) within the last 24 h
  *   spare        in the hot-spare pool
  *   healthy      none of those
  * (the first that applies, in this order).  The scheduler's node list is read
@@ -40,6 +42,7 @@ struct vg_fleetview *vg_fleetview_new(const struct vg_fleetview_opts *o);
 void vg_fleetview_free(struct vg_fleetview *v);
 /* [{node, domain, state, spare, incidents, open_incidents, worst_open_action,
  * last_event, incident (the open one its state comes from, or null),
+ * returned ({incident, at, detail} while it shows returned, else null),
  * scheduler_state, reason}], by domain then name. */
 json_t *vg_fleetview_nodes(struct vg_fleetview *v);
 /* {at, scheduler {name, read_at, error}, nodes (as above), states {STATE: n},

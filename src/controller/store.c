@@ -448,6 +448,24 @@ json_t *vg_store_open_states(struct vg_store *st)
     return arr;
 }
 
+json_t *vg_store_returns(struct vg_store *st, int64_t since_ms)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT i.node, i.id, s.at, s.detail FROM incidents i JOIN steps s ON s.incident = i.id"
+                           " AND s.step = 'returned' WHERE i.open = 0 AND s.at >= ?1"
+                           " AND i.id = (SELECT max(id) FROM incidents j WHERE j.node = i.node) ORDER BY i.node",
+                           "i", since_ms);
+    json_t *arr = json_array();
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        json_t *j = json_pack("{s:s, s:I, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "incident",
+                              (json_int_t)sqlite3_column_int64(s, 1), "at", vg_json_time(sqlite3_column_int64(s, 2)));
+        vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
+        json_array_append_new(arr, j);
+    }
+    done(st, s);
+    return arr;
+}
+
 json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms)
 {
     sqlite3_stmt *s = prep(st,

@@ -87,6 +87,9 @@ json_t *vg_store_incident(struct vg_store *st, int64_t id);
 json_t *vg_store_nodes(struct vg_store *st);
 /* Open incidents, light: [{id, node, state}], oldest first. */
 json_t *vg_store_open_states(struct vg_store *st);
+/* The nodes whose latest incident is closed with a `returned` step at or
+ * after since_ms: [{node, incident, at, detail}] by node. */
+json_t *vg_store_returns(struct vg_store *st, int64_t since_ms);
 /* Incidents open now or with a step at or after since_ms (those a window
  * starting then can count), newest first. */
 json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms);

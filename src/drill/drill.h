@@ -63,6 +63,27 @@ struct vg_joblog {
     int64_t told_at, relaunched_at;
     char relaunch_nodes[256];
 };
+/* One line of a job's log as read (vg_joblog_parse). */
+enum vg_jobline_kind {
+    VG_JL_OTHER = 0,    /* none of these */
+    VG_JL_STEP,         /* the step pattern matched: step */
+    VG_JL_RESUME,       /* the resume pattern matched: step */
+    VG_JL_LAUNCH,       /* vigil launch's own line (launch points at its " launch: ") */
+    VG_JL_START,        /* the trainer's "start rank R/N restart C": rank, ntasks, step = C */
+    VG_JL_CHECKPOINT,   /* the trainer's "checkpoint S": step */
+    VG_JL_DONE,         /* the trainer's "done S steps": step */
+};
+struct vg_jobline {
+    enum vg_jobline_kind kind;
+    bool stamped;            /* led by an RFC 3339 stamp (its time is at) */
+    int64_t at;              /* the stamp's time, else now */
+    long step, rank, ntasks;
+    const char *launch;      /* points into the line */
+};
+/* The trainer's lines, as the drill matches them by default. */
+#define VG_TRAINER_STEP_RE "step ([0-9]+)"
+#define VG_TRAINER_RESUME_RE "resumed from step ([0-9]+)"
+
 /* Compiles the patterns (POSIX extended, group 1 = step).  -1 with err on a bad one. */
 int vg_joblog_init(struct vg_joblog *l, const char *path, const char *step_re, const char *resume_re,
                    char *err, size_t errlen);
@@ -71,6 +92,10 @@ void vg_joblog_poll(struct vg_joblog *l);
 /* Feeds one line (without newline) read at now; a leading RFC 3339 stamp is
  * the line's time, else now. */
 void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now);
+/* What one line is (vg_joblog_line's reading, without its state): vigil
+ * launch's lines first, then the resume and step patterns, then the trainer's
+ * other words (the whole text after the stamp). */
+void vg_joblog_parse(const struct vg_joblog *l, const char *line, int64_t now, struct vg_jobline *out);
 void vg_joblog_free(struct vg_joblog *l);
 
 /* ---- a drill ------------------------------------------------------------- */
@@ -91,8 +116,8 @@ struct vg_drill_opts {
     int step_ms, ckpt_every;     /* trainer: 200 ms, every 5 steps */
     int poll_ms;                 /* default 100 */
     const char *job_script;      /* the user's job instead of the trainer */
-    const char *step_pattern;    /* default "step ([0-9]+)" */
-    const char *resume_pattern;  /* default "resumed from step ([0-9]+)" */
+    const char *step_pattern;    /* default VG_TRAINER_STEP_RE */
+    const char *resume_pattern;  /* default VG_TRAINER_RESUME_RE */
     const char *controller;      /* vigil controller URL, or NULL */
     const char *victim;          /* a node to hit; NULL = a job node other than the batch host */
     bool hit_batch_host;

@@ -1,7 +1,8 @@
 /* joblog.c — follows the drill job's own log (the trainer's progress lines,
  * or a user job's with --step-pattern/--resume-pattern): the last step before
- * the fault, the step it resumed from, and the first step after that.  See
- * drill.h. */
+ * the fault, the step it resumed from, and the first step after that; and
+ * what each line is (vg_joblog_parse, which the goodput reader uses too).
+ * See drill.h. */
 #include "drill/drill.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -53,38 +54,70 @@ static bool match_step(const regex_t *re, const char *line, long *step)
     return vg_parse_long(num, step) && *step >= 0;
 }
 
-void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now)
+/* The trainer's own words (the whole text after the stamp). */
+static bool trainer_words(const char *text, struct vg_jobline *j)
 {
-    int64_t t = now;
+    int end = -1;
+    if (sscanf(text, "start rank %ld/%ld restart %ld%n", &j->rank, &j->ntasks, &j->step, &end) == 3 && !text[end] &&
+        j->rank >= 0 && j->ntasks > j->rank && j->step >= 0)
+        return j->kind = VG_JL_START, true;
+    end = -1;
+    if (sscanf(text, "checkpoint %ld%n", &j->step, &end) == 1 && !text[end] && j->step >= 0)
+        return j->kind = VG_JL_CHECKPOINT, true;
+    end = -1;
+    if (sscanf(text, "done %ld steps%n", &j->step, &end) == 1 && !text[end] && j->step >= 0)
+        return j->kind = VG_JL_DONE, true;
+    return false;
+}
+
+void vg_joblog_parse(const struct vg_joblog *l, const char *line, int64_t now, struct vg_jobline *j)
+{
+    memset(j, 0, sizeof *j);
+    j->at = now;
+    j->step = j->rank = j->ntasks = -1;
+    const char *text = line;
     char stamp[40];
     size_t sl = strcspn(line, " \t");
     if (sl > 0 && sl < sizeof stamp) {
         memcpy(stamp, line, sl);
         stamp[sl] = 0;
         int64_t ms;
-        if (vg_parse_time(stamp, &ms)) t = ms;
+        if (vg_parse_time(stamp, &ms)) j->at = ms, j->stamped = true, text = line + sl + (line[sl] ? 1 : 0);
     }
-    const char *launch = strstr(line, " launch: ");
-    if (launch) {   /* vigil launch's own lines: never a training step */
+    if ((j->launch = strstr(line, " launch: "))) {   /* vigil launch's own lines: never a training step */
+        j->kind = VG_JL_LAUNCH;
+        return;
+    }
+    if (match_step(&l->resume_re, line, &j->step)) j->kind = VG_JL_RESUME;
+    else if (match_step(&l->step_re, line, &j->step)) j->kind = VG_JL_STEP;
+    else if (!trainer_words(text, j)) j->step = j->rank = j->ntasks = -1;   /* sscanf may have filled some */
+}
+
+void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now)
+{
+    struct vg_jobline j;
+    vg_joblog_parse(l, line, now, &j);
+    int64_t t = j.at;
+    if (j.kind == VG_JL_LAUNCH) {
         long r;
         char nodes[256];
         if (!l->mark || t < l->mark) return;
-        if (vg_startswith(launch, " launch: told") && !l->told_at) l->told_at = t;
-        else if (!l->relaunched_at && sscanf(launch, " launch: step %ld on %255s", &r, nodes) == 2 && r > 0) {
+        if (vg_startswith(j.launch, " launch: told") && !l->told_at) l->told_at = t;
+        else if (!l->relaunched_at && sscanf(j.launch, " launch: step %ld on %255s", &r, nodes) == 2 && r > 0) {
             l->relaunched_at = t;
             vg_strlcpy(l->relaunch_nodes, nodes, sizeof l->relaunch_nodes);
         }
         return;
     }
-    long step;
-    if (match_step(&l->resume_re, line, &step)) {
+    if (j.kind == VG_JL_RESUME) {
         if (l->mark && t >= l->mark && l->resumed_from < 0) {
-            l->resumed_from = step;
+            l->resumed_from = j.step;
             l->resumed_at = t;
         }
         return;
     }
-    if (!match_step(&l->step_re, line, &step)) return;
+    if (j.kind != VG_JL_STEP) return;
+    long step = j.step;
     l->last_step = step;
     l->last_step_at = t;
     if (step > l->max_step) l->max_step = step;

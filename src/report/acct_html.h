@@ -5,7 +5,9 @@
 #include <jansson.h>
 #include <stdio.h>
 
-/* Writes the page for doc (vg_accounting's); 0, or -1 when writing failed. */
+/* Writes the page for doc (vg_accounting's, with a "goodput" object
+ * (drill/goodput.h) when there is one; the goodput alone when doc has no
+ * "window"); 0, or -1 when writing failed. */
 int vg_accounting_html(FILE *f, const json_t *doc);
 
 #endif

@@ -10,7 +10,9 @@
 # (held) and a recorded event whose kernel-log line is markup (shown as text,
 # never run) — the incidents with their step timelines, and a PNG screenshot.
 # Then /metrics on the same lab: node-state gauges, ladder counters and the
-# requeue histogram, linted by promtool.
+# requeue histogram, linted by promtool.  Last, an XID on n6 whose repair and
+# health check pass (the policy's health check passes on n6 only): the node
+# comes back and the page shows it `returned`, with the time and its incident.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     skip "needs root and slurmctld"; exit 0
@@ -36,10 +38,10 @@ domain rackB = n[4-6]
 domain_max_unavailable = 2
 breaker = 100% / 600s
 repair quick = true {node}
-repair slow = sleep 40
+repair slow = sleep 60
 ladder = quick
 ladder xid 48 = slow
-healthcheck = false {node}
+healthcheck = test {node} = n6
 repair_timeout = 120
 EOF
 "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
@@ -155,5 +157,29 @@ if command -v promtool >/dev/null; then
 else
     skip "promtool is not installed"
 fi
+# ---- a node repaired and back: `returned`, from its incident, with the time
+# (the ladder repairs one node at a time: n3's slow step, the controller's
+# child, is ended first, so n6's turn comes; SIGKILL: the step inherits the
+# controller's blocked SIGTERM)
+for c in $(pgrep -P "$SERVE_PID"); do kill -KILL "$c" 2>/dev/null; done
+n3_left_out() { ! state_is n3 isolated && [ -n "$(state_of n3)" ]; }
+check "n3: its repair step ended, the node left out of service" wait_for 15 n3_left_out
+is "XID 79 on n6 accepted" "$(xid n6 79)" 202
+check "n6: repaired, health check passed, back in service (incident closed)" wait_for 30 state_is n6 closed
+id6=$(curl -s -H "$RH" "$URL/v1/incidents?node=n6&limit=1" | jq -r '.[0].id')
+back=$(curl -s -H "$RH" "$URL/v1/incidents?node=n6&limit=1" | jq -r '.[0].steps.returned.at')
+curl -s -H "$RH" "$URL/v1/summary" >"$W/summary3.json"
+check "/v1/summary: n6 returned, from incident #$id6 at $back" jqt --argjson id "$id6" --arg at "$back" '
+    .nodes[] | select(.node == "n6") | .state == "returned" and .returned.incident == $id and .returned.at == $at' \
+    "$W/summary3.json"
+check "/v1/summary: one node returned among the states; n2 (its health check failed) still isolated" jqt '
+    .states.returned == 1 and ([.nodes[] | select(.node == "n2")][0].state == "isolated")' "$W/summary3.json"
+browse dom "$URL/?token=$(cat "$W/read.token")" >"$W/dom3.html"
+check "n6 shown returned" cell "$W/dom3.html" n6 returned
+tr '<' '\n' <"$W/dom3.html" | grep -A12 'data-node="n6"' >"$W/n6.txt"
+check "… with the incident it came back from (#$id6) and when ($back)" sh -c "
+    grep -q 'data-returned=\"$id6\"' '$W/n6.txt' && grep -q '>#$id6 $(echo "$back" | cut -c12-16)\$' '$W/n6.txt' &&
+    grep -q 'returned $(echo "$back" | sed 's/T/ /; s/Z/ UTC/') from incident #$id6' '$W/n6.txt'"
+check "the legend lists the returned state" grep -q 'class="s-returned">returned<' "$W/dom3.html"
 stop_serve
 check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"

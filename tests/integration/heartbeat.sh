@@ -6,7 +6,9 @@
 # read), DOWNs them with a vigil reason and the job runs again; an agent that
 # dies alone on a healthy node is noticed but nothing is isolated; and when
 # every agent falls silent at once the controller holds and alerts instead of
-# isolating the cluster.
+# isolating the cluster.  The drills' saved reports feed `vigil report
+# --jobs`: the goodput of their trainer jobs (restarts, lost steps) against
+# what the drills saw.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     echo "ok 1 # skip needs root and slurmctld"; exit 0
@@ -57,6 +59,36 @@ is "report --db --html: exit 0" "$?" 0
 check "report --html: the page names the cause and the MTTR" sh -c "grep -q 'node-silent' '$T/acct.html' && grep -q 'MTTR (fault to returned)' '$T/acct.html'"
 selfcontained() { ! grep -Eq '(src|href)="?(https?:)?//|<script' "$1" && grep -q '<svg' "$1"; }
 check "report --html: self-contained (no src/href to elsewhere, no script, inline svg)" selfcontained "$T/acct.html"
+# the goodput of the drills' trainer jobs, from their logs (each saved drill report names its run's log)
+"$VIGIL" report --jobs "$T/node-crash.json" --jobs "$T/node-freeze.json" --json >"$T/goodput.json"
+is "report --jobs: exit 0" "$?" 0
+jq -r '.goodput.jobs[] | "# goodput: \(.restarts) restart(s), \(.steps) steps, \(.lost_steps) lost, overhead \(.restart_overhead_s) s, wall \(.wall_s) s, goodput \(.goodput)"' "$T/goodput.json"
+is "report --jobs: one job per drill, each restarted once, as the drill did" \
+    "$(jq -c '[.goodput.jobs[] | .restarts]' "$T/goodput.json")" \
+    "$(jq -cs '[.[] | .runs[] | if .restart.at then 1 else 0 end]' "$T/node-crash.json" "$T/node-freeze.json")"
+is "report --jobs: each resumed from the checkpoint the drill saw it resume from" \
+    "$(jq -c '[.goodput.jobs[] | .resumes[0].resumed_from]' "$T/goodput.json")" \
+    "$(jq -cs '[.[] | .runs[] | .resume.from_step]' "$T/node-crash.json" "$T/node-freeze.json")"
+ck=$(jq .ckpt_every "$T/node-crash.json")
+check "report --jobs: lost steps within one checkpoint interval ($ck) per restart, at least the drill's own count" jq -e \
+    --argjson ck "$ck" --slurpfile a "$T/node-crash.json" --slurpfile b "$T/node-freeze.json" \
+    '[.goodput.jobs, [$a[0].runs[0], $b[0].runs[0]]] | transpose | all(.[0].lost_steps <= $ck * .[0].restarts and
+     .[0].lost_steps >= .[1].work_lost_steps and .[0].ckpt_every == $ck)' "$T/goodput.json"
+check "report --jobs: every step counted once in the result; goodput between 0 and 1; overhead inside the wall time" \
+    jq -e '.goodput.jobs | all(.productive_steps == .last_step and .steps == .productive_steps + .lost_steps and
+     .goodput > 0 and .goodput < 1 and .restart_overhead_s > 0 and .restart_overhead_s < .wall_s)' "$T/goodput.json"
+check "report --jobs: the totals add the jobs up" jq -e '.goodput | .totals.lost_steps == ([.jobs[].lost_steps] | add) and
+     .totals.restarts == 2 and .totals.jobs == 2' "$T/goodput.json"
+"$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --jobs "$(jq -r .workdir "$T/node-crash.json")" >"$T/goodput.txt"
+is "report --db --jobs DIR: exit 0" "$?" 0
+check "report --db --jobs DIR: the accounting, then the goodput table with the run's log" sh -c \
+    "grep -q '^node-silent' '$T/goodput.txt' && grep -q '^goodput of 1 job(s): ' '$T/goodput.txt' && grep -q 'run-1/job.log ' '$T/goodput.txt'"
+"$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --jobs "$T/node-crash.json" --html "$T/goodput.html" >/dev/null
+check "report --html with --jobs: the page has the goodput section, still self-contained" sh -c \
+    "grep -q 'Goodput of trainer jobs' '$T/goodput.html' && grep -q 'MTTR (fault to returned)' '$T/goodput.html' && ! grep -Eq '(src|href)=\"?(https?:)?//|<script' '$T/goodput.html'"
+"$VIGIL" report --jobs "$LAB_DIR/etc/vigil-policy.conf" >/dev/null 2>"$T/goodput.err"
+is "report --jobs on a file that is not a trainer log: exit 2" "$?" 2
+check "… naming the file and its line" grep -q "vigil-policy.conf:1: not a line of vigil trainer" "$T/goodput.err"
 printf 'not a database\n' >"$T/text.db"
 "$VIGIL" report --db "$T/text.db" >/dev/null 2>"$T/text.err"
 is "report --db on a file that is not a store: exit 2" "$?" 2

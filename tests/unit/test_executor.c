@@ -6,7 +6,8 @@
  * restart recovery of failed incidents, repair and return, the repair ladder
  * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket)
  * and its counters and histograms in /metrics, a bounded stop, and the fleet
- * as the dashboard shows it (fleetview.h: each node's domain and state). */
+ * as the dashboard shows it (fleetview.h: each node's domain and state;
+ * `returned` for a day after a repair, or until the node's next incident). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -677,6 +678,69 @@ static void test_fleetview_nodes(void **state)
     vg_orch_close(vo);
 }
 
+/* A closed incident of node, written straight into the store as the repair
+ * thread writes one: its `returned` step at back (0: none). */
+static int64_t closed_incident(struct fx *f, const char *node, int64_t back)
+{
+    int64_t id = incident(f, node, "xid", 79, VG_ACT_REBOOT);
+    if (back) assert_int_equal(vg_store_step(f->in, id, VG_STEP_RETURNED, back, "to production"), 0);
+    assert_int_equal(vg_store_set_state(f->in, id, "closed"), 0);
+    return id;
+}
+
+/* A node repaired and back shows `returned` (when, from which incident) for
+ * 24 h after, or until its next incident; the summary and the gauges count it. */
+static void test_fleetview_returned(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "spares = n8\nremediate = true {node}\nhealthcheck = true {node}\n");
+    int64_t now = vg_now_ms(), h = 3600LL * 1000;
+    int64_t n3 = closed_incident(f, "n3", now - 23 * h);   /* within the day */
+    closed_incident(f, "n4", now - 25 * h);                /* a day ago: healthy again */
+    closed_incident(f, "n5", now - 2 * h);
+    closed_incident(f, "n5", 0);                           /* its next incident, closed without a return */
+    closed_incident(f, "n6", now - h);
+    int64_t n6 = incident(f, "n6", "xid", 48, VG_ACT_IGNORE);   /* its next, open */
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");   /* repaired, health check passed, returned */
+    wait_state(f, n6, "recorded");
+    struct vg_fleetview *v = vg_fleetview_new(&(struct vg_fleetview_opts){ .reader = f->st, .exec = f->x, .policy = &f->p });
+    json_t *nodes = vg_fleetview_nodes(v);
+    assert_string_equal(node_state(nodes, "n2", NULL), "returned");
+    assert_string_equal(node_state(nodes, "n3", NULL), "returned");
+    assert_string_equal(node_state(nodes, "n4", NULL), "healthy");
+    assert_string_equal(node_state(nodes, "n5", NULL), "healthy");
+    assert_string_equal(node_state(nodes, "n6", NULL), "suspect");
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        const json_t *r = json_object_get(n, "returned");
+        const char *name = vg_json_str(n, "node", "");
+        if (strcmp(name, "n2") && strcmp(name, "n3")) {
+            assert_true(json_is_null(r));
+            continue;
+        }
+        assert_int_equal(vg_json_int(r, "incident", -1), !strcmp(name, "n2") ? id : n3);
+        json_t *inc = vg_store_incident(f->st, vg_json_int(r, "incident", 0));
+        /* the time and detail of the incident's `returned` step */
+        const json_t *step = json_object_get(json_object_get(inc, "steps"), "returned");
+        assert_string_equal(vg_json_str(r, "at", "?"), vg_json_str(step, "at", "!"));
+        assert_string_equal(vg_json_str(r, "detail", "?"), vg_json_str(step, "detail", "!"));
+        assert_true(json_is_null(json_object_get(n, "incident")));   /* no open incident */
+        json_decref(inc);
+    }
+    json_decref(nodes);
+    json_t *sum = vg_fleetview_summary(v);
+    assert_int_equal(vg_json_int(json_object_get(sum, "states"), "returned", -1), 2);
+    json_decref(sum);
+    struct sbuf m = SBUF_INIT;
+    vg_fleetview_metrics(v, &m);
+    assert_non_null(strstr(m.s, "\nvigil_nodes{state=\"returned\"} 2\n"));
+    sbuf_free(&m);
+    vg_fleetview_free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,6 +765,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
         cmocka_unit_test(test_fleetview_incident_states),
         cmocka_unit_test_setup_teardown(test_fleetview_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fleetview_returned, setup, teardown),
     };
     return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
 }
