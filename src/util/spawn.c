@@ -30,6 +30,12 @@ static void child(const char *const argv[], const char *const env_extra[], int i
     dup2(err, 2);
     for (int i = 0; env_extra && env_extra[i]; i++) putenv((char *)env_extra[i]);
     signal(SIGPIPE, SIG_DFL);
+    /* a program starts with no signal blocked, whatever the caller's thread
+     * blocked (vigil serve blocks SIGTERM in its threads: a repair step
+     * must still stop on SIGTERM) */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execvp(argv[0], (char *const *)argv);
     dprintf(2, "cannot run %s: %s", argv[0], strerror(errno));
     _exit(127);

@@ -80,13 +80,15 @@ static void refused(const char *path, const char *want)
 }
 
 /* The trainer, run as vigil runs it (the binary under test), its stdout
- * appended to DIR/job.log; killed (SIGKILL to its group) after kill_ms when > 0. */
+ * appended to DIR/job.log; killed (SIGKILL to its group) after kill_ms when > 0.
+ * 90 steps of 40 ms: a run resumed from the first kill's checkpoint still has
+ * over 2 s to go, so the second kill always lands, however fast the machine. */
 static void trainer(int kill_ms)
 {
     const char *vigil = getenv("VIGIL") ? getenv("VIGIL") : "build/vigil-san";
     char ckpt[128];
     path_in(ckpt, sizeof ckpt, "ckpt");
-    const char *argv[] = { vigil, "trainer", "--ckpt-dir", ckpt, "--steps", "30", "--step-ms", "40",
+    const char *argv[] = { vigil, "trainer", "--ckpt-dir", ckpt, "--steps", "90", "--step-ms", "40",
                            "--ckpt-every", "5", NULL };
     struct vg_spawn_result r;
     assert_int_equal(vg_spawn(argv, NULL, NULL, kill_ms, &r), 0);
@@ -106,11 +108,11 @@ static void test_real_trainer_killed_twice(void **state)
     path_in(log, sizeof log, "job.log");
     json_t *j = one(log);
     assert_int_equal(vg_json_int(j, "restarts", -1), 2);
-    /* the result: steps 1..30, each counted once; the rest was done twice */
-    assert_int_equal(vg_json_int(j, "productive_steps", -1), 30);
-    assert_int_equal(vg_json_int(j, "last_step", -1), 30);
+    /* the result: steps 1..90, each counted once; the rest was done twice */
+    assert_int_equal(vg_json_int(j, "productive_steps", -1), 90);
+    assert_int_equal(vg_json_int(j, "last_step", -1), 90);
     json_int_t lost = vg_json_int(j, "lost_steps", -1);
-    assert_int_equal(vg_json_int(j, "steps", -1), 30 + lost);
+    assert_int_equal(vg_json_int(j, "steps", -1), 90 + lost);
     assert_true(json_is_true(json_object_get(j, "done")));
     assert_int_equal(vg_json_int(j, "ckpt_every", -1), 5);
     assert_int_equal(vg_json_int(j, "ranks", -1), 1);

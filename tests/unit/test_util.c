@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -195,6 +196,24 @@ static void test_spawn_dies_with_caller(void **state)
     assert_false(running_cmdline(want, sizeof want));
 }
 
+/* A spawned program starts with no signal blocked, whatever the calling
+ * thread blocked (vigil serve's threads block SIGTERM; a repair step must
+ * still stop on it). */
+static void test_spawn_unblocks_signals(void **state)
+{
+    (void)state;
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &old);
+    struct vg_spawn_result r;
+    const char *argv[] = { "grep", "^SigBlk:", "/proc/self/status", NULL };
+    assert_int_equal(vg_spawn(argv, NULL, NULL, 10000, &r), 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    assert_string_equal(vg_trim(r.out), "SigBlk:\t0000000000000000");
+    vg_spawn_result_free(&r);
+}
+
 static void test_event_json(void **state)
 {
     (void)state;
@@ -229,7 +248,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
-        cmocka_unit_test(test_spawn), cmocka_unit_test(test_spawn_dies_with_caller), cmocka_unit_test(test_event_json),
+        cmocka_unit_test(test_spawn), cmocka_unit_test(test_spawn_dies_with_caller),
+        cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
