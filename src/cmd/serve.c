@@ -298,7 +298,10 @@ int cmd_serve(int argc, char **argv)
     hopts.listen = listen;
     struct vg_policy policy;
     vg_policy_defaults(&policy);
-    if (policy_file && vg_policy_load(&policy, policy_file, err, sizeof err)) return vg_input_error("%s", err);
+    if (policy_file && vg_policy_load(&policy, policy_file, err, sizeof err)) {
+        vg_policy_free(&policy);
+        return vg_input_error("%s", err);
+    }
     struct vg_auth auth;
     if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) {
         vg_policy_free(&policy);

@@ -336,13 +336,17 @@ static void *worker_main(void *arg)
 {
     struct vg_executor *x = arg;
     pool_init(x);
-    bool watching = x->act, stopped = false;
-    int64_t next_reconcile = vg_mono_ms() + RECONCILE_MS;
+    bool watching = x->act, stopped = false, looking = x->act && x->policy->ladder.new_node_suite[0];
+    int64_t next_reconcile = vg_mono_ms() + RECONCILE_MS, next_look = vg_mono_ms();
     while (!stopped) {
         int64_t now = vg_mono_ms(), wait = -1;
         if (x->retries) wait = x->retries->due > now ? x->retries->due - now : 0;
         if (watching) {
             int64_t r = next_reconcile > now ? next_reconcile - now : 0;
+            if (wait < 0 || r < wait) wait = r;
+        }
+        if (looking) {
+            int64_t r = next_look > now ? next_look - now : 0;
             if (wait < 0 || r < wait) wait = r;
         }
         struct item *batch = take_all(&x->work, wait, &stopped);
@@ -360,6 +364,10 @@ static void *worker_main(void *arg)
         if (watching && vg_mono_ms() >= next_reconcile) {
             watching = reconcile(x) || x->retries;
             next_reconcile = vg_mono_ms() + RECONCILE_MS;
+        }
+        if (looking && vg_mono_ms() >= next_look) {
+            vg_newnode_look(x);
+            next_look = vg_mono_ms() + x->policy->ladder.new_node_every_ms;
         }
     }
     free_items(x->retries);
@@ -507,6 +515,11 @@ void vg_executor_stop(struct vg_executor *x)
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += STOP_REPAIR_WAIT_S;
+    if (!vg_newnode_stop(x, vg_mono_ms() + STOP_REPAIR_WAIT_S * 1000)) {
+        vg_warn("stopping with a new node's burn-in still running (the node stays drained; the next start runs it "
+                "again)");
+        return;
+    }
     if (pthread_timedjoin_np(x->repairer, NULL, &until)) {
         /* a repair command is still running: leave it to its own timeout;
          * the process is on its way out */

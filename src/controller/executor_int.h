@@ -7,6 +7,8 @@
 #include "util/histogram.h"
 #include <pthread.h>
 
+#define VG_GATES_MAX 16        /* new nodes in burn-in at once (newnode.c) */
+
 struct item {
     int64_t incident;
     struct vg_event e;
@@ -50,6 +52,9 @@ struct vg_executor {
     unsigned long rung_ok[VG_RUNGS_MAX], rung_failed[VG_RUNGS_MAX];
     unsigned long checks_passed, checks_failed, rma_handoffs, rma_failed;
     unsigned long gates_passed, gates_failed;   /* the burn-in gate before a return */
+    struct vg_gate *gates[VG_GATES_MAX];   /* new nodes' burn-in threads (the worker's; newnode.c) */
+    size_t ngates;
+    unsigned long new_passed, new_failed; /* atomics */
     int64_t *repairing;               /* incidents queued for or in repair (under pool_lock) */
     size_t nrepairing;
 };
@@ -75,6 +80,16 @@ struct vg_remedy_step {
     bool required;
     int (*apply)(struct vg_executor *x, struct act *a);
 };
+
+/* The new-node gate (newnode.c): one look at the cluster (the worker calls
+ * it every new_node_every), and the wait for running gates at stop until
+ * deadline_mono (false: one still runs). */
+void vg_newnode_look(struct vg_executor *x);
+bool vg_newnode_stop(struct vg_executor *x, int64_t deadline_mono);
+
+/* The burn-in gate (the policy's burnin_gate) with suite on node, its result
+ * kept as burn-in evidence under source: 0 passed, -1 not (out says why). */
+int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, const char *source, char *out, size_t n);
 
 /* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) for event e on
  * orchestrator ops, NULL-name terminated. */

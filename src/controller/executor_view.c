@@ -63,11 +63,15 @@ void vg_executor_ladder_metrics(struct vg_executor *x, struct sbuf *out)
                 "# HELP vigil_burnin_gates_total Burn-in gates run before a repaired node returns, by result.\n"
                 "# TYPE vigil_burnin_gates_total counter\n"
                 "vigil_burnin_gates_total{result=\"passed\"} %lu\nvigil_burnin_gates_total{result=\"failed\"} %lu\n"
+                "# HELP vigil_new_nodes_total New nodes through their burn-in before service, by result.\n"
+                "# TYPE vigil_new_nodes_total counter\n"
+                "vigil_new_nodes_total{result=\"passed\"} %lu\nvigil_new_nodes_total{result=\"failed\"} %lu\n"
                 "# HELP vigil_rma_handoffs_total Nodes handed off for RMA once every repair step failed.\n"
                 "# TYPE vigil_rma_handoffs_total counter\nvigil_rma_handoffs_total %lu\n"
                 "# HELP vigil_rma_handoff_failures_total RMA hand-offs that failed (no ticket written, or its command failed).\n"
                 "# TYPE vigil_rma_handoff_failures_total counter\nvigil_rma_handoff_failures_total %lu\n",
                 __atomic_load_n(&x->checks_passed, __ATOMIC_SEQ_CST), __atomic_load_n(&x->checks_failed, __ATOMIC_SEQ_CST),
                 __atomic_load_n(&x->gates_passed, __ATOMIC_SEQ_CST), __atomic_load_n(&x->gates_failed, __ATOMIC_SEQ_CST),
+                __atomic_load_n(&x->new_passed, __ATOMIC_SEQ_CST), __atomic_load_n(&x->new_failed, __ATOMIC_SEQ_CST),
                 __atomic_load_n(&x->rma_handoffs, __ATOMIC_SEQ_CST), __atomic_load_n(&x->rma_failed, __ATOMIC_SEQ_CST));
 }

@@ -15,6 +15,7 @@ void vg_ladder_defaults(struct vg_ladder *l)
     l->timeout_ms = 30 * 60 * 1000;
     l->repeat_window_ms = 7 * DAY_MS;
     vg_strlcpy(l->gate_suite, "standard", sizeof l->gate_suite);
+    l->new_node_every_ms = 10000;
 }
 
 void vg_argv_free(char **v)
@@ -124,18 +125,19 @@ int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, 
     if (!strcmp(key, "remediate")) return rung_line(l, "remediate", val, why, n);
     if (!strcmp(key, "ladder")) return rule_line(l, "", val, why, n);
     if (vg_startswith(key, "ladder ")) return rule_line(l, key + 7, val, why, n);
-    if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window") || vg_startswith(key, "repair_timeout ")) {
-        bool timeout = vg_startswith(key, "repair_timeout");
+    bool rung_timeout = vg_startswith(key, "repair_timeout "), every = !strcmp(key, "new_node_every");
+    if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window") || rung_timeout || every) {
+        bool positive = strcmp(key, "repeat_window") != 0;   /* a window may be 0 (no climbing) */
         int64_t ms;
-        if (!duration_ms(val, &ms) || (timeout && !ms))
+        if (!duration_ms(val, &ms) || (positive && !ms))
             return snprintf(why, n, "%s: '%s' is not a duration (seconds, or Nd / Nh / Nm / Ns%s)", key, val,
-                            timeout ? ", more than 0" : ""), -1;
-        if (timeout && key[14] == ' ') {   /* repair_timeout NAME: that rung's own */
+                            positive ? ", more than 0" : ""), -1;
+        if (rung_timeout) {   /* repair_timeout NAME: that rung's own */
             struct vg_rung *r = rung_named(l, "repair_timeout", key + 15, why, n);
             if (!r) return -1;
             r->timeout_ms = ms;
         } else
-            *(timeout ? &l->timeout_ms : &l->repeat_window_ms) = ms;
+            *(every ? &l->new_node_every_ms : !strcmp(key, "repair_timeout") ? &l->timeout_ms : &l->repeat_window_ms) = ms;
         return 0;
     }
     if (!strcmp(key, "burnin_gate")) {
@@ -144,10 +146,11 @@ int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, 
         if (!l->gate[0]) return snprintf(why, n, "burnin_gate: empty command"), -1;
         return 0;
     }
-    if (!strcmp(key, "burnin_suite")) {
+    if (!strcmp(key, "burnin_suite") || !strcmp(key, "new_node_suite")) {
         if (strcmp(val, "quick") && strcmp(val, "standard") && strcmp(val, "long"))
-            return snprintf(why, n, "burnin_suite: '%s' is not quick, standard or long", val), -1;
-        vg_strlcpy(l->gate_suite, val, sizeof l->gate_suite);
+            return snprintf(why, n, "%s: '%s' is not quick, standard or long", key, val), -1;
+        if (!strcmp(key, "burnin_suite")) vg_strlcpy(l->gate_suite, val, sizeof l->gate_suite);
+        else vg_strlcpy(l->new_node_suite, val, sizeof l->new_node_suite);
         return 0;
     }
     if (!strcmp(key, "rma_dir")) {
@@ -173,6 +176,8 @@ static const struct vg_rung *find(const struct vg_ladder *l, const char *name)
 
 int vg_ladder_check(const struct vg_ladder *l, char *why, size_t n)
 {
+    if (l->new_node_suite[0] && !l->gate)
+        return snprintf(why, n, "new_node_suite: needs a 'burnin_gate = COMMAND' line to run the suite with"), -1;
     for (size_t i = 0; i < l->nrung; i++)
         if (!l->rung[i].argv)
             return snprintf(why, n, "repair_timeout %s: no 'repair %s = COMMAND' line", l->rung[i].name,

@@ -12,6 +12,8 @@
  *   repair_timeout reboot = 20m              (one rung's own)
  *   burnin_gate = vigil burnin --node {node} --suite {suite} --json
  *   burnin_suite = standard                  (the suite a repaired node passes before it returns)
+ *   new_node_suite = long                    (a node new to the controller passes it once before service)
+ *   new_node_every = 10s                     (how often the controller looks for new nodes)
  *   repeat_window = 7d                       (a fault back within it starts one rung higher per return)
  *   rma_dir = /var/lib/vigil/rma             (the ticket when the ladder is exhausted)
  *   rma_command = /usr/local/sbin/open-ticket {ticket} {node}
@@ -49,6 +51,8 @@ struct vg_ladder {
     char **rma_command;           /* template: {ticket}, {node}; NULL = none */
     char **gate;                  /* burnin_gate: {node}, {suite}; prints `vigil burnin --json`; NULL = none */
     char gate_suite[16];          /* burnin_suite, default "standard" */
+    char new_node_suite[16];      /* "" = new nodes are not gated */
+    int64_t new_node_every_ms;    /* default 10 s */
 };
 
 void vg_ladder_defaults(struct vg_ladder *l);

@@ -222,30 +222,32 @@ static void record_attempt(struct vg_executor *x, const struct item *it, json_t 
     json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", step, "result", result, "at", vg_json_time(now)));
 }
 
-/* The burn-in gate (burnin_gate): the suite on the repaired node, its pass
- * recorded as burn-in evidence; 0 only when the node's result is "pass"
- * (fail, unknown, a command that failed or printed no result: the node does
- * not return). */
-static int burnin_gate(struct vg_executor *x, const struct item *it, char *out, size_t n)
+/* The burn-in gate (burnin_gate): suite on node, its pass recorded as
+ * burn-in evidence under source; 0 only when the node's result is "pass"
+ * (fail, unknown, a command that failed or printed no result: not proven). */
+int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, const char *source, char *out, size_t n)
 {
     const struct vg_ladder *l = &x->policy->ladder;
+    struct item it = { .e.gpu = -1 };
+    vg_strlcpy(it.node, node, sizeof it.node);
     char *text = NULL, ran[256], err[256];
-    int status = run_command(l->gate, it, l->gate_suite, l->timeout_ms, ran, sizeof ran, &text);
-    json_t *doc = json_loads(text, 0, NULL), *node = NULL, *t;
+    int status = run_command(l->gate, &it, suite, l->timeout_ms, ran, sizeof ran, &text);
+    json_t *doc = json_loads(text, 0, NULL), *one = NULL, *t;
     free(text);
     size_t i;
     json_array_foreach(json_object_get(doc, "nodes"), i, t)
-        if (!strcmp(vg_json_str(t, "node", ""), it->node)) node = t;
+        if (!strcmp(vg_json_str(t, "node", ""), node)) one = t;
     int rc = -1;
-    if (!node) snprintf(out, n, "no burn-in result for %s (%.150s)", it->node, ran);
+    if (!one) snprintf(out, n, "no burn-in result for %s (%.150s)", node, ran);
     else {
-        json_t *one = json_pack("{s:O, s:[O]}", "time", json_object_get(doc, "time"), "nodes", node);
-        if (vg_burnin_record(x->store, one, "gate", it->node, vg_now_ms(), err, sizeof err) < 0)
-            vg_warn("incident %lld: burn-in result of %s not kept: %s", (long long)it->incident, it->node, err);
-        json_decref(one);
-        const char *res = vg_json_str(node, "result", "unknown");
+        json_t *rec = json_pack("{s:[O]}", "nodes", one);
+        if (json_object_get(doc, "time")) json_object_set(rec, "time", json_object_get(doc, "time"));
+        if (vg_burnin_record(x->store, rec, source, node, vg_now_ms(), err, sizeof err) < 0)
+            vg_warn("burn-in result of %s not kept: %s", node, err);
+        json_decref(rec);
+        const char *res = vg_json_str(one, "result", "unknown");
         rc = strcmp(res, "pass") || status ? -1 : 0;
-        snprintf(out, n, "%s%s%s", res, *vg_json_str(node, "reason", "") ? ": " : "", vg_json_str(node, "reason", ""));
+        snprintf(out, n, "%s%s%s", res, *vg_json_str(one, "reason", "") ? ": " : "", vg_json_str(one, "reason", ""));
     }
     json_decref(doc);
     __atomic_add_fetch(rc ? &x->gates_failed : &x->gates_passed, 1, __ATOMIC_SEQ_CST);
@@ -269,7 +271,7 @@ static int proven(struct vg_executor *x, const struct item *it, const char *afte
     *failed = "health check";
     if (rc || !l->gate) return rc;
     *failed = "burn-in";
-    rc = burnin_gate(x, it, out, n);
+    rc = vg_remedy_gate(x, it->node, l->gate_suite, "gate", out, n);
     snprintf(step, sizeof step, "burn-in %s%s%s", l->gate_suite, after ? " after " : "", after ? after : "");
     record_attempt(x, it, attempts, step, out);
     return rc;

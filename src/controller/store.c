@@ -44,7 +44,9 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS audits(node TEXT PRIMARY KEY, at INTEGER NOT NULL, report TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS burnin(node TEXT NOT NULL, at INTEGER NOT NULL, suite TEXT NOT NULL,"
     "  result TEXT NOT NULL, tests TEXT NOT NULL, source TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);";
+    "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);"
+    "CREATE TABLE IF NOT EXISTS nodes_seen(node TEXT PRIMARY KEY, state TEXT NOT NULL, at INTEGER NOT NULL,"
+    "  detail TEXT);";
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -556,4 +558,26 @@ json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
     }
     done(st, s);
     return arr;
+}
+
+int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail)
+{
+    int rc = run(st, prep(st, "INSERT OR REPLACE INTO nodes_seen(node, state, at, detail) VALUES(?1,?2,?3,?4)", "ssis",
+                          node, state, at, detail));
+    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return rc;
+}
+
+json_t *vg_store_seen(struct vg_store *st)
+{
+    sqlite3_stmt *s = prep(st, "SELECT node, state, at, detail FROM nodes_seen ORDER BY node", "");
+    json_t *obj = json_object();
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        json_t *j = json_pack("{s:s, s:o}", "state", (const char *)sqlite3_column_text(s, 1), "at",
+                              vg_json_time(sqlite3_column_int64(s, 2)));
+        vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
+        json_object_set_new(obj, (const char *)sqlite3_column_text(s, 0), j);
+    }
+    done(st, s);
+    return obj;
 }

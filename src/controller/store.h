@@ -78,6 +78,10 @@ json_t *vg_store_audits(struct vg_store *st);
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
                         const char *tests, const char *source);
 json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms);
+/* The nodes the new-node gate has seen (newnode.c): state "known",
+ * "gating", "passed" or "failed", when, and why; {node: {state, at, detail}}. */
+int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail);
+json_t *vg_store_seen(struct vg_store *st);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
 /* One page of them: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */

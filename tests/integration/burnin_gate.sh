@@ -18,7 +18,7 @@ chmod 755 "$W"   # munged refuses a socket under a 0700 parent
 SERVE_PID=
 stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 lab_up 3 --no-vigil >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
-trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
+trap 'stop_serve; [ -n "$KEEP" ] && cp "$W"/serve*.log /tmp/; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
 export PATH="$top/tests/standins:$PATH" VIGIL_NVML_LIB="$top/build/tests/libnvidia-ml.so.1"
 umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/bad.token"; umask 022
@@ -129,3 +129,32 @@ check "/metrics counts the gates by result" sh -c "printf '%s\n' \"\$1\" | grep 
 hist >"$W/burnin.json"
 is "score: n2's latest pass failed: the rule misses" \
     "$("$VIGIL" score "$W/burnin.json" --json | jq -r '.criteria[].rules[] | select(.id == "rel-burnin-failing") | .status')" "missed"
+
+# ---- new nodes: the first look takes the nodes in service as known; a node
+# that comes into service later runs the suite once before it takes work
+stop_serve
+scontrol update nodename=n1 state=down reason=racking
+cat >"$W/policy2.conf" <<EOF2
+burnin_gate = $GATE
+new_node_suite = quick
+new_node_every = 1
+EOF2
+"$VIGIL" -v serve --listen 127.0.0.1:0 --port-file "$W/port2" --db "$W/new.db" --auth token \
+    --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy2.conf" --heartbeat 0 \
+    2>"$W/serve2.log" &
+SERVE_PID=$!
+i=0; while [ ! -s "$W/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+URL="http://127.0.0.1:$(cat "$W/port2")"
+check "first look: the one node in service (n3) taken as known" \
+    wait_for 20 grep -q "new-node gate: 1 nodes in service taken as known" "$W/serve2.log"
+"$VIGIL" inject sdc --node n2 --gpu 1 --lab --dir "$LAB_DIR" >/dev/null
+scontrol update nodename=n1,n2 state=resume
+check "n1 and n2 come into service: drained for their burn-in" \
+    wait_for 30 sh -c "grep -q 'new node n1: drained for burn-in quick' '$W/serve2.log' && grep -q 'new node n2: drained for burn-in quick' '$W/serve2.log'"
+check "n1 passed: back in service" wait_for 30 sh -c "grep -q 'new node n1 passed burn-in quick: in service' '$W/serve2.log' && [ \"\$(sinfo -h -N -n n1 -o %t | head -1)\" = idle ]"
+check "n2 failed (its GPU corrupts data): ALERT, it stays drained with vigil's reason" \
+    wait_for 30 sh -c "grep -q 'ALERT new node n2 failed burn-in quick, it stays drained: fail: vigil: burnin gemm-small' '$W/serve2.log'"
+is "… Slurm shows why" "$(sinfo -h -N -n n2 -o '%t|%E' | head -1)" "drain|vigil: new node: burn-in quick before service"
+is "… the known node n3 was never drained" "$(grep -c 'new node n3' "$W/serve2.log")" 0
+is "… both passes kept as burn-in evidence" \
+    "$(hist | jq -r '[.nodes[] | .node + "=" + .last_result] | join(" ")')" "n1=pass n2=fail"

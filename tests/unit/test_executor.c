@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "controller/executor.h"
 #include "controller/fleetview.h"
@@ -560,6 +561,78 @@ static void test_rung_timeout(void **state)
     assert_true(has_step(f, id, "repair quick"));
 }
 
+/* A gate script: the node's pass, "pass" unless the node is named in FAIL_NODES. */
+static void gate_script(struct fx *f, char *path, size_t n)
+{
+    snprintf(path, n, "%s.gate", f->db);
+    FILE *g = fopen(path, "w");
+    assert_non_null(g);
+    fputs("#!/bin/sh\nres=pass\ncase \" $FAIL_NODES \" in *\" $1 \"*) res=fail ;; esac\n"
+          "printf '{\"nodes\":[{\"node\":\"%s\",\"result\":\"%s\",\"suite\":\"%s\",\"tests\":[]}]}\\n' \"$1\" $res \"$2\"\n",
+          g);
+    fclose(g);
+    chmod(path, 0755);
+}
+
+static bool seen_is(struct fx *f, const char *node, const char *state)
+{
+    json_t *all = vg_store_seen(f->st);
+    bool yes = !strcmp(vg_json_str(json_object_get(all, node), "state", ""), state);
+    json_decref(all);
+    return yes;
+}
+
+static void wait_seen(struct fx *f, const char *node, const char *state)
+{
+    for (int i = 0; i < 500 && !seen_is(f, node, state); i++) vg_sleep_ms(10);
+    if (!seen_is(f, node, state)) fail_msg("%s never became %s", node, state);
+}
+
+/* The new-node gate: the first look takes the nodes in service as known; a
+ * node that comes into service later is drained, runs the suite once and is
+ * resumed when it passes, stays drained when not; a gate the controller
+ * stopped in runs again at the next start. */
+static void test_new_node_gate(void **state)
+{
+    struct fx *f = *state;
+    char gate[300], text[600];
+    gate_script(f, gate, sizeof gate);
+    setenv("FAIL_NODES", "n7", 1);
+    snprintf(text, sizeof text, "burnin_gate = %s {node} {suite}\nnew_node_suite = long\nnew_node_every = 1\n", gate);
+    policy(f, text);
+    fake_node("n6")->down = fake_node("n7")->down = true;   /* out of service at the first look */
+    start(f, true);
+    wait_seen(f, "n1", "known");
+    assert_true(seen_is(f, "n8", "known"));
+    assert_false(seen_is(f, "n6", "known"));
+    fake_node("n6")->down = fake_node("n7")->down = false;   /* racked and resumed */
+    wait_seen(f, "n6", "passed");
+    wait_seen(f, "n7", "failed");
+    assert_false(fake_node("n6")->drain);                    /* in service */
+    assert_true(fake_node("n7")->drain);                     /* stays out, with vigil's reason */
+    assert_string_equal(fake_node("n7")->reason, "vigil: new node: burn-in long before service");
+    assert_false(fake_node("n1")->drain);                    /* a known node is never gated */
+    json_t *rows = vg_store_burnin(f->st, "n6", 0);
+    assert_int_equal(json_array_size(rows), 1);
+    assert_string_equal(vg_json_str(json_array_get(rows, 0), "suite", ""), "long");
+    assert_string_equal(vg_json_str(json_array_get(rows, 0), "source", ""), "new-node");
+    json_decref(rows);
+    assert_true(metric_line(f, "vigil_new_nodes_total{result=\"passed\"} 1"));
+    assert_true(metric_line(f, "vigil_new_nodes_total{result=\"failed\"} 1"));
+    vg_executor_stop(f->x);
+    f->x = NULL;
+    /* stopped while n5's gate ran: the next start runs it again */
+    assert_int_equal(vg_store_set_seen(f->st, "n5", "gating", vg_now_ms(), "test"), 0);
+    fake_node("n5")->drain = true;
+    vg_strlcpy(fake_node("n5")->reason, "vigil: new node: burn-in long before service", sizeof fake_node("n5")->reason);
+    start(f, true);
+    wait_seen(f, "n5", "passed");
+    assert_false(fake_node("n5")->drain);
+    assert_true(seen_is(f, "n7", "failed"));                 /* not gated again */
+    unsetenv("FAIL_NODES");
+    unlink(gate);
+}
+
 static void test_dry_run_changes_nothing(void **state)
 {
     struct fx *f = *state;
@@ -761,6 +834,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burnin_gate_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burnin_gate_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rung_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_node_gate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
         cmocka_unit_test(test_fleetview_incident_states),
