@@ -385,8 +385,9 @@ static int signal_node(const struct vg_inject_opts *o, int sig, json_t *undo, st
 /* Runs `vigil inject SUBCMD … --local` on the node (ssh, or through the
  * orchestrator with the node's kernel log mounted); *at, when not NULL,
  * gets the time its record says the fault took effect (left as is when it
- * printed none). */
-static int run_remote(const struct vg_inject_opts *o, const char *subcmd, int64_t *at, char *err, size_t errlen)
+ * printed none), detail what it wrote. */
+static int run_remote(const struct vg_inject_opts *o, const char *subcmd, int64_t *at, struct sbuf *detail, char *err,
+                      size_t errlen)
 {
     char self[512] = "vigil", gpu[16], code[16];
     if (o->self) vg_strlcpy(self, o->self, sizeof self);
@@ -426,6 +427,7 @@ static int run_remote(const struct vg_inject_opts *o, const char *subcmd, int64_
     json_t *remote = !rc && at && r.out ? json_loads(r.out, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
     int64_t t = remote ? vg_json_get_time(remote, "time") : 0;
     if (t > 0) *at = t;
+    if (detail && vg_json_str(remote, "detail", NULL)) sbuf_puts(detail, vg_json_str(remote, "detail", ""));
     json_decref(remote);
     char *nl = strchr(err, '\n');
     if (nl) *nl = 0;
@@ -544,7 +546,7 @@ static int freeze_undo(const struct vg_inject_opts *o, const json_t *r, char *er
     if (vg_json_str(r, "lab", NULL) || !strcmp(vg_json_str(r, "target", ""), "local")) return 0;
     struct vg_inject_opts ro = *o;
     ro.node = vg_json_str(r, "node", "");
-    return run_remote(&ro, "clear", NULL, err, errlen);
+    return run_remote(&ro, "clear", NULL, NULL, err, errlen);
 }
 
 static int crash_undo(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
@@ -612,7 +614,7 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     int64_t at = 0;
     if (o->lab) rc = k->lab(o, pci, undo, &detail);
     else if (is_local(o)) rc = k->local(o, pci, undo, &detail);
-    else rc = run_remote(o, k->name, &at, err, errlen);
+    else rc = run_remote(o, k->name, &at, &detail, err, errlen);
     if (!at) at = vg_now_ms();
     if (rc) {
         if (!err[0])

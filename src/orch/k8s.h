@@ -91,7 +91,8 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);
 struct vg_k8s_pod {
     char ns[64], name[256], node[64];
     char workload[320];      /* "NS/Job/NAME" or "NS/JobSet/NAME"; "" when none */
-    bool daemon;             /* owned by a DaemonSet (drain leaves those) or a mirror pod */
+    bool daemon;             /* owned by a DaemonSet (drain leaves those), a mirror pod, or vigil's own
+                              * one-shot pod (label vigil.dev/exec: it may be injecting the very fault) */
     bool gone;               /* terminating, Succeeded or Failed */
     char phase[16];          /* status.phase: "Pending", "Running", "Succeeded", "Failed", "Unknown" */
     bool ready;              /* the Ready condition is True */

@@ -142,7 +142,8 @@ int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
     }
     out->gone = json_object_get(md, "deletionTimestamp") || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
     json_t *labels = json_object_get(md, "labels");
-    out->daemon = *str(json_object_get(md, "annotations"), "kubernetes.io/config.mirror") != 0;
+    out->daemon = *str(json_object_get(md, "annotations"), "kubernetes.io/config.mirror") != 0 ||
+                  *str(labels, VG_K8S_EXEC_LABEL);   /* vigil's own one-shot pod (exec_on): not evicted */
     const char *job = NULL;
     size_t i;
     json_t *r;

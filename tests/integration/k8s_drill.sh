@@ -34,6 +34,7 @@ export VIGIL_READ_TOKEN="$(cat "$W/read.token")"
 
 fresh() { # a fresh cluster with the fixture's Jobs deleted (kubectl), the controller, an agent per GPU node
     stop_agents; stop_serve; stop_kapi
+    : >"$W/api.log"
     start_kapi
     kubeconfig "$W/kc"
     export KUBECONFIG="$W/kc"
@@ -62,24 +63,32 @@ exits_with "no kubeconfig: exit 2" 2 env -u KUBECONFIG HOME="$W/nohome" KUBERNET
 check "… the message names the file" grep -q "missing.kc" "$W/err"
 exits_with "--kmsg must be absolute: exit 2" 2 "$VIGIL" drill --orchestrator k8s --kmsg relative/kmsg
 
-# ---- a drill: XID 79 on a node of a running 4-pod Job ---------------------------------
+# ---- the double's kubelet runs containers: kubectl's view of a Job of its own -----------
 fresh
 is "kubectl delete jobs: the fixture's pods are gone" "$(aget /api/v1/namespaces/default/pods | jq '[.items[] | select(.metadata.ownerReferences[0].kind == "Job")] | length')" 0
-"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 4 --gpus-per-node 8 \
-    --kmsg "$W/nodes/{node}.kmsg" --deadline 60 --workdir "$W/drill" --json --html "$W/drill.html" \
-    >"$W/drill.json" 2>"$W/drill.err" &
-DRILL_PID=$!
-# while it runs: kubectl sees the drill's Job and its pods, as the v1 contract has them
-check "kubectl get jobs -l vigil.dev/drill shows the drill's Job" \
-    wait_for 30 sh -c "kubectl get jobs -l vigil.dev/drill -o name | grep -q job.batch/vigil-drill"
-check "its 4 pods run (kubectl get pods -o wide: NODE)" \
-    wait_for 30 sh -c "[ \$(kubectl get pods -l vigil.dev/drill -o wide --no-headers | grep -c ' Running .* n[1-4] ') -eq 4 ]"
-pod=$(kubectl get pods -l vigil.dev/drill -o name | head -1)
+# (created with JSON: kubectl create sends built-in types as protobuf, which the double does not speak)
+acurl -o /dev/null -H 'Content-Type: application/json' --data-binary "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",
+  \"metadata\":{\"name\":\"probe\"},\"spec\":{\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{\"restartPolicy\":\"Never\",
+  \"containers\":[{\"name\":\"probe\",\"image\":\"vigil:test\",\"command\":[\"$(basename "$VIGIL")\",\"trainer\",\"--ckpt-dir\",\"ck\",
+  \"--steps\",\"10\",\"--step-ms\",\"500\"]}]}}}}" "$API/apis/batch/v1/namespaces/default/jobs"
+check "a Job's pod runs (kubectl get pods -o wide: STATUS, NODE)" \
+    wait_for 10 sh -c "kubectl get pods -l job-name=probe -o wide --no-headers | grep -q ' Running .* n[1-4] '"
+pod=$(kubectl get pods -l job-name=probe -o name | head -1)
 kubectl get "$pod" -o json >"$W/pod.json"
 is "a running pod: Ready True with a lastTransitionTime, its container running" \
     "$(jq -r '[(.status.conditions[] | select(.type == "Ready") | .status, (.lastTransitionTime | test("Z$"))), (.status.containerStatuses[0].state | keys[0])] | join(" ")' "$W/pod.json")" \
     "True true running"
-check "kubectl logs: the trainer's output in the pod's log" wait_for 10 sh -c "kubectl logs $pod | grep -q 'start rank 0/1'"
+check "… then Succeeded, its container terminated with exit code 0, reason Completed" \
+    wait_for 20 sh -c "kubectl get $pod -o json | jq -e '.status.phase == \"Succeeded\" and (.status.containerStatuses[0].state.terminated | .exitCode == 0 and .reason == \"Completed\") and (.status.conditions[] | select(.type == \"Ready\") | .status == \"False\" and .reason == \"PodCompleted\")'"
+check "kubectl logs: the trainer's output" sh -c "kubectl logs $pod | grep -q 'done 10 steps'"
+check "kubectl get jobs: the Job completed" wait_for 5 sh -c "kubectl get job probe -o json | jq -e '.status.succeeded == 1 and .status.completionTime != null'"
+kubectl delete job probe >/dev/null 2>&1
+
+# ---- a drill: XID 79 on a node of a running 4-pod Job ---------------------------------
+"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 4 --gpus-per-node 8 \
+    --kmsg "$W/nodes/{node}.kmsg" --deadline 60 --workdir "$W/drill" --json --html "$W/drill.html" \
+    >"$W/drill.json" 2>"$W/drill.err" &
+DRILL_PID=$!
 wait "$DRILL_PID"; rc=$?; DRILL_PID=
 is "the drill recovered: exit 0" "$rc" 0
 J=$W/drill.json
@@ -109,17 +118,19 @@ check "… the report says so" jq -e '.runs[0].left | test("SchedulingDisabled.*
 check "the agent on the victim read the injected line" grep -q "Xid" "$W/nodes/$victim.kmsg"
 check "HTML report written" grep -q 'resume unknown' "$W/drill.html"
 "$VIGIL" report "$J" >"$W/report.txt" 2>&1
-check "vigil report reads the k8s drill back" grep -q 'k8s' "$W/report.txt"
+check "vigil report reads the k8s drill back: resume unknown" grep -q "unknown" "$W/report.txt"
 
-exit 0 # DEBUG
+
 # ---- the API answering 503 mid-drill: a clear error, the Job deleted once it answers ---------
 fresh
-"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 2 \
+"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 2 --gpus-per-node 8 \
     --kmsg "$W/nodes/{node}.kmsg" --deadline 60 --workdir "$W/drill2" --json >"$W/drill2.json" 2>"$W/drill2.err" &
 DRILL_PID=$!
 # after the fault is in, every job read fails for a while (the controller's writes are not touched)
-wait_for 30 grep -q 'vigil-exec-.*/log' "$W/api.log"
+wait_for 60 grep -q 'POST /api/v1/namespaces/default/pods 201' "$W/api.log"
 ctl POST fault '{"code":503,"method":"GET","path":"/apis/batch/v1/namespaces/default/jobs/","count":15,"message":"etcdserver: request timed out"}'
+check "kubectl get jobs -l vigil.dev/drill: the drill's Job, labelled" \
+    sh -c "kubectl get jobs -l vigil.dev/drill -o name | grep -q job.batch/vigil-drill-"
 wait "$DRILL_PID"; rc=$?; DRILL_PID=
 is "API down mid-drill: exit 1" "$rc" 1
 check "… a clear error naming the outage" jq -e '.runs[0].message | test("stopped answering.*503|stopped answering.*etcdserver")' "$W/drill2.json"

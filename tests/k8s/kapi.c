@@ -293,6 +293,41 @@ static json_t *node_table(json_t *items)
                      "resourceVersion", rv, "columnDefinitions", cols, "rows", rows);
 }
 
+/* Pod columns as `kubectl get pods [-o wide]` prints them (the API server's
+ * pod printer: Name, Ready, Status, Restarts, Age; IP, Node, Nominated Node,
+ * Readiness Gates at priority 1, shown by -o wide). */
+static json_t *pod_table(json_t *items)
+{
+    json_t *rows = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(items, i, p) {
+        json_t *st = json_object_get(p, "status"), *md = json_object_get(p, "metadata");
+        size_t nc = json_array_size(json_object_get(json_object_get(p, "spec"), "containers")), ready = 0, j;
+        json_t *cs;
+        json_array_foreach(json_object_get(st, "containerStatuses"), j, cs) if (json_is_true(json_object_get(cs, "ready"))) ready++;
+        char rd[32];
+        snprintf(rd, sizeof rd, "%zu/%zu", ready, nc);
+        const char *phase = json_string_value(json_object_get(st, "reason")) ?: json_string_value(json_object_get(st, "phase")) ?: "Pending";
+        const char *node = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")) ?: "<none>";
+        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells",
+                                              json_string_value(json_object_get(md, "name")), rd, phase, "0", age(p),
+                                              "<none>", node, "<none>", "<none>", "object", "kind",
+                                              "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", md));
+    }
+    static const char *const cols[][3] = { { "Name", "name", "0" }, { "Ready", "", "0" }, { "Status", "", "0" },
+                                           { "Restarts", "", "0" }, { "Age", "", "0" }, { "IP", "", "1" },
+                                           { "Node", "", "1" }, { "Nominated Node", "", "1" }, { "Readiness Gates", "", "1" } };
+    json_t *cd = json_array();
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k][0], "type", "string", "format",
+                                            cols[k][1], "description", cols[k][0], "priority", atoi(cols[k][2])));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%lu", K.rv);
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
+                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+}
+
 /* GET of a collection, filtered by the selectors (and namespace). */
 static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
 {
@@ -311,8 +346,8 @@ static enum MHD_Result list(struct req *r, json_t *store, const char *kind, cons
         }
         if (lm && fm) json_array_append(items, o);
     }
-    if (!strcmp(kind, "NodeList") && wants_table(r)) {
-        json_t *t = node_table(items);
+    if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList")) && wants_table(r)) {
+        json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : pod_table(items);
         json_decref(l);
         return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
     }
