@@ -634,8 +634,8 @@ static int k8s_exec_on(struct vg_orch *o, const char *node, const char *const *c
         } else free(text);
         r->status = kp.exit_code;
         if (kp.exit_code != 0)
-            rc = vg_orch_fail(o, "pod %s on %s: %s, exit code %d", name, node, kp.phase,
-                              kp.exit_code);
+            rc = vg_orch_fail(o, "pod %s on %s: %s, exit code %d%s%s%s", name, node, kp.phase, kp.exit_code,
+                              kp.exit_reason[0] ? " (" : "", kp.exit_reason, kp.exit_reason[0] ? ")" : "");
     }
     char saved[256];
     vg_strlcpy(saved, o->err, sizeof saved);
