@@ -70,3 +70,34 @@ sort -k3 -n "$T/runs" | sed -n 2p | {
     printf '  XID → node cordoned         %.4f s\n' "$lat"
     printf '  bare cordon (1 PATCH, curl) %.4f s   ratio %.1fx\n' "$base" "$(awk -v a="$lat" -v b="$base" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 }
+
+# `vigil drill --orchestrator k8s` on the double whose kubelet runs the pods
+# (--exec): a 4-pod Job, XID 79 injected through a pod into the victim's
+# kernel-log file that its agent follows; figures from the API's stamps.
+rm -f "$T/kport" "$T/port" "$T/db"* && mkdir -p "$T/nodes"
+PATH="$PWD/build:$PATH" "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --exec "$T/pods" &
+KP=$!
+while [ ! -s "$T/kport" ]; do sleep 0.02; done
+A="http://127.0.0.1:$(cat "$T/kport")"
+sed -i "s|server: \"[^\"]*\"|server: \"$A\"|" "$T/kc"
+for j in train other; do api -o /dev/null -X DELETE "$A/apis/batch/v1/namespaces/default/jobs/$j"; done
+"$V" serve --orchestrator k8s --orch-config "$T/kc" --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" \
+    --auth token --token-file "$T/token" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
+SP=$!
+while [ ! -s "$T/port" ]; do sleep 0.02; done
+URL="http://127.0.0.1:$(cat "$T/port")"
+AG=
+for n in n1 n2 n3 n4; do
+    : >"$T/nodes/$n"
+    "$V" agent --node "$n" --kmsg "$T/nodes/$n" --controller "$URL" --auth token --token-file "$T/token" \
+        --spool "$T/$n.spool" --interval 0 --no-nvml-events >/dev/null 2>&1 &
+    AG="$AG $!"
+done
+VIGIL_K8S_IMAGE=vigil:bench VIGIL_READ_TOKEN=$(cat "$T/read.token") "$V" drill --orchestrator k8s --kubeconfig "$T/kc" \
+    --controller "$URL" --nodes 4 --gpus-per-node 8 --kmsg "$T/nodes/{node}" --deadline 60 --workdir "$T/drill" \
+    --json >"$T/drill.json" 2>"$T/drill.err"
+for p in $AG; do kill "$p"; done
+jq -r '.runs[0] | "k8s drill (API double, --exec): XID 79 on \(.victim) of a 4-pod Job\n" +
+    "  detect  \(.detect.after_s) s (\(.detect.by))\n  isolate \(.isolate.after_s) s (VigilHealthy, to the second)\n" +
+    "  restart \(.restart.after_s) s on \(.restart.nodes) (spare: \(.restart.spare))\n  resume  unknown (no shared log)"' \
+    "$T/drill.json" 2>/dev/null || { echo "k8s drill: no report"; tail -3 "$T/drill.err"; }

@@ -20,7 +20,7 @@
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
     "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
-    "                   [--spares-in-job K]\n"                                                        \
+    "                   [--spares-in-job K] [--kmsg PATH]\n"                                                        \
     "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
@@ -51,6 +51,7 @@ int cmd_drill(int argc, char **argv)
         { "orch-config", required_argument, 0, 'C' },
         { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
+        { "kmsg", required_argument, 0, 'x' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -95,6 +96,10 @@ int cmd_drill(int argc, char **argv)
         case 'G': rc = int_opt("--gpus-per-node", optarg, 0, 8, &o.gpus_per_node), gpus_given = true; break;
         case 'C': o.orch_config = optarg; break;
         case 'K': rc = int_opt("--spares-in-job", optarg, 0, 64, &o.spares_in_job); break;
+        case 'x':
+            if (optarg[0] != '/') return vg_input_error("drill: --kmsg: '%s' is not an absolute path", optarg);
+            o.kmsg = optarg;
+            break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -116,10 +121,19 @@ int cmd_drill(int argc, char **argv)
         if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
     }
-    FILE *hf = NULL;
-    if (html && !(hf = fopen(html, "we"))) return vg_input_error("drill: --html: %s: %s", html, strerror(errno));
     char err[512];
+    if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */
+        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000 };
+        if (!(o.orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err)))
+            return vg_input_error("drill: --orchestrator %s: %s", o.orchestrator ? o.orchestrator : "slurm", err);
+    }
+    FILE *hf = NULL;
+    if (html && !(hf = fopen(html, "we"))) {
+        vg_orch_close(o.orch);
+        return vg_input_error("drill: --html: %s: %s", html, strerror(errno));
+    }
     json_t *rep = vg_drill(&o, err, sizeof err);
+    vg_orch_close(o.orch);
     if (!rep) {
         if (hf) fclose(hf);
         vg_err("drill: %s", err);

@@ -23,7 +23,9 @@
     ")\n"                                                                                              \
     "        --via orch|ssh (a real node, runs `vigil inject … --local` there: as a job step through\n" \
     "              --orchestrator NAME (default slurm; --orch-config FILE), or over ssh)\n"           \
-    "        --local [--root DIR] (this machine: /dev/kmsg, its node daemon and job steps)\n"
+    "        --local [--root DIR] (this machine: /dev/kmsg, its node daemon and job steps)\n"             \
+    "        --kmsg FILE: the node's kernel log instead of /dev/kmsg (a regular file gets records as\n"   \
+    "              /dev/kmsg reads them back: the file an agent follows with --kmsg)\n"
 
 static int do_clear(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
 static int do_inject(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
@@ -37,7 +39,7 @@ int cmd_inject(int argc, char **argv)
         { "record", required_argument, 0, 'r' }, { "root", required_argument, 0, 'R' },
         { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' },
         { "orchestrator", required_argument, 0, 'o' }, { "orch-config", required_argument, 0, 'C' },
-        { "kubeconfig", required_argument, 0, 'C' },
+        { "kubeconfig", required_argument, 0, 'C' }, { "kmsg", required_argument, 0, 'k' },
         { 0, 0, 0, 0 },
     };
     struct vg_inject_opts o = { .via = VG_VIA_ORCH };
@@ -60,6 +62,7 @@ int cmd_inject(int argc, char **argv)
         case 'l': o.via = "local"; break;
         case 'r': o.record = optarg; break;
         case 'R': o.root = optarg; break;
+        case 'k': o.kmsg = optarg; break;
         case 'j': json = true; break;
         case 'o': orchestrator = optarg; break;
         case 'C': orch_config = optarg; break;

@@ -26,6 +26,8 @@
 
 #define SETTLE_MS 60000     /* for nodes to be idle again after a run */
 #define START_MS 60000      /* for the job to start and reach steady progress (plus its steps) */
+#define LOST_MS 5000        /* the orchestrator failing every call this long ends the run */
+#define DELETE_MS 30000     /* for the orchestrator to take the job's deletion */
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
@@ -46,6 +48,13 @@ struct run {
     char job_end[32];
     json_t *injection;
     struct vg_joblog log_state;
+    char tag[64];             /* marks the job as this run's (Kubernetes: label vigil.dev/drill) */
+    int64_t api_at[VG_ST_COUNT];  /* the scheduler's own stamp a stage was taken from (to the second) */
+    bool resume_unknown;      /* the job's output stays in the cluster: resume cannot be seen */
+    int64_t failing_since;    /* monotonic ms since the orchestrator failed every call; 0 when it answers */
+    char lost[300];           /* why the run stopped: the orchestrator stopped answering */
+    bool job_deleted;
+    char left[400];           /* what the run left behind (stamped_times: the node vigil isolated) */
 };
 
 static bool node_unavailable(const struct vg_orch_node *n) { return n->down || n->drain || !n->responding; }
@@ -70,8 +79,10 @@ static int submit(struct run *r, char *err, size_t errlen)
     snprintf(spares, sizeof spares, "%d", o->spares_in_job);
     snprintf(tasks, sizeof tasks, "%d", o->gpus_per_node > 0 ? o->gpus_per_node : 1);
     /* with spares of its own: the trainer under vigil launch, K nodes kept warm */
+    /* without a shared filesystem (Kubernetes) the checkpoints stay in the pod's own working directory */
+    const char *ckpt = r->orch->ops->job_log ? r->ckpt : "vigil-drill-ckpt";
     const char *launched[] = { self, "launch", "--spares", spares, "--tasks-per-node", tasks, "--",
-                               self, "trainer", "--ckpt-dir", r->ckpt, "--steps", steps, "--step-ms", step_ms,
+                               self, "trainer", "--ckpt-dir", ckpt, "--steps", steps, "--step-ms", step_ms,
                                "--ckpt-every", every, NULL };
     const char *const *argv = o->spares_in_job ? launched : launched + 7;
     struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes + o->spares_in_job,
@@ -80,7 +91,7 @@ static int submit(struct run *r, char *err, size_t errlen)
                                     .partition = o->partition, .argv = o->job_script ? NULL : argv,
                                     .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true,
                                     .self_launched = o->spares_in_job > 0,
-                                    .keep_on_node_failure = o->spares_in_job > 0 };
+                                    .keep_on_node_failure = o->spares_in_job > 0, .tag = r->tag };
     if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
         return snprintf(err, errlen, "%s", r->orch->err), -1;
     r->submitted = vg_now_ms();
@@ -99,7 +110,9 @@ static int wait_steady(struct run *r, char *err, size_t errlen)
                 return snprintf(err, errlen, "job %s ended (%s) before the fault; see %.300s", r->job, js.state,
                                 r->log), -1;
             vg_joblog_poll(&r->log_state);
-            if (js.phase == VG_JOB_RUNNING && r->log_state.max_step >= o->steady_steps) {
+            /* with no log to read, running (every pod Ready) is as steady as can be seen */
+            bool steady = !r->orch->ops->job_log || r->log_state.max_step >= o->steady_steps;
+            if (js.phase == VG_JOB_RUNNING && steady) {
                 r->restarts0 = js.restarts;
                 vg_strlcpy(r->batch_host, js.leader, sizeof r->batch_host);
                 vg_strlcpy(r->nodes_before, js.nodes, sizeof r->nodes_before);
@@ -174,6 +187,18 @@ static int64_t vigil_detected(struct run *r)
     return best;
 }
 
+/* A stage from a time the scheduler stamped to the second: counted to the
+ * end of that second (never early, at most 1 s late); a stamp from before
+ * t0's second is an older change, not this run's: when it was seen, then. */
+static void mark_stamped(struct run *r, enum vg_stage s, int64_t stamp, int64_t seen)
+{
+    if (r->at[s]) return;
+    if (stamp && stamp + 1000 > r->t0) {
+        mark(r, s, stamp + 1000, "", "");
+        r->api_at[s] = stamp;
+    } else mark(r, s, seen, "", "");
+}
+
 static bool any_spare(const char *nodelist, const struct vg_orch_node *ns, size_t nn, const char *victim,
                       bool *on_victim)
 {
@@ -203,6 +228,11 @@ static void poll_once(struct run *r)
     bool requeued_now = false;
     int64_t tj = vg_now_ms();
     bool have_job = r->orch->ops->job_get(r->orch, r->job, &js) == 0;
+    if (have_job) r->failing_since = 0;
+    else if (!r->failing_since) r->failing_since = vg_mono_ms();
+    else if (vg_mono_ms() - r->failing_since >= LOST_MS)
+        snprintf(r->lost, sizeof r->lost, "the orchestrator stopped answering for %d s mid-drill: %.220s",
+                 LOST_MS / 1000, r->orch->err);
     if (have_job) {
         bool requeued = js.restarts > r->restarts0 || js.phase == VG_JOB_PENDING;
         if (requeued && !r->at[VG_ST_REQUEUE]) requeued_now = true, mark(r, VG_ST_REQUEUE, tj, "", "");
@@ -227,11 +257,14 @@ static void poll_once(struct run *r)
             snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "",
                      ns[i].reason);
             if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, r->orch->ops->name, d);
-            if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
+            if (node_isolated(&ns[i]) && r->orch->ops->stamped_times)
+                mark_stamped(r, VG_ST_ISOLATE, ns[i].isolated_ms, now);
+            else if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
         }
     }
     if (have_job && js.restarts > r->restarts0 && js.phase == VG_JOB_RUNNING && !r->at[VG_ST_RESTART]) {
-        mark(r, VG_ST_RESTART, tj, "", "");
+        if (r->orch->ops->stamped_times) mark_stamped(r, VG_ST_RESTART, js.started_ms, tj);
+        else mark(r, VG_ST_RESTART, tj, "", "");
         vg_strlcpy(r->restart_nodes, js.nodes, sizeof r->restart_nodes);
         r->restart_spare = any_spare(js.nodes, ns, nn, r->victim, &r->restart_victim);
     }
@@ -255,7 +288,13 @@ static int inject(struct run *r, char *err, size_t errlen)
     const struct vg_drill_opts *o = r->o;
     struct vg_inject_opts io = { .kind = o->kind, .code = o->code, .node = r->victim, .gpu = r->gpu,
                                  .lab = o->lab, .via = o->via, .self = o->self, .orch = r->orch };
-    char rec[1200];
+    char rec[1200], kmsg[1024];
+    if (o->kmsg) {   /* "{node}" → the victim */
+        const char *p = strstr(o->kmsg, "{node}");
+        if (p) snprintf(kmsg, sizeof kmsg, "%.*s%s%s", (int)(p - o->kmsg), o->kmsg, r->victim, p + 6);
+        else vg_strlcpy(kmsg, o->kmsg, sizeof kmsg);
+        io.kmsg = kmsg;
+    }
     if (!o->lab) {
         snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
         io.record = rec;
@@ -282,13 +321,30 @@ static bool in_hostlist(const char *list, const char *name)
     return found;
 }
 
+/* What the run leaves on a cluster that keeps isolation to the controller:
+ * the victim as the scheduler now has it. */
+static void note_left(struct run *r)
+{
+    struct vg_orch_node n;
+    if (vg_orch_node(r->orch, r->victim, &n)) {
+        snprintf(r->left, sizeof r->left, "%.60s: unknown (%.200s)", r->victim, r->orch->err);
+        return;
+    }
+    snprintf(r->left, sizeof r->left, "%.60s %.60s%s%.200s%s", n.name, n.state, n.reason[0] ? ": " : "", n.reason,
+             vg_orch_ours(&n) ? " (vigil's: the controller repairs it and returns it to service)" : "");
+}
+
 static void cleanup(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
     struct vg_orch_job js;
     if (r->job[0]) {
-        r->orch->ops->job_cancel(r->orch, r->job);
-        for (int64_t end = vg_mono_ms() + 20000; vg_mono_ms() < end; vg_sleep_ms(200))
+        /* the orchestrator may be coming back from an outage: keep asking a while */
+        int64_t until = vg_mono_ms() + DELETE_MS;
+        while (!(r->job_deleted = r->orch->ops->job_cancel(r->orch, r->job) == 0) && vg_mono_ms() < until && !interrupted)
+            vg_sleep_ms(500);
+        if (!r->job_deleted) vg_warn("drill: job %s could not be deleted: %s", r->job, r->orch->err);
+        for (int64_t end = vg_mono_ms() + 20000; r->job_deleted && vg_mono_ms() < end; vg_sleep_ms(200))
             if (r->orch->ops->job_get(r->orch, r->job, &js) || js.phase == VG_JOB_ENDED) break;
     }
     if (r->injection) {
@@ -303,6 +359,10 @@ static void cleanup(struct run *r)
         if (vg_inject_clear(&io, &n, err, sizeof err)) vg_warn("drill: clearing the injection: %s", err);
     }
     if (!r->victim[0]) return;
+    if (r->orch->ops->stamped_times) {   /* the node is the controller's to repair */
+        note_left(r);
+        return;
+    }
     /* vigil's own drain/down (reason "vigil:…") is undone; Slurm returns a node
      * that was only "not responding" by itself once its node daemon is back */
     const char *v[] = { r->victim };
@@ -332,6 +392,15 @@ static json_t *stage_json(const struct run *r, enum vg_stage s)
     json_t *j = json_object();
     json_object_set_new(j, "at", vg_json_time(r->at[s]));
     json_object_set_new(j, "after_s", r->at[s] ? json_real((double)(r->at[s] - r->t0) / 1000.0) : json_null());
+    if (r->api_at[s]) {   /* counted to the end of the second the API stamped */
+        json_object_set_new(j, "api_time", vg_json_time(r->api_at[s]));
+        json_object_set_new(j, "resolution_s", json_integer(1));
+    }
+    if (s == VG_ST_RESUME && r->resume_unknown && !r->at[s]) {
+        json_object_set_new(j, "unknown", json_true());
+        json_object_set_new(j, "why", json_string("the job's output stays in the cluster (its pods' logs): "
+                                                  "the drill cannot see it resume"));
+    }
     return j;
 }
 
@@ -378,13 +447,13 @@ static json_t *run_json(struct run *r, int index, const char *error)
                                                                        : json_null());
     const char *never = NULL;
     for (int s = 0; s < VG_ST_COUNT && !never; s++)
-        if (!r->at[s]) never = vg_stage_name((enum vg_stage)s);
-    vg_json_set_str(j, "never", error ? "detect" : never);
+        if (!r->at[s] && !(s == VG_ST_RESUME && r->resume_unknown)) never = vg_stage_name((enum vg_stage)s);
+    vg_json_set_str(j, "never", error && !never ? "detect" : never);
     struct sbuf msg = SBUF_INIT;
     if (error) sbuf_puts(&msg, error);
     else if (never) {
         for (int s = 0; s < VG_ST_COUNT; s++)
-            if (!r->at[s]) {
+            if (!r->at[s] && !(s == VG_ST_RESUME && r->resume_unknown)) {
                 sbuf_puts(&msg, never_words[s]);
                 break;
             }
@@ -411,6 +480,8 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     r.gpu = o->gpu >= 0 ? o->gpu : (index - 1) % (o->gpus_per_node > 0 ? o->gpus_per_node : 8);
     snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
+    snprintf(r.tag, sizeof r.tag, "%lld-%d", (long long)vg_now_ms(), index);
+    r.resume_unknown = !orch->ops->job_log;
     *fatal = false;
     if (mkdir(r.dir, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", r.dir, strerror(errno));
@@ -435,14 +506,18 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     }
     if (!rc) {
         int64_t end = r.t0 + (int64_t)o->deadline_s * 1000;
-        while (!interrupted && vg_now_ms() < end && !r.at[VG_ST_RESUME] && !r.job_over) {
+        while (!interrupted && vg_now_ms() < end && !r.at[VG_ST_RESUME] && !r.job_over && !r.lost[0] &&
+               !(r.resume_unknown && r.at[VG_ST_RESTART])) {
             poll_once(&r);
             vg_sleep_ms(o->poll_ms);
         }
         if (interrupted) snprintf(rerr, sizeof rerr, "interrupted");
+        else if (r.lost[0]) snprintf(rerr, sizeof rerr, "%s", r.lost);
     }
     json_t *j = *fatal ? NULL : run_json(&r, index, rerr[0] ? rerr : NULL);
     cleanup(&r);
+    if (j && r.job[0]) json_object_set_new(j, "job_deleted", json_boolean(r.job_deleted));
+    if (j) vg_json_set_str(j, "left", r.left[0] ? r.left : NULL);
     vg_joblog_free(&r.log_state);
     json_decref(r.injection);
     if (*fatal) snprintf(err, errlen, "%s", rerr);
@@ -453,7 +528,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
 {
     err[0] = 0;
     struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000 };
-    struct vg_orch *orch = vg_orch_open(o->orchestrator, &oc, err, errlen);
+    struct vg_orch *orch = o->orch ? o->orch : vg_orch_open(o->orchestrator, &oc, err, errlen);
     if (!orch) return NULL;
     char base[1024];
     if (o->workdir) vg_strlcpy(base, o->workdir, sizeof base);
@@ -461,7 +536,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     else snprintf(base, sizeof base, "vigil-drill");
     if (mkdir(base, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", base, strerror(errno));
-        vg_orch_close(orch);
+        if (orch != o->orch) vg_orch_close(orch);
         return NULL;
     }
     /* a fresh directory per drill, so runs never resume another drill's checkpoints */
@@ -469,7 +544,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     snprintf(work, sizeof work, "%.1000s/%lld", base, (long long)vg_now_ms());
     if (mkdir(work, 0755)) {
         snprintf(err, errlen, "%.300s: %s", work, strerror(errno));
-        vg_orch_close(orch);
+        if (orch != o->orch) vg_orch_close(orch);
         return NULL;
     }
     struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -518,6 +593,6 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    vg_orch_close(orch);
+    if (orch != o->orch) vg_orch_close(orch);
     return rep;
 }

@@ -38,7 +38,8 @@ struct vg_stat {
     int count, never;
 };
 void vg_stat_compute(const double *v, int n, struct vg_stat *st);
-/* {"median":…, "p90":…, "max":…, "count":…, "never":…}, seconds or null. */
+/* {"median":…, "p90":…, "max":…, "count":…, "never":…}, seconds or null
+ * (vg_drill_summarize adds "unknown": runs whose job cannot report the stage). */
 json_t *vg_stat_json(const struct vg_stat *st);
 
 /* ---- the job's log ------------------------------------------------------- */
@@ -126,6 +127,9 @@ struct vg_drill_opts {
     const char *via;             /* inject on a real node: srun|ssh */
     const char *self;            /* the vigil binary; NULL = /proc/self/exe */
     const char *fault_name;      /* as given: "xid:79" */
+    const char *kmsg;            /* the node's kernel log the injection writes ("{node}": the victim's name);
+                                  * NULL: /dev/kmsg */
+    struct vg_orch *orch;        /* the orchestrator, already opened (the caller closes it); NULL: opened here */
 };
 
 /* Runs the drill; returns the report (the --json document), or NULL with err

@@ -70,9 +70,16 @@ void vg_drill_summarize(json_t *report)
     struct vg_stat st;
     for (int s = 0; s <= VG_ST_COUNT; s++) {
         const char *name = s < VG_ST_COUNT ? stage_names[s] : NULL;
-        for (int i = 0; i < n; i++) v[i] = run_value(json_array_get(runs, (size_t)i), name);
-        vg_stat_compute(v, n, &st);
-        json_object_set_new(report, name ? name : "work_lost_steps", vg_stat_json(&st));
+        int m = 0, unknown = 0;   /* a stage the job cannot report is neither a figure nor never */
+        for (int i = 0; i < n; i++) {
+            const json_t *run = json_array_get(runs, (size_t)i);
+            if (json_is_true(json_object_get(json_object_get(run, name ? name : "resume"), "unknown"))) unknown++;
+            else v[m++] = run_value(run, name);
+        }
+        vg_stat_compute(v, m, &st);
+        json_t *j = vg_stat_json(&st);
+        json_object_set_new(j, "unknown", json_integer(unknown));
+        json_object_set_new(report, name ? name : "work_lost_steps", j);
     }
     free(v);
 }

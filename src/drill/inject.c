@@ -147,12 +147,14 @@ static void fault_messages(const struct vg_inject_opts *o, const char *pci, char
     }
 }
 
-static int write_lab_kmsg(const struct vg_inject_opts *o, const char *pci, struct sbuf *detail)
+/* Appends the fault's records to a file in the format /dev/kmsg reads back
+ * ("PRIO,SEQ,USEC,-;MSG" and the driver's dictionary lines): a lab node's
+ * log, or a node's log file that is not the character device. */
+static int write_kmsg_file(const struct vg_inject_opts *o, const char *path, const char *pci, struct sbuf *detail)
 {
     char msgs[2][512], rec[1200];
     int n;
     fault_messages(o, pci, msgs, &n);
-    char *path = node_path(o->lab, o->node, "/kmsg");
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         size_t len = vg_kmsg_record(3, next_seq(path), (uint64_t)vg_mono_ms() * 1000, msgs[i], pci, rec,
@@ -160,6 +162,13 @@ static int write_lab_kmsg(const struct vg_inject_opts *o, const char *pci, struc
         rc = append_text(path, rec, len);
         sbuf_printf(detail, "%s%s", i ? " | " : "", msgs[i]);
     }
+    return rc;
+}
+
+static int write_lab_kmsg(const struct vg_inject_opts *o, const char *pci, struct sbuf *detail)
+{
+    char *path = node_path(o->lab, o->node, "/kmsg");
+    int rc = write_kmsg_file(o, path, pci, detail);
     free(path);
     return rc;
 }
@@ -169,8 +178,14 @@ static int write_local_kmsg(const struct vg_inject_opts *o, const char *pci, str
 {
     char msgs[2][512], rec[600];
     int n;
+    char *path = vg_root_path(o->root, o->kmsg ? o->kmsg : "/dev/kmsg");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {   /* a log file the agent follows (--kmsg) */
+        int rc = write_kmsg_file(o, path, pci, detail);
+        free(path);
+        return rc;
+    }
     fault_messages(o, pci, msgs, &n);
-    char *path = vg_root_path(o->root, "/dev/kmsg");
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     free(path);
     if (fd < 0) return -1;
@@ -367,7 +382,12 @@ static int signal_node(const struct vg_inject_opts *o, int sig, json_t *undo, st
 
 /* ---- remote -------------------------------------------------------------- */
 
-static int run_remote(const struct vg_inject_opts *o, const char *subcmd, char *err, size_t errlen)
+/* Runs `vigil inject SUBCMD … --local` on the node (ssh, or through the
+ * orchestrator with the node's kernel log mounted); *at, when not NULL,
+ * gets the time its record says the fault took effect (left as is when it
+ * printed none), detail what it wrote. */
+static int run_remote(const struct vg_inject_opts *o, const char *subcmd, int64_t *at, struct sbuf *detail, char *err,
+                      size_t errlen)
 {
     char self[512] = "vigil", gpu[16], code[16];
     if (o->self) vg_strlcpy(self, o->self, sizeof self);
@@ -382,7 +402,10 @@ static int run_remote(const struct vg_inject_opts *o, const char *subcmd, char *
     argv[a++] = self, argv[a++] = "inject", argv[a++] = subcmd;
     if (!strcmp(subcmd, "xid")) argv[a++] = code;
     argv[a++] = "--node", argv[a++] = o->node, argv[a++] = "--gpu", argv[a++] = gpu, argv[a++] = "--local";
+    if (o->kmsg) argv[a++] = "--kmsg", argv[a++] = o->kmsg;
+    if (at) argv[a++] = "--json";
     argv[a] = NULL;
+    const char *host_paths[] = { o->kmsg ? o->kmsg : "/dev/kmsg", NULL };
     struct vg_spawn_result r;
     int rc;
     if (ssh) {
@@ -397,9 +420,15 @@ static int run_remote(const struct vg_inject_opts *o, const char *subcmd, char *
         memset(&r, 0, sizeof r);
         rc = fail(err, errlen, -1, "no orchestrator to reach node %s through", o->node);
     } else {
-        rc = o->orch->ops->exec_on(o->orch, o->node, cmd, 30000, &r);
+        rc = o->orch->ops->exec_on(o->orch, o->node, cmd, host_paths, 60000, &r);
         if (rc) snprintf(err, errlen, "%s", o->orch->err);
     }
+    /* the node's own record says when the fault took effect there */
+    json_t *remote = !rc && at && r.out ? json_loads(r.out, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    int64_t t = remote ? vg_json_get_time(remote, "time") : 0;
+    if (t > 0) *at = t;
+    if (detail && vg_json_str(remote, "detail", NULL)) sbuf_puts(detail, vg_json_str(remote, "detail", ""));
+    json_decref(remote);
     char *nl = strchr(err, '\n');
     if (nl) *nl = 0;
     vg_spawn_result_free(&r);
@@ -424,6 +453,7 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
         if (!ok) return fail(err, errlen, -2, "--node: the lab in %s has no node '%s'", o->lab, o->node);
         return 0;
     }
+    if (o->kmsg && o->kmsg[0] != '/') return fail(err, errlen, -2, "--kmsg: '%s' is not an absolute path", o->kmsg);
     if (o->via && strcmp(o->via, VG_VIA_ORCH) && strcmp(o->via, "ssh") && strcmp(o->via, "local"))
         return fail(err, errlen, -2, "--via: '%s' is not orch, ssh or local", o->via);
     if (!k->local)
@@ -516,7 +546,7 @@ static int freeze_undo(const struct vg_inject_opts *o, const json_t *r, char *er
     if (vg_json_str(r, "lab", NULL) || !strcmp(vg_json_str(r, "target", ""), "local")) return 0;
     struct vg_inject_opts ro = *o;
     ro.node = vg_json_str(r, "node", "");
-    return run_remote(&ro, "clear", err, errlen);
+    return run_remote(&ro, "clear", NULL, NULL, err, errlen);
 }
 
 static int crash_undo(const struct vg_inject_opts *o, const json_t *r, char *err, size_t errlen)
@@ -581,10 +611,11 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     struct sbuf detail = SBUF_INIT;
     const struct vg_inj_ops *k = vg_inj_ops(o->kind);
     const char *target = o->lab ? "lab" : o->via ? o->via : VG_VIA_ORCH;
+    int64_t at = 0;
     if (o->lab) rc = k->lab(o, pci, undo, &detail);
     else if (is_local(o)) rc = k->local(o, pci, undo, &detail);
-    else rc = run_remote(o, k->name, err, errlen);
-    int64_t at = vg_now_ms();
+    else rc = run_remote(o, k->name, &at, &detail, err, errlen);
+    if (!at) at = vg_now_ms();
     if (rc) {
         if (!err[0])
             snprintf(err, errlen, "%s on %s: %s", vg_inj_kind_name(o->kind), o->node,

@@ -85,6 +85,8 @@ struct vg_inject_opts {
     const char *via;        /* real node: VG_VIA_ORCH (default), "ssh" or "local" */
     const char *record;     /* JSON-lines record file; NULL = LAB/injections.jsonl or none (local) */
     const char *root;       /* --local: files (/dev/kmsg) under this root */
+    const char *kmsg;       /* the node's kernel log (NULL: /dev/kmsg); a regular file gets the records
+                             * as /dev/kmsg reads them back (a log an agent follows with --kmsg) */
     const char *self;       /* the vigil binary to run remotely; NULL = /proc/self/exe */
     struct vg_orch *orch;   /* the orchestrator (via orch; the names of a real node's daemons) */
 };

@@ -454,7 +454,19 @@ static int k8s_pool_set(struct vg_orch *o, const char *pool, const char *const *
     return rc;
 }
 
-/* ---- drill jobs: a batch/v1 Job with one pod per node ------------------------ */
+/* ---- drill jobs: a batch/v1 Job with one pod per node; commands on a node ---- */
+
+/* A container's command from argv: the program is looked up on the image's
+ * PATH by its base name (this machine's path to it means nothing there). */
+static json_t *image_command(const char *const *argv)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; argv[i]; i++) {
+        const char *slash = i ? NULL : strrchr(argv[i], '/');
+        json_array_append_new(a, json_string(slash && slash[1] ? slash + 1 : argv[i]));
+    }
+    return a;
+}
 
 static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
 {
@@ -470,8 +482,7 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     for (char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
     int nodes = j->nodes > 0 ? j->nodes : 1;
-    json_t *args = json_array();
-    for (size_t i = 0; j->argv[i]; i++) json_array_append_new(args, json_string(j->argv[i]));
+    json_t *args = image_command(j->argv);
     json_t *container = json_pack("{s:s,s:s,s:o}", "name", "task", "image", image, "command", args);
     if (j->gpus_per_node > 0) {
         char g[16];
@@ -479,10 +490,14 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
         json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", "nvidia.com/gpu", g,
                                                               "limits", "nvidia.com/gpu", g));
     }
-    json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i,s:i,s:i,s:{s:{s:s,s:[o]}}}}", "apiVersion", "batch/v1",
-                            "kind", "Job", "metadata", "name", name, "namespace", P(o)->ns, "spec", "parallelism",
-                            nodes, "completions", nodes, "backoffLimit", j->requeue ? 1000 : 0, "template", "spec",
-                            "restartPolicy", "Never", "containers", container);
+    json_t *labels = json_object();
+    if (j->tag) json_object_set_new(labels, VG_K8S_DRILL_LABEL, json_string(j->tag));
+    json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s,s:O},s:{s:i,s:i,s:i,s:{s:{s:O},s:{s:s,s:[o]}}}}", "apiVersion",
+                            "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", P(o)->ns, "labels",
+                            labels, "spec", "parallelism", nodes, "completions", nodes, "backoffLimit",
+                            j->requeue ? 1000 : 0, "template", "metadata", "labels", labels, "spec", "restartPolicy",
+                            "Never", "containers", container);
+    json_decref(labels);
     char *body = json_dumps(job, JSON_COMPACT);
     json_decref(job);
     char path[256];
@@ -525,13 +540,19 @@ static int k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *ou
     size_t np;
     if (pods(o, ns, "labelSelector", sel, &ps, &np)) return -1;
     size_t l = 0;
+    long live = 0, ready_n = 0;
+    int64_t gang_ready = 0;   /* when the last pod of the current gang became Ready */
     for (size_t j = 0; j < np; j++) {
         if (ps[j].gone || !ps[j].node[0]) continue;
+        live++;
+        if (ps[j].ready) ready_n++;
+        if (ps[j].ready_ms > gang_ready) gang_ready = ps[j].ready_ms;
         if (!out->leader[0]) vg_strlcpy(out->leader, ps[j].node, sizeof out->leader);
         if (l < sizeof out->nodes)
             l += (size_t)snprintf(out->nodes + l, sizeof out->nodes - l, "%s%s", l ? "," : "", ps[j].node);
     }
     free(ps);
+    if (out->phase == VG_JOB_RUNNING && live >= par && ready_n >= par) out->started_ms = gang_ready;
     return 0;
 }
 
@@ -544,14 +565,83 @@ static int k8s_job_cancel(struct vg_orch *o, const char *id)
     return call(o, "DELETE", path, NULL, NULL, NULL, NULL);
 }
 
-static int k8s_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, int timeout_ms,
-                       struct vg_spawn_result *r)
+/* A one-shot pod bound to the node (nodeName: no scheduler, cordon and
+ * NoSchedule taints do not stop it), tolerating every taint (vigil's
+ * NoExecute included), privileged with the host's PID namespace (to signal
+ * the node's daemons), the host paths mounted where they are on the host. */
+static json_t *exec_pod(struct vg_orch *o, const char *name, const char *node, const char *image,
+                        const char *const *cmd, const char *const *host_paths)
 {
-    (void)cmd, (void)timeout_ms;
+    json_t *args = image_command(cmd), *mounts = json_array(), *vols = json_array();
+    for (size_t i = 0; host_paths && host_paths[i]; i++) {
+        char vn[32];
+        snprintf(vn, sizeof vn, "host-%zu", i);
+        json_array_append_new(mounts, json_pack("{s:s,s:s}", "name", vn, "mountPath", host_paths[i]));
+        json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", vn, "hostPath", "path", host_paths[i]));
+    }
+    json_t *c = json_pack("{s:s,s:s,s:o,s:{s:b},s:o}", "name", "vigil", "image", image, "command", args,
+                          "securityContext", "privileged", 1, "volumeMounts", mounts);
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s,s:s,s:b,s:[{s:s}],s:[o],s:o}}", "apiVersion", "v1", "kind",
+                     "Pod", "metadata", "name", name, "namespace", P(o)->ns, "labels", VG_K8S_EXEC_LABEL, node,
+                     "spec", "nodeName", node, "restartPolicy", "Never", "hostPID", 1, "tolerations", "operator",
+                     "Exists", "containers", c, "volumes", vols);
+}
+
+static int k8s_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
+                       int timeout_ms, struct vg_spawn_result *r)
+{
     memset(r, 0, sizeof *r);
     r->status = -1;
-    return vg_orch_fail(o, "running a command on %s is not supported on k8s (it needs the kubelet's exec stream): "
-                           "use --via ssh", node);
+    r->out = vg_xstrdup(""), r->err = vg_xstrdup("");
+    const char *image = getenv("VIGIL_K8S_IMAGE");
+    if (!image || !*image)
+        return vg_orch_fail(o, "running a command on %s: set VIGIL_K8S_IMAGE to the container image that holds vigil",
+                            node);
+    char name[128], path[512];
+    snprintf(name, sizeof name, "vigil-exec-%.40s-%lld", node, (long long)(vg_now_ms() % 100000000));
+    for (char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
+    json_t *pod = exec_pod(o, name, node, image, cmd, host_paths);
+    char *body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods", P(o)->ns);
+    int rc = call(o, "POST", path, NULL, body, NULL, NULL);
+    free(body);
+    if (rc) return -1;
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", P(o)->ns, name);
+    struct vg_k8s_pod kp = { .exit_code = -1 };
+    int64_t end = vg_mono_ms() + timeout_ms;
+    while (!rc) {
+        json_t *ans;
+        if ((rc = call(o, "GET", path, NULL, NULL, &ans, NULL))) break;
+        vg_k8s_pod_parse(ans, &kp);
+        json_decref(ans);
+        if (!strcmp(kp.phase, "Succeeded") || !strcmp(kp.phase, "Failed")) break;
+        if (vg_mono_ms() >= end) {
+            r->timed_out = true;
+            rc = vg_orch_fail(o, "pod %s on %s did not finish within %d ms (phase %s)", name, node, timeout_ms,
+                              kp.phase[0] ? kp.phase : "none");
+            break;
+        }
+        vg_sleep_ms(100);
+    }
+    if (!rc) {   /* what it printed: the pod's log */
+        char lp[600], *text = NULL;
+        snprintf(lp, sizeof lp, "%s/log", path);
+        if (vg_k8s_request_raw(o, &P(o)->h, "GET", lp, NULL, NULL, &text) == 200 && text) {
+            free(r->out);
+            r->out = text, r->out_len = strlen(text);
+        } else free(text);
+        r->status = kp.exit_code;
+        if (kp.exit_code != 0)
+            rc = vg_orch_fail(o, "pod %s on %s: %s, exit code %d%s%s%s", name, node, kp.phase, kp.exit_code,
+                              kp.exit_reason[0] ? " (" : "", kp.exit_reason, kp.exit_reason[0] ? ")" : "");
+    }
+    char saved[256];
+    vg_strlcpy(saved, o->err, sizeof saved);
+    call(o, "DELETE", path, NULL, NULL, NULL, NULL);   /* one-shot: gone either way */
+    vg_strlcpy(o->err, saved, sizeof o->err);
+    return rc;
 }
 
 /* The kubelet's port at the node's address: the API server's own view (the
@@ -603,4 +693,5 @@ const struct vg_orch_ops vg_orch_k8s = {
     .node_procs = k8s_procs,
     .node_daemons = k8s_daemons,
     .isolate_before_requeue = true,
+    .stamped_times = true,
 };

@@ -9,12 +9,15 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VG_K8S_FAULT_TAINT "vigil.dev/fault"
 #define VG_K8S_SPARE_TAINT "vigil.dev/spare"
 #define VG_K8S_SPARE_LABEL "vigil.dev/spare"
 #define VG_K8S_ANNOTATION "vigil.dev/isolated"
 #define VG_K8S_CONDITION "VigilHealthy"
+#define VG_K8S_DRILL_LABEL "vigil.dev/drill"   /* a drill's Job and its pods */
+#define VG_K8S_EXEC_LABEL "vigil.dev/exec"     /* a one-shot pod running a command on a node (its name) */
 /* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
  * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
 #define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
@@ -56,6 +59,10 @@ struct vg_k8s_http {
  * in *out (may be NULL).  ctype: the body's Content-Type (NULL: JSON). */
 long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
                     const char *ctype, const char *body, json_t **out);
+/* The same, with the answer as text in *raw (malloc'd, may be NULL): for
+ * answers that are not JSON, such as a pod's log. */
+long vg_k8s_request_raw(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
+                        const char *ctype, const char *body, char **raw);
 /* A one-line reason for a failed request: the Status message, with what
  * 401/403/404 mean for vigil. */
 int vg_k8s_fail(struct vg_orch *o, long status, json_t *answer, const char *method, const char *path);
@@ -74,6 +81,8 @@ struct vg_k8s_node {
     char ready[8];           /* the Ready condition's status: "True", "False", "Unknown" */
     char addr[64];           /* where its kubelet listens: InternalIP, else ExternalIP; "" when none */
     int kubelet_port;        /* status.daemonEndpoints.kubeletEndpoint.Port; 10250 when not given */
+    /* n.isolated_ms: vigil's VigilHealthy=False condition's lastTransitionTime, else
+     * its fault taint's timeAdded; 0 when the node is not vigil's or neither is stamped */
 };
 /* Reads a Node object; -1 when it is not one (no name). */
 int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);
@@ -82,8 +91,14 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);
 struct vg_k8s_pod {
     char ns[64], name[256], node[64];
     char workload[320];      /* "NS/Job/NAME" or "NS/JobSet/NAME"; "" when none */
-    bool daemon;             /* owned by a DaemonSet (drain leaves those) or a mirror pod */
+    bool daemon;             /* owned by a DaemonSet (drain leaves those), a mirror pod, or vigil's own
+                              * one-shot pod (label vigil.dev/exec: it may be injecting the very fault) */
     bool gone;               /* terminating, Succeeded or Failed */
+    char phase[16];          /* status.phase: "Pending", "Running", "Succeeded", "Failed", "Unknown" */
+    bool ready;              /* the Ready condition is True */
+    int64_t ready_ms;        /* its lastTransitionTime (to the second); 0 when not Ready or not stamped */
+    int exit_code;           /* the first container's terminated.exitCode; -1 while none has ended */
+    char exit_reason[64];    /* its terminated.reason ("Completed", "Error", …) */
 };
 int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out);
 /* A workload id into its parts; false when it is not one. */

@@ -93,10 +93,10 @@ static long once(const struct vg_curl *cu, struct vg_k8s_http *h, const char *me
     return status;
 }
 
-long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
-                    const char *ctype, const char *body, json_t **out)
+long vg_k8s_request_raw(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
+                        const char *ctype, const char *body, char **raw)
 {
-    *out = NULL;
+    *raw = NULL;
     char err[512];
     const struct vg_curl *cu = vg_curl_load(err, sizeof err);
     if (!cu) {
@@ -112,9 +112,8 @@ long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method
         err[0] = 0;
         o->calls++;
         status = once(cu, h, method, url, ctype, body, &resp, &retry_after, err, sizeof err);
-        json_decref(*out);
-        *out = resp && *resp ? json_loads(resp, 0, NULL) : NULL;
-        free(resp);
+        free(*raw);
+        *raw = resp;
         bool again = status == 0 || status == 429 || status >= 500;
         if (!again || attempt >= h->retries) break;
         long ms = retry_after >= 0 ? retry_after * 1000 : wait;
@@ -123,6 +122,16 @@ long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method
         if (wait < MAX_WAIT_MS) wait *= 2;
     }
     if (status == 0) vg_orch_fail(o, "%s %s: %s", method, path, err);
+    return status;
+}
+
+long vg_k8s_request(struct vg_orch *o, struct vg_k8s_http *h, const char *method, const char *path,
+                    const char *ctype, const char *body, json_t **out)
+{
+    char *raw;
+    long status = vg_k8s_request_raw(o, h, method, path, ctype, body, &raw);
+    *out = raw && *raw ? json_loads(raw, 0, NULL) : NULL;
+    free(raw);
     return status;
 }
 

@@ -5,6 +5,7 @@
  * with "vigil:", so vigil leaves it alone. */
 #include "orch/k8s.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,21 @@ static json_t *at(const json_t *o, const char *a, const char *b)
     return json_object_get(json_object_get(o, a), b);
 }
 
-/* The condition of type `type`, or NULL. */
-static json_t *condition(const json_t *node, const char *type)
+/* The condition of type `type` (of a Node or a Pod), or NULL. */
+static json_t *condition(const json_t *obj, const char *type)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(at(node, "status", "conditions"), i, c)
+    json_array_foreach(at(obj, "status", "conditions"), i, c)
         if (!strcmp(str(c, "type"), type)) return c;
     return NULL;
+}
+
+/* A metav1.Time field (RFC 3339, to the second) in ms; 0 when absent or malformed. */
+static int64_t stamp(const json_t *o, const char *k)
+{
+    int64_t ms;
+    return vg_parse_time(str(o, k), &ms) && ms > 0 ? ms : 0;
 }
 
 /* The kubelet's address and port, for the liveness probe. */
@@ -65,7 +73,10 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     json_t *t;
     json_array_foreach(json_object_get(spec, "taints"), i, t) {
         const char *key = str(t, "key"), *effect = str(t, "effect");
-        if (!strcmp(key, VG_K8S_FAULT_TAINT)) vg_strlcpy(out->fault_effect, effect, sizeof out->fault_effect);
+        if (!strcmp(key, VG_K8S_FAULT_TAINT)) {
+            vg_strlcpy(out->fault_effect, effect, sizeof out->fault_effect);
+            out->n.isolated_ms = stamp(t, "timeAdded");
+        }
         else if (!strcmp(key, VG_K8S_SPARE_TAINT)) out->spare_taint = true;
         else if (!other[0] && (!strcmp(effect, "NoSchedule") || !strcmp(effect, "NoExecute")))
             snprintf(other, sizeof other, "taint %.60s%s%.40s:%s", key, *str(t, "value") ? "=" : "", str(t, "value"), effect);
@@ -78,6 +89,11 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     out->ours = json_is_object(a) && vg_startswith(why, VG_REASON_PREFIX);
     out->cordoned_before = out->ours && json_is_true(json_object_get(a, "cordoned"));
 
+    /* when vigil took it out, as the API recorded it: its condition, else its taint */
+    json_t *vc = condition(node, VG_K8S_CONDITION);
+    if (vc && !strcmp(str(vc, "status"), "False") && stamp(vc, "lastTransitionTime"))
+        out->n.isolated_ms = stamp(vc, "lastTransitionTime");
+    if (!out->ours) out->n.isolated_ms = 0;
     json_t *ready = condition(node, "Ready");
     const char *rs = ready ? str(ready, "status") : "Unknown";
     vg_strlcpy(out->ready, rs, sizeof out->ready);
@@ -112,10 +128,22 @@ int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
     vg_strlcpy(out->ns, *str(md, "namespace") ? str(md, "namespace") : "default", sizeof out->ns);
     vg_strlcpy(out->name, str(md, "name"), sizeof out->name);
     vg_strlcpy(out->node, str(json_object_get(pod, "spec"), "nodeName"), sizeof out->node);
-    const char *phase = str(json_object_get(pod, "status"), "phase");
+    json_t *st = json_object_get(pod, "status");
+    const char *phase = str(st, "phase");
+    vg_strlcpy(out->phase, phase, sizeof out->phase);
+    json_t *ready = condition(pod, "Ready");
+    out->ready = ready && !strcmp(str(ready, "status"), "True");
+    out->ready_ms = out->ready ? stamp(ready, "lastTransitionTime") : 0;
+    json_t *term = at(json_array_get(json_object_get(st, "containerStatuses"), 0), "state", "terminated");
+    out->exit_code = -1;
+    if (json_is_integer(json_object_get(term, "exitCode"))) {
+        out->exit_code = (int)json_integer_value(json_object_get(term, "exitCode"));
+        vg_strlcpy(out->exit_reason, str(term, "reason"), sizeof out->exit_reason);
+    }
     out->gone = json_object_get(md, "deletionTimestamp") || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
     json_t *labels = json_object_get(md, "labels");
-    out->daemon = *str(json_object_get(md, "annotations"), "kubernetes.io/config.mirror") != 0;
+    out->daemon = *str(json_object_get(md, "annotations"), "kubernetes.io/config.mirror") != 0 ||
+                  *str(labels, VG_K8S_EXEC_LABEL);   /* vigil's own one-shot pod (exec_on): not evicted */
     const char *job = NULL;
     size_t i;
     json_t *r;

@@ -36,6 +36,9 @@ struct vg_orch_node {
     bool responding;       /* the scheduler hears from the node */
     bool idle;             /* up and running nothing */
     bool busy;             /* running work (allocated, mixed or completing) */
+    int64_t isolated_ms;   /* when the scheduler's own record says vigil took it out (Kubernetes: the
+                            * VigilHealthy=False condition's lastTransitionTime, else vigil's taint's
+                            * timeAdded); 0 when it does not say */
 };
 
 enum vg_job_phase { VG_JOB_PENDING, VG_JOB_RUNNING, VG_JOB_ENDED };
@@ -50,7 +53,9 @@ struct vg_orch_job {
     char nodes[256];       /* host list of the nodes it runs on, "" when none */
     char leader[64];       /* the node that runs its first task (batch host) */
     int restarts;          /* times it was requeued or restarted */
-    int64_t started_ms;    /* when it started running (ms since the epoch); 0: not yet or unknown */
+    int64_t started_ms;    /* when it started running (ms since the epoch); 0: not yet or unknown.
+                            * Kubernetes: when its current gang was last all Ready (the latest Ready
+                            * condition's lastTransitionTime of its live pods) */
     int64_t ended_ms;      /* when it ended; 0: not ended or unknown */
 };
 
@@ -69,6 +74,7 @@ struct vg_orch_jobspec {
     bool self_launched;          /* argv starts its own steps (vigil launch): run once, not on every node */
     bool keep_on_node_failure;   /* a failed node does not end the job (it holds spares of its own) */
     const char *nodelist;        /* exactly these nodes (a host list); NULL: the scheduler picks */
+    const char *tag;             /* marks the job as this drill's (Kubernetes: label vigil.dev/drill=TAG); NULL */
     bool exclusive;              /* the nodes whole: no other job shares them */
     int time_limit_s;            /* killed after this long; 0: the queue's limit */
 };
@@ -112,9 +118,13 @@ struct vg_orch_ops {
     int (*job_get)(struct vg_orch *o, const char *id, struct vg_orch_job *out);
     int (*job_cancel)(struct vg_orch *o, const char *id);
     /* Runs cmd on node through the scheduler (a job step beside whatever
-     * runs there) and waits at most timeout_ms; *r as vg_spawn gives it. */
-    int (*exec_on)(struct vg_orch *o, const char *node, const char *const *cmd, int timeout_ms,
-                   struct vg_spawn_result *r);
+     * runs there; Kubernetes: a one-shot privileged pod bound to the node)
+     * and waits at most timeout_ms; *r as vg_spawn gives it (its stdout: the
+     * pod's log).  host_paths (NULL-terminated, may be NULL): files of the
+     * node the command needs, seen at the same path (Kubernetes mounts them
+     * as hostPath volumes; on Slurm the step runs on the host and sees them). */
+    int (*exec_on)(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
+                   int timeout_ms, struct vg_spawn_result *r);
     /* Whether the node's daemon answers now (the node is up, not crashed or
      * frozen): 1 yes, 0 no, -1 cannot tell (o->err says why).  Used to
      * confirm a node whose agent fell silent. */
@@ -133,6 +143,15 @@ struct vg_orch_ops {
      * the node out before it requeues; false: the scheduler holds requeued
      * jobs a moment (Slurm), and requeue comes first. */
     bool isolate_before_requeue;
+    /* The job's output is appended to jobspec.output, a file the drill can
+     * read (Slurm, on a shared filesystem); false: it stays in the cluster
+     * (Kubernetes: the pods' logs), so a drill cannot see the job resume. */
+    bool job_log;
+    /* The drill measures isolate and restart from the times the scheduler
+     * stamps (node isolated_ms, job started_ms: to the second) and leaves a
+     * node vigil isolated to the controller's repair; false: from when it
+     * saw them, and it resumes vigil's node itself (Slurm). */
+    bool stamped_times;
 };
 
 struct vg_orch {

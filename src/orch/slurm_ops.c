@@ -289,9 +289,10 @@ static int sl_job_cancel(struct vg_orch *o, const char *id)
     return done(o, vg_slurm_cancel(S(o), jid));
 }
 
-static int sl_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, int timeout_ms,
-                      struct vg_spawn_result *r)
+static int sl_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
+                      int timeout_ms, struct vg_spawn_result *r)
 {
+    (void)host_paths;   /* the step runs on the host: it sees them */
     const char *argv[48];
     size_t a = 0;
     argv[a++] = "srun", argv[a++] = "-w", argv[a++] = node, argv[a++] = "--overlap";
@@ -360,4 +361,5 @@ const struct vg_orch_ops vg_orch_slurm = {
     .local_node = sl_local_node,
     .node_procs = slurm_procs,
     .node_daemons = slurm_daemons,
+    .job_log = true,
 };

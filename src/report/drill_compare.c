@@ -17,15 +17,21 @@ void vg_drill_label(const json_t *rep, char *buf, size_t n)
     else snprintf(buf, n, "plain %s (vigil off), %s", !strcmp(orch, "slurm") ? "Slurm" : orch, vg_json_str(rep, "fault", "?"));
 }
 
+#define UNKNOWN -2.0   /* the jobs could not report the stage (no shared log): not never */
+
 static double median(const json_t *rep, int s)
 {
-    const json_t *v = json_object_get(json_object_get(rep, vg_stage_name((enum vg_stage)s)), "median");
+    const json_t *st = json_object_get(rep, vg_stage_name((enum vg_stage)s)), *v = json_object_get(st, "median");
+    if (!json_is_number(v) && vg_json_int(st, "unknown", 0) > 0 && !vg_json_int(st, "count", 0) &&
+        !vg_json_int(st, "never", 0))
+        return UNKNOWN;
     return json_is_number(v) ? json_number_value(v) : -1;
 }
 
 static void cell(double v, char *buf, size_t n)
 {
-    if (v < 0) snprintf(buf, n, "never");
+    if (v == UNKNOWN) snprintf(buf, n, "unknown");
+    else if (v < 0) snprintf(buf, n, "never");
     else snprintf(buf, n, "%.3f s", v);
 }
 
@@ -120,7 +126,7 @@ int vg_drill_compare_html(FILE *f, json_t *const *reps, size_t n)
         for (int s = 0; s < VG_ST_COUNT; s++) {
             double m = median(reps[i], s);
             cell(m, c, sizeof c);
-            sbuf_printf(&b, "<td class=\"num%s\">%s</td>", m < 0 ? " never" : "", c);
+            sbuf_printf(&b, "<td class=\"num%s\">%s</td>", m < 0 && m != UNKNOWN ? " never" : "", c);
         }
         sbuf_puts(&b, "</tr>\n");
     }

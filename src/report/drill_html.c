@@ -28,6 +28,11 @@ static void esc(FILE *f, const char *s)
     sbuf_free(&b);
 }
 
+static bool unknown(const json_t *run, int s)
+{
+    return json_is_true(json_object_get(json_object_get(run, vg_stage_name((enum vg_stage)s)), "unknown"));
+}
+
 static double after(const json_t *run, int s)
 {
     const json_t *v = json_object_get(json_object_get(run, vg_stage_name((enum vg_stage)s)), "after_s");
@@ -49,7 +54,7 @@ static void timeline(FILE *f, const json_t *run, double deadline)
     bool never = false;
     for (int s = 0; s < VG_ST_COUNT; s++) {
         double a = after(run, s);
-        if (a < 0) never = true;
+        if (a < 0 && !unknown(run, s)) never = true;
         else if (a > end) end = a;
     }
     if (never && deadline > end) end = deadline;
@@ -68,6 +73,11 @@ static void timeline(FILE *f, const json_t *run, double deadline)
     double prev = 0;
     for (int s = 0; s < VG_ST_COUNT; s++) {
         double a = after(run, s);
+        if (a < 0 && unknown(run, s)) {   /* the job cannot report it: nothing to draw */
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\">%s unknown</text>\n", X(prev) + 6, bar_y + 18,
+                    vg_stage_name((enum vg_stage)s));
+            break;
+        }
         if (a < 0) {
             fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"url(#hatch)\" "
                        "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
@@ -109,9 +119,10 @@ static void timeline(FILE *f, const json_t *run, double deadline)
 #undef X
 }
 
-static void cell_secs(FILE *f, const json_t *v)
+static void cell_secs(FILE *f, const json_t *v, bool unknown)
 {
     if (json_is_number(v)) fprintf(f, "<td class=\"num\">%.3f</td>", json_number_value(v));
+    else if (unknown) fputs("<td class=\"num\">unknown</td>", f);
     else fputs("<td class=\"num never\">never</td>", f);
 }
 
@@ -127,9 +138,10 @@ static void stats_table(FILE *f, const json_t *rep)
         if (s < VG_ST_COUNT)
             fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td>", colors[s], name);
         else fputs("<tr><td>work lost (steps)</td>", f);
-        cell_secs(f, json_object_get(st, "median"));
-        cell_secs(f, json_object_get(st, "p90"));
-        cell_secs(f, json_object_get(st, "max"));
+        bool unk = vg_json_int(st, "unknown", 0) > 0 && !vg_json_int(st, "count", 0) && !vg_json_int(st, "never", 0);
+        cell_secs(f, json_object_get(st, "median"), unk);
+        cell_secs(f, json_object_get(st, "p90"), unk);
+        cell_secs(f, json_object_get(st, "max"), unk);
         fprintf(f, "<td class=\"num\">%lld/%zu</td>", vg_json_int(st, "count", 0), nruns);
         const json_t *cm = json_object_get(json_object_get(tg, "clustermax"), name);
         const json_t *vt = json_object_get(json_object_get(tg, "vigil"), name);
@@ -153,8 +165,11 @@ static void stats_table(FILE *f, const json_t *rep)
 
 static void run_section(FILE *f, const json_t *run, double deadline)
 {
-    fprintf(f, "<section class=\"run\"><h3>Run %lld — job %lld, fault on ", vg_json_int(run, "run", 0),
-            vg_json_int(run, "job", 0));
+    fprintf(f, "<section class=\"run\"><h3>Run %lld — job ", vg_json_int(run, "run", 0));
+    const json_t *jv = json_object_get(run, "job");
+    if (json_is_string(jv)) esc(f, json_string_value(jv));
+    else fprintf(f, "%lld", vg_json_int(run, "job", 0));
+    fputs(", fault on ", f);
     esc(f, vg_json_str(run, "victim", "?"));
     fputs("</h3>\n<p class=\"meta\">fault injected at ", f);
     esc(f, vg_json_str(run, "t0", "?"));
@@ -176,6 +191,14 @@ static void run_section(FILE *f, const json_t *run, double deadline)
     if (json_is_integer(json_object_get(run, "work_lost_steps")))
         fprintf(f, " · resumed from step %lld, %lld steps redone",
                 vg_json_int(json_object_get(run, "resume"), "from_step", 0), vg_json_int(run, "work_lost_steps", 0));
+    if (vg_json_str(json_object_get(run, "resume"), "why", NULL)) {
+        fputs(" · resume unknown: ", f);
+        esc(f, vg_json_str(json_object_get(run, "resume"), "why", ""));
+    }
+    if (vg_json_str(run, "left", NULL)) {
+        fputs(" · left: ", f);
+        esc(f, vg_json_str(run, "left", ""));
+    }
     if (vg_json_str(run, "message", NULL)) {
         fputs(" · <b class=\"bad\">", f);
         esc(f, vg_json_str(run, "message", ""));
@@ -189,7 +212,7 @@ static void run_section(FILE *f, const json_t *run, double deadline)
         fprintf(f, "<tr><td>%s</td><td>", vg_stage_name((enum vg_stage)s));
         esc(f, vg_json_str(st, "at", "never"));
         fputs("</td>", f);
-        cell_secs(f, json_object_get(st, "after_s"));
+        cell_secs(f, json_object_get(st, "after_s"), json_is_true(json_object_get(st, "unknown")));
         fputs("</tr>\n", f);
     }
     fputs("</table></section>\n", f);

@@ -14,6 +14,15 @@ static void secs(const json_t *v, char *buf, size_t n)
     else snprintf(buf, n, "never");
 }
 
+/* A stage's cell: its seconds, "never", or "unknown" when the job cannot report it. */
+static void stage_secs(const json_t *st, const char *key, char *buf, size_t n)
+{
+    bool unknown = json_is_true(json_object_get(st, "unknown")) ||
+                   (vg_json_int(st, "unknown", 0) > 0 && vg_json_int(st, "count", 0) == 0 && !vg_json_int(st, "never", 0));
+    if (unknown && !json_is_number(json_object_get(st, key))) snprintf(buf, n, "unknown");
+    else secs(json_object_get(st, key), buf, n);
+}
+
 /* The target cell: "≤ 120 s", or "-" when none. */
 static const char *target(const json_t *rep, const char *who, const char *stage, char *buf, size_t n)
 {
@@ -57,7 +66,11 @@ void vg_drill_print(FILE *f, const json_t *rep)
     json_array_foreach(runs, i, r) {
         char c[VG_ST_COUNT][16], lost[16] = "-", on[300] = "-";
         for (int s = 0; s < VG_ST_COUNT; s++)
-            secs(json_object_get(json_object_get(r, vg_stage_name((enum vg_stage)s)), "after_s"), c[s], 16);
+            stage_secs(json_object_get(r, vg_stage_name((enum vg_stage)s)), "after_s", c[s], 16);
+        char job[64];
+        const json_t *jv = json_object_get(r, "job");
+        if (json_is_string(jv)) vg_strlcpy(job, json_string_value(jv), sizeof job);
+        else snprintf(job, sizeof job, "%lld", vg_json_int(r, "job", 0));
         const json_t *rs = json_object_get(r, "restart");
         if (vg_json_str(rs, "nodes", NULL))
             snprintf(on, sizeof on, "%s%s%s", vg_json_str(rs, "nodes", ""),
@@ -65,8 +78,8 @@ void vg_drill_print(FILE *f, const json_t *rep)
                      json_is_true(json_object_get(rs, "same_node")) ? " (same bad node)" : "");
         if (json_is_integer(json_object_get(r, "work_lost_steps")))
             snprintf(lost, sizeof lost, "%lld", vg_json_int(r, "work_lost_steps", 0));
-        vg_table_rowf(t, "%lld\t%lld\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", vg_json_int(r, "run", 0),
-                      vg_json_int(r, "job", 0), vg_json_str(r, "victim", "-"), c[0],
+        vg_table_rowf(t, "%lld\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", vg_json_int(r, "run", 0),
+                      job, vg_json_str(r, "victim", "-"), c[0],
                       vg_json_str(json_object_get(r, "detect"), "by", "-"), c[1], c[2], c[3], on, c[4], lost,
                       vg_json_str(r, "message", "recovered"));
     }
@@ -80,9 +93,9 @@ void vg_drill_print(FILE *f, const json_t *rep)
         const char *name = vg_stage_name((enum vg_stage)s);
         const json_t *st = json_object_get(rep, name);
         char m[16], p[16], x[16], n[32], b1[32], b2[32];
-        secs(json_object_get(st, "median"), m, sizeof m);
-        secs(json_object_get(st, "p90"), p, sizeof p);
-        secs(json_object_get(st, "max"), x, sizeof x);
+        stage_secs(st, "median", m, sizeof m);
+        stage_secs(st, "p90", p, sizeof p);
+        stage_secs(st, "max", x, sizeof x);
         snprintf(n, sizeof n, "%lld/%zu", vg_json_int(st, "count", 0), json_array_size(runs));
         vg_table_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name, m, p, x, n, target(rep, "clustermax", name, b1, 32),
                       target(rep, "vigil", name, b2, 32), met(rep, name, json_object_get(st, "median")));
@@ -98,4 +111,9 @@ void vg_drill_print(FILE *f, const json_t *rep)
     vg_table_rowf(t, "work lost (steps)\t%s\t%s\t%s\t%s\t-\t%s\t-", m, p, x, n, k);
     vg_table_print(t, f);
     vg_table_free(t);
+    json_array_foreach(runs, i, r) {
+        if (vg_json_str(json_object_get(r, "resume"), "why", NULL))
+            fprintf(f, "run %lld: resume unknown: %s\n", vg_json_int(r, "run", 0), vg_json_str(json_object_get(r, "resume"), "why", ""));
+        if (vg_json_str(r, "left", NULL)) fprintf(f, "run %lld left: %s\n", vg_json_int(r, "run", 0), vg_json_str(r, "left", ""));
+    }
 }

@@ -13,56 +13,14 @@
 # retried.  No real API server runs here: this is the double.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-KAPI=$ROOT/build/tests/kapi
-FIX=$ROOT/tests/fixtures/k8s/cluster.json
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8s.XXXXXX")
-KAPI_PID= SERVE_PID=
-stop_kapi() { [ -n "$KAPI_PID" ] && kill "$KAPI_PID" 2>/dev/null && wait "$KAPI_PID" 2>/dev/null; KAPI_PID=; }
+SERVE_PID=
+. "$ROOT/tests/k8s/harness.sh"
 stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'stop_serve; stop_kapi; rm -rf "$W"' EXIT
 
 command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
 echo "# $(kubectl version --client 2>/dev/null | head -1)"
-
-start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT once it is known; HTTPS when $CACERT
-    rm -f "$W/kport"
-    "$KAPI" --port-file "$W/kport" ${KPORT:+--port "$KPORT"} --state "$FIX" --log "$W/api.log" \
-        ${CACERT:+--tls-cert "$W/ca.pem" --tls-key "$W/ca.key"} "$@" 2>>"$W/kapi.err" &
-    KAPI_PID=$!
-    i=0; while [ ! -s "$W/kport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-    KPORT=$(cat "$W/kport")
-    API="http${CACERT:+s}://127.0.0.1:$KPORT"
-}
-kubeconfig() { # file [token [ca-line]] — the CA as a path relative to the file unless ca-line says otherwise
-    cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: double
-  cluster:
-    server: $API
-    ${3:-${CACERT:+certificate-authority: ca.pem}}
-contexts:
-- name: double
-  context: {cluster: double, user: vigil}
-current-context: double
-users:
-- name: vigil
-  user:
-    ${2:+token: $2}
-EOF
-}
-wait_for() { # seconds command…
-    t=$(( $(date +%s) + $1 )); shift
-    while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.1; done
-}
-acurl() { curl -s ${CACERT:+--cacert "$CACERT"} ${TOKEN:+-H "Authorization: Bearer $TOKEN"} "$@"; }
-aget() { acurl "$API$1"; }
-node_json() { aget "/api/v1/nodes/$1"; }
-ctl() { acurl -o /dev/null -X "$1" --data-binary "$3" "$API/_test/$2"; }
-running() { [ "$(aget /api/v1/namespaces/default/pods | jq '[.items[] | select(.status.phase=="Running")] | length')" -eq "$1" ]; }
-node_has() { node_json "$1" | jq -e "$2"; }   # node jq-expression
-pods_of() { aget "/api/v1/namespaces/default/pods?labelSelector=job-name%3D$1" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-") \(.status.phase)"'; }
 
 # ---- 1. the double, driven by kubectl -------------------------------------------
 start_kapi

@@ -12,7 +12,9 @@
  *   POST /_test/deny   {"verb":"patch","resource":"nodes/status"}  (DELETE: allow all)
  *   POST /_test/token  {"token":"…"}   the bearer token now required
  * Usage: kapi --port-file FILE [--port N] [--state FILE.json] [--token T] [--log FILE] [--tick MS]
- *             [--tls-cert PEM --tls-key PEM]   (HTTPS; bearer tokens over it) */
+ *             [--tls-cert PEM --tls-key PEM]   (HTTPS; bearer tokens over it)
+ *             [--exec DIR]   the kubelet runs containers' commands as local processes (kapi_exec.c);
+ *                            pods/NAME/log serves their output */
 #include "kapi.h"
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -162,6 +164,7 @@ static json_t *resource_list(const char *gv)
         json_array_append_new(l, res("nodes/status", "Node", false, "get,patch,update", NULL));
         json_array_append_new(l, res("pods", "Pod", true, CRUD, "po"));
         json_array_append_new(l, res("pods/status", "Pod", true, "get,patch,update", NULL));
+        json_array_append_new(l, res("pods/log", "Pod", true, "get", NULL));
         json_t *ev = res("pods/eviction", "Eviction", true, "create", NULL);
         json_object_set_new(ev, "group", json_string("policy"));
         json_object_set_new(ev, "version", json_string("v1"));
@@ -290,6 +293,41 @@ static json_t *node_table(json_t *items)
                      "resourceVersion", rv, "columnDefinitions", cols, "rows", rows);
 }
 
+/* Pod columns as `kubectl get pods [-o wide]` prints them (the API server's
+ * pod printer: Name, Ready, Status, Restarts, Age; IP, Node, Nominated Node,
+ * Readiness Gates at priority 1, shown by -o wide). */
+static json_t *pod_table(json_t *items)
+{
+    json_t *rows = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(items, i, p) {
+        json_t *st = json_object_get(p, "status"), *md = json_object_get(p, "metadata");
+        size_t nc = json_array_size(json_object_get(json_object_get(p, "spec"), "containers")), ready = 0, j;
+        json_t *cs;
+        json_array_foreach(json_object_get(st, "containerStatuses"), j, cs) if (json_is_true(json_object_get(cs, "ready"))) ready++;
+        char rd[32];
+        snprintf(rd, sizeof rd, "%zu/%zu", ready, nc);
+        const char *phase = json_string_value(json_object_get(st, "reason")) ?: json_string_value(json_object_get(st, "phase")) ?: "Pending";
+        const char *node = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")) ?: "<none>";
+        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells",
+                                              json_string_value(json_object_get(md, "name")), rd, phase, "0", age(p),
+                                              "<none>", node, "<none>", "<none>", "object", "kind",
+                                              "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", md));
+    }
+    static const char *const cols[][3] = { { "Name", "name", "0" }, { "Ready", "", "0" }, { "Status", "", "0" },
+                                           { "Restarts", "", "0" }, { "Age", "", "0" }, { "IP", "", "1" },
+                                           { "Node", "", "1" }, { "Nominated Node", "", "1" }, { "Readiness Gates", "", "1" } };
+    json_t *cd = json_array();
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k][0], "type", "string", "format",
+                                            cols[k][1], "description", cols[k][0], "priority", atoi(cols[k][2])));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%lu", K.rv);
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
+                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+}
+
 /* GET of a collection, filtered by the selectors (and namespace). */
 static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
 {
@@ -308,8 +346,8 @@ static enum MHD_Result list(struct req *r, json_t *store, const char *kind, cons
         }
         if (lm && fm) json_array_append(items, o);
     }
-    if (!strcmp(kind, "NodeList") && wants_table(r)) {
-        json_t *t = node_table(items);
+    if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList")) && wants_table(r)) {
+        json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : pod_table(items);
         json_decref(l);
         return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
     }
@@ -381,6 +419,8 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
     json_object_set_new(md, "uid", json_string(uid));
     json_object_set_new(md, "creationTimestamp", json_string(kapi_now()));
     if (!json_object_get(o, "status")) json_object_set_new(o, "status", json_object());
+    if (store == K.pods)   /* the API server's default for a new pod; the kubelet takes it from there */
+        json_object_set_new(o, "status", json_pack("{s:s,s:s}", "phase", "Pending", "qosClass", "BestEffort"));
     kapi_bump(o);
     json_object_set(store, key, o);
     return send_json(r, 201, o, NULL, -1);
@@ -403,6 +443,7 @@ static enum MHD_Result eviction(struct req *r, const char *key, const char *ns, 
         rc = fail(r, 400, "pods", name, "name in URL does not match name in Eviction object");
     else {
         (void)ns;
+        kapi_pod_lost(pod);
         json_object_del(K.pods, key);
         K.rv++;
         rc = send_json(r, 201,
@@ -418,10 +459,40 @@ static enum MHD_Result del(struct req *r, json_t *store, const char *key, const 
 {
     json_t *o = json_object_get(store, key);
     if (!o) return not_found(r, res, name);
+    if (store == K.pods) kapi_pod_lost(o);
     json_incref(o);
     json_object_del(store, key);
     K.rv++;
     return send_json(r, 200, o, NULL, -1);
+}
+
+/* GET pods/NAME/log: the container's output, text/plain (empty unless --exec ran it). */
+static enum MHD_Result pod_log(struct req *r, const char *key, const char *name)
+{
+    json_t *pod = json_object_get(K.pods, key);
+    if (!pod) return not_found(r, "pods", name);
+    char path[1200];
+    char *text = NULL;
+    size_t len = 0;
+    if (kapi_exec_on()) {
+        kapi_exec_log(pod, path, sizeof path);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            text = malloc(1 << 20);
+            len = fread(text, 1, (1 << 20) - 1, f);
+            fclose(f);
+        }
+    }
+    struct MHD_Response *resp = text ? MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE)
+                                     : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(resp, "Content-Type", "text/plain");
+    enum MHD_Result rc = MHD_queue_response(r->c, 200, resp);
+    MHD_destroy_response(resp);
+    if (logf) {
+        fprintf(logf, "%s %s 200 ua=%.20s\n", r->method, r->url, hdr(r, "User-Agent") ?: "-");
+        fflush(logf);
+    }
+    return rc;
 }
 
 /* ---- authentication, authorization, injected faults ----------------------- */
@@ -552,6 +623,7 @@ static enum MHD_Result resource(struct req *r)
     }
     if (sub && !strcmp(rname, "pods") && !strcmp(sub, "eviction") && !strcmp(r->method, "POST"))
         return eviction(r, key, ns, name);
+    if (sub && !strcmp(rname, "pods") && !strcmp(sub, "log") && !strcmp(r->method, "GET")) return pod_log(r, key, name);
     bool status = sub && !strcmp(sub, "status");
     if (sub && !status) return fail(r, 404, rname, name, "the server could not find the requested resource");
     if (!strcmp(r->method, "GET")) {
@@ -708,11 +780,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--log")) logf = fopen(argv[i + 1], "ae");
         else if (!strcmp(argv[i], "--tick")) tick_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--exec")) kapi_exec_init(argv[i + 1]);
         else if (!strcmp(argv[i], "--tls-cert")) cert = slurp(argv[i + 1]);
         else if (!strcmp(argv[i], "--tls-key")) key = slurp(argv[i + 1]);
         else {
             fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n"
-                            "            [--tls-cert PEM --tls-key PEM]\n");
+                            "            [--tls-cert PEM --tls-key PEM] [--exec DIR]\n");
             return 2;
         }
     }
@@ -755,5 +828,6 @@ int main(int argc, char **argv)
         usleep((useconds_t)tick_ms * 1000);
     }
     MHD_stop_daemon(d);
+    kapi_exec_stop();
     return 0;
 }

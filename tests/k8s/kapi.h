@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The cluster, under one lock.  Objects keyed by name (nodes) or
  * "namespace/name" (pods, jobs, daemonsets). */
@@ -36,5 +37,19 @@ bool kapi_tolerates(const json_t *pod, const json_t *node, const char *effect);
 /* One step of the simulated controllers (scheduler, kubelet, taint
  * manager, Job controller); the caller holds K.lock. */
 void kapi_sim_step(void);
+/* A pod leaves before it ended (deleted, evicted, its node gone): its Job
+ * counts it failed, as the Job controller does.  Caller holds K.lock. */
+void kapi_pod_lost(const json_t *pod);
+
+/* The kubelet running containers as local processes (kapi_exec.c, --exec DIR). */
+void kapi_exec_init(const char *dir);
+bool kapi_exec_on(void);
+/* Starts a bound pending pod's container and sets its status (Running, or Failed). */
+void kapi_exec_run(json_t *pod, const char *key);
+/* Pods whose process exited end (Succeeded / Failed); gone pods' processes are killed. */
+void kapi_exec_reap(void);
+/* The file holding a pod's log. */
+void kapi_exec_log(const json_t *pod, char *path, size_t n);
+void kapi_exec_stop(void);
 
 #endif

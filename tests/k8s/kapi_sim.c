@@ -112,6 +112,11 @@ static void kubelet(void)
         if (!on || !phase_is(pod, "Pending")) continue;
         json_t *node = json_object_get(K.nodes, on);
         if (!node || !node_ready(node)) continue;
+        if (kapi_exec_on()) {   /* the container really runs (kapi_exec.c) */
+            kapi_exec_run(pod, key);
+            if (phase_is(pod, "Failed")) kapi_pod_lost(pod);
+            continue;
+        }
         json_t *st = json_object_get(pod, "status");
         json_object_set_new(st, "phase", json_string("Running"));
         json_object_set_new(st, "startTime", json_string(kapi_now()));
@@ -121,6 +126,28 @@ static void kubelet(void)
                                       "lastTransitionTime", kapi_now()));
         kapi_bump(pod);
     }
+}
+
+void kapi_pod_lost(const json_t *pod)
+{
+    json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+    const char *kind = json_string_value(json_object_get(owner, "kind"));
+    if (!kind || strcmp(kind, "Job") || phase_is(pod, "Succeeded")) return;
+    if (!active(pod) && !phase_is(pod, "Failed")) return;
+    char jk[320];
+    snprintf(jk, sizeof jk, "%s/%s", meta(pod, "namespace") ?: "default",
+             json_string_value(json_object_get(owner, "name")) ?: "");
+    json_t *job = json_object_get(K.jobs, jk);
+    if (!job) return;
+    /* counted once: a pod that failed is not counted again when it is deleted */
+    static json_t *counted;
+    if (!counted) counted = json_object();
+    const char *uid = meta(pod, "uid");
+    if (!uid || json_object_get(counted, uid)) return;
+    json_object_set_new(counted, uid, json_true());
+    json_t *st = json_object_get(job, "status");
+    json_object_set_new(st, "failed", json_integer(json_integer_value(json_object_get(st, "failed")) + 1));
+    kapi_bump(job);
 }
 
 /* Taint manager and pod garbage collection: pods on a node whose NoExecute
@@ -141,10 +168,7 @@ static void collect(void)
                  json_string_value(json_object_get(owner, "name")) ?: "");
         bool orphan = kind && !strcmp(kind, "Job") && !json_object_get(K.jobs, jk);
         if ((on && !node) || (node && !kapi_tolerates(pod, node, "NoExecute")) || orphan) {
-            if (!orphan && kind && !strcmp(kind, "Job") && active(pod)) {
-                json_t *st = json_object_get(json_object_get(K.jobs, jk), "status");
-                json_object_set_new(st, "failed", json_integer(json_integer_value(json_object_get(st, "failed")) + 1));
-            }
+            if (!orphan) kapi_pod_lost(pod);
             json_object_del(K.pods, key);
             K.rv++;
         }
@@ -226,6 +250,7 @@ static void jobs(void)
 
 void kapi_sim_step(void)
 {
+    kapi_exec_reap();
     collect();
     jobs();
     schedule();

@@ -159,6 +159,75 @@ static void test_pods(void **state)
     json_decref(v);
 }
 
+
+/* When vigil took the node out, from the API's own stamps (metav1.Time, to
+ * the second): the VigilHealthy=False condition's lastTransitionTime, else
+ * its taint's timeAdded; nothing for a node vigil did not isolate. */
+static void test_node_isolated_time(void **state)
+{
+    (void)state;
+    struct vg_k8s_node n;
+#define OURS "\"annotations\":{\"vigil.dev/isolated\":\"{\\\"how\\\":\\\"down\\\",\\\"reason\\\":\\\"vigil: xid 79\\\"}\"}"
+    parse_node("{\"metadata\":{\"name\":\"n2\"," OURS "},\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":"
+               "\"vigil.dev/fault\",\"value\":\"xid-79\",\"effect\":\"NoExecute\",\"timeAdded\":\"2026-12-01T10:00:03Z\"}]},"
+               "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"VigilHealthy\",\"status\":"
+               "\"False\",\"reason\":\"VigilDown\",\"lastHeartbeatTime\":\"2026-12-01T10:00:04Z\","
+               "\"lastTransitionTime\":\"2026-12-01T10:00:02Z\"}]}}", &n);
+    assert_int_equal(n.n.isolated_ms, 1796119202000LL);   /* the condition's transition, not its heartbeat */
+    parse_node("{\"metadata\":{\"name\":\"n2\"," OURS "},\"spec\":{\"taints\":[{\"key\":\"vigil.dev/fault\","
+               "\"effect\":\"NoSchedule\",\"timeAdded\":\"2026-12-01T10:00:03Z\"}]}," READY "}", &n);
+    assert_int_equal(n.n.isolated_ms, 1796119203000LL);   /* no condition yet: the taint's timeAdded */
+    parse_node("{\"metadata\":{\"name\":\"n2\"," OURS "},\"spec\":{\"taints\":[{\"key\":\"vigil.dev/fault\","
+               "\"effect\":\"NoSchedule\",\"timeAdded\":\"not a time\"}]},\"status\":{\"conditions\":[{\"type\":"
+               "\"VigilHealthy\",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-01T10:00:02Z\"}]}}", &n);
+    assert_int_equal(n.n.isolated_ms, 0);   /* malformed stamp, and a healthy condition is no isolation */
+    parse_node("{\"metadata\":{\"name\":\"n3\"},\"spec\":{\"taints\":[{\"key\":\"vigil.dev/fault\",\"effect\":"
+               "\"NoSchedule\",\"timeAdded\":\"2026-12-01T10:00:03Z\"}]}," READY "}", &n);
+    assert_int_equal(n.n.isolated_ms, 0);   /* without vigil's annotation the node is not vigil's */
+#undef OURS
+}
+
+/* A pod's Ready time and its container's end, in the v1 Pod status shape
+ * (conditions with lastTransitionTime; containerStatuses[].state.running or
+ * .terminated with exitCode and reason), as the API reference documents it. */
+static void test_pod_times(void **state)
+{
+    (void)state;
+    struct vg_k8s_pod p;
+    json_t *v = J("{\"metadata\":{\"name\":\"t-1\"},\"spec\":{\"nodeName\":\"n5\"},\"status\":{\"phase\":\"Running\","
+                  "\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-01T10:00:01Z\"},"
+                  "{\"type\":\"Ready\",\"status\":\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-12-01T10:00:05Z\"},"
+                  "{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"2026-12-01T10:00:01Z\"}],"
+                  "\"containerStatuses\":[{\"name\":\"task\",\"ready\":true,\"restartCount\":0,"
+                  "\"state\":{\"running\":{\"startedAt\":\"2026-12-01T10:00:04Z\"}}}]}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_string_equal(p.phase, "Running");
+    assert_true(p.ready);
+    assert_int_equal(p.ready_ms, 1796119205000LL);
+    assert_int_equal(p.exit_code, -1);
+    json_decref(v);
+    v = J("{\"metadata\":{\"name\":\"inject\",\"labels\":{\"vigil.dev/exec\":\"n2\"}},\"status\":{\"phase\":\"Failed\","
+          "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"PodFailed\","
+          "\"lastTransitionTime\":\"2026-12-01T10:00:09Z\"}],\"containerStatuses\":[{\"name\":\"vigil\",\"ready\":false,"
+          "\"state\":{\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"startedAt\":\"2026-12-01T10:00:08Z\","
+          "\"finishedAt\":\"2026-12-01T10:00:09Z\"}}}]}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_false(p.ready);
+    assert_int_equal(p.ready_ms, 0);   /* not Ready: no Ready time */
+    assert_int_equal(p.exit_code, 2);
+    assert_string_equal(p.exit_reason, "Error");
+    assert_true(p.gone);
+    assert_true(p.daemon);   /* vigil's own one-shot pod: never evicted */
+    json_decref(v);
+    v = J("{\"metadata\":{\"name\":\"odd\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+          "\"lastTransitionTime\":7}],\"containerStatuses\":[{\"state\":{\"terminated\":{\"exitCode\":\"0\"}}}]}}");
+    assert_int_equal(vg_k8s_pod_parse(v, &p), 0);
+    assert_true(p.ready);
+    assert_int_equal(p.ready_ms, 0);      /* a stamp that is not a string */
+    assert_int_equal(p.exit_code, -1);    /* an exit code that is not a number */
+    json_decref(v);
+}
+
 static void test_workload_and_taint(void **state)
 {
     (void)state;
@@ -309,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_node_kubelet_address),
         cmocka_unit_test(test_node_admin_cordoned), cmocka_unit_test(test_node_spare_and_notready),
         cmocka_unit_test(test_pods),                cmocka_unit_test(test_workload_and_taint),
+        cmocka_unit_test(test_node_isolated_time),  cmocka_unit_test(test_pod_times),
         cmocka_unit_test(test_kubeconfig),          cmocka_unit_test(test_kubeconfig_refused),
         cmocka_unit_test(test_conf_sources),
     };

@@ -1,0 +1,226 @@
+/* kapi_exec.c — the double's kubelet, when started with --exec DIR: it runs
+ * a pod's container as a kubelet would, as far as one machine allows — the
+ * first container's `command` + `args` as a local process (no shell), with
+ * the container's `env` (name/value) added to the environment, its working
+ * directory DIR/NS_NAME (the container's own filesystem), stdout and stderr
+ * into DIR/NS_NAME.log (served as pods/NAME/log).  hostPath volumes are the
+ * host's files: only a mountPath equal to the hostPath's path can be given
+ * (there is no mount namespace to remap it); anything else fails the pod
+ * with a message saying so.  A container without a command runs nothing (the
+ * image's entrypoint is not known here) and simply counts as running.  When
+ * the process exits the pod ends as the v1 Pod contract says: phase
+ * Succeeded (exit 0) or Failed, the container `terminated` with exitCode,
+ * reason Completed / Error, startedAt and finishedAt, Ready and
+ * ContainersReady False with reason PodCompleted / PodFailed.  A pod
+ * deleted or evicted has its process group killed at once (no grace
+ * period here).  Not supported: $(VAR) expansion, init containers, more
+ * than one container's process, restartPolicy other than Never. */
+#include "kapi.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dir;     /* NULL: containers run nothing */
+static json_t *procs;       /* "ns/name" → {"pid":…, "uid":…} */
+
+void kapi_exec_init(const char *d)
+{
+    dir = d;
+    procs = json_object();
+    mkdir(d, 0755);
+}
+
+bool kapi_exec_on(void) { return dir != NULL; }
+
+static const char *meta(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(json_object_get(o, "metadata"), k));
+}
+
+static void file_of(const json_t *pod, const char *suffix, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s_%s%s", dir, meta(pod, "namespace") ?: "default", meta(pod, "name") ?: "", suffix);
+}
+
+void kapi_exec_log(const json_t *pod, char *path, size_t n) { file_of(pod, ".log", path, n); }
+
+/* The reason a container cannot run here, or NULL. */
+static const char *unsupported(const json_t *pod, const json_t *c)
+{
+    json_t *vols = json_object_get(json_object_get(pod, "spec"), "volumes");
+    size_t i, k;
+    json_t *m, *v;
+    json_array_foreach(json_object_get(c, "volumeMounts"), i, m) {
+        const char *name = json_string_value(json_object_get(m, "name"));
+        const char *at = json_string_value(json_object_get(m, "mountPath"));
+        json_array_foreach(vols, k, v) {
+            if (!name || strcmp(name, json_string_value(json_object_get(v, "name")) ?: "")) continue;
+            const char *hp = json_string_value(json_object_get(json_object_get(v, "hostPath"), "path"));
+            if (hp && (!at || strcmp(hp, at)))
+                return "this test double mounts a hostPath volume only at its own path (no mount namespace)";
+        }
+    }
+    return NULL;
+}
+
+/* Starts the pod's first container; false when it cannot (why in *msg). */
+static bool start(const json_t *pod, const json_t *c, const char *key, const char **msg)
+{
+    if ((*msg = unsupported(pod, c))) return false;
+    json_t *cmd = json_object_get(c, "command"), *args = json_object_get(c, "args");
+    size_t n = json_array_size(cmd) + json_array_size(args), a = 0;
+    char **argv = calloc(n + 1, sizeof *argv);
+    size_t i;
+    json_t *v;
+    json_array_foreach(cmd, i, v) argv[a++] = (char *)json_string_value(v);
+    json_array_foreach(args, i, v) argv[a++] = (char *)json_string_value(v);
+    char wd[1200], log[1200];
+    file_of(pod, "", wd, sizeof wd);
+    file_of(pod, ".log", log, sizeof log);
+    mkdir(wd, 0755);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int null = open("/dev/null", O_RDONLY);
+        if (fd < 0 || null < 0 || chdir(wd)) _exit(127);
+        dup2(null, 0), dup2(fd, 1), dup2(fd, 2);
+        json_array_foreach(json_object_get(c, "env"), i, v) {
+            const char *name = json_string_value(json_object_get(v, "name"));
+            if (name) setenv(name, json_string_value(json_object_get(v, "value")) ?: "", 1);
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    if (pid < 0) {
+        *msg = "fork failed";
+        return false;
+    }
+    json_object_set_new(procs, key, json_pack("{s:I,s:s}", "pid", (json_int_t)pid, "uid", meta(pod, "uid") ?: ""));
+    return true;
+}
+
+static json_t *cstatus(const json_t *c, json_t *state, bool ready, const char *uid)
+{
+    char cid[128];
+    snprintf(cid, sizeof cid, "containerd://%s-%s", uid ? uid : "", json_string_value(json_object_get(c, "name")) ?: "");
+    return json_pack("{s:s,s:o,s:{},s:b,s:i,s:s,s:s,s:s,s:b}", "name", json_string_value(json_object_get(c, "name")) ?: "",
+                     "state", state, "lastState", "ready", ready, "restartCount", 0, "image",
+                     json_string_value(json_object_get(c, "image")) ?: "", "imageID", "", "containerID", cid, "started",
+                     ready);
+}
+
+/* The five conditions of a pod whose containers started (ready) or ended. */
+static json_t *conditions(const char *scheduled, const char *now, bool ready, const char *why)
+{
+    json_t *l = json_array();
+    json_array_append_new(l, json_pack("{s:s,s:s,s:s}", "type", "PodReadyToStartContainers", "status",
+                                       ready ? "True" : "False", "lastTransitionTime", now));
+    json_array_append_new(l, json_pack("{s:s,s:s,s:s}", "type", "Initialized", "status", "True",
+                                       "lastTransitionTime", scheduled));
+    const char *types[] = { "Ready", "ContainersReady" };
+    for (int k = 0; k < 2; k++) {
+        json_t *c = json_pack("{s:s,s:s,s:s}", "type", types[k], "status", ready ? "True" : "False",
+                              "lastTransitionTime", now);
+        if (why) json_object_set_new(c, "reason", json_string(why));
+        json_array_append_new(l, c);
+    }
+    json_array_append_new(l, json_pack("{s:s,s:s,s:s}", "type", "PodScheduled", "status", "True",
+                                       "lastTransitionTime", scheduled));
+    return l;
+}
+
+static const char *scheduled_at(const json_t *pod)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "PodScheduled"))
+            return json_string_value(json_object_get(c, "lastTransitionTime")) ?: kapi_now();
+    return kapi_now();
+}
+
+void kapi_exec_run(json_t *pod, const char *key)
+{
+    json_t *st = json_object_get(pod, "status");
+    json_t *c = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+    const char *now = kapi_now(), *msg = NULL, *uid = meta(pod, "uid");
+    char sched[32];
+    snprintf(sched, sizeof sched, "%s", scheduled_at(pod));
+    bool has_cmd = json_array_size(json_object_get(c, "command")) > 0;
+    if (has_cmd && !start(pod, c, key, &msg)) {
+        json_object_set_new(st, "phase", json_string("Failed"));
+        json_object_set_new(st, "reason", json_string("ContainerCannotRun"));
+        json_object_set_new(st, "message", json_string(msg));
+        json_object_set_new(st, "conditions", conditions(sched, now, false, "PodFailed"));
+        json_object_set_new(st, "containerStatuses",
+                            json_pack("[o]", cstatus(c, json_pack("{s:{s:i,s:s,s:s,s:s,s:s}}", "terminated", "exitCode", 128,
+                                                                  "reason", "ContainerCannotRun", "message", msg,
+                                                                  "startedAt", now, "finishedAt", now),
+                                                     false, uid)));
+        kapi_bump(pod);
+        return;
+    }
+    json_object_set_new(st, "phase", json_string("Running"));
+    json_object_set_new(st, "startTime", json_string(now));
+    json_object_set_new(st, "conditions", conditions(sched, now, true, NULL));
+    if (c)
+        json_object_set_new(st, "containerStatuses",
+                            json_pack("[o]", cstatus(c, json_pack("{s:{s:s}}", "running", "startedAt", now), true, uid)));
+    kapi_bump(pod);
+}
+
+/* Ends the pods whose process exited; kills the processes of pods that are gone. */
+void kapi_exec_reap(void)
+{
+    if (!dir) return;
+    const char *key;
+    json_t *p;
+    void *tmp;
+    json_object_foreach_safe(procs, tmp, key, p) {
+        pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
+        json_t *pod = json_object_get(K.pods, key);
+        bool same = pod && !strcmp(meta(pod, "uid") ?: "", json_string_value(json_object_get(p, "uid")) ?: "");
+        if (!same) kill(-pid, SIGKILL);   /* deleted or evicted: no grace period here */
+        int ws;
+        pid_t r = waitpid(pid, &ws, same ? WNOHANG : 0);
+        if (r == 0) continue;
+        json_object_del(procs, key);
+        if (!same || r < 0) continue;
+        int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        json_t *st = json_object_get(pod, "status");
+        json_t *c = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+        const char *started = json_string_value(json_object_get(st, "startTime")) ?: kapi_now();
+        char sched[32];
+        snprintf(sched, sizeof sched, "%s", scheduled_at(pod));
+        json_object_set_new(st, "phase", json_string(code ? "Failed" : "Succeeded"));
+        json_object_set_new(st, "conditions", conditions(sched, kapi_now(), false, code ? "PodFailed" : "PodCompleted"));
+        json_object_set_new(st, "containerStatuses",
+                            json_pack("[o]", cstatus(c, json_pack("{s:{s:i,s:s,s:s,s:s}}", "terminated", "exitCode", code,
+                                                                  "reason", code ? "Error" : "Completed", "startedAt",
+                                                                  started, "finishedAt", kapi_now()),
+                                                     false, meta(pod, "uid"))));
+        kapi_bump(pod);
+        if (code) kapi_pod_lost(pod);
+    }
+}
+
+void kapi_exec_stop(void)
+{
+    if (!dir) return;
+    const char *key;
+    json_t *p;
+    json_object_foreach(procs, key, p) {
+        pid_t pid = (pid_t)json_integer_value(json_object_get(p, "pid"));
+        kill(-pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+}
