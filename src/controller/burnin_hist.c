@@ -1,7 +1,6 @@
 /* burnin_hist.c — burn-in passes into the store, and each node's history
  * out of it; see burnin_hist.h. */
 #include "controller/burnin_hist.h"
-#include "burnin/burnin.h"
 #include "controller/ingest.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
@@ -29,20 +28,30 @@ static json_t *tests_kept(const json_t *tests)
     return out;
 }
 
+/* The words of `vigil burnin --json` (src/burnin/burnin.h names them; the
+ * controller reads them as the wire format, without depending on the burn-in
+ * code). */
+static bool one_of(const char *s, const char *const *words)
+{
+    for (; s && *words; words++)
+        if (!strcmp(s, *words)) return true;
+    return false;
+}
+static const char *const results[] = { "pass", "fail", "unknown", "preempted", NULL };
+static const char *const suites[] = { "quick", "standard", "long", NULL };
+
 static int check_node(const json_t *n, size_t i, const char *only_node, char *err, size_t errlen)
 {
     const char *node = vg_json_str(n, "node", NULL), *res = vg_json_str(n, "result", NULL);
     const char *suite = vg_json_str(n, "suite", NULL);
-    enum vg_bi_result r;
-    enum vg_bi_suite s;
     if (!json_is_object(n)) return snprintf(err, errlen, "nodes[%zu]: not an object", i), -1;
     if (!node || !vg_ingest_node_ok(node))
         return snprintf(err, errlen, "nodes[%zu].node: missing or not a node name", i), -1;
     if (only_node && strcmp(node, only_node))
         return snprintf(err, errlen, "nodes[%zu].node: '%s' is not the sender's node (%s)", i, node, only_node), -1;
-    if (!res || !vg_bi_result_parse(res, &r))
+    if (!one_of(res, results))
         return snprintf(err, errlen, "nodes[%zu].result: not pass, fail, unknown or preempted", i), -1;
-    if (!suite || !vg_bi_suite_parse(suite, &s))
+    if (!one_of(suite, suites))
         return snprintf(err, errlen, "nodes[%zu].suite: not quick, standard or long", i), -1;
     if (!json_is_array(json_object_get(n, "tests"))) return snprintf(err, errlen, "nodes[%zu].tests: not a list", i), -1;
     return 0;
@@ -131,7 +140,7 @@ json_t *vg_burnin_history(struct vg_store *st, const char *node, int64_t since_m
 {
     json_t *rows = vg_store_burnin(st, node, since_ms), *nodes = json_array();
     struct tally all = { 0 };
-    size_t suites[3] = { 0 }, failing = 0, never = 0, passed = 0;
+    size_t per_suite[3] = { 0 }, failing = 0, never = 0, passed = 0;
     int64_t oldest_pass = 0;
     for (size_t i = 0, n = json_array_size(rows); i < n;) {
         size_t k = i;
@@ -139,8 +148,8 @@ json_t *vg_burnin_history(struct vg_store *st, const char *node, int64_t since_m
         for (; k < n && !strcmp(vg_json_str(json_array_get(rows, k), "node", ""), name); k++) {
             const json_t *r = json_array_get(rows, k);
             count(&all, vg_json_str(r, "result", ""));
-            enum vg_bi_suite s;
-            if (vg_bi_suite_parse(vg_json_str(r, "suite", ""), &s)) suites[s == VG_BI_QUICK ? 0 : s == VG_BI_STANDARD ? 1 : 2]++;
+            for (size_t k = 0; k < 3; k++)
+                if (!strcmp(vg_json_str(r, "suite", ""), suites[k])) per_suite[k]++;
         }
         int64_t last_pass;
         json_t *ns = node_summary(rows, i, k, &last_pass);
@@ -165,8 +174,8 @@ json_t *vg_burnin_history(struct vg_store *st, const char *node, int64_t since_m
     json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I}", "nodes_tested",
                             (json_int_t)tested, "runs", (json_int_t)all.runs, "passes", (json_int_t)all.pass, "failures",
                             (json_int_t)all.fail, "unknown", (json_int_t)all.unknown, "preempted",
-                            (json_int_t)all.preempted, "suites", "quick", (json_int_t)suites[0], "standard",
-                            (json_int_t)suites[1], "long", (json_int_t)suites[2], "nodes_failing", (json_int_t)failing,
+                            (json_int_t)all.preempted, "suites", "quick", (json_int_t)per_suite[0], "standard",
+                            (json_int_t)per_suite[1], "long", (json_int_t)per_suite[2], "nodes_failing", (json_int_t)failing,
                             "nodes_never_passed", (json_int_t)never);
     /* completed passes (not preempted) per node per day of the window */
     json_object_set_new(sum, "runs_per_node_day",
