@@ -5,7 +5,7 @@
  *
  *   repair reset = nvidia-smi -r -i {gpu}
  *   repair reboot = scontrol reboot ASAP nextstate=RESUME reason=vigil {node}
- *   repair power-cycle = ipmitool -I lanplus -H {node}-bmc -U admin -f /etc/vigil/bmc.pw chassis power cycle
+ *   repair power-cycle = vigil bmc power-cycle {node} --redfish https://{node}-bmc --user-file /etc/vigil/bmc.user
  *   ladder = reset reboot power-cycle        (default: every rung, in file order)
  *   ladder xid 79 = reboot power-cycle       (a cause of its own: "KIND CODE" or "KIND")
  *   repair_timeout = 1800                    (seconds, each rung and each health check)
