@@ -80,8 +80,14 @@ build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lpthread
 
-unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi build/tests/httpload
+# The Redfish service double (tests/redfish/): curl and `vigil bmc --redfish` run against it.
+build/tests/redfish: tests/redfish/redfish.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -ljansson -lmicrohttpd -lpthread
+
+unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi build/tests/redfish
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi build/tests/redfish build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:

@@ -9,6 +9,7 @@ int cmd_advisories(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_bmc(int argc, char **argv);
 int cmd_burnin(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);

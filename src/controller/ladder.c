@@ -1,6 +1,7 @@
 /* ladder.c — the repair ladder's policy lines and the choice of rungs for a
  * cause; see ladder.h.  remedy.c climbs it. */
 #include "controller/ladder.h"
+#include "util/sbuf.h"
 #include "util/strutil.h"
 #include <errno.h>
 #include <stdio.h>
@@ -38,8 +39,30 @@ char **vg_argv_split(const char *s)
     return v;
 }
 
+char **vg_argv_expand(char *const *tmpl, const char *const *keys, const char *const *vals)
+{
+    size_t n = 0;
+    while (tmpl[n]) n++;
+    char **v = vg_xcalloc(n + 1, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        struct sbuf b = SBUF_INIT;
+        for (const char *p = tmpl[i]; *p;) {
+            size_t k = 0, len = 0;
+            for (; keys[k]; k++) {
+                len = strlen(keys[k]);
+                if (p[0] == '{' && !strncmp(p + 1, keys[k], len) && p[len + 1] == '}') break;
+            }
+            if (keys[k]) sbuf_puts(&b, vals[k]), p += len + 2;
+            else sbuf_putc(&b, *p++);
+        }
+        v[i] = sbuf_take(&b);
+    }
+    return v;
+}
+
 void vg_ladder_free(struct vg_ladder *l)
 {
+    for (size_t i = 0; i < l->nattach; i++) vg_argv_free(l->attach[i].argv);
     for (size_t i = 0; i < l->nrung; i++) vg_argv_free(l->rung[i].argv);
     free(l->rules);
     vg_argv_free(l->rma_command);
@@ -156,6 +179,22 @@ int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, 
     if (!strcmp(key, "rma_dir")) {
         if (!*val || strlen(val) >= sizeof l->rma_dir) return snprintf(why, n, "rma_dir: bad directory '%s'", val), -1;
         vg_strlcpy(l->rma_dir, val, sizeof l->rma_dir);
+        return 0;
+    }
+    if (vg_startswith(key, "rma_attach ")) {
+        const char *name = key + 11;
+        if (!good_name(name)) return snprintf(why, n, "rma_attach: '%s' is not a name (a-z, 0-9, '-', '_')", name), -1;
+        size_t i = 0;
+        while (i < l->nattach && strcmp(l->attach[i].name, name)) i++;
+        if (i == VG_ATTACH_MAX) return snprintf(why, n, "rma_attach %s: more than %d attachments", name, VG_ATTACH_MAX), -1;
+        char **argv = vg_argv_split(val);
+        if (!argv[0]) {
+            vg_argv_free(argv);
+            return snprintf(why, n, "rma_attach %s: empty command", name), -1;
+        }
+        if (i == l->nattach) vg_strlcpy(l->attach[l->nattach++].name, name, sizeof l->attach[0].name);
+        vg_argv_free(l->attach[i].argv);   /* a later line replaces the command */
+        l->attach[i].argv = argv;
         return 0;
     }
     if (!strcmp(key, "rma_command")) {

@@ -5,7 +5,7 @@
  *
  *   repair reset = nvidia-smi -r -i {gpu}
  *   repair reboot = scontrol reboot ASAP nextstate=RESUME reason=vigil {node}
- *   repair power-cycle = ipmitool -I lanplus -H {node}-bmc -U admin -f /etc/vigil/bmc.pw chassis power cycle
+ *   repair power-cycle = vigil bmc power-cycle {node} --redfish https://{node}-bmc --user-file /etc/vigil/bmc.user
  *   ladder = reset reboot power-cycle        (default: every rung, in file order)
  *   ladder xid 79 = reboot power-cycle       (a cause of its own: "KIND CODE" or "KIND")
  *   repair_timeout = 1800                    (seconds, each rung and each health check)
@@ -17,6 +17,8 @@
  *   repeat_window = 7d                       (a fault back within it starts one rung higher per return)
  *   rma_dir = /var/lib/vigil/rma             (the ticket when the ladder is exhausted)
  *   rma_command = /usr/local/sbin/open-ticket {ticket} {node}
+ *   rma_attach bug-report = srun -w {node} nvidia-bug-report.sh --output-file /dev/stdout
+ *                                            (evidence in the ticket; repeatable, one per name)
  *
  * `remediate = CMD` (round one's single step) is the rung "remediate". */
 #ifndef VG_LADDER_H
@@ -27,6 +29,12 @@
 #include <stdint.h>
 
 #define VG_RUNGS_MAX 8
+#define VG_ATTACH_MAX 8
+
+struct vg_rma_attach {
+    char name[32];
+    char **argv;                  /* template: {node}; NULL-terminated */
+};
 
 struct vg_rung {
     char name[32];
@@ -49,6 +57,8 @@ struct vg_ladder {
     int64_t repeat_window_ms;     /* default 7 days; 0: no climbing */
     char rma_dir[512];            /* "" = no ticket file */
     char **rma_command;           /* template: {ticket}, {node}; NULL = none */
+    struct vg_rma_attach attach[VG_ATTACH_MAX];   /* rma_attach NAME = COMMAND: output into the ticket */
+    size_t nattach;
     char **gate;                  /* burnin_gate: {node}, {suite}; prints `vigil burnin --json`; NULL = none */
     char gate_suite[16];          /* burnin_suite, default "standard" */
     char new_node_suite[16];      /* "" = new nodes are not gated */
@@ -60,6 +70,9 @@ void vg_ladder_defaults(struct vg_ladder *l);
  * shell: no quoting, no expansion); and its free. */
 char **vg_argv_split(const char *s);
 void vg_argv_free(char **v);
+/* tmpl with each "{key}" of keys[] (NULL-terminated) replaced by the value
+ * at the same index of vals; malloc'd, NULL-terminated. */
+char **vg_argv_expand(char *const *tmpl, const char *const *keys, const char *const *vals);
 void vg_ladder_free(struct vg_ladder *l);
 /* One policy line, when its key is the ladder's: 0 taken, -1 bad (why says
  * what), 1 not a ladder key. */

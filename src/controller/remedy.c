@@ -162,22 +162,11 @@ const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum
 /* argv template with {node}, {gpu} and {suite} replaced; malloc'd, NULL-terminated. */
 static char **expand(char *const *tmpl, const struct item *it, const char *suite)
 {
-    size_t n = 0;
-    while (tmpl[n]) n++;
-    char **v = vg_xcalloc(n + 1, sizeof *v);
     char gpu[16];
     snprintf(gpu, sizeof gpu, "%d", it->e.gpu >= 0 ? it->e.gpu : 0);
-    for (size_t i = 0; i < n; i++) {
-        struct sbuf b = SBUF_INIT;
-        for (const char *p = tmpl[i]; *p;) {
-            if (vg_startswith(p, "{node}")) { sbuf_puts(&b, it->node); p += 6; }
-            else if (vg_startswith(p, "{gpu}")) { sbuf_puts(&b, gpu); p += 5; }
-            else if (suite && vg_startswith(p, "{suite}")) { sbuf_puts(&b, suite); p += 7; }
-            else sbuf_putc(&b, *p++);
-        }
-        v[i] = sbuf_take(&b);
-    }
-    return v;
+    const char *keys[] = { "node", "gpu", suite ? "suite" : NULL, NULL };
+    const char *vals[] = { it->node, gpu, suite, NULL };
+    return vg_argv_expand(tmpl, keys, vals);
 }
 
 /* Runs a repair command; returns its exit status (-1: could not run / timed
@@ -197,8 +186,7 @@ static int run_command(char *const *tmpl, const struct item *it, const char *sui
     char *nl = strchr(out, '\n');
     if (nl) *nl = 0;
     vg_spawn_result_free(&r);
-    for (size_t i = 0; argv[i]; i++) free(argv[i]);
-    free(argv);
+    vg_argv_free(argv);
     return status;
 }
 

@@ -1,6 +1,7 @@
 /* rma.c — the RMA ticket of an exhausted repair ladder; see rma.h. */
 #include "controller/rma.h"
 #include "util/jsonutil.h"
+#include "util/log.h"
 #include "util/sbuf.h"
 #include "util/spawn.h"
 #include "util/strutil.h"
@@ -37,18 +38,8 @@ static int write_synced(const char *path, const char *text, char *err, size_t er
 
 static int run_hook(char *const *tmpl, const char *ticket, const char *node, char *err, size_t errlen)
 {
-    size_t n = 0;
-    while (tmpl[n]) n++;
-    char **argv = vg_xcalloc(n + 1, sizeof *argv);
-    for (size_t i = 0; i < n; i++) {
-        struct sbuf b = SBUF_INIT;
-        for (const char *p = tmpl[i]; *p;) {
-            if (vg_startswith(p, "{ticket}")) sbuf_puts(&b, ticket), p += 8;
-            else if (vg_startswith(p, "{node}")) sbuf_puts(&b, node), p += 6;
-            else sbuf_putc(&b, *p++);
-        }
-        argv[i] = sbuf_take(&b);
-    }
+    const char *keys[] = { "ticket", "node", NULL }, *vals[] = { ticket, node, NULL };
+    char **argv = vg_argv_expand(tmpl, keys, vals);
     struct vg_spawn_result r;
     vg_spawn((const char *const *)argv, NULL, NULL, 60 * 1000, &r);
     int rc = r.timed_out || r.status ? -1 : 0;
@@ -64,15 +55,62 @@ static int run_hook(char *const *tmpl, const char *ticket, const char *node, cha
     return rc;
 }
 
+/* Output as a JSON string: at most VG_RMA_ATTACH_MAX bytes, bytes that are
+ * not UTF-8 (a compressed log) as '?'. */
+static json_t *text_of(const char *s, size_t len, bool *cut)
+{
+    *cut = len > VG_RMA_ATTACH_MAX;
+    if (*cut) len = VG_RMA_ATTACH_MAX;
+    json_t *j = json_stringn(s, len);
+    if (j) return j;
+    char *copy = vg_xstrndup(s, len);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)copy[i] >= 0x80 || !copy[i]) copy[i] = '?';
+    j = json_stringn(copy, len);
+    free(copy);
+    return j;
+}
+
+/* Each rma_attach command's output and result, for the ticket; one that
+ * fails or times out is recorded so, never stops the hand-off. */
+static json_t *attachments(const struct vg_ladder *l, int64_t incident, const char *node)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < l->nattach; i++) {
+        const char *keys[] = { "node", NULL }, *vals[] = { node, NULL };
+        char **argv = vg_argv_expand(l->attach[i].argv, keys, vals);
+        char *cmd = vg_argv_str((const char *const *)argv);
+        struct vg_spawn_result r;
+        int64_t t0 = vg_now_ms();
+        vg_spawn((const char *const *)argv, NULL, NULL, (int)l->timeout_ms, &r);
+        const char *result = r.timed_out ? "timed out" : r.status == -1 ? "could not run" : r.status ? "failed" : "ok";
+        bool cut_out, cut_err;
+        json_t *a = json_pack("{s:s, s:s, s:s, s:i, s:o, s:f, s:o, s:o}", "name", l->attach[i].name, "command", cmd,
+                              "result", result, "exit_status", r.status, "started", vg_json_time(t0), "seconds",
+                              (double)(vg_now_ms() - t0) / 1000.0, "stdout", text_of(r.out, r.out_len, &cut_out),
+                              "stderr", text_of(r.err, r.err_len, &cut_err));
+        json_object_set_new(a, "truncated", json_boolean(cut_out || cut_err));
+        if (strcmp(result, "ok"))
+            vg_warn("incident %lld: rma_attach %s: %s (recorded in the ticket)", (long long)incident,
+                    l->attach[i].name, result);
+        json_array_append_new(list, a);
+        vg_spawn_result_free(&r);
+        free(cmd);
+        vg_argv_free(argv);
+    }
+    return list;
+}
+
 int vg_rma_handoff(struct vg_store *st, const struct vg_ladder *l, int64_t incident, const char *node,
                    const char *cause, json_t *attempts, char *path, size_t pathlen, char *err, size_t errlen)
 {
     path[0] = 0;
     if (!l->rma_dir[0]) return 0;
     json_t *inc = vg_store_incident(st, incident);
-    json_t *doc = json_pack("{s:s, s:I, s:s, s:s, s:o, s:O, s:o}", "ticket", "vigil-rma", "incident",
+    json_t *doc = json_pack("{s:s, s:I, s:s, s:s, s:o, s:O, s:o, s:o}", "ticket", "vigil-rma", "incident",
                             (json_int_t)incident, "node", node, "cause", cause, "created", vg_json_time(vg_now_ms()),
-                            "attempts", attempts, "evidence", inc ? inc : json_null());
+                            "attempts", attempts, "evidence", inc ? inc : json_null(), "attachments",
+                            attachments(l, incident, node));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(doc);
     if (!text) return snprintf(err, errlen, "RMA ticket: out of memory"), -1;

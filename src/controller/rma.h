@@ -7,9 +7,14 @@
 #include "controller/store.h"
 #include <jansson.h>
 
+/* The most of one attachment's stdout (and of its stderr) kept in the ticket. */
+#define VG_RMA_ATTACH_MAX (1u << 20)
+
 /* Writes DIR/vigil-rma-INCIDENT.json (atomically, synced): the node, the
  * cause, the incident as stored (the event with its kernel-log line, every
- * step with its time) and `attempts` (borrowed: what each rung did).  Then
+ * step with its time), `attempts` (borrowed: what each rung did) and
+ * `attachments` (each rma_attach command's output, exit status and result,
+ * a failed one included; the ladder's timeout each).  Then
  * runs rma_command with {ticket} and {node}.  path gets the file ("" when no
  * rma_dir).  Returns 0, or -1 with err. */
 int vg_rma_handoff(struct vg_store *st, const struct vg_ladder *l, int64_t incident, const char *node,

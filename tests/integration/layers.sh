@@ -12,7 +12,7 @@ rank() {
         util) echo 0 ;;
         core) echo 1 ;;
         signal | inventory) echo 2 ;;
-        catalog | advisory | wire | orch) echo 3 ;;
+        catalog | advisory | wire | orch | bmc) echo 3 ;;
         security | score) echo 4 ;;
         controller | agent | lab | burnin) echo 5 ;;
         drill) echo 6 ;;

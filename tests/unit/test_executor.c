@@ -7,7 +7,11 @@
  * (climbing, escalation on a repeat, a cause's own ladder, the RMA ticket)
  * and its counters and histograms in /metrics, a bounded stop, and the fleet
  * as the dashboard shows it (fleetview.h: each node's domain and state;
- * `returned` for a day after a repair, or until the node's next incident). */
+ * `returned` for a day after a repair, or until the node's next incident),
+ * the burn-in gate and the new-node gate.  The fault paths of a ladder: a BMC that refuses or never answers (`vigil
+ * bmc --ipmi` against the ipmitool stand-in), a reboot that never comes
+ * back, a ticket hook that fails or is missing, and the ticket's
+ * attachments (rma_attach) that fail, time out or are cut at 1 MiB. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -633,6 +637,225 @@ static void test_new_node_gate(void **state)
     unlink(gate);
 }
 
+/* ---- item 5: the fault paths, each a recorded step failure ------------------ */
+
+/* A power-cycle rung that is `vigil bmc … --ipmi` against the ipmitool
+ * stand-in (tests/standins/), whose chassis state is in a file. */
+struct bmc_fx {
+    char dir[64], user[96], state[96], policy[2048];
+};
+
+static void bmc_setup(struct bmc_fx *b, const char *state, const char *rungs_after, const char *extra)
+{
+    snprintf(b->dir, sizeof b->dir, "/tmp/vigil-bmc-XXXXXX");
+    assert_non_null(mkdtemp(b->dir));
+    snprintf(b->user, sizeof b->user, "%s/bmc.user", b->dir);
+    snprintf(b->state, sizeof b->state, "%s/ipmi-state", b->dir);
+    FILE *f = fopen(b->user, "w");
+    fputs("admin:pw\n", f);
+    fclose(f);
+    chmod(b->user, 0600);
+    f = fopen(b->state, "w");
+    fputs(state, f);
+    fclose(f);
+    char cwd[512], path[2048];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s/tests/standins:%s", cwd, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+    setenv("VIGIL_IPMI_STATE", b->state, 1);
+    const char *vigil = getenv("VIGIL") ? getenv("VIGIL") : "build/vigil";
+    snprintf(b->policy, sizeof b->policy,
+             "repair power-cycle = %s%s%s bmc power-cycle {node} --ipmi {node}-bmc --user-file %s --timeout 2\n"
+             "%shealthcheck = true {node}\nbreaker = 100%% / 600s\n%s",
+             *vigil == '/' ? "" : cwd, *vigil == '/' ? "" : "/", vigil, b->user, rungs_after, extra);
+}
+
+static void bmc_teardown(struct bmc_fx *b)
+{
+    unlink(b->user);
+    unlink(b->state);
+    rmdir(b->dir);
+    unsetenv("VIGIL_IPMI_STATE");
+}
+
+static char *step_detail(struct fx *f, int64_t id, const char *step)
+{
+    json_t *inc = vg_store_incident(f->st, id);
+    char *d = vg_xstrdup(vg_json_str(json_object_get(json_object_get(inc, "steps"), step), "detail", ""));
+    json_decref(inc);
+    return d;
+}
+
+static void assert_detail_has(struct fx *f, int64_t id, const char *step, const char *want)
+{
+    char *d = step_detail(f, id, step);
+    if (!strstr(d, want)) fail_msg("step '%s': '%s' lacks '%s'", step, d, want);
+    free(d);
+}
+
+/* The BMC refuses the power cycle: the rung is recorded as failed with the
+ * BMC's own message, and the next rung runs. */
+static void test_bmc_refuses_next_rung(void **state)
+{
+    struct fx *f = *state;
+    struct bmc_fx b;
+    bmc_setup(&b, "power=off\n", "repair reseat = true {node}\n", "");
+    policy(f, b.policy);
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_detail_has(f, id, "repair power-cycle",
+                      "failed: power-cycle n2: refused: Set Chassis Power Control to Cycle failed: Command not "
+                      "supported in present state");
+    assert_false(has_step(f, id, "health check after power-cycle"));
+    assert_true(has_step(f, id, "repair reseat"));
+    assert_true(has_step(f, id, "returned"));
+    assert_true(metric_line(f, "vigil_repair_steps_total{step=\"power-cycle\",result=\"failed\"} 1"));
+    bmc_teardown(&b);
+}
+
+/* The power cycle done (the stand-in prints "Chassis Power Control: Cycle"). */
+static void test_bmc_power_cycle_rung(void **state)
+{
+    struct fx *f = *state;
+    struct bmc_fx b;
+    bmc_setup(&b, "power=on\n", "", "");
+    policy(f, b.policy);
+    start(f, true);
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_detail_has(f, id, "repair power-cycle", "ok: power-cycle n2: done: Chassis Power Control: Cycle");
+    assert_true(has_step(f, id, "health check after power-cycle"));
+    bmc_teardown(&b);
+}
+
+/* A BMC that never answers: the bmc command's own deadline, recorded; every
+ * rung failed, so the RMA ticket, whose attempts say so. */
+static void test_bmc_never_answers(void **state)
+{
+    struct fx *f = *state;
+    struct bmc_fx b;
+    char dir[] = "/tmp/vigil-rma-XXXXXX", extra[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(extra, sizeof extra, "rma_dir = %s\n", dir);
+    bmc_setup(&b, "hang=1\n", "", extra);
+    policy(f, b.policy);
+    start(f, true);
+    int64_t id = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "handed off for RMA");
+    assert_detail_has(f, id, "repair power-cycle", "ipmitool did not finish within 2 s (the BMC does not answer)");
+    assert_true(fake_node("n3")->down);
+    char path[128];
+    snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)id);
+    json_t *t = json_load_file(path, 0, NULL);
+    assert_non_null(t);
+    const char *res = vg_json_str(json_array_get(json_object_get(t, "attempts"), 0), "result", "");
+    assert_non_null(strstr(res, "the BMC does not answer"));
+    json_decref(t);
+    unlink(path);
+    rmdir(dir);
+    bmc_teardown(&b);
+}
+
+/* A reboot that never comes back: the rung's own timeout ends it, "timed
+ * out" is recorded, the next rung runs. */
+static void test_reboot_never_back(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "repair reboot = sleep 30\nrepair_timeout reboot = 1\nrepair power-cycle = true {node}\n"
+              "healthcheck = true {node}\nbreaker = 100% / 600s\n");
+    start(f, true);
+    int64_t t0 = vg_mono_ms();
+    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "closed");
+    assert_true(vg_mono_ms() - t0 < 10000);   /* not the 30 s the command would take */
+    assert_detail_has(f, id, "repair reboot", "sleep: timed out");
+    assert_false(has_step(f, id, "health check after reboot"));
+    assert_true(has_step(f, id, "repair power-cycle"));
+}
+
+/* The ticket hook fails (and one that is not there at all): recorded in the
+ * state, an ALERT, the failure counted, the incident and the ticket kept. */
+static void test_rma_hook_fails(void **state)
+{
+    struct fx *f = *state;
+    char dir[] = "/tmp/vigil-rma-XXXXXX", text[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(text, sizeof text, "repair reset = true {node}\nhealthcheck = false {node}\nrma_dir = %s\n"
+                                "rma_command = false {ticket}\nbreaker = 100%% / 600s\n", dir);
+    policy(f, text);
+    start(f, true);
+    int64_t id = incident(f, "n3", "xid", 48, VG_ACT_REBOOT);
+    wait_state(f, id, "health check failed, node stays isolated");
+    char *s = state_of(f, id);
+    if (!strstr(s, "RMA hand-off failed: rma_command false: failed")) fail_msg("state: %s", s);
+    free(s);
+    assert_true(fake_node("n3")->down);
+    assert_true(metric_line(f, "vigil_rma_handoff_failures_total 1"));
+    char path[128];
+    snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)id);
+    assert_int_equal(access(path, R_OK), 0);   /* the ticket is there for a person to send */
+    vg_executor_stop(f->x);
+    f->x = NULL;
+    /* a hook that cannot even be started (the ticketing host's client missing) */
+    vg_policy_free(&f->p);
+    snprintf(text, sizeof text, "repair reset = true {node}\nhealthcheck = false {node}\nrma_dir = %s\n"
+                                "rma_command = /nonexistent/open-ticket {ticket}\nbreaker = 100%% / 600s\n", dir);
+    policy(f, text);
+    start(f, true);
+    int64_t other = incident(f, "n4", "xid", 48, VG_ACT_REBOOT);
+    wait_state(f, other, "health check failed, node stays isolated");
+    s = state_of(f, other);
+    if (!strstr(s, "RMA hand-off failed: rma_command /nonexistent/open-ticket: failed")) fail_msg("state: %s", s);
+    free(s);
+    assert_true(metric_line(f, "vigil_rma_handoff_failures_total 1"));   /* this executor's own count */
+    json_t *inc = vg_store_incident(f->st, other);
+    assert_non_null(inc);   /* never a lost incident */
+    json_decref(inc);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)other);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* rma_attach: each command's output and result in the ticket; one that
+ * fails, one that times out and one too long are recorded so, and the
+ * hand-off goes on. */
+static void test_rma_attachments(void **state)
+{
+    struct fx *f = *state;
+    char dir[] = "/tmp/vigil-rma-XXXXXX", text[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(text, sizeof text,
+             "repair reset = true {node}\nhealthcheck = false {node}\nrma_dir = %s\nrepair_timeout = 1\n"
+             "rma_attach kernel-log = echo NVRM: Xid (PCI:0000:1b:00): 79, node {node}\n"
+             "rma_attach bug-report = false\nrma_attach slow = sleep 30\nrma_attach big = seq 1 300000\n"
+             "breaker = 100%% / 600s\n", dir);
+    policy(f, text);
+    start(f, true);
+    int64_t id = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    wait_state(f, id, "handed off for RMA");
+    char path[128];
+    snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)id);
+    json_t *t = json_load_file(path, 0, NULL);
+    assert_non_null(t);
+    json_t *a = json_object_get(t, "attachments");
+    assert_int_equal(json_array_size(a), 4);
+    json_t *k = json_array_get(a, 0), *bug = json_array_get(a, 1), *slow = json_array_get(a, 2), *big = json_array_get(a, 3);
+    assert_string_equal(vg_json_str(k, "name", ""), "kernel-log");
+    assert_string_equal(vg_json_str(k, "result", ""), "ok");
+    assert_string_equal(vg_json_str(k, "stdout", ""), "NVRM: Xid (PCI:0000:1b:00): 79, node n3\n");
+    assert_string_equal(vg_json_str(bug, "result", ""), "failed");
+    assert_int_equal(vg_json_int(bug, "exit_status", 0), 1);
+    assert_string_equal(vg_json_str(slow, "result", ""), "timed out");
+    assert_string_equal(vg_json_str(big, "result", ""), "ok");
+    assert_true(json_is_true(json_object_get(big, "truncated")));
+    assert_int_equal(strlen(vg_json_str(big, "stdout", "")), 1u << 20);
+    json_decref(t);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_dry_run_changes_nothing(void **state)
 {
     struct fx *f = *state;
@@ -835,6 +1058,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burnin_gate_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rung_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_node_gate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bmc_refuses_next_rung, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bmc_power_cycle_rung, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bmc_never_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reboot_never_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rma_hook_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rma_attachments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_is_bounded, setup, teardown),
         cmocka_unit_test(test_fleetview_incident_states),

@@ -82,7 +82,7 @@ static void test_parse(void **state)
                           "repair Reset! = true\n", "repair reset =\n", "ladder = reset\n", "repair a = true\nladder = a b\n",
                           "ladder xid 79 =\n", "repair_timeout = 0\n", "repeat_window = 7 weeks\n", "rma_command = \n",
                           "repair_timeout reboot = 5m\n", "burnin_suite = huge\n", "burnin_gate =\n",
-                          "repair_timeout Bad! = 5m\n" };
+                          "repair_timeout Bad! = 5m\n", "rma_attach = dmesg\n", "rma_attach logs =\n" };
     const char *where[] = { "policy.conf:1:", "policy.conf:1:", "policy.conf:3:", "policy.conf:1:",
                             "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at",
                             "policy.conf:1: repair: 'Reset!'", "policy.conf:1: repair reset: empty",
@@ -91,7 +91,8 @@ static void test_parse(void **state)
                             "policy.conf:1: repeat_window", "policy.conf:1: rma_command",
                             "policy.conf: repair_timeout reboot: no 'repair reboot = COMMAND' line",
                             "policy.conf:1: burnin_suite: 'huge'", "policy.conf:1: burnin_gate: empty",
-                            "policy.conf:1: repair_timeout: 'Bad!'" };
+                            "policy.conf:1: repair_timeout: 'Bad!'", "policy.conf:1: unknown key 'rma_attach'",
+                            "policy.conf:1: rma_attach logs: empty command" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256] = "";
         vg_policy_defaults(&p);
@@ -116,6 +117,14 @@ static void test_ladder(void **state)
     assert_int_equal(p.ladder.timeout_ms, 600000);
     assert_int_equal(p.ladder.repeat_window_ms, 3LL * 24 * 3600 * 1000);
     assert_string_equal(p.ladder.rma_dir, "/var/lib/vigil/rma");
+    vg_policy_free(&p);
+    /* rma_attach: one per name, a later line replaces the command */
+    p = load("rma_attach bug-report = srun -w {node} nvidia-bug-report.sh --output-file /dev/stdout\n"
+             "rma_attach kmsg = journalctl -k\nrma_attach kmsg = dmesg --node {node}\n");
+    assert_int_equal(p.ladder.nattach, 2);
+    assert_string_equal(p.ladder.attach[0].name, "bug-report");
+    assert_string_equal(p.ladder.attach[0].argv[2], "{node}");
+    assert_string_equal(p.ladder.attach[1].argv[0], "dmesg");
     vg_policy_free(&p);
     p = load("ladder xid 79 = reboot power-cycle\nladder = reset reboot\nrepair reset = a\nrepair reboot = b\n"
              "repair power-cycle = c\nrepair reboot = b2 {node}\nrepair_timeout = 90\n");
