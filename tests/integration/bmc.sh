@@ -117,8 +117,7 @@ is "… a BMC that never answers: the deadline" "$(I power-cycle n1 2>&1)" "powe
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then skip "the lab needs root and slurmctld"; exit 0; fi
 lab_up 3 --no-vigil >/dev/null || { nok "lab up"; exit 1; }
 trap 'stop_serve; stop_rf; lab_down; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
-echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
+secret "$W/token"; secret "$W/read.token" read
 mkdir -p "$W/rma"
 cat >"$W/policy.conf" <<EOF
 breaker = 100% / 600s
@@ -128,12 +127,7 @@ healthcheck = true {node}
 rma_dir = $W/rma
 rma_attach kernel-log = echo NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus. node={node}
 EOF
-"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/sport" --db "$W/incidents.db" --auth token \
-    --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" --heartbeat 0 \
-    2>>"$W/serve.log" &
-SERVE_PID=$!
-i=0; while [ ! -s "$W/sport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$W/sport")"
+lab_serve "$W" "$W/policy.conf" "$W/incidents.db" "$W/serve.log"
 H="Authorization: Bearer $(cat "$W/token")"
 xid() { # node seq
     curl -s -o /dev/null -H "$H" -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: b$1-$2-$$" --data-binary \

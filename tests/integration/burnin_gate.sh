@@ -20,8 +20,7 @@ stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SE
 lab_up 3 --no-vigil >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; [ -n "$KEEP" ] && cp "$W"/serve*.log /tmp/; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
 export PATH="$top/tests/standins:$PATH" VIGIL_NVML_LIB="$top/build/tests/libnvidia-ml.so.1"
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
-echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/bad.token"; umask 022
+secret "$W/token"; secret "$W/read.token" read; secret "$W/bad.token"
 RH="Authorization: Bearer $(cat "$W/read.token")"
 GATE="$VIGIL burnin --lab --dir $LAB_DIR --nodes {node} --suite {suite} --test gemm-small --no-drain --json"
 cat >"$W/policy.conf" <<EOF
@@ -32,12 +31,7 @@ burnin_gate = $GATE
 burnin_suite = quick
 repair_timeout = 120
 EOF
-"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
-    --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" --heartbeat 0 \
-    2>>"$W/serve.log" &
-SERVE_PID=$!
-i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$W/port")"
+lab_serve "$W" "$W/policy.conf" "$W/incidents.db" "$W/serve.log"
 wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
@@ -139,12 +133,7 @@ burnin_gate = $GATE
 new_node_suite = quick
 new_node_every = 1
 EOF2
-"$VIGIL" -v serve --listen 127.0.0.1:0 --port-file "$W/port2" --db "$W/new.db" --auth token \
-    --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy2.conf" --heartbeat 0 \
-    2>"$W/serve2.log" &
-SERVE_PID=$!
-i=0; while [ ! -s "$W/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$W/port2")"
+lab_serve "$W" "$W/policy2.conf" "$W/new.db" "$W/serve2.log" -v
 check "first look: the one node in service (n3) taken as known" \
     wait_for 20 grep -q "new-node gate: 1 nodes in service taken as known" "$W/serve2.log"
 "$VIGIL" inject sdc --node n2 --gpu 1 --lab --dir "$LAB_DIR" >/dev/null

@@ -28,8 +28,7 @@ stop_serve() {
 }
 lab_up 6 --spares 2 --no-vigil >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
-echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
+secret "$W/token"; secret "$W/read.token" read
 RH="Authorization: Bearer $(cat "$W/read.token")"
 cat >"$W/policy.conf" <<EOF
 spares = n[5-6]
@@ -44,12 +43,7 @@ ladder xid 48 = slow
 healthcheck = test {node} = n6
 repair_timeout = 120
 EOF
-"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
-    --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" --heartbeat 0 \
-    2>>"$W/serve.log" &
-SERVE_PID=$!
-i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$W/port")"
+lab_serve "$W" "$W/policy.conf" "$W/incidents.db" "$W/serve.log"
 echo 0 >"$W/seq"
 post() { # node events-json → HTTP status (the message number lives in a file: callers use $(…))
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"

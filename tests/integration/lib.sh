@@ -27,6 +27,21 @@ lab_down() {
     return 0
 }
 
+# --- `vigil serve` acting on a suite's lab: token auth and a read token ------
+# secret FILE [PREFIX] — a fresh random token in FILE (mode 0600).
+secret() { (umask 077; echo "${2:-token}-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$1"); }
+# lab_serve DIR POLICY DB LOG [vigil options before `serve`] — DIR holds
+# `token` and `read.token` (secret writes them); sets SERVE_PID and URL.
+lab_serve() {
+    _d=$1 _pol=$2 _db=$3 _log=$4; shift 4
+    rm -f "$_d/serve.port"
+    "$VIGIL" "$@" serve --listen 127.0.0.1:0 --port-file "$_d/serve.port" --db "$_db" --auth token \
+        --token-file "$_d/token" --read-token-file "$_d/read.token" --policy "$_pol" --heartbeat 0 2>>"$_log" &
+    SERVE_PID=$!
+    i=0; while [ ! -s "$_d/serve.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    URL="http://127.0.0.1:$(cat "$_d/serve.port")"
+}
+
 # --- a real `vigil serve` and `vigil agent` for the agent suites -------------
 # The suite sets T (its temporary directory) and writes $T/token; AUTH, when
 # set, replaces token auth on both sides (e.g. "--auth munge --munge-socket S").
