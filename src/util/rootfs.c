@@ -28,8 +28,13 @@ int vg_read_file(const char *root, const char *path, size_t max, char **out, siz
     int fd = open(full, O_RDONLY | O_CLOEXEC);
     free(full);
     if (fd < 0) return -1;
-    /* Reads up to max+1 bytes: one more than allowed means "too big". */
-    size_t cap = max < 4096 ? max + 1 : 4096, n = 0;
+    /* Reads up to max+1 bytes: one more than allowed means "too big".  A
+     * regular file's size is the first guess (one read, no regrowing: the
+     * dpkg status file of a large node is megabytes); /proc and /sys files
+     * say 0 and grow from 4 KiB. */
+    struct stat st;
+    size_t hint = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    size_t cap = max < hint ? max + 1 : hint, n = 0;
     char *buf = vg_xmalloc(cap + 1);
     for (;;) {
         if (n == cap) {
