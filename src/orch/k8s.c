@@ -4,7 +4,8 @@
  * DOWN the node's pods evicted through policy/v1 Eviction), an annotation
  * recording what vigil did (so resume undoes only vigil's, and a node an
  * administrator cordoned is never vigil's), and the node condition
- * VigilHealthy=False that `kubectl describe node` shows.  Jobs are the
+ * VigilHealthy=False that `kubectl describe node` shows, with an Event
+ * (k8s_event.c) on the node when vigil isolates or returns it.  Jobs are the
  * workloads (Job, JobSet) of the pods on a node; requeue evicts a workload's
  * pods so its controller recreates the whole gang.  The spare pool: nodes
  * labelled vigil.dev/spare=true; in the pool while they carry the taint
@@ -351,7 +352,7 @@ static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
         if (change_node(o, nodes[i], &ch) ||
             set_condition(o, nodes[i], true, "VigilReturned", "returned to service by vigil"))
             return -1;
-        node_event(o, nodes[i], false, "VigilReturned", "returned to service by vigil: uncordoned, vigil's taint removed");
+        node_event(o, nodes[i], false, "VigilReturned", "returned to service by vigil: its taint and annotation removed");
     }
     return 0;
 }
