@@ -4,7 +4,8 @@
  * DOWN the node's pods evicted through policy/v1 Eviction), an annotation
  * recording what vigil did (so resume undoes only vigil's, and a node an
  * administrator cordoned is never vigil's), and the node condition
- * VigilHealthy=False that `kubectl describe node` shows.  Jobs are the
+ * VigilHealthy=False that `kubectl describe node` shows, with an Event
+ * (k8s_event.c) on the node when vigil isolates or returns it.  Jobs are the
  * workloads (Job, JobSet) of the pods on a node; requeue evicts a workload's
  * pods so its controller recreates the whole gang.  The spare pool: nodes
  * labelled vigil.dev/spare=true; in the pool while they carry the taint
@@ -34,6 +35,7 @@ struct k8s {
      * within RECENT_MS: a pod bound after that read is evicted by the
      * NoExecute taint anyway. */
     struct { char node[64]; int64_t at; struct vg_k8s_pod *pods; size_t n; } recent;
+    bool event_warned;        /* an Event failed and that was logged */
 };
 
 static struct k8s *P(struct vg_orch *o) { return o->priv; }
@@ -303,25 +305,42 @@ static int evict(struct vg_orch *o, const struct vg_k8s_pod *p)
 
 /* ---- the ops ---------------------------------------------------------------- */
 
+/* DOWN: the node's pods evicted (not DaemonSet pods, not vigil's own). */
+static int evict_node(struct vg_orch *o, const char *node)
+{
+    struct vg_k8s_pod *ps;
+    size_t np;
+    struct k8s *k = P(o);
+    if (!strcmp(k->recent.node, node) && vg_mono_ms() - k->recent.at < RECENT_MS) {
+        ps = k->recent.pods, np = k->recent.n;   /* taken: read once */
+        k->recent.pods = NULL, k->recent.node[0] = 0;
+    } else if (pods_on(o, node, &ps, &np)) return -1;
+    int rc = 0;
+    for (size_t j = 0; j < np && !rc; j++)
+        if (!ps[j].daemon && !ps[j].gone) rc = evict(o, &ps[j]);
+    free(ps);
+    return rc;
+}
+
+/* The Event saying what vigil did, after the node's own changes (it never fails them). */
+static void node_event(struct vg_orch *o, const char *name, bool warning, const char *reason, const char *message)
+{
+    const json_t *node = json_object_get(P(o)->cache, name);
+    if (node) vg_k8s_node_event(o, &P(o)->h, node, warning, reason, message, &P(o)->event_warned);
+}
+
 static int k8s_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason)
 {
     struct node_change ch = { OP_ISOLATE, how, reason };
+    bool down = how == VG_ISOLATE_DOWN;
     for (size_t i = 0; i < n; i++) {
-        if (change_node(o, nodes[i], &ch)) return -1;
-        if (set_condition(o, nodes[i], false, how == VG_ISOLATE_DOWN ? "VigilDown" : "VigilDrain", reason)) return -1;
-        if (how != VG_ISOLATE_DOWN) continue;
-        struct vg_k8s_pod *ps;
-        size_t np;
-        struct k8s *k = P(o);
-        if (!strcmp(k->recent.node, nodes[i]) && vg_mono_ms() - k->recent.at < RECENT_MS) {
-            ps = k->recent.pods, np = k->recent.n;   /* taken: read once */
-            k->recent.pods = NULL, k->recent.node[0] = 0;
-        } else if (pods_on(o, nodes[i], &ps, &np)) return -1;
-        int rc = 0;
-        for (size_t j = 0; j < np && !rc; j++)
-            if (!ps[j].daemon && !ps[j].gone) rc = evict(o, &ps[j]);
-        free(ps);
-        if (rc) return -1;
+        if (change_node(o, nodes[i], &ch) || set_condition(o, nodes[i], false, down ? "VigilDown" : "VigilDrain", reason) ||
+            (down && evict_node(o, nodes[i])))
+            return -1;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: cordoned, tainted %s:%s%s", reason, VG_K8S_FAULT_TAINT,
+                 down ? "NoExecute" : "NoSchedule", down ? ", its pods evicted" : "");
+        node_event(o, nodes[i], true, "VigilIsolated", msg);
     }
     return 0;
 }
@@ -329,10 +348,12 @@ static int k8s_isolate(struct vg_orch *o, const char *const *nodes, size_t n, en
 static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
 {
     struct node_change ch = { OP_RESUME, VG_ISOLATE_DRAIN, NULL };
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (change_node(o, nodes[i], &ch) ||
             set_condition(o, nodes[i], true, "VigilReturned", "returned to service by vigil"))
             return -1;
+        node_event(o, nodes[i], false, "VigilReturned", "returned to service by vigil: its taint and annotation removed");
+    }
     return 0;
 }
 

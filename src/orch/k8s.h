@@ -1,7 +1,8 @@
 /* k8s.h — the Kubernetes orchestrator's parts (src/orch/k8s*.c): where the
  * API server is and how to authenticate (k8s_config.c: kubeconfig or the
  * in-cluster service account), HTTP with retries (k8s_http.c), the pure
- * readers of Node and Pod objects (k8s_parse.c), and the ops (k8s.c).
+ * readers of Node and Pod objects (k8s_parse.c), Events on nodes
+ * (k8s_event.c), and the ops (k8s.c).
  * Nothing outside src/orch/ knows the Kubernetes API. */
 #ifndef VG_K8S_H
 #define VG_K8S_H
@@ -66,6 +67,12 @@ long vg_k8s_request_raw(struct vg_orch *o, struct vg_k8s_http *h, const char *me
 /* A one-line reason for a failed request: the Status message, with what
  * 401/403/404 mean for vigil. */
 int vg_k8s_fail(struct vg_orch *o, long status, json_t *answer, const char *method, const char *path);
+
+/* A core/v1 Event on node (a Node object as read): type Warning or Normal,
+ * reason, message; tried once, never fails the caller; a failure is logged
+ * when *warned is false (then set; cleared by a success).  k8s_event.c. */
+void vg_k8s_node_event(struct vg_orch *o, struct vg_k8s_http *h, const json_t *node, bool warning, const char *reason,
+                       const char *message, bool *warned);
 
 /* ---- Node and Pod objects ------------------------------------------------ */
 

@@ -6,6 +6,7 @@
 #include "orch/k8s.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
+#include "util/tlskey.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,48 @@ static int data_field(json_t *o, const char *key, char **pem, char *err, size_t 
     return 0;
 }
 
+/* A client certificate's PEM (inline or its file) into *out; its field's name, with the file, into what. */
+static int client_pem(const char *pem, const char *file, const char *field, char **out, size_t *len, char *what,
+                      size_t wn, char *err, size_t n)
+{
+    if (pem) {
+        snprintf(what, wn, "%s-data", field);
+        *out = vg_xstrdup(pem), *len = strlen(pem);
+        return 0;
+    }
+    snprintf(what, wn, "%s (%s)", field, file);
+    char why[1200];
+    if (!read_text(file, out, len, why, sizeof why)) return 0;
+    snprintf(err, n, "%s: %s", field, why);
+    return -1;
+}
+
+/* A client certificate needs its key, and the key must be the certificate's
+ * (checked here, so a wrong pair is refused when the configuration is read,
+ * naming the fields, instead of failing every TLS handshake later). */
+static int client_pair(const struct vg_k8s_conf *c, const char *user, char *err, size_t n)
+{
+    bool cert = c->cert_pem || c->cert_file[0], key = c->key_pem || c->key_file[0];
+    if (!cert && !key) return 0;
+    if (cert != key) {
+        snprintf(err, n, "user '%s': %s is set without %s", user, cert ? "client-certificate" : "client-key",
+                 cert ? "client-key or client-key-data" : "client-certificate or client-certificate-data");
+        return -1;
+    }
+    char *ct = NULL, *kt = NULL, cw[1100], kw[1100];
+    size_t cl = 0, kl = 0;
+    int rc = -1;
+    if (!client_pem(c->cert_pem, c->cert_file, "client-certificate", &ct, &cl, cw, sizeof cw, err, n) &&
+        !client_pem(c->key_pem, c->key_file, "client-key", &kt, &kl, kw, sizeof kw, err, n)) {
+        char why[256];
+        rc = vg_tls_keypair_check(ct, cl, kt, kl, why, sizeof why) < 0 ? -1 : 0;
+        if (rc) snprintf(err, n, "user '%s': %.1000s does not go with %.1000s: %s", user, kw, cw, why);
+    }
+    free(ct);
+    free(kt);
+    return rc;
+}
+
 int vg_k8s_conf_parse(const char *text, size_t len, const char *dir, struct vg_k8s_conf *c, char *err, size_t n)
 {
     json_t *doc = yaml_to_json(text, len, err, n);
@@ -227,6 +270,7 @@ int vg_k8s_conf_parse(const char *text, size_t len, const char *dir, struct vg_k
                 free(tok);
             }
         }
+        if (!rc) rc = client_pair(c, us ? us : "", err, n);
     }
     json_decref(doc);
     return rc;

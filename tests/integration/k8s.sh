@@ -10,7 +10,15 @@
 # and running again on the promoted spare; an administrator's cordon left
 # alone; repair returns the node to the pool; API down, 401, 403, a 409
 # storm and a vanished node fail the incident with a clear error, and it is
-# retried.  No real API server runs here: this is the double.
+# retried.  vigil's isolation and return are core/v1 Events on the Node
+# (kubectl describe node / get events show them; one that cannot be written
+# does not fail the isolation).  Authentication both other ways the adapter
+# knows: client certificates (the double verifies them against its client
+# CA; kubectl proves it, then vigil with the certificate inline and as files,
+# and a key that is not the certificate's is refused), and in-cluster (the
+# service-account token and CA bind-mounted at their real path in a private
+# mount namespace, KUBERNETES_SERVICE_HOST/PORT at the double).  No real API
+# server runs here: this is the double.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8s.XXXXXX")
@@ -126,6 +134,14 @@ is "n2 has condition VigilHealthy=False" \
 check "vigil's annotation records what it did" node_has n2 '.metadata.annotations["vigil.dev/isolated"] | fromjson | .reason | startswith("vigil:")'
 kd describe node n2 >"$W/describe" 2>&1
 check "kubectl describe node shows vigil's condition" grep -q 'VigilHealthy.*False.*VigilDown.*vigil: xid 79' "$W/describe"
+check "… and vigil's Event (Warning VigilIsolated, from vigil, naming the fault)" \
+    grep -q 'Warning  *VigilIsolated  *.*  *vigil  *vigil: xid 79.*cordoned, tainted vigil.dev/fault:NoExecute' "$W/describe"
+kd get events --field-selector involvedObject.name=n2 --no-headers >"$W/events" 2>&1
+check "kubectl get events --field-selector involvedObject.name=n2 lists it" grep -q 'Warning  *VigilIsolated  *node/n2  *vigil: xid 79' "$W/events"
+is "the Event: core/v1, on the Node's uid, in default, source vigil, count 1, first = last" \
+    "$(aget '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dn2' | jq -r --arg uid "$(node_json n2 | jq -r .metadata.uid)" \
+        '.items[0] | [.involvedObject.kind, .involvedObject.uid == $uid, .metadata.namespace, .type, .source.component, .count, .firstTimestamp == .lastTimestamp] | map(tostring) | join(" ")')" \
+    "Node true default Warning vigil 1 true"
 check "the spare n5 is promoted (its taint removed)" wait_for 5 node_has n5 '[.spec.taints // [] | .[] | select(.key=="vigil.dev/spare")] | length == 0'
 check "the gang runs again, on the spare, not on n2" wait_for 10 gang_on_spare
 after=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
@@ -182,6 +198,9 @@ post_xid n2 79 >/dev/null
 check "repaired n2 returned to the pool (spare taint)" wait_for 10 node_has n2 '.spec.taints // [] | map(.key) | index("vigil.dev/spare")'
 check "… uncordoned, vigil's taint and annotation gone" wait_for 5 node_has n2 '(.spec.unschedulable // false) == false and (.metadata.annotations // {} | has("vigil.dev/isolated") | not) and ([.spec.taints[] | select(.key=="vigil.dev/fault")] | length == 0)'
 is "… condition VigilHealthy=True" "$(node_json n2 | jq -r '.status.conditions[] | select(.type=="VigilHealthy") | .status')" True
+is "… Events on n2: VigilIsolated (Warning) then VigilReturned (Normal)" \
+    "$(aget '/api/v1/events?fieldSelector=involvedObject.name%3Dn2,involvedObject.kind%3DNode' | jq -r '[.items[] | "\(.reason)/\(.type)"] | join(" ")')" \
+    "VigilIsolated/Warning VigilReturned/Normal"
 check "incident closed" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"closed'"
 
 # ---- crash detection by heartbeat: a silent agent's node is confirmed by probing its kubelet's
@@ -267,7 +286,15 @@ ctl POST fault '{"code":503,"method":"GET","path":"/api/v1/pods","count":1}'
 post_xid n1 79 >/dev/null
 check "429 twice and a 503: retried within the call, isolated" wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"isolated'"
 is "… without failing the incident" "$(curl -s -H "$RH" "$URL/metrics" | sed -n 's/^vigil_action_failures_total //p')" 0
-is "… after the API's 429s and 503" "$(grep -c ' 429 .*ua=vigil$\| 503 ua=vigil$' "$W/api.log")" 3
+is "… after the API's 429s and 503" "$(grep -c ' 429 .*ua=vigil$\| 503 user=[^ ]* ua=vigil$' "$W/api.log")" 3
+
+fresh "breaker = 100% / 600s"
+ctl POST deny '{"verb":"create","resource":"events"}'
+post_xid n1 79 >/dev/null; post_xid n3 79 >/dev/null
+check "Events refused (403): both nodes isolated all the same" \
+    wait_for 10 sh -c "[ \$(curl -s -H '$RH' '$URL/v1/incidents' | grep -o '\"state\":\"isolated' | wc -l) -eq 2 ]"
+is "… the refusal logged once, not per Event" "$(grep -c 'Event on node .* was not written.*cannot create resource "events"' "$W/serve.log")" 1
+ctl DELETE deny ''
 
 fresh "breaker = 100% / 600s"
 kd delete node n1 >/dev/null 2>&1
@@ -281,6 +308,94 @@ kill -0 "$SERVE_PID" && ok "vanished node: the controller is still running" || n
 stop_serve
 check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"
 
+# ---- client certificates: the double verifies them against its client CA, the user is the CN
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/cca.key" -out "$W/cca.pem" -days 2 -subj /CN=vigil-client-ca >/dev/null 2>&1
+openssl req -newkey rsa:2048 -nodes -keyout "$W/client.key" -out "$W/client.csr" -subj "/O=vigil/CN=vigil-controller" >/dev/null 2>&1
+openssl x509 -req -in "$W/client.csr" -CA "$W/cca.pem" -CAkey "$W/cca.key" -CAcreateserial -out "$W/client.pem" -days 2 >/dev/null 2>&1
+kc_cert() { # file data|files|none [cert key] — a kubeconfig whose user is a client certificate (no token)
+    kubeconfig "$1"
+    case $2 in
+    data) printf '    client-certificate-data: %s\n    client-key-data: %s\n' "$(base64 -w0 "$W/${3:-client.pem}")" \
+              "$(base64 -w0 "$W/${4:-client.key}")" >>"$1" ;;
+    files) printf '    client-certificate: %s\n    client-key: %s\n' "${3:-client.pem}" "${4:-client.key}" >>"$1" ;;
+    esac
+}
+stop_serve; stop_kapi
+start_kapi --token "$TOKEN" --client-ca "$W/cca.pem"   # the token: this suite's own readers (node_json)
+wait_for 5 running 4
+kc_cert "$W/cert.kc" data
+kubectl --kubeconfig "$W/cert.kc" get nodes --no-headers >"$W/out" 2>&1
+is "kubectl with client-certificate-data: get nodes" "$(awk '{print $1}' "$W/out" | tr '\n' ' ')" "n1 n2 n3 n4 n5 "
+check "… the double authenticated it as the certificate's CN" grep -q 'GET /api/v1/nodes 200 user=vigil-controller ua=kubectl' "$W/api.log"
+kc_cert "$W/cert.kc" files
+is "kubectl with client-certificate / client-key files (relative to the kubeconfig)" \
+    "$(kubectl --kubeconfig "$W/cert.kc" get nodes --no-headers 2>&1 | wc -l)" 5
+kc_cert "$W/cert.kc" data other.pem other.key
+mark=$(wc -l <"$W/api.log")
+kubectl --kubeconfig "$W/cert.kc" get nodes >"$W/out" 2>&1
+check "a client certificate the client CA did not sign: refused, Unauthorized" grep -q 'Unauthorized' "$W/out"
+check "… 401" sh -c "tail -n +$((mark + 1)) '$W/api.log' | grep -q 'GET /api.* 401 user=- ua=kubectl'"
+# (kubectl without any credential asks for a user name, so curl asks here)
+is "no certificate and no token: 401" "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$W/ca.pem" "$API/api/v1/nodes")" 401
+mark=$(wc -l <"$W/api.log")
+for form in data files; do
+    kc_cert "$W/vigil.kc" "$form"
+    start_serve "breaker = 100% / 600s"
+    node=n1; [ $form = files ] && node=n3
+    post_xid $node 79 >/dev/null
+    check "vigil serve, client certificate ($form): XID 79 → $node cordoned" wait_for 10 node_has $node '.spec.unschedulable == true'
+    check "… vigil's requests were the certificate's user" grep -q "PATCH /api/v1/nodes/$node 200 .* user=vigil-controller ua=vigil$" "$W/api.log"
+    stop_serve
+done
+is "… and no vigil request went without it" "$(tail -n +$((mark + 1)) "$W/api.log" | grep 'ua=vigil$' | grep -vc 'user=vigil-controller ua=vigil$')" 0
+kc_cert "$W/vigil.kc" data client.pem other.key
+"$VIGIL" serve --orchestrator k8s --kubeconfig "$W/vigil.kc" --listen 127.0.0.1:0 --db "$W/mismatch.db" --auth token \
+    --token-file "$W/token" >"$W/out" 2>&1
+is "a key that is not the certificate's: exit 2" "$?" 2
+check "… naming the file and the fields" grep -q "$W/vigil.kc: user 'vigil': client-key-data does not go with client-certificate-data" "$W/out"
+kc_cert "$W/vigil.kc" files client.pem other.key
+"$VIGIL" serve --orchestrator k8s --kubeconfig "$W/vigil.kc" --listen 127.0.0.1:0 --db "$W/mismatch.db" --auth token \
+    --token-file "$W/token" >"$W/out" 2>&1
+is "… as files: exit 2" "$?" 2
+check "… naming the key's file" grep -q "client-key ($W/other.key) does not go with client-certificate ($W/client.pem)" "$W/out"
+
+# ---- in-cluster: the service account's token and CA at their real path, in a private mount namespace
+SA=/var/run/secrets/kubernetes.io/serviceaccount
+in_cluster() { # sa-dir command… — run with KUBERNETES_SERVICE_HOST/PORT at the double, no kubeconfig,
+               # and the service-account directory bind-mounted at $SA (tmpfs over /var/run first when it lacks $SA)
+    env -u KUBECONFIG KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$KPORT" HOME="$W" \
+        unshare --mount --propagation private sh -c '
+            [ -d "$0" ] || { mount -t tmpfs tmpfs "$(readlink -f /var/run)" && mkdir -p "$0"; } || exit 97
+            mount --bind "$1" "$0" || exit 97
+            shift; exec "$@"' "$SA" "$@"
+}
+k8s_status() { # sa-dir — what vigil status says of the Kubernetes adapter: "ok detail"
+    in_cluster "$1" "$VIGIL" status --json 2>>"$W/status.err" |
+        jq -r '.items[] | select(.detail | startswith("k8s")) | "\(.ok) \(.detail)"'
+}
+if [ "$(id -u)" != 0 ] || ! unshare --mount --propagation private true 2>/dev/null; then
+    skip "in-cluster configuration: needs root and unshare --mount (a private mount namespace) to put a token at $SA"
+else
+    mkdir -p "$W/sa" "$W/sa-nocert" "$W/sa-notoken"
+    printf '%s\n' "$TOKEN" >"$W/sa/token"; cp "$W/ca.pem" "$W/sa/ca.crt"
+    printf '%s\n' "$TOKEN" >"$W/sa-nocert/token"; cp "$W/other.pem" "$W/sa-nocert/ca.crt"
+    cp "$W/ca.pem" "$W/sa-notoken/ca.crt"
+    mark=$(wc -l <"$W/api.log")
+    out=$(k8s_status "$W/sa")
+    case "$out" in "true k8s: 5 node(s)"*) ok "in-cluster: vigil status reads the 5 nodes through the adapter" ;;
+        *) nok "in-cluster: vigil status reads the nodes: $out" ;; esac
+    check "… over HTTPS to KUBERNETES_SERVICE_HOST/PORT with the mounted token (the double names its user)" \
+        sh -c "tail -n +$((mark + 1)) '$W/api.log' | grep -q 'GET /api/v1/nodes 200 user=system:serviceaccount:vigil:vigil-controller ua=vigil$'"
+    out=$(k8s_status "$W/sa-nocert")
+    case "$out" in *"https://127.0.0.1:$KPORT: SSL certificate problem"*) ok "in-cluster, a ca.crt that did not sign the API's certificate: curl's certificate error" ;;
+        *) nok "in-cluster, wrong ca.crt: $out" ;; esac
+    in_cluster "$W/sa-notoken" "$VIGIL" serve --orchestrator k8s --listen 127.0.0.1:0 --db "$W/incluster.db" \
+        --auth token --token-file "$W/token" >"$W/out" 2>&1
+    is "in-cluster without a token file: vigil serve exits 2" "$?" 2
+    check "… naming the path" grep -q "$SA/token: No such file or directory" "$W/out"
+    check "the host's $SA was never written" sh -c "[ ! -e '$SA/token' ] || ! grep -q '$TOKEN' '$SA/token'"
+fi
+
 # ---- the manifests, and RBAC = the verbs vigil used in this suite, no more
 stop_kapi
 CACERT= TOKEN=
@@ -293,7 +408,7 @@ granted=$(kubectl create --dry-run=client --validate=false -o json -f "$ROOT/dep
     jq -r 'select(.kind == "ClusterRole") | .rules[] | .resources[] as $r | .verbs[] | "\(.) \($r)"' | sort -u | tr '\n' ' ')
 used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
     m = $1; p = $2; sub(/\?.*/, "", p); n = split(p, s, "/")
-    if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"
+    if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"; else if (p ~ /\/events$/) r = "events"
     else if (p ~ /\/pods$/) r = "pods"; else if (p ~ /\/nodes$/) r = "nodes"; else if (s[n-1] == "nodes") r = "nodes"; else r = p
     v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? "delete" : (p ~ /\/(nodes|pods)$/ ? "list" : "get")
     print v, r }' | sort -u | tr '\n' ' ')

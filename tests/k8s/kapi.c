@@ -11,8 +11,16 @@
  *                       "retry_after":0,"message":"…"}  the next matching requests fail so
  *   POST /_test/deny   {"verb":"patch","resource":"nodes/status"}  (DELETE: allow all)
  *   POST /_test/token  {"token":"…"}   the bearer token now required
+ * Authentication as the API server's: a bearer token (--token; its user is
+ * vigil's service account) or, with --client-ca, a client certificate that
+ * verifies against that CA (its user is the subject's CN, kapi_tls.c); 401
+ * when neither does.  The log names each request's user.  Events (core/v1)
+ * are kept: create (validated as the API server does for the legacy Event),
+ * list with fieldSelector involvedObject.*, a server-side Table for
+ * `kubectl get events`.
  * Usage: kapi --port-file FILE [--port N] [--state FILE.json] [--token T] [--log FILE] [--tick MS]
  *             [--tls-cert PEM --tls-key PEM]   (HTTPS; bearer tokens over it)
+ *             [--client-ca PEM]   (with --tls-*: client certificates signed by this CA authenticate)
  *             [--exec DIR]   the kubelet runs containers' commands as local processes (kapi_exec.c);
  *                            pods/NAME/log serves their output */
 #include "kapi.h"
@@ -31,6 +39,7 @@ struct kapi K = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static json_t *faults, *denied;
 static char token[256];
+static char *client_ca;
 static FILE *logf;
 static const char *USER = "system:serviceaccount:vigil:vigil-controller";
 
@@ -63,6 +72,7 @@ struct req {
     char *seg[12];
     size_t nseg;
     char path[1024];
+    char user[256];   /* who authenticated; "system:anonymous" when no authentication is asked for */
 };
 
 static const char *arg(struct req *r, const char *k)
@@ -87,9 +97,10 @@ static enum MHD_Result send_json(struct req *r, int code, json_t *body, const ch
     if (logf && strncmp(r->url, "/_test", 6)) {
         const char *ct = hdr(r, "Content-Type");
         const char *ua = hdr(r, "User-Agent");
-        fprintf(logf, "%s %s%s%s %d%s%s ua=%.20s\n", r->method, r->url, arg(r, "fieldSelector") ? " fieldSelector=" : "",
-                arg(r, "fieldSelector") ? arg(r, "fieldSelector") : "", code, ct && !strcmp(r->method, "PATCH") ? " " : "",
-                ct && !strcmp(r->method, "PATCH") ? ct : "", ua ? ua : "-");
+        fprintf(logf, "%s %s%s%s %d%s%s user=%s ua=%.20s\n", r->method, r->url,
+                arg(r, "fieldSelector") ? " fieldSelector=" : "", arg(r, "fieldSelector") ? arg(r, "fieldSelector") : "",
+                code, ct && !strcmp(r->method, "PATCH") ? " " : "", ct && !strcmp(r->method, "PATCH") ? ct : "",
+                r->user[0] ? r->user : "-", ua ? ua : "-");
         fflush(logf);
     }
     return rc;
@@ -328,6 +339,44 @@ static json_t *pod_table(json_t *items)
                      "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
 }
 
+/* Event columns as `kubectl get events` prints them (the API server's event
+ * printer, pkg/printers/internalversion: Last Seen, Type, Reason, Object,
+ * Message; Subobject, Source, First Seen, Count, Name at priority 1). */
+static json_t *event_table(json_t *items)
+{
+    json_t *rows = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(items, i, e) {
+        json_t *io = json_object_get(e, "involvedObject"), *md = json_object_get(e, "metadata");
+        char obj[320], kind[64], count[16];
+        snprintf(kind, sizeof kind, "%s", json_string_value(json_object_get(io, "kind")) ?: "");
+        for (char *p = kind; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+        snprintf(obj, sizeof obj, "%s/%s", kind, json_string_value(json_object_get(io, "name")) ?: "");
+        snprintf(count, sizeof count, "%lld", (long long)json_integer_value(json_object_get(e, "count")));
+        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s,s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells", age(e),
+                                              json_string_value(json_object_get(e, "type")) ?: "",
+                                              json_string_value(json_object_get(e, "reason")) ?: "", obj,
+                                              json_string_value(json_object_get(io, "fieldPath")) ?: "",
+                                              json_string_value(json_object_get(json_object_get(e, "source"), "component")) ?: "",
+                                              json_string_value(json_object_get(e, "message")) ?: "", age(e), count,
+                                              json_string_value(json_object_get(md, "name")) ?: "", "object", "kind",
+                                              "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", md));
+    }
+    static const char *const cols[][3] = { { "Last Seen", "", "0" }, { "Type", "", "0" },    { "Reason", "", "0" },
+                                           { "Object", "", "0" },    { "Subobject", "", "1" }, { "Source", "", "1" },
+                                           { "Message", "", "0" },   { "First Seen", "", "1" }, { "Count", "", "1" },
+                                           { "Name", "name", "1" } };
+    json_t *cd = json_array();
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k][0], "type", "string", "format",
+                                            cols[k][1], "description", cols[k][0], "priority", atoi(cols[k][2])));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%lu", K.rv);
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
+                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+}
+
 /* GET of a collection, filtered by the selectors (and namespace). */
 static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
 {
@@ -346,8 +395,9 @@ static enum MHD_Result list(struct req *r, json_t *store, const char *kind, cons
         }
         if (lm && fm) json_array_append(items, o);
     }
-    if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList")) && wants_table(r)) {
-        json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : pod_table(items);
+    if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList") || !strcmp(kind, "EventList")) && wants_table(r)) {
+        json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : !strcmp(kind, "PodList") ? pod_table(items)
+                                                                                               : event_table(items);
         json_decref(l);
         return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
     }
@@ -406,6 +456,15 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
         json_decref(o);
         return fail(r, 400, res, NULL, "%s: metadata.name is required", kind);
     }
+    /* the API server's validation of a core/v1 Event without eventTime (legacyValidateEvent,
+     * pkg/apis/core/validation/events.go): a cluster-scoped object's events live in "" or "default" */
+    const char *ions = json_string_value(json_object_get(json_object_get(o, "involvedObject"), "namespace")) ?: "";
+    if (store == K.events && !json_object_get(o, "eventTime") &&
+        (*ions ? strcmp(ns ? ns : "", ions) : ns && *ns && strcmp(ns, "default"))) {
+        json_decref(o);
+        return fail(r, 422, res, name, "Event \"%s\" is invalid: involvedObject.namespace: Invalid value: \"%s\": "
+                                       "does not match event.namespace", name, ions);
+    }
     char key[400];
     snprintf(key, sizeof key, "%s%s%s", ns ? ns : "", ns ? "/" : "", name);
     if (json_object_get(store, key)) {
@@ -418,7 +477,7 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
     snprintf(uid, sizeof uid, "%s-%lu", res, ++K.seq);
     json_object_set_new(md, "uid", json_string(uid));
     json_object_set_new(md, "creationTimestamp", json_string(kapi_now()));
-    if (!json_object_get(o, "status")) json_object_set_new(o, "status", json_object());
+    if (store != K.events && !json_object_get(o, "status")) json_object_set_new(o, "status", json_object());
     if (store == K.pods)   /* the API server's default for a new pod; the kubelet takes it from there */
         json_object_set_new(o, "status", json_pack("{s:s,s:s}", "phase", "Pending", "qosClass", "BestEffort"));
     kapi_bump(o);
@@ -578,6 +637,24 @@ static enum MHD_Result test_control(struct req *r)
     return rc;
 }
 
+/* Who the caller is, into r->user: a client certificate that verifies
+ * (--client-ca), else the bearer token; -1 (401) when authentication is
+ * asked for and neither holds.  As the API server's union of
+ * authenticators, a certificate that does not verify is no identity, and a
+ * valid token still is. */
+static int authenticate(struct req *r)
+{
+    if (client_ca && kapi_tls_user(r->c, r->user, sizeof r->user) == KAPI_CERT_OK) return 0;
+    const char *a = hdr(r, "Authorization");
+    if (token[0] && a && !strncmp(a, "Bearer ", 7) && !strcmp(a + 7, token)) {
+        snprintf(r->user, sizeof r->user, "%s", USER);
+        return 0;
+    }
+    if (token[0] || client_ca) return -1;
+    snprintf(r->user, sizeof r->user, "system:anonymous");
+    return 0;
+}
+
 /* ---- routing ---------------------------------------------------------------- */
 
 static enum MHD_Result resource(struct req *r)
@@ -607,8 +684,7 @@ static enum MHD_Result resource(struct req *r)
     else if (!strcmp(group, "batch") && !strcmp(rname, "jobs")) store = K.jobs, listkind = "JobList", apiv = "batch/v1";
     else if (!strcmp(group, "apps") && !strcmp(rname, "daemonsets"))
         store = K.daemonsets, listkind = "DaemonSetList", apiv = "apps/v1";
-    else if (!strcmp(group, "") && !strcmp(rname, "events") && !name)
-        return send_json(r, 200, list_of("EventList", "v1"), NULL, -1);
+    else if (!strcmp(group, "") && !strcmp(rname, "events")) store = K.events, listkind = "EventList";
     if (!store) {   /* resources discovery lists but the double keeps none of */
         if (!strcmp(r->method, "GET") && name) return not_found(r, rname, name);
         if (!strcmp(r->method, "GET")) return send_json(r, 200, list_of("List", "v1"), NULL, -1);
@@ -650,10 +726,7 @@ static enum MHD_Result route(struct req *r)
     for (char *save, *t = strtok_r(segs, "/", &save); t && r->nseg < 12; t = strtok_r(NULL, "/", &save))
         r->seg[r->nseg++] = strdup(t);
     if (!strncmp(r->path, "/_test/", 7)) return test_control(r);
-    if (token[0]) {
-        const char *a = hdr(r, "Authorization");
-        if (!a || strncmp(a, "Bearer ", 7) || strcmp(a + 7, token)) return fail(r, 401, NULL, NULL, "Unauthorized");
-    }
+    if (authenticate(r)) return fail(r, 401, NULL, NULL, "Unauthorized");
     int retry_after = 0;
     char message[512] = "";
     int code = injected(r, &retry_after, message, sizeof message);
@@ -783,26 +856,34 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--exec")) kapi_exec_init(argv[i + 1]);
         else if (!strcmp(argv[i], "--tls-cert")) cert = slurp(argv[i + 1]);
         else if (!strcmp(argv[i], "--tls-key")) key = slurp(argv[i + 1]);
+        else if (!strcmp(argv[i], "--client-ca")) {
+            if (!(client_ca = slurp(argv[i + 1]))) {
+                fprintf(stderr, "kapi: --client-ca %s: cannot read it\n", argv[i + 1]);
+                return 2;
+            }
+        }
         else {
             fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n"
-                            "            [--tls-cert PEM --tls-key PEM] [--exec DIR]\n");
+                            "            [--tls-cert PEM --tls-key PEM [--client-ca PEM]] [--exec DIR]\n");
             return 2;
         }
     }
     K.nodes = json_object(), K.pods = json_object(), K.jobs = json_object(), K.daemonsets = json_object();
+    K.events = json_object();
     faults = json_array(), denied = json_array();
     if (state && load_state(state)) return 2;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    if (!cert != !key) {
-        fprintf(stderr, "kapi: --tls-cert and --tls-key go together (and must be readable)\n");
+    if (!cert != !key || (client_ca && !cert)) {
+        fprintf(stderr, "kapi: --tls-cert and --tls-key go together (and must be readable); --client-ca needs them\n");
         return 2;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     struct MHD_Daemon *d =
         cert ? MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done,
                                 NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_HTTPS_MEM_CERT, cert,
-                                MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END)
+                                MHD_OPTION_HTTPS_MEM_KEY, key, client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END,
+                                client_ca, MHD_OPTION_END)
              : MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
                                 MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
     if (!d) {

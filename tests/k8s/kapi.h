@@ -1,6 +1,7 @@
-/* kapi.h — the Kubernetes API test double (tests/k8s/): what its three files
- * share.  kapi.c serves HTTP (discovery, nodes, pods, eviction, jobs, the
- * test controls), kapi_patch.c applies the three PATCH content types and
+/* kapi.h — the Kubernetes API test double (tests/k8s/): what its files
+ * share.  kapi.c serves HTTP (discovery, nodes, pods, eviction, jobs, events,
+ * the test controls), kapi_tls.c reads client certificates, kapi_patch.c
+ * applies the three PATCH content types and
  * matches label and field selectors, kapi_sim.c is the harness's minimal
  * scheduler, kubelet, taint manager and Job controller. */
 #ifndef KAPI_H
@@ -14,7 +15,7 @@
  * "namespace/name" (pods, jobs, daemonsets). */
 struct kapi {
     pthread_mutex_t lock;
-    json_t *nodes, *pods, *jobs, *daemonsets;
+    json_t *nodes, *pods, *jobs, *daemonsets, *events;
     unsigned long rv;      /* the last resourceVersion handed out */
     unsigned long seq;     /* names of generated pods */
 };
@@ -40,6 +41,12 @@ void kapi_sim_step(void);
 /* A pod leaves before it ended (deleted, evicted, its node gone): its Job
  * counts it failed, as the Job controller does.  Caller holds K.lock. */
 void kapi_pod_lost(const json_t *pod);
+
+/* A client certificate (kapi_tls.c): the subject's CN into user when it
+ * verifies against the --client-ca bundle. */
+struct MHD_Connection;
+enum kapi_cert { KAPI_CERT_NONE, KAPI_CERT_BAD, KAPI_CERT_OK };
+enum kapi_cert kapi_tls_user(struct MHD_Connection *c, char *user, size_t n);
 
 /* The kubelet running containers as local processes (kapi_exec.c, --exec DIR). */
 void kapi_exec_init(const char *dir);

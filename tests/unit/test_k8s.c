@@ -270,8 +270,7 @@ static const char KC[] =
     "users:\n"
     "- name: vigil\n"
     "  user:\n"
-    "    token: \"abc.def\"\n"
-    "    client-certificate-data: aGVsbG8=\n";
+    "    token: \"abc.def\"\n";
 
 static void test_kubeconfig(void **state)
 {
@@ -282,8 +281,6 @@ static void test_kubeconfig(void **state)
     assert_string_equal(c.server, "https://api.example:6443");
     assert_string_equal(c.ca_file, "/etc/vigil/pki/ca.crt");
     assert_string_equal(c.token, "abc.def");
-    assert_non_null(c.cert_pem);
-    assert_string_equal(c.cert_pem, "hello");
     assert_false(c.insecure);
     vg_k8s_conf_free(&c);
     /* JSON is YAML too */
@@ -321,6 +318,17 @@ static void test_kubeconfig_refused(void **state)
     refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
             "  cluster: {server: https://a, certificate-authority-data: \"!!!\"}\nusers:\n- name: u\n  user: {}\n",
             "not base64");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+            "  cluster: {server: https://a}\nusers:\n- name: u\n  user: {client-certificate-data: aGVsbG8=}\n",
+            "user 'u': client-certificate is set without client-key");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+            "  cluster: {server: https://a}\nusers:\n- name: u\n  user: {client-certificate-data: aGVsbG8=, "
+            "client-key: /nonexistent/k.pem}\n",
+            "client-key: /nonexistent/k.pem: No such file");
+    refuses("current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+            "  cluster: {server: https://a}\nusers:\n- name: u\n  user: {client-certificate-data: aGVsbG8=, "
+            "client-key-data: aGVsbG8=}\n",
+            "client-key-data does not go with client-certificate-data");
     refuses("a: [unclosed\n", "YAML");
     refuses("a: &x 1\nb: *x\n", "aliases");
     refuses("- just\n- a list\n", "not a kubeconfig");
