@@ -58,7 +58,7 @@ static void test_idle(void **state)
     /* n1: a training pod holds GPUs; n2: only a DaemonSet's pod and a CPU pod */
     json_t *pl = J("{\"items\":[{\"metadata\":{\"name\":\"train-0\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"n1\","
                    "\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-                   "{\"metadata\":{\"name\":\"dcgm\",\"namespace\":\"gpu\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"d\"}]},"
+                   "{\"metadata\":{\"name\":\"dcgm\",\"namespace\":\"gpu\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"controller\":true}]},"
                    "\"spec\":{\"nodeName\":\"n2\",\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
                    "\"status\":{\"phase\":\"Running\"}},"
                    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":[{}]},"
