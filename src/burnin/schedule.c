@@ -8,6 +8,7 @@
  * are left out. */
 #include "burnin/schedule.h"
 #include "util/jsonutil.h"
+#include "util/log.h"
 #include "util/rootfs.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
@@ -23,14 +24,12 @@ int64_t vg_bi_suite_min_ms(enum vg_bi_suite s)
 
 /* The node's entry of the `vigil burnin --json` document in the job's
  * output (stderr lines may come before it): its result and when the pass
- * ended.  false when the file holds no such document. */
-static bool output_result(const char *path, const char *node, char *result, size_t n, int64_t *end_ms)
+ * ended.  false when the text holds no such document. */
+static bool text_result(const char *text, const char *node, char *result, size_t n, int64_t *end_ms)
 {
-    char *text;
-    size_t len;
-    if (!*path || vg_read_file(NULL, path, 8u << 20, &text, &len)) return false;
+    size_t len = strlen(text);
     bool found = false;
-    for (char *p = text; p && !found; p = strstr(p, "\n{")) {
+    for (const char *p = text; p && !found; p = strstr(p, "\n{")) {
         if (*p == '\n') p++;
         if (*p != '{') continue;
         json_error_t je;
@@ -47,6 +46,20 @@ static bool output_result(const char *path, const char *node, char *result, size
         }
         json_decref(doc);
     }
+    return found;
+}
+
+/* The same from the job's output: the file it wrote, or what the scheduler
+ * keeps of it (job_output: a pod's log). */
+static bool output_result(struct vg_orch *o, const struct vg_bi_pass *p, char *result, size_t n, int64_t *end_ms)
+{
+    char *text = NULL;
+    size_t len;
+    if (o->ops->job_output) {
+        if (o->ops->job_output(o, p->job, &text)) text = NULL;
+    } else if (!*p->output || vg_read_file(NULL, p->output, 8u << 20, &text, &len))
+        text = NULL;
+    bool found = text && text_result(text, p->node, result, n, end_ms);
     free(text);
     return found;
 }
@@ -60,7 +73,7 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
     char res[16] = "";
     int64_t doc_end = 0;
     if (o->ops->job_get(o, p->job, &j)) {
-        bool doc = output_result(p->output, p->node, res, sizeof res, &doc_end);
+        bool doc = output_result(o, p, res, sizeof res, &doc_end);
         snprintf(p->detail, sizeof p->detail, "the job left the scheduler's records before it was seen ending%s",
                  doc ? "" : ", and its output holds no result");
         vg_strlcpy(p->result, doc ? res : "unknown", sizeof p->result);
@@ -77,8 +90,9 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
         p->end_ms = j.ended_ms ? j.ended_ms : now;
         if (!strncmp(j.state, "PREEMPTED", 9)) {
             vg_strlcpy(p->result, "preempted", sizeof p->result);
-            snprintf(p->detail, sizeof p->detail, "a job of a higher priority tier preempted it");
-        } else if (output_result(p->output, p->node, res, sizeof res, &doc_end)) {
+            snprintf(p->detail, sizeof p->detail, "%s",
+                     o->ops->burnin_prepare && j.reason[0] ? j.reason : "a job of a higher priority tier preempted it");
+        } else if (output_result(o, p, res, sizeof res, &doc_end)) {
             vg_strlcpy(p->result, res, sizeof p->result);
             p->detail[0] = 0;
         } else {
@@ -87,6 +101,8 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
         }
     }
     if (p->start_ms > p->end_ms) p->start_ms = p->end_ms;   /* ended before it ever ran */
+    if (o->ops->job_output && o->ops->job_cancel && o->ops->job_cancel(o, p->job)) /* read: the ended job goes */
+        vg_warn("burnin: removing ended job %s: %s", p->job, o->err);
     json_t *e = json_pack("{s:s, s:s, s:s, s:o, s:o, s:f}", "node", p->node, "job", p->job, "result", p->result,
                           "start", vg_json_time(p->start_ms), "end", vg_json_time(p->end_ms), "ran_s",
                           p->start_ms ? (double)(p->end_ms - p->start_ms) / 1000.0 : 0.0);
@@ -155,12 +171,20 @@ int vg_bi_schedule(struct vg_orch *o, const struct vg_bi_sched_opts *so, struct 
     struct vg_orch_node *nodes;
     size_t nn;
     if (o->ops->nodes(o, NULL, 0, &nodes, &nn)) return snprintf(err, errlen, "%s", o->err), 1;
+    bool prio = o->ops->burnin_prepare != NULL;   /* preemption by priority, not partition */
+    if (prio) {
+        int pr = o->ops->burnin_prepare(o, so->partition, nodes, nn);
+        if (pr) {
+            free(nodes);
+            return snprintf(err, errlen, "%s%s", pr > 0 ? "--burnin-partition: " : "", o->err), pr > 0 ? 2 : 1;
+        }
+    }
     size_t in_part = 0, any_part = 0;
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t i = 0; i < nn && !prio; i++) {
         in_part += in_list(nodes[i].partitions, so->partition);
         any_part += nodes[i].partitions[0] != 0;
     }
-    if (!in_part) {
+    if (!in_part && !prio) {
         free(nodes);
         if (nn && !any_part)
             return snprintf(err, errlen,
@@ -188,12 +212,12 @@ int vg_bi_schedule(struct vg_orch *o, const struct vg_bi_sched_opts *so, struct 
         }
     for (size_t i = 0; i < nn; i++) {
         const struct vg_orch_node *nd = &nodes[i];
-        if (!wanted(so, nd->name) || !in_list(nd->partitions, so->partition)) continue;
+        if (!wanted(so, nd->name) || (!prio && !in_list(nd->partitions, so->partition))) continue;
         int64_t used = vg_bi_budget_used_ms(st, nd->name, now, so->window_ms), left = so->budget_ms - used;
         json_t *e = json_pack("{s:s, s:f, s:f}", "node", nd->name, "budget_used_s", (double)used / 1000.0,
                               "budget_left_s", (double)(left > 0 ? left : 0) / 1000.0);
         const struct vg_bi_pass *fl = inflight_on(st, nd->name);
-        char why[160] = "", job[32] = "";
+        char why[256] = "", job[128] = "";
         bool spare = false;
         for (size_t k = 0; k < npool && !spare; k++) spare = !strcmp(pool[k], nd->name);
         if (spare) snprintf(why, sizeof why, "a hot spare (pool %s)", so->spare_pool);

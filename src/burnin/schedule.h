@@ -18,7 +18,7 @@
 /* One scheduled pass.  result: "pending" (submitted, not started),
  * "running", then "pass", "fail", "unknown" or "preempted". */
 struct vg_bi_pass {
-    char node[64], job[32], suite[16], result[16];
+    char node[64], job[128], suite[16], result[16];
     char output[512];          /* the job's output file (holds the pass's JSON document) */
     char detail[256];          /* why the result is what it is, "" */
     int64_t submitted_ms;

@@ -495,9 +495,11 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     if (!image || !*image)
         return vg_orch_fail(o, "submit: set VIGIL_K8S_IMAGE to the container image that holds the program");
     if (j->script || !j->argv) return vg_orch_fail(o, "submit: a Job runs a program (argv), not a job script");
+    if (j->nodelist && j->exclusive && !strchr(j->nodelist, ','))   /* a burn-in pass: one pod (k8s_burnin.c) */
+        return vg_k8s_burnin_submit(o, &P(o)->h, P(o)->ns, image, j, image_command(j->argv), id, idlen);
     if (j->nodelist || j->exclusive)
-        return vg_orch_fail(o, "submit: a Job pinned to a node, alone on it, is not supported by the kubernetes "
-                               "orchestrator yet (burn-in scheduling there needs a low PriorityClass)");
+        return vg_orch_fail(o, "submit: a Job on given nodes or alone on them is not supported by the kubernetes "
+                               "orchestrator (one node alone: a burn-in pass's pod)");
     char name[64];
     snprintf(name, sizeof name, "%.40s-%lld", j->name ? j->name : "vigil-job", (long long)(vg_now_ms() % 100000000));
     for (char *p = name; *p; p++)
@@ -531,6 +533,7 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
 
 static int k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
 {
+    if (vg_k8s_burnin_id(id)) return vg_k8s_burnin_get(o, &P(o)->h, id, out);
     memset(out, 0, sizeof *out);
     char ns[64], kind[16], name[256], path[512], sel[320];
     if (!vg_k8s_workload_split(id, ns, sizeof ns, kind, sizeof kind, name, sizeof name))
@@ -579,11 +582,22 @@ static int k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *ou
 
 static int k8s_job_cancel(struct vg_orch *o, const char *id)
 {
+    if (vg_k8s_burnin_id(id)) return vg_k8s_burnin_cancel(o, &P(o)->h, id);
     char ns[64], kind[16], name[256], path[512];
     if (!vg_k8s_workload_split(id, ns, sizeof ns, kind, sizeof kind, name, sizeof name))
         vg_strlcpy(ns, P(o)->ns, sizeof ns), vg_strlcpy(name, id, sizeof name);
     snprintf(path, sizeof path, "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background", ns, name);
     return call(o, "DELETE", path, NULL, NULL, NULL, NULL);
+}
+
+static int k8s_job_output(struct vg_orch *o, const char *id, char **text)
+{
+    return vg_k8s_burnin_output(o, &P(o)->h, id, text);
+}
+
+static int k8s_burnin_prepare(struct vg_orch *o, const char *queue, struct vg_orch_node *nodes, size_t n)
+{
+    return vg_k8s_burnin_prepare(o, &P(o)->h, queue, nodes, n);
 }
 
 /* A one-shot pod bound to the node (nodeName: no scheduler, cordon and
@@ -708,6 +722,8 @@ const struct vg_orch_ops vg_orch_k8s = {
     .job_submit = k8s_job_submit,
     .job_get = k8s_job_get,
     .job_cancel = k8s_job_cancel,
+    .job_output = k8s_job_output,
+    .burnin_prepare = k8s_burnin_prepare,
     .exec_on = k8s_exec_on,
     .node_alive = k8s_node_alive,
     .local_node = k8s_local_node,

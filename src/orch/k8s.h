@@ -19,6 +19,8 @@
 #define VG_K8S_CONDITION "VigilHealthy"
 #define VG_K8S_DRILL_LABEL "vigil.dev/drill"   /* a drill's Job and its pods */
 #define VG_K8S_EXEC_LABEL "vigil.dev/exec"     /* a one-shot pod running a command on a node (its name) */
+#define VG_K8S_BURNIN_LABEL "vigil.dev/burnin" /* a burn-in pass's pod (its node's name); its PriorityClass */
+#define VG_K8S_GPU "nvidia.com/gpu"
 /* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
  * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
 #define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
@@ -112,5 +114,34 @@ int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out);
 bool vg_k8s_workload_split(const char *id, char *ns, size_t nsn, char *kind, size_t kn, char *name, size_t nn);
 /* A taint value from vigil's reason ("vigil: xid 79 gpu 0" → "xid-79-gpu-0"). */
 void vg_k8s_taint_value(const char *reason, char *out, size_t n);
+
+/* ---- burn-in on idle nodes (k8s_burnin.c) -------------------------------- */
+
+/* Whether a PriorityClass object fits burn-in (value below 0, preemptionPolicy
+ * Never, not the global default): 0, or 1 with why. */
+int vg_k8s_pc_check(const json_t *pc, char *why, size_t n);
+/* The PriorityClass vigil creates when `name` is missing. */
+json_t *vg_k8s_pc_new(const char *name);
+/* Sets idle / busy of the nodes from a NodeList and a PodList (the pods not
+ * ended): busy when a pod other than a DaemonSet's holds GPUs there; idle
+ * when not busy, it has GPUs, is Ready and schedulable. */
+void vg_k8s_burnin_idle(struct vg_orch_node *nodes, size_t n, const json_t *nodelist, const json_t *podlist);
+/* A burn-in pod into a job: PREEMPTED (DisruptionTarget, reason
+ * PreemptionByScheduler), DEADLINE, SUCCEEDED, FAILED, RUNNING, PENDING. */
+void vg_k8s_burnin_pod_job(const json_t *pod, struct vg_orch_job *out);
+/* A gone pod's EventList: true when a `Preempted` event says it was
+ * preempted (out: ENDED, PREEMPTED, its time; a `Started` event's time). */
+bool vg_k8s_burnin_events(const json_t *events, struct vg_orch_job *out);
+/* Whether a job id is a burn-in pod's ("pod/NS/NAME"). */
+bool vg_k8s_burnin_id(const char *id);
+/* The ops' burn-in parts (k8s.c hands its HTTP state in). */
+int vg_k8s_burnin_prepare(struct vg_orch *o, struct vg_k8s_http *h, const char *queue, struct vg_orch_node *nodes,
+                          size_t n);
+/* A pass's pod pinned to j->nodelist at PriorityClass j->partition; takes command. */
+int vg_k8s_burnin_submit(struct vg_orch *o, struct vg_k8s_http *h, const char *ns, const char *image,
+                         const struct vg_orch_jobspec *j, json_t *command, char *id, size_t idlen);
+int vg_k8s_burnin_get(struct vg_orch *o, struct vg_k8s_http *h, const char *id, struct vg_orch_job *out);
+int vg_k8s_burnin_cancel(struct vg_orch *o, struct vg_k8s_http *h, const char *id);
+int vg_k8s_burnin_output(struct vg_orch *o, struct vg_k8s_http *h, const char *id, char **text);
 
 #endif

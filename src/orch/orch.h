@@ -45,7 +45,7 @@ enum vg_job_phase { VG_JOB_PENDING, VG_JOB_RUNNING, VG_JOB_ENDED };
 
 /* One job (a Slurm job, a Kubernetes workload). */
 struct vg_orch_job {
-    char id[32];
+    char id[128];
     char name[128];
     enum vg_job_phase phase;
     char state[32];        /* the scheduler's own word, e.g. "RUNNING", "NODE_FAIL" */
@@ -117,6 +117,16 @@ struct vg_orch_ops {
     int (*job_submit)(struct vg_orch *o, const struct vg_orch_jobspec *spec, char *id, size_t idlen);
     int (*job_get)(struct vg_orch *o, const char *id, struct vg_orch_job *out);
     int (*job_cancel)(struct vg_orch *o, const char *id);
+    /* What the job printed, as the scheduler keeps it (Kubernetes: the pod's
+     * log); *text malloc'd.  NULL: it is in jobspec.output. */
+    int (*job_output)(struct vg_orch *o, const char *id, char **text);
+    /* Burn-in where the scheduler preempts by priority, not by partition
+     * (Kubernetes): makes sure the low priority `queue` exists (the
+     * PriorityClass, created when missing) and sets idle/busy of each node
+     * from what runs on it.  0 ready, 1 `queue` exists but is not a low,
+     * never-preempting priority (o->err says how: bad input), -1 error.
+     * NULL: burn-in goes to a partition of nodes (Slurm). */
+    int (*burnin_prepare)(struct vg_orch *o, const char *queue, struct vg_orch_node *nodes, size_t n);
     /* Runs cmd on node through the scheduler (a job step beside whatever
      * runs there; Kubernetes: a one-shot privileged pod bound to the node)
      * and waits at most timeout_ms; *r as vg_spawn gives it (its stdout: the

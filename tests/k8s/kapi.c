@@ -199,6 +199,8 @@ static json_t *resource_list(const char *gv)
         json_array_append_new(l, res("clusterrolebindings", "ClusterRoleBinding", false, CRUD, NULL));
         json_array_append_new(l, res("roles", "Role", true, CRUD, NULL));
         json_array_append_new(l, res("rolebindings", "RoleBinding", true, CRUD, NULL));
+    } else if (!strcmp(gv, "scheduling.k8s.io/v1")) {
+        json_array_append_new(l, res("priorityclasses", "PriorityClass", false, CRUD, "pc"));
     } else if (!strcmp(gv, "coordination.k8s.io/v1")) {
         json_array_append_new(l, res("leases", "Lease", true, CRUD, NULL));
     } else {
@@ -209,7 +211,8 @@ static json_t *resource_list(const char *gv)
                      "resources", l);
 }
 
-static const char *const GROUPS[] = { "apps", "batch", "policy", "rbac.authorization.k8s.io", "coordination.k8s.io" };
+static const char *const GROUPS[] = { "apps", "batch", "policy", "rbac.authorization.k8s.io", "coordination.k8s.io",
+                                      "scheduling.k8s.io" };
 
 static enum MHD_Result discovery(struct req *r)
 {
@@ -478,6 +481,12 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
     json_object_set_new(md, "uid", json_string(uid));
     json_object_set_new(md, "creationTimestamp", json_string(kapi_now()));
     if (store != K.events && !json_object_get(o, "status")) json_object_set_new(o, "status", json_object());
+    char why[512];
+    if ((store == K.pods && kapi_admit_pod(o, why, sizeof why)) ||
+        (store == K.priorityclasses && kapi_pc_validate(o, why, sizeof why))) {
+        json_decref(o);
+        return fail(r, store == K.pods ? 403 : 422, res, name, "%s", why);
+    }
     if (store == K.pods)   /* the API server's default for a new pod; the kubelet takes it from there */
         json_object_set_new(o, "status", json_pack("{s:s,s:s}", "phase", "Pending", "qosClass", "BestEffort"));
     kapi_bump(o);
@@ -685,6 +694,8 @@ static enum MHD_Result resource(struct req *r)
     else if (!strcmp(group, "apps") && !strcmp(rname, "daemonsets"))
         store = K.daemonsets, listkind = "DaemonSetList", apiv = "apps/v1";
     else if (!strcmp(group, "") && !strcmp(rname, "events")) store = K.events, listkind = "EventList";
+    else if (!strcmp(group, "scheduling.k8s.io") && !strcmp(rname, "priorityclasses"))
+        store = K.priorityclasses, listkind = "PriorityClassList", apiv = "scheduling.k8s.io/v1", namespaced = false;
     if (!store) {   /* resources discovery lists but the double keeps none of */
         if (!strcmp(r->method, "GET") && name) return not_found(r, rname, name);
         if (!strcmp(r->method, "GET")) return send_json(r, 200, list_of("List", "v1"), NULL, -1);
@@ -869,7 +880,7 @@ int main(int argc, char **argv)
         }
     }
     K.nodes = json_object(), K.pods = json_object(), K.jobs = json_object(), K.daemonsets = json_object();
-    K.events = json_object();
+    K.priorityclasses = json_object(), K.events = json_object();
     faults = json_array(), denied = json_array();
     if (state && load_state(state)) return 2;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),

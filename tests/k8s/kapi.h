@@ -15,7 +15,7 @@
  * "namespace/name" (pods, jobs, daemonsets). */
 struct kapi {
     pthread_mutex_t lock;
-    json_t *nodes, *pods, *jobs, *daemonsets, *events;
+    json_t *nodes, *pods, *jobs, *daemonsets, *priorityclasses, *events;
     unsigned long rv;      /* the last resourceVersion handed out */
     unsigned long seq;     /* names of generated pods */
 };
@@ -47,6 +47,14 @@ void kapi_pod_lost(const json_t *pod);
 struct MHD_Connection;
 enum kapi_cert { KAPI_CERT_NONE, KAPI_CERT_BAD, KAPI_CERT_OK };
 enum kapi_cert kapi_tls_user(struct MHD_Connection *c, char *user, size_t n);
+/* Pod priority (kapi_prio.c).  A PriorityClass before it is stored: -1 with msg when invalid. */
+int kapi_pc_validate(json_t *pc, char *msg, size_t n);
+/* Priority admission of a new pod (spec.priority, preemptionPolicy): -1 with msg (403) for an unknown class. */
+int kapi_admit_pod(json_t *pod, char *msg, size_t n);
+/* A core/v1 Event about a pod, from component ("default-scheduler", "kubelet"). */
+void kapi_event(const json_t *pod, const char *reason, const char *action, const char *message, const char *component);
+/* Whether the pod's required node affinity admits the node. */
+bool kapi_affinity_ok(const json_t *pod, const json_t *node);
 
 /* The kubelet running containers as local processes (kapi_exec.c, --exec DIR). */
 void kapi_exec_init(const char *dir);

@@ -3,10 +3,17 @@
  * counting lost ones as failed, and collects pods whose Job is gone), a
  * scheduler (binds pending pods to nodes that are schedulable, Ready, have
  * the GPUs free, match the nodeSelector and whose NoSchedule/NoExecute
- * taints the pod tolerates), a kubelet (bound pods run) and the taint
- * manager (pods that do not tolerate a NoExecute taint are deleted).  Pods go
- * at once on deletion: there is no graceful termination here. */
+ * taints the pod tolerates, and its required node affinity admits), with
+ * preemption as the scheduler documents it (a pending pod that fits nowhere,
+ * whose preemptionPolicy is not Never, takes the first node where removing
+ * pods of lower spec.priority, lowest first, makes it fit: each victim gets
+ * the DisruptionTarget condition, reason PreemptionByScheduler, and a
+ * Preempted event, then is deleted; the preemptor is nominated there and
+ * bound on the next pass), a kubelet (bound pods run) and the taint manager
+ * (pods that do not tolerate a NoExecute taint are deleted).  Pods go at
+ * once on deletion: there is no graceful termination here. */
 #include "kapi.h"
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +63,10 @@ static bool node_ready(const json_t *node)
     return true;   /* a node without conditions counts as Ready here */
 }
 
-static bool fits(const json_t *pod, const json_t *node, const char *name)
+static long prio(const json_t *pod) { return (long)json_integer_value(json_object_get(json_object_get(pod, "spec"), "priority")); }
+
+/* Whether pod fits on node, not counting active pods of priority below `below` (LONG_MIN: all count). */
+static bool fits_below(const json_t *pod, const json_t *node, const char *name, long below)
 {
     json_t *spec = json_object_get(node, "spec");
     if (json_is_true(json_object_get(spec, "unschedulable"))) return false;
@@ -67,6 +77,7 @@ static bool fits(const json_t *pod, const json_t *node, const char *name)
     json_t *v;
     json_object_foreach(json_object_get(json_object_get(pod, "spec"), "nodeSelector"), k, v)
         if (!json_equal(json_object_get(labels, k), v)) return false;
+    if (!kapi_affinity_ok(pod, node)) return false;
     json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
     long gpus = quantity(json_object_get(alloc, "nvidia.com/gpu")), maxpods = quantity(json_object_get(alloc, "pods"));
     if (!maxpods) maxpods = 110;
@@ -75,9 +86,50 @@ static bool fits(const json_t *pod, const json_t *node, const char *name)
     json_t *p;
     json_object_foreach(K.pods, key, p) {
         const char *on = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
-        if (on && !strcmp(on, name) && active(p)) used += gpus_of(p), npods++;
+        if (on && !strcmp(on, name) && active(p) && prio(p) >= below) used += gpus_of(p), npods++;
     }
     return npods < maxpods && used + gpus_of(pod) <= gpus;
+}
+
+static bool fits(const json_t *pod, const json_t *node, const char *name) { return fits_below(pod, node, name, LONG_MIN); }
+
+/* Removes lower-priority pods from the first node where that makes pod fit
+ * (lowest priority first, only as many as needed); the node's name, or NULL. */
+static const char *preempt(json_t *pod)
+{
+    if (!strcmp(json_string_value(json_object_get(json_object_get(pod, "spec"), "preemptionPolicy")) ?: "", "Never"))
+        return NULL;
+    long p = prio(pod);
+    const char *name;
+    json_t *node;
+    json_object_foreach(K.nodes, name, node) {
+        if (!fits_below(pod, node, name, p)) continue;
+        while (!fits(pod, node, name)) {   /* the lowest-priority active pod on the node goes */
+            const char *key, *vkey = NULL;
+            json_t *v, *victim = NULL;
+            json_object_foreach(K.pods, key, v) {
+                const char *on = json_string_value(json_object_get(json_object_get(v, "spec"), "nodeName"));
+                if (on && !strcmp(on, name) && active(v) && prio(v) < p && (!victim || prio(v) < prio(victim)))
+                    victim = v, vkey = key;
+            }
+            if (!victim) break;
+            json_t *st = json_object_get(victim, "status");
+            if (!json_is_array(json_object_get(st, "conditions"))) json_object_set_new(st, "conditions", json_array());
+            json_array_append_new(json_object_get(st, "conditions"),
+                                  json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "DisruptionTarget", "status", "True",
+                                            "reason", "PreemptionByScheduler", "message",
+                                            "default-scheduler: preempting to accommodate a higher priority pod",
+                                            "lastTransitionTime", kapi_now()));
+            char msg[300];
+            snprintf(msg, sizeof msg, "Preempted by pod %s on node %s", meta(pod, "uid") ?: "", name);
+            kapi_event(victim, "Preempted", "Preempting", msg, "default-scheduler");
+            kapi_pod_lost(victim);
+            json_object_del(K.pods, vkey);
+            K.rv++;
+        }
+        return name;
+    }
+    return NULL;
 }
 
 /* Pending pods without a node go to the first node that fits. */
@@ -90,15 +142,27 @@ static void schedule(void)
         if (json_object_get(spec, "nodeName") || !phase_is(pod, "Pending")) continue;
         const char *name;
         json_t *node;
+        bool bound = false;
         json_object_foreach(K.nodes, name, node)
             if (fits(pod, node, name)) {
                 json_object_set_new(spec, "nodeName", json_string(name));
                 json_t *st = json_object_get(pod, "status");
                 json_object_set_new(st, "conditions", json_pack("[{s:s,s:s,s:s}]", "type", "PodScheduled", "status",
                                                                 "True", "lastTransitionTime", kapi_now()));
+                json_object_del(st, "nominatedNodeName");
+                char msg[400];
+                snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", meta(pod, "namespace") ?: "default",
+                         meta(pod, "name") ?: "", name);
+                kapi_event(pod, "Scheduled", "Binding", msg, "default-scheduler");
                 kapi_bump(pod);
+                bound = true;
                 break;
             }
+        const char *at = bound ? NULL : preempt(pod);
+        if (at) {   /* nominated; bound on the next pass, its victims gone */
+            json_object_set_new(json_object_get(pod, "status"), "nominatedNodeName", json_string(at));
+            kapi_bump(pod);
+        }
     }
 }
 
@@ -115,8 +179,10 @@ static void kubelet(void)
         if (kapi_exec_on()) {   /* the container really runs (kapi_exec.c) */
             kapi_exec_run(pod, key);
             if (phase_is(pod, "Failed")) kapi_pod_lost(pod);
+            else kapi_event(pod, "Started", "", "Started container", "kubelet");
             continue;
         }
+        kapi_event(pod, "Started", "", "Started container", "kubelet");
         json_t *st = json_object_get(pod, "status");
         json_object_set_new(st, "phase", json_string("Running"));
         json_object_set_new(st, "startTime", json_string(kapi_now()));
@@ -201,6 +267,8 @@ static json_t *pod_for(const char *ns, const char *jname, json_t *job)
     json_t *spec = json_object_get(tmpl, "spec");
     json_object_set_new(pod, "spec", json_is_object(spec) ? json_deep_copy(spec) : json_object());
     json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
+    char why[256];
+    kapi_admit_pod(pod, why, sizeof why);   /* the controller's create passes admission too */
     kapi_bump(pod);
     return pod;
 }
