@@ -235,6 +235,15 @@ static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_res
     return -1;
 }
 
+/* A command whose output is not needed: run, then let its output go. */
+static int run_only(struct vg_slurm *s, const char *const argv[])
+{
+    struct vg_spawn_result r;
+    int rc = run(s, argv, &r);
+    if (!rc) vg_spawn_result_free(&r);
+    return rc;
+}
+
 /* Node names are passed inside one argv word; refuse anything that could be
  * read as another field or list ("a State=idle", spaces, quotes). */
 static bool valid_chars(const char *n)
@@ -296,9 +305,7 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
         sprintf(rs, "Reason=%s", reason);
     }
     const char *argv[] = { "scontrol", "update", names, st, rs, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
-    if (!rc) vg_spawn_result_free(&r);
+    int rc = run_only(s, argv);
     free(names);
     free(rs);
     return rc;
@@ -329,9 +336,7 @@ int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n)
     struct sbuf b = SBUF_INIT;
     for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%ld", i ? "," : "", jobs[i]);
     const char *argv[] = { "scontrol", "requeue", b.s, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
-    if (!rc) vg_spawn_result_free(&r);
+    int rc = run_only(s, argv);
     sbuf_free(&b);
     return rc;
 }
@@ -407,26 +412,24 @@ int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *c
     if (!valid_name(name)) return fail(s, "invalid reservation name '%s'%s", name, "");
     char rn[96];
     snprintf(rn, sizeof rn, "ReservationName=%s", name);
-    struct vg_spawn_result r;
     int rc;
     if (!n) {
         if (!exists) return 0;
         const char *argv[] = { "scontrol", "delete", rn, NULL };
-        rc = run(s, argv, &r);
+        rc = run_only(s, argv);
     } else {
         char *list = join_nodes(s, "Nodes=", nodes, n);
         if (!list) return -1;
         if (exists) {
             const char *argv[] = { "scontrol", "update", rn, list, NULL };
-            rc = run(s, argv, &r);
+            rc = run_only(s, argv);
         } else {
             const char *argv[] = { "scontrol", "create", "reservation", rn, list, "Users=root", "StartTime=now",
                                    "Duration=infinite", "Flags=IGNORE_JOBS", NULL };
-            rc = run(s, argv, &r);
+            rc = run_only(s, argv);
         }
         free(list);
     }
-    if (!rc) vg_spawn_result_free(&r);
     return rc;
 }
 
@@ -446,9 +449,7 @@ int vg_slurm_cancel(struct vg_slurm *s, long id)
     char ids[32];
     snprintf(ids, sizeof ids, "%ld", id);
     const char *argv[] = { "scancel", ids, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
-    if (!rc) vg_spawn_result_free(&r);
+    int rc = run_only(s, argv);
     return rc;
 }
 
@@ -458,9 +459,7 @@ int vg_slurm_signal_batch(struct vg_slurm *s, long id, const char *sig)
     snprintf(ids, sizeof ids, "%ld", id);
     snprintf(sg, sizeof sg, "--signal=%s", sig);
     const char *argv[] = { "scancel", "--batch", sg, ids, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
-    if (!rc) vg_spawn_result_free(&r);
+    int rc = run_only(s, argv);
     return rc;
 }
 
@@ -471,9 +470,7 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text)
     snprintf(ids, sizeof ids, "JobId=%ld", id);
     snprintf(c, sizeof c, "Comment=%s", text);
     const char *argv[] = { "scontrol", "update", ids, c, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
-    if (!rc) vg_spawn_result_free(&r);
+    int rc = run_only(s, argv);
     return rc;
 }
 
