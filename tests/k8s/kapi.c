@@ -271,6 +271,31 @@ static const char *age(const json_t *o)
     return "1m";
 }
 
+/* The server-side printing answer (meta.k8s.io/v1 Table) kubectl asks for:
+ * the column definitions (priority 1: shown by -o wide) and the rows. */
+struct column { const char *name, *format, *description; int priority; };
+
+static json_t *table(const struct column *cols, size_t ncols, json_t *rows)
+{
+    json_t *cd = json_array();
+    for (size_t k = 0; k < ncols; k++)
+        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k].name, "type", "string", "format",
+                                            cols[k].format, "description",
+                                            cols[k].description ? cols[k].description : cols[k].name, "priority",
+                                            cols[k].priority));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%lu", K.rv);
+    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
+                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+}
+
+/* One row: its cells and the object's metadata. */
+static json_t *table_row(json_t *cells, json_t *md)
+{
+    return json_pack("{s:o,s:{s:s,s:s,s:O}}", "cells", cells, "object", "kind", "PartialObjectMetadata", "apiVersion",
+                     "meta.k8s.io/v1", "metadata", md);
+}
+
 /* Node columns as `kubectl get nodes` prints them (server-side printing). */
 static json_t *node_table(json_t *items)
 {
@@ -288,23 +313,13 @@ static json_t *node_table(json_t *items)
         snprintf(status, sizeof status, "%s%s", ready,
                  json_is_true(json_object_get(json_object_get(n, "spec"), "unschedulable")) ? ",SchedulingDisabled" : "");
         json_t *md = json_object_get(n, "metadata");
-        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells",
-                                              json_string_value(json_object_get(md, "name")), status, "<none>", age(n),
-                                              "v1.32.0", "object", "kind", "PartialObjectMetadata", "apiVersion",
-                                              "meta.k8s.io/v1", "metadata", md));
+        json_array_append_new(rows, table_row(json_pack("[s,s,s,s,s]", json_string_value(json_object_get(md, "name")),
+                                                        status, "<none>", age(n), "v1.32.0"), md));
     }
-    json_t *cols = json_pack("[{s:s,s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:s,s:i},"
-                             "{s:s,s:s,s:s,s:s,s:i},{s:s,s:s,s:s,s:s,s:i}]",
-                             "name", "Name", "type", "string", "format", "name", "description", "Name", "priority", 0,
-                             "name", "Status", "type", "string", "format", "", "description", "Node status", "priority", 0,
-                             "name", "Roles", "type", "string", "format", "", "description", "Roles", "priority", 0,
-                             "name", "Age", "type", "string", "format", "", "description", "Age", "priority", 0,
-                             "name", "Version", "type", "string", "format", "", "description", "Kubelet version",
-                             "priority", 0);
-    char rv[32];
-    snprintf(rv, sizeof rv, "%lu", K.rv);
-    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
-                     "resourceVersion", rv, "columnDefinitions", cols, "rows", rows);
+    static const struct column cols[] = { { "Name", "name", NULL, 0 }, { "Status", "", "Node status", 0 },
+                                          { "Roles", "", NULL, 0 }, { "Age", "", NULL, 0 },
+                                          { "Version", "", "Kubelet version", 0 } };
+    return table(cols, sizeof cols / sizeof *cols, rows);
 }
 
 /* Pod columns as `kubectl get pods [-o wide]` prints them (the API server's
@@ -324,22 +339,16 @@ static json_t *pod_table(json_t *items)
         snprintf(rd, sizeof rd, "%zu/%zu", ready, nc);
         const char *phase = json_string_value(json_object_get(st, "reason")) ?: json_string_value(json_object_get(st, "phase")) ?: "Pending";
         const char *node = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")) ?: "<none>";
-        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells",
-                                              json_string_value(json_object_get(md, "name")), rd, phase, "0", age(p),
-                                              "<none>", node, "<none>", "<none>", "object", "kind",
-                                              "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", md));
+        json_array_append_new(rows, table_row(json_pack("[s,s,s,s,s,s,s,s,s]", json_string_value(json_object_get(md, "name")),
+                                                        rd, phase, "0", age(p), "<none>", node, "<none>", "<none>"),
+                                              md));
     }
-    static const char *const cols[][3] = { { "Name", "name", "0" }, { "Ready", "", "0" }, { "Status", "", "0" },
-                                           { "Restarts", "", "0" }, { "Age", "", "0" }, { "IP", "", "1" },
-                                           { "Node", "", "1" }, { "Nominated Node", "", "1" }, { "Readiness Gates", "", "1" } };
-    json_t *cd = json_array();
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k][0], "type", "string", "format",
-                                            cols[k][1], "description", cols[k][0], "priority", atoi(cols[k][2])));
-    char rv[32];
-    snprintf(rv, sizeof rv, "%lu", K.rv);
-    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
-                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+    static const struct column cols[] = { { "Name", "name", NULL, 0 }, { "Ready", "", NULL, 0 },
+                                          { "Status", "", NULL, 0 }, { "Restarts", "", NULL, 0 },
+                                          { "Age", "", NULL, 0 }, { "IP", "", NULL, 1 },
+                                          { "Node", "", NULL, 1 }, { "Nominated Node", "", NULL, 1 },
+                                          { "Readiness Gates", "", NULL, 1 } };
+    return table(cols, sizeof cols / sizeof *cols, rows);
 }
 
 /* Event columns as `kubectl get events` prints them (the API server's event
@@ -357,27 +366,21 @@ static json_t *event_table(json_t *items)
         for (char *p = kind; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
         snprintf(obj, sizeof obj, "%s/%s", kind, json_string_value(json_object_get(io, "name")) ?: "");
         snprintf(count, sizeof count, "%lld", (long long)json_integer_value(json_object_get(e, "count")));
-        json_array_append_new(rows, json_pack("{s:[s,s,s,s,s,s,s,s,s,s],s:{s:s,s:s,s:O}}", "cells", age(e),
-                                              json_string_value(json_object_get(e, "type")) ?: "",
-                                              json_string_value(json_object_get(e, "reason")) ?: "", obj,
-                                              json_string_value(json_object_get(io, "fieldPath")) ?: "",
-                                              json_string_value(json_object_get(json_object_get(e, "source"), "component")) ?: "",
-                                              json_string_value(json_object_get(e, "message")) ?: "", age(e), count,
-                                              json_string_value(json_object_get(md, "name")) ?: "", "object", "kind",
-                                              "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", md));
+        json_array_append_new(rows, table_row(json_pack("[s,s,s,s,s,s,s,s,s,s]", age(e),
+                                                        json_string_value(json_object_get(e, "type")) ?: "",
+                                                        json_string_value(json_object_get(e, "reason")) ?: "", obj,
+                                                        json_string_value(json_object_get(io, "fieldPath")) ?: "",
+                                                        json_string_value(json_object_get(json_object_get(e, "source"), "component")) ?: "",
+                                                        json_string_value(json_object_get(e, "message")) ?: "", age(e),
+                                                        count, json_string_value(json_object_get(md, "name")) ?: ""),
+                                              md));
     }
-    static const char *const cols[][3] = { { "Last Seen", "", "0" }, { "Type", "", "0" },    { "Reason", "", "0" },
-                                           { "Object", "", "0" },    { "Subobject", "", "1" }, { "Source", "", "1" },
-                                           { "Message", "", "0" },   { "First Seen", "", "1" }, { "Count", "", "1" },
-                                           { "Name", "name", "1" } };
-    json_t *cd = json_array();
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-        json_array_append_new(cd, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", cols[k][0], "type", "string", "format",
-                                            cols[k][1], "description", cols[k][0], "priority", atoi(cols[k][2])));
-    char rv[32];
-    snprintf(rv, sizeof rv, "%lu", K.rv);
-    return json_pack("{s:s,s:s,s:{s:s},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata",
-                     "resourceVersion", rv, "columnDefinitions", cd, "rows", rows);
+    static const struct column cols[] = { { "Last Seen", "", NULL, 0 }, { "Type", "", NULL, 0 },
+                                          { "Reason", "", NULL, 0 },    { "Object", "", NULL, 0 },
+                                          { "Subobject", "", NULL, 1 }, { "Source", "", NULL, 1 },
+                                          { "Message", "", NULL, 0 },   { "First Seen", "", NULL, 1 },
+                                          { "Count", "", NULL, 1 },     { "Name", "name", NULL, 1 } };
+    return table(cols, sizeof cols / sizeof *cols, rows);
 }
 
 /* GET of a collection, filtered by the selectors (and namespace). */
