@@ -90,7 +90,9 @@ static int step_requeue(struct vg_executor *x, struct act *a)
     tell_jobs(x, a);
     char err[256];
     if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
-        vg_warn("incident %lld: requeue: %s", (long long)a->it->incident, err);
+        /* the node stays out (isolation is what must hold); the incident says the job was not moved */
+        vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
+        vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
         return -1;
     }
     a->requeued_at = vg_now_ms();

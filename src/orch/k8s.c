@@ -6,7 +6,7 @@
  * administrator cordoned is never vigil's), and the node condition
  * VigilHealthy=False that `kubectl describe node` shows, with an Event
  * (k8s_event.c) on the node when vigil isolates or returns it.  Jobs are the
- * workloads (Job, JobSet) of the pods on a node; requeue evicts a workload's
+ * workloads (Job, JobSet) of the pods on a node; requeue deletes a workload's
  * pods so its controller recreates the whole gang.  The spare pool: nodes
  * labelled vigil.dev/spare=true; in the pool while they carry the taint
  * vigil.dev/spare:NoSchedule; promotion removes it (one PATCH).  Node writes
@@ -396,6 +396,11 @@ static void gang_selector(const char *kind, const char *name, char *sel, size_t 
     else snprintf(sel, n, "batch.kubernetes.io/job-name=%s", name);
 }
 
+/* The whole gang restarted with one request: DELETE of the pod collection
+ * the workload's label selects (what JobSet's own failurePolicy does), so its
+ * controller recreates every pod at once, the replacement of a pod evicted at
+ * DOWN included.  Each pod still gets its grace period; a PodDisruptionBudget
+ * is not consulted (a gang with a dead member is disrupted already). */
 static int k8s_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -403,13 +408,11 @@ static int k8s_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
         if (!vg_k8s_workload_split(jobs[i], ns, sizeof ns, kind, sizeof kind, name, sizeof name))
             return vg_orch_fail(o, "requeue: '%s' is not a workload (NAMESPACE/Job/NAME or NAMESPACE/JobSet/NAME)", jobs[i]);
         gang_selector(kind, name, sel, sizeof sel);
-        struct vg_k8s_pod *ps;
-        size_t np;
-        if (pods(o, ns, "labelSelector", sel, &ps, &np)) return -1;
-        int rc = 0;
-        for (size_t j = 0; j < np && !rc; j++)
-            if (!ps[j].gone) rc = evict(o, &ps[j]);
-        free(ps);
+        struct sbuf p = SBUF_INIT;
+        sbuf_printf(&p, "/api/v1/namespaces/%s/pods?labelSelector=", ns);
+        qenc(&p, sel);
+        int rc = call(o, "DELETE", p.s, NULL, NULL, NULL, NULL);
+        sbuf_free(&p);
         if (rc) return -1;
     }
     return 0;

@@ -6,7 +6,7 @@
 # --ignore-daemonsets / patch (merge, JSON, strategic, status) / selectors,
 # and its 409, 403 and 429.  Then `vigil serve --orchestrator k8s` against it:
 # XID 79 on a node of the running gang → cordoned, tainted NoExecute,
-# condition VigilHealthy=False (kubectl describe shows it), the gang evicted
+# condition VigilHealthy=False (kubectl describe shows it), the gang deleted
 # and running again on the promoted spare; an administrator's cordon left
 # alone; repair returns the node to the pool; API down, 401, 403, a 409
 # storm and a vanished node fail the incident with a clear error, and it is
@@ -75,6 +75,15 @@ ctl DELETE deny ''
 ctl POST fault '{"code":429,"method":"GET","path":"/api/v1/nodes/n4","count":2,"retry_after":0}'
 check "429 with Retry-After: kubectl retries and succeeds" kubectl get node n4 --no-headers
 is "… after two 429s" "$(grep -c 'GET /api/v1/nodes/n4 429' "$W/api.log")" 2
+# deletecollection (client-go's DeleteCollection, vigil's gang restart; kubectl deletes one by one)
+is "DELETE of the pod collection by label selector: 200, the PodList of what it deleted" \
+    "$(acurl -X DELETE "$API/api/v1/namespaces/default/pods?labelSelector=job-name%3Dother" |
+        jq -r '"\(.kind) \([.items[].metadata.labels["job-name"]] | unique | join(","))"')" "PodList other"
+is "… the pods it did not select stay" "$(pods_of train | wc -l)" 3
+other_back() { pods_of other | grep -q .; }
+check "… the Job controller recreates the deleted pod" wait_for 5 other_back
+is "… a selector the API refuses: 400" \
+    "$(acurl -o /dev/null -w '%{http_code}' -X DELETE "$API/api/v1/namespaces/default/pods?labelSelector=a%20in%20(b")" 400
 stop_kapi
 
 # ---- 2. vigil serve --orchestrator k8s, over HTTPS with a bearer token ---------------
@@ -124,6 +133,7 @@ kd() { kubectl --kubeconfig "$W/vigil.kc" "$@"; }
 fresh "spares = n5
 breaker = 100% / 600s"
 before=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
+n2pod=$(pods_of train | awk '$2 == "n2" {print $1}')
 is "the gang runs on n1-n3" "$(pods_of train | awk '{print $2}' | sort | tr '\n' ' ')" "n1 n2 n3 "
 is "XID 79 on n2 accepted" "$(post_xid n2 79)" 202
 check "n2 cordoned" wait_for 10 node_has n2 '.spec.unschedulable == true'
@@ -146,8 +156,11 @@ check "the spare n5 is promoted (its taint removed)" wait_for 5 node_has n5 '[.s
 check "the gang runs again, on the spare, not on n2" wait_for 10 gang_on_spare
 after=$(pods_of train | awk '{print $1}' | sort | tr '\n' ' ')
 check "all 3 pods of the gang were restarted (new pods)" sh -c "for p in $before; do echo '$after' | grep -qw \$p && exit 1; done; exit 0"
-grep -q 'POST /api/v1/namespaces/default/pods/.*/eviction 201' "$W/api.log" && ok "evicted through policy/v1 Eviction" ||
-    nok "evicted through policy/v1 Eviction"
+check "the pod on n2 ($n2pod) was evicted by vigil through policy/v1 Eviction (404: the NoExecute taint took it first)" \
+    grep -Eq "POST /api/v1/namespaces/default/pods/$n2pod/eviction (201|404) .*ua=vigil\$" "$W/api.log"
+check "the gang was restarted by one DELETE of its pods by the Job's label selector" \
+    grep -q 'DELETE /api/v1/namespaces/default/pods labelSelector=batch.kubernetes.io/job-name=train 200 .*ua=vigil$' "$W/api.log"
+is "… once" "$(grep -c 'DELETE /api/v1/namespaces/default/pods labelSelector=.* ua=vigil$' "$W/api.log")" 1
 check "incident isolated" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
 inc=$(incident n2)
 for step in isolated jobs_requeued spare_promoted; do
@@ -296,6 +309,19 @@ check "Events refused (403): both nodes isolated all the same" \
 is "… the refusal logged once, not per Event" "$(grep -c 'Event on node .* was not written.*cannot create resource "events"' "$W/serve.log")" 1
 ctl DELETE deny ''
 
+fresh "spares = n5
+breaker = 100% / 600s"
+ctl POST deny '{"verb":"deletecollection","resource":"pods"}'
+is "403 on the gang's DELETE: XID on n2 accepted" "$(post_xid n2 79)" 202
+check "… n2 isolated all the same (the node out is what must hold)" \
+    wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"isolated'"
+case "$(incident n2 | jq -r '.[0].steps["requeue failed"].detail')" in
+    *'cannot deletecollection resource "pods"'*) ok "… the incident says the requeue failed, naming the verb RBAC lacks" ;;
+    *) nok "… the incident says the requeue failed: $(incident n2)" ;;
+esac
+check "… and an ALERT in the log" grep -q 'ALERT incident [0-9]*: requeue: .*403' "$W/serve.log"
+ctl DELETE deny ''
+
 fresh "breaker = 100% / 600s"
 kd delete node n1 >/dev/null 2>&1
 is "a node gone from the cluster: XID accepted" "$(post_xid n1 79)" 202
@@ -410,6 +436,7 @@ used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
     m = $1; p = $2; sub(/\?.*/, "", p); n = split(p, s, "/")
     if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"; else if (p ~ /\/events$/) r = "events"
     else if (p ~ /\/pods$/) r = "pods"; else if (p ~ /\/nodes$/) r = "nodes"; else if (s[n-1] == "nodes") r = "nodes"; else r = p
-    v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? "delete" : (p ~ /\/(nodes|pods)$/ ? "list" : "get")
+    coll = p ~ /\/(nodes|pods)$/
+    v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? (coll ? "deletecollection" : "delete") : (coll ? "list" : "get")
     print v, r }' | sort -u | tr '\n' ' ')
 is "the ClusterRole grants exactly the verbs vigil used" "$used" "$granted"

@@ -97,8 +97,9 @@ static enum MHD_Result send_json(struct req *r, int code, json_t *body, const ch
     if (logf && strncmp(r->url, "/_test", 6)) {
         const char *ct = hdr(r, "Content-Type");
         const char *ua = hdr(r, "User-Agent");
-        fprintf(logf, "%s %s%s%s %d%s%s user=%s ua=%.20s\n", r->method, r->url,
+        fprintf(logf, "%s %s%s%s%s%s %d%s%s user=%s ua=%.20s\n", r->method, r->url,
                 arg(r, "fieldSelector") ? " fieldSelector=" : "", arg(r, "fieldSelector") ? arg(r, "fieldSelector") : "",
+                arg(r, "labelSelector") ? " labelSelector=" : "", arg(r, "labelSelector") ? arg(r, "labelSelector") : "",
                 code, ct && !strcmp(r->method, "PATCH") ? " " : "", ct && !strcmp(r->method, "PATCH") ? ct : "",
                 r->user[0] ? r->user : "-", ua ? ua : "-");
         fflush(logf);
@@ -383,24 +384,37 @@ static json_t *event_table(json_t *items)
     return table(cols, sizeof cols / sizeof *cols, rows);
 }
 
-/* GET of a collection, filtered by the selectors (and namespace). */
-static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
+/* The List (kind, apiv) of the objects in ns (all when NULL) that the
+ * request's selectors pick, and their keys into keys (when not NULL); NULL
+ * with msg on a selector the API server refuses. */
+static json_t *pick(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns, json_t *keys,
+                    char *msg, size_t n)
 {
     json_t *l = list_of(kind, apiv), *items = json_object_get(l, "items");
     const char *key;
     json_t *o;
-    char msg[512];
     json_object_foreach(store, key, o) {
         const char *ons = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
         if (ns && (!ons || strcmp(ns, ons))) continue;
         bool lm, fm;
-        if (kapi_labels_match(arg(r, "labelSelector"), o, &lm, msg, sizeof msg) ||
-            kapi_fields_match(arg(r, "fieldSelector"), o, &fm, msg, sizeof msg)) {
+        if (kapi_labels_match(arg(r, "labelSelector"), o, &lm, msg, n) ||
+            kapi_fields_match(arg(r, "fieldSelector"), o, &fm, msg, n)) {
             json_decref(l);
-            return fail(r, 400, NULL, NULL, "%s", msg);
+            return NULL;
         }
-        if (lm && fm) json_array_append(items, o);
+        if (!lm || !fm) continue;
+        json_array_append(items, o);
+        if (keys) json_array_append_new(keys, json_string(key));
     }
+    return l;
+}
+
+/* GET of a collection, filtered by the selectors (and namespace). */
+static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
+{
+    char msg[512];
+    json_t *l = pick(r, store, kind, apiv, ns, NULL, msg, sizeof msg), *items = json_object_get(l, "items");
+    if (!l) return fail(r, 400, NULL, NULL, "%s", msg);
     if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList") || !strcmp(kind, "EventList")) && wants_table(r)) {
         json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : !strcmp(kind, "PodList") ? pod_table(items)
                                                                                                : event_table(items);
@@ -535,6 +549,30 @@ static enum MHD_Result del(struct req *r, json_t *store, const char *key, const 
     json_object_del(store, key);
     K.rv++;
     return send_json(r, 200, o, NULL, -1);
+}
+
+/* DELETE of a collection (deletecollection): every object the selectors
+ * pick in the namespace is deleted, as one by one; the answer is the list of
+ * what was deleted.  As the API server, not at the all-namespaces scope of a
+ * namespaced resource (the route never gets here then). */
+static enum MHD_Result delete_collection(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
+{
+    char msg[512];
+    json_t *keys = json_array(), *l = pick(r, store, kind, apiv, ns, keys, msg, sizeof msg);
+    if (!l) {
+        json_decref(keys);
+        return fail(r, 400, NULL, NULL, "%s", msg);
+    }
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k) {
+        json_t *o = json_object_get(store, json_string_value(k));
+        if (store == K.pods) kapi_pod_lost(o);
+        json_object_del(store, json_string_value(k));
+        K.rv++;
+    }
+    json_decref(keys);
+    return send_json(r, 200, l, NULL, -1);
 }
 
 /* GET pods/NAME/log: the container's output, text/plain (empty unless --exec ran it). */
@@ -709,6 +747,7 @@ static enum MHD_Result resource(struct req *r)
     if (!name) {
         if (!strcmp(r->method, "GET")) return list(r, store, listkind, apiv, ns);
         if (!strcmp(r->method, "POST") && (ns || !namespaced)) return create(r, store, ns, listkind, rname);
+        if (!strcmp(r->method, "DELETE") && (ns || !namespaced)) return delete_collection(r, store, listkind, apiv, ns);
         return fail(r, 405, rname, NULL, "method %s is not allowed on %s", r->method, rname);
     }
     if (sub && !strcmp(rname, "pods") && !strcmp(sub, "eviction") && !strcmp(r->method, "POST"))
