@@ -25,8 +25,8 @@ struct stanza {
     size_t line; /* where it starts */
 };
 
-/* The first control byte (below 0x20 other than tab and CR, or 0x7f) in
- * p[0..n), or -1.  Eight bytes at a time: a word without a byte below 0x20
+/* The first control byte (below 0x20 other than tab and CR, or 0x7f; so
+ * also the newline) in p[0..n), or -1.  Eight bytes at a time: a word without a byte below 0x20
  * or equal to 0x7f is skipped whole (the usual has-less-than trick; bytes
  * from 0x80 up may flag a word, which is then checked byte by byte). */
 static long control_byte(const char *p, size_t n)
@@ -88,14 +88,15 @@ int vg_dpkg_parse(struct vg_inventory *inv, char *buf, size_t len, const char *p
     char *p = buf, *end = buf + len;
     while (p < end) {
         line++;
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) return vg_inventory_fail(inv, "%s:%zu: truncated (last line has no newline)", path, line);
+        /* one scan finds the line's end and any binary byte before it: '\n' is the first control byte */
+        long at = control_byte(p, (size_t)(end - p));
+        if (at >= 0 && p[at] != '\n')
+            return vg_inventory_fail(inv, "%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line,
+                                     (unsigned char)p[at]);
+        if (at < 0) return vg_inventory_fail(inv, "%s:%zu: truncated (last line has no newline)", path, line);
+        char *nl = p + at;
         size_t ll = (size_t)(nl - p);
         if (ll > DPKG_MAX_LINE) return vg_inventory_fail(inv, "%s:%zu: line longer than %u bytes", path, line, DPKG_MAX_LINE);
-        long bad = control_byte(p, ll);
-        if (bad >= 0)
-            return vg_inventory_fail(inv, "%s:%zu: binary data (byte 0x%02x), not a dpkg status file", path, line,
-                                     (unsigned char)p[bad]);
         if (ll == 0 || (ll == 1 && *p == '\r')) {
             if (in_stanza && end_stanza(inv, &s, path) < 0) return -1;
             in_stanza = false;
