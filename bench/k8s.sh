@@ -77,8 +77,9 @@ sort -k3 -n "$T/runs" | sed -n 2p | {
 }
 
 # `vigil drill --orchestrator k8s` on the double whose kubelet runs the pods
-# (--exec): a 4-pod Job, XID 79 injected through a pod into the victim's
-# kernel-log file that its agent follows; figures from the API's stamps.
+# (--exec): a 4-pod Indexed Job, XID 79 injected through a pod into the
+# victim's kernel-log file that its agent follows; isolate and restart from
+# the API's stamps, resume from the trainer's log in the shared workdir.
 rm -f "$T/kport" "$T/port" "$T/db"* && mkdir -p "$T/nodes"
 PATH="$PWD/build:$PATH" "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --exec "$T/pods" &
 KP=$!
@@ -100,9 +101,10 @@ for n in n1 n2 n3 n4; do
 done
 VIGIL_K8S_IMAGE=vigil:bench VIGIL_READ_TOKEN=$(cat "$T/read.token") "$V" drill --orchestrator k8s --kubeconfig "$T/kc" \
     --controller "$URL" --nodes 4 --gpus-per-node 8 --kmsg "$T/nodes/{node}" --deadline 60 --workdir "$T/drill" \
-    --json >"$T/drill.json" 2>"$T/drill.err"
+    --shared-workdir --json >"$T/drill.json" 2>"$T/drill.err"
 for p in $AG; do kill "$p"; done
 jq -r '.runs[0] | "k8s drill (API double, --exec): XID 79 on \(.victim) of a 4-pod Job\n" +
     "  detect  \(.detect.after_s) s (\(.detect.by))\n  isolate \(.isolate.after_s) s (VigilHealthy, to the second)\n" +
-    "  restart \(.restart.after_s) s on \(.restart.nodes) (spare: \(.restart.spare))\n  resume  unknown (no shared log)"' \
+    "  restart \(.restart.after_s) s on \(.restart.nodes) (spare: \(.restart.spare); the end of the API stamp'"'"'s second)\n" +
+    "  resume  \(.resume.after_s) s from step \(.resume.from_step) (the trainer'"'"'s log in the shared workdir, to the ms)"' \
     "$T/drill.json" 2>/dev/null || { echo "k8s drill: no report"; tail -3 "$T/drill.err"; }

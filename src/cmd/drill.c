@@ -21,7 +21,8 @@
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
     "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
     "                   [--spares-in-job K] [--kmsg PATH]\n"                                                        \
-    "                   [--workdir DIR] [--poll-ms MS] [--json] [--save FILE] [--html FILE]\n"          \
+    "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
+    "                   [--html FILE]\n"                                                               \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
 
 static int int_opt(const char *name, const char *v, long min, long max, int *out)
@@ -51,7 +52,7 @@ int cmd_drill(int argc, char **argv)
         { "orch-config", required_argument, 0, 'C' },
         { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
-        { "kmsg", required_argument, 0, 'x' },
+        { "kmsg", required_argument, 0, 'x' },    { "shared-workdir", no_argument, 0, 'W' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -100,6 +101,7 @@ int cmd_drill(int argc, char **argv)
             if (optarg[0] != '/') return vg_input_error("drill: --kmsg: '%s' is not an absolute path", optarg);
             o.kmsg = optarg;
             break;
+        case 'W': o.shared_workdir = true; break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -110,6 +112,10 @@ int cmd_drill(int argc, char **argv)
     if (optind < argc) return vg_input_error("drill: unexpected argument '%s'", argv[optind]);
     if (o.job_script && o.spares_in_job)
         return vg_input_error("drill: --spares-in-job runs the trainer under vigil launch; a --job-script does its own");
+    if (o.shared_workdir && (!o.workdir || o.workdir[0] != '/'))
+        return vg_input_error("drill: --shared-workdir needs --workdir DIR, an absolute path every node mounts");
+    if (o.shared_workdir && o.job_script)
+        return vg_input_error("drill: --shared-workdir is for the trainer; a --job-script keeps its own log and checkpoints");
     if (o.job_script && !resume_given)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
     if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;

@@ -1,10 +1,15 @@
 /* trainer.c — `vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS]
- * [--ckpt-every K]`: a stand-in for a distributed training job, run with
- * srun on N nodes.  Each rank (SLURM_PROCID of SLURM_NTASKS, restart
- * SLURM_RESTART_COUNT × 1000 + VIGIL_LAUNCH_RESTART under vigil launch)
- * resumes from the newest complete checkpoint and does timed steps; rank 0
- * writes a checkpoint every K steps and prints the progress lines the drill reads, each led by an RFC 3339 UTC timestamp:
- *   start rank R/N restart C · resumed from step S · step S · checkpoint S */
+ * [--ckpt-every K] [--log FILE]`: a stand-in for a distributed training
+ * job, run with srun on N nodes.  Each rank (SLURM_PROCID of SLURM_NTASKS,
+ * restart SLURM_RESTART_COUNT × 1000 + VIGIL_LAUNCH_RESTART under vigil
+ * launch) resumes from the newest complete checkpoint and does timed steps;
+ * rank 0 writes a checkpoint every K steps and prints the progress lines the
+ * drill reads, each led by an RFC 3339 UTC timestamp:
+ *   start rank R/N restart C · resumed from step S · step S · checkpoint S
+ * In a Kubernetes Indexed Job (no SLURM_PROCID) the rank is the pod's
+ * JOB_COMPLETION_INDEX of VIGIL_NTASKS; there is no restart count to key a
+ * collective on, so the ranks step side by side without one.  --log appends
+ * the same lines to FILE (where nothing collects the job's output). */
 #include "cmd/cmd.h"
 #include "drill/trainer.h"
 #include "util/log.h"
@@ -16,11 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TRAINER_USAGE \
-    "usage: vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS] [--ckpt-every K]\n" \
-    "  (run with srun; reads SLURM_PROCID, SLURM_NTASKS, SLURM_RESTART_COUNT)\n"
+    "usage: vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS] [--ckpt-every K] [--log FILE]\n" \
+    "  (run with srun; reads SLURM_PROCID, SLURM_NTASKS, SLURM_RESTART_COUNT;\n" \
+    "   in a Kubernetes Indexed Job JOB_COMPLETION_INDEX and VIGIL_NTASKS)\n"
 
 static long env_long(const char *name, long def)
 {
@@ -41,9 +50,10 @@ int cmd_trainer(int argc, char **argv)
     static const struct option opts[] = {
         { "ckpt-dir", required_argument, 0, 'c' }, { "steps", required_argument, 0, 's' },
         { "step-ms", required_argument, 0, 'm' },  { "ckpt-every", required_argument, 0, 'k' },
-        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+        { "log", required_argument, 0, 'l' },      { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
-    const char *dir = NULL;
+    const char *dir = NULL, *logfile = NULL;
     long steps = 100, step_ms = 200, every = 10;
     int c;
     optind = 1;
@@ -53,13 +63,20 @@ int cmd_trainer(int argc, char **argv)
         case 's': if (opt_long("--steps", optarg, 1, &steps)) return VG_EXIT_INPUT; break;
         case 'm': if (opt_long("--step-ms", optarg, 0, &step_ms)) return VG_EXIT_INPUT; break;
         case 'k': if (opt_long("--ckpt-every", optarg, 1, &every)) return VG_EXIT_INPUT; break;
+        case 'l': logfile = optarg; break;
         case 'h': fputs(TRAINER_USAGE, stdout); return 0;
         default: fputs(TRAINER_USAGE, stderr); return VG_EXIT_INPUT;
         }
     }
     if (optind < argc) return vg_input_error("trainer: unexpected argument '%s'", argv[optind]);
     if (!dir) return vg_input_error("trainer: --ckpt-dir DIR is required\n%s", TRAINER_USAGE);
-    long rank = env_long("SLURM_PROCID", 0), ntasks = env_long("SLURM_NTASKS", 1);
+    bool kube = !getenv("SLURM_PROCID") && getenv("JOB_COMPLETION_INDEX");
+    long rank = env_long(kube ? "JOB_COMPLETION_INDEX" : "SLURM_PROCID", 0),
+         ntasks = env_long(kube ? "VIGIL_NTASKS" : "SLURM_NTASKS", 1);
+    int logfd = -1;
+    if (logfile && (logfd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+        return vg_input_error("trainer: --log: %s: %s", logfile, strerror(errno));
+    vg_stamped_copy(logfd);
     /* a requeue (Slurm's count) or a restart inside the allocation (vigil launch) */
     long restart = env_long("SLURM_RESTART_COUNT", 0) * 1000 + env_long("VIGIL_LAUNCH_RESTART", 0);
     if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
@@ -69,7 +86,7 @@ int cmd_trainer(int argc, char **argv)
     if (step > 0 && rank == 0) vg_stamped("resumed from step %ld", step);
     int64_t next = vg_mono_ms();
     while (step < steps) {
-        if (ntasks > 1) {   /* the collective: every rank finished the previous step */
+        if (ntasks > 1 && !kube) {   /* the collective: every rank finished the previous step */
             if (vg_progress_write(dir, restart, rank, step))
                 return vg_err("trainer: %s: %s", dir, strerror(errno)), VG_EXIT_FINDINGS;
             while (vg_progress_min(dir, restart, ntasks) < step) vg_sleep_ms(5);

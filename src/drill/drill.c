@@ -80,10 +80,15 @@ static int submit(struct run *r, char *err, size_t errlen)
     snprintf(tasks, sizeof tasks, "%d", o->gpus_per_node > 0 ? o->gpus_per_node : 1);
     /* with spares of its own: the trainer under vigil launch, K nodes kept warm */
     /* without a shared filesystem (Kubernetes) the checkpoints stay in the pod's own working directory */
-    const char *ckpt = r->orch->ops->job_log ? r->ckpt : "vigil-drill-ckpt";
+    const char *ckpt = r->orch->ops->job_log || o->shared_workdir ? r->ckpt : "vigil-drill-ckpt";
     const char *launched[] = { self, "launch", "--spares", spares, "--tasks-per-node", tasks, "--",
                                self, "trainer", "--ckpt-dir", ckpt, "--steps", steps, "--step-ms", step_ms,
-                               "--ckpt-every", every, NULL };
+                               "--ckpt-every", every, NULL, NULL, NULL };
+    const char *shared[] = { r->dir, NULL };
+    if (!r->orch->ops->job_log && o->shared_workdir) {   /* the trainer writes the log the scheduler keeps to itself */
+        launched[17] = "--log";
+        launched[18] = r->log;
+    }
     const char *const *argv = o->spares_in_job ? launched : launched + 7;
     struct vg_orch_jobspec spec = { .name = "vigil-drill", .nodes = o->nodes + o->spares_in_job,
                                     .tasks_per_node = o->gpus_per_node > 0 ? o->gpus_per_node : 1,
@@ -91,7 +96,8 @@ static int submit(struct run *r, char *err, size_t errlen)
                                     .partition = o->partition, .argv = o->job_script ? NULL : argv,
                                     .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true,
                                     .self_launched = o->spares_in_job > 0,
-                                    .keep_on_node_failure = o->spares_in_job > 0, .tag = r->tag };
+                                    .keep_on_node_failure = o->spares_in_job > 0, .tag = r->tag,
+                                    .host_paths = o->shared_workdir ? shared : NULL };
     if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
         return snprintf(err, errlen, "%s", r->orch->err), -1;
     r->submitted = vg_now_ms();
@@ -111,7 +117,7 @@ static int wait_steady(struct run *r, char *err, size_t errlen)
                                 r->log), -1;
             vg_joblog_poll(&r->log_state);
             /* with no log to read, running (every pod Ready) is as steady as can be seen */
-            bool steady = !r->orch->ops->job_log || r->log_state.max_step >= o->steady_steps;
+            bool steady = r->resume_unknown || r->log_state.max_step >= o->steady_steps;
             if (js.phase == VG_JOB_RUNNING && steady) {
                 r->restarts0 = js.restarts;
                 vg_strlcpy(r->batch_host, js.leader, sizeof r->batch_host);
@@ -481,7 +487,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
     snprintf(r.tag, sizeof r.tag, "%lld-%d", (long long)vg_now_ms(), index);
-    r.resume_unknown = !orch->ops->job_log;
+    r.resume_unknown = !orch->ops->job_log && !o->shared_workdir;
     *fatal = false;
     if (mkdir(r.dir, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", r.dir, strerror(errno));

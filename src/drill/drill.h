@@ -124,6 +124,9 @@ struct vg_drill_opts {
     bool hit_batch_host;
     int spares_in_job;           /* nodes + K allocated; vigil launch keeps K warm (docs/drill.md) */
     const char *workdir;         /* job scripts, logs, checkpoints; NULL = LAB/drill or ./vigil-drill */
+    bool shared_workdir;         /* every node mounts workdir at the same path: where the scheduler keeps the
+                                  * job's output to itself (Kubernetes), the trainer's checkpoints and log go
+                                  * there (hostPath), so a restarted job resumes and the drill sees it */
     const char *via;             /* inject on a real node: srun|ssh */
     const char *self;            /* the vigil binary; NULL = /proc/self/exe */
     const char *fault_name;      /* as given: "xid:79" */

@@ -492,6 +492,20 @@ static json_t *image_command(const char *const *argv)
     return a;
 }
 
+/* The node paths as hostPath volumes mounted where they are on the node. */
+static void host_volumes(const char *const *host_paths, json_t **mounts, json_t **vols)
+{
+    *mounts = json_array(), *vols = json_array();
+    for (size_t i = 0; host_paths && host_paths[i]; i++) {
+        char vn[32];
+        snprintf(vn, sizeof vn, "host-%zu", i);
+        json_array_append_new(*mounts, json_pack("{s:s,s:s}", "name", vn, "mountPath", host_paths[i]));
+        json_array_append_new(*vols, json_pack("{s:s,s:{s:s}}", "name", vn, "hostPath", "path", host_paths[i]));
+    }
+}
+
+/* An Indexed Job: pod i gets JOB_COMPLETION_INDEX=i (its rank; a replacement
+ * keeps the index of the pod it replaces), VIGIL_NTASKS the pod count. */
 static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
 {
     const char *image = getenv("VIGIL_K8S_IMAGE");
@@ -508,8 +522,12 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     for (char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
     int nodes = j->nodes > 0 ? j->nodes : 1;
-    json_t *args = image_command(j->argv);
-    json_t *container = json_pack("{s:s,s:s,s:o}", "name", "task", "image", image, "command", args);
+    json_t *args = image_command(j->argv), *mounts, *vols;
+    host_volumes(j->host_paths, &mounts, &vols);
+    char ntasks[16];
+    snprintf(ntasks, sizeof ntasks, "%d", nodes);
+    json_t *container = json_pack("{s:s,s:s,s:o,s:[{s:s,s:s}],s:o}", "name", "task", "image", image, "command", args,
+                                  "env", "name", "VIGIL_NTASKS", "value", ntasks, "volumeMounts", mounts);
     if (j->gpus_per_node > 0) {
         char g[16];
         snprintf(g, sizeof g, "%d", j->gpus_per_node);
@@ -518,11 +536,11 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     }
     json_t *labels = json_object();
     if (j->tag) json_object_set_new(labels, VG_K8S_DRILL_LABEL, json_string(j->tag));
-    json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s,s:O},s:{s:i,s:i,s:i,s:{s:{s:O},s:{s:s,s:[o]}}}}", "apiVersion",
-                            "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", P(o)->ns, "labels",
-                            labels, "spec", "parallelism", nodes, "completions", nodes, "backoffLimit",
-                            j->requeue ? 1000 : 0, "template", "metadata", "labels", labels, "spec", "restartPolicy",
-                            "Never", "containers", container);
+    json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s,s:O},s:{s:i,s:i,s:s,s:i,s:{s:{s:O},s:{s:s,s:[o],s:o}}}}",
+                            "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", P(o)->ns,
+                            "labels", labels, "spec", "parallelism", nodes, "completions", nodes, "completionMode",
+                            "Indexed", "backoffLimit", j->requeue ? 1000 : 0, "template", "metadata", "labels", labels,
+                            "spec", "restartPolicy", "Never", "containers", container, "volumes", vols);
     json_decref(labels);
     char *body = json_dumps(job, JSON_COMPACT);
     json_decref(job);
@@ -610,13 +628,8 @@ static int k8s_burnin_prepare(struct vg_orch *o, const char *queue, struct vg_or
 static json_t *exec_pod(struct vg_orch *o, const char *name, const char *node, const char *image,
                         const char *const *cmd, const char *const *host_paths)
 {
-    json_t *args = image_command(cmd), *mounts = json_array(), *vols = json_array();
-    for (size_t i = 0; host_paths && host_paths[i]; i++) {
-        char vn[32];
-        snprintf(vn, sizeof vn, "host-%zu", i);
-        json_array_append_new(mounts, json_pack("{s:s,s:s}", "name", vn, "mountPath", host_paths[i]));
-        json_array_append_new(vols, json_pack("{s:s,s:{s:s}}", "name", vn, "hostPath", "path", host_paths[i]));
-    }
+    json_t *args = image_command(cmd), *mounts, *vols;
+    host_volumes(host_paths, &mounts, &vols);
     json_t *c = json_pack("{s:s,s:s,s:o,s:{s:b},s:o}", "name", "vigil", "image", image, "command", args,
                           "securityContext", "privileged", 1, "volumeMounts", mounts);
     return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s,s:s,s:b,s:[{s:s}],s:[o],s:o}}", "apiVersion", "v1", "kind",

@@ -77,6 +77,9 @@ struct vg_orch_jobspec {
     const char *tag;             /* marks the job as this drill's (Kubernetes: label vigil.dev/drill=TAG); NULL */
     bool exclusive;              /* the nodes whole: no other job shares them */
     int time_limit_s;            /* killed after this long; 0: the queue's limit */
+    const char *const *host_paths; /* directories of the nodes the tasks use at the same path (NULL-terminated,
+                                  * may be NULL): Kubernetes mounts them as hostPath volumes; on Slurm the
+                                  * tasks run on the host and see them */
 };
 
 /* How to reach the scheduler. */

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int level = 1;
 
@@ -45,15 +47,24 @@ int vg_input_error(const char *fmt, ...)
     return VG_EXIT_INPUT;
 }
 
+static int stamped_copy = -1;
+
+void vg_stamped_copy(int fd) { stamped_copy = fd; }
+
 void vg_stamped(const char *fmt, ...)
 {
-    char ts[32];
-    vg_format_time(vg_now_ms(), ts);
-    printf("%s ", ts);
+    char line[1024];
+    vg_format_time(vg_now_ms(), line);
+    size_t n = strlen(line);
+    line[n++] = ' ';
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    int k = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
     va_end(ap);
-    putchar('\n');
+    n = k < 0 ? n : n + (size_t)k < sizeof line - 1 ? n + (size_t)k : sizeof line - 2;
+    line[n++] = '\n';
+    fwrite(line, 1, n, stdout);
     fflush(stdout);
+    /* one write(2) per line: appenders of one file never split each other's lines */
+    if (stamped_copy >= 0 && write(stamped_copy, line, n) < 0) stamped_copy = -1;
 }

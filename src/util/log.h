@@ -17,6 +17,9 @@ int vg_input_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A progress line on stdout led by the RFC 3339 UTC time, flushed (the lines
  * `vigil trainer` and `vigil launch` print and the drill reads). */
 void vg_stamped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Every later vg_stamped line is also written to fd (opened O_APPEND), one
+ * write per line; -1 stops it. */
+void vg_stamped_copy(int fd);
 void vg_log_level(int level);
 int vg_log_get_level(void);
 

@@ -7,7 +7,9 @@
 # file, which the harness's agent for the node follows), and measures detect
 # (the controller's incident), isolate (the node's VigilHealthy condition),
 # restart (the replacement pods' Ready times: on the spare n5, not on the
-# victim) from the API's own stamps; resume is unknown (no shared log).  The
+# victim) from the API's own stamps; resume is unknown (no shared log), and
+# with --shared-workdir (the run directory a hostPath every node shares)
+# measured from the trainer's log there.  The
 # Job is deleted, the victim left cordoned to the controller.  kubectl proves
 # the new parts of the double (jobs, pods -o wide, logs, the pod's status).
 # Faults: no kubeconfig (exit 2), the API answering 503 mid-drill (a clear
@@ -83,6 +85,20 @@ check "… then Succeeded, its container terminated with exit code 0, reason Com
 check "kubectl logs: the trainer's output" sh -c "kubectl logs $pod | grep -q 'done 10 steps'"
 check "kubectl get jobs: the Job completed" wait_for 5 sh -c "kubectl get job probe -o json | jq -e '.status.succeeded == 1 and .status.completionTime != null'"
 kubectl delete job probe >/dev/null 2>&1
+# an Indexed Job: each pod its index (annotation, label, JOB_COMPLETION_INDEX through the downward API)
+acurl -o /dev/null -H 'Content-Type: application/json' --data-binary "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",
+  \"metadata\":{\"name\":\"indexed\"},\"spec\":{\"parallelism\":2,\"completions\":2,\"completionMode\":\"Indexed\",\"template\":{\"spec\":{\"restartPolicy\":\"Never\",
+  \"containers\":[{\"name\":\"t\",\"image\":\"vigil:test\",\"env\":[{\"name\":\"VIGIL_NTASKS\",\"value\":\"2\"}],
+  \"command\":[\"$(basename "$VIGIL")\",\"trainer\",\"--ckpt-dir\",\"ck\",\"--steps\",\"3\",\"--step-ms\",\"100\"]}]}}}}" "$API/apis/batch/v1/namespaces/default/jobs"
+check "an Indexed Job's pods carry indexes 0 and 1 (kubectl -L batch.kubernetes.io/job-completion-index)" \
+    wait_for 10 sh -c "[ \"\$(kubectl get pods -l job-name=indexed -L batch.kubernetes.io/job-completion-index --no-headers | awk '{print \$NF}' | sort | tr '\n' ' ')\" = '0 1 ' ]"
+check "… each process got its index: vigil trainer says rank 0/2 and 1/2" \
+    wait_for 10 sh -c "for p in \$(kubectl get pods -l job-name=indexed -o name); do kubectl logs \$p; done | grep -c 'start rank [01]/2 restart 0' | grep -qx 2"
+first=$(kubectl get pods -l job-name=indexed -o json | jq -r '.items[] | select(.metadata.annotations["batch.kubernetes.io/job-completion-index"] == "1") | .metadata.name')
+kubectl delete pod "$first" >/dev/null 2>&1
+check "… a deleted pod is replaced with its index" \
+    wait_for 10 sh -c "kubectl get pods -l job-name=indexed -o json | jq -e '[.items[] | select(.metadata.annotations[\"batch.kubernetes.io/job-completion-index\"] == \"1\") | .metadata.name] | length == 1 and .[0] != \"$first\"'"
+kubectl delete job indexed >/dev/null 2>&1
 
 # ---- a drill: XID 79 on a node of a running 4-pod Job ---------------------------------
 "$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 4 --gpus-per-node 8 \
@@ -120,6 +136,24 @@ check "HTML report written" grep -q 'resume unknown' "$W/drill.html"
 "$VIGIL" report "$J" >"$W/report.txt" 2>&1
 check "vigil report reads the k8s drill back: resume unknown" grep -q "unknown" "$W/report.txt"
 
+
+# ---- the nodes share the workdir (a shared filesystem as hostPath): resume is seen ---------
+exits_with "--shared-workdir without --workdir: exit 2" 2 "$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --shared-workdir
+exits_with "--shared-workdir with a relative --workdir: exit 2" 2 "$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" \
+    --workdir rel --shared-workdir
+fresh
+"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 4 --gpus-per-node 8 \
+    --kmsg "$W/nodes/{node}.kmsg" --deadline 60 --workdir "$W/drill3" --shared-workdir --json >"$W/drill3.json" 2>"$W/drill3.err"
+is "shared workdir: the drill recovered, exit 0" "$?" 0
+J3=$W/drill3.json
+echo "# $(jq -c '.runs[0] | {detect: .detect.after_s, isolate: .isolate.after_s, restart: .restart.after_s, resume: .resume.after_s, from: .resume.from_step}' "$J3")"
+# restart is the API's stamp to the second (its after_s the second's end); resume is the trainer's own line, to the ms
+check "resume measured: not before the restart's API stamp, from a checkpoint (step > 0)" \
+    jq -e '.runs[0] | (.resume.unknown | not) and .resume.at >= .restart.api_time and .resume.from_step > 0' "$J3"
+is "… no stage never reached, none unknown" "$(jq -r '"\(.runs[0].never) \(.resume.unknown)"' "$J3")" "null 0"
+check "… restarted with the spare n5" jq -e '.runs[0].restart.spare == true' "$J3"
+check "the trainer's log is in the shared run directory, rank 0 resumed there" \
+    sh -c "grep -q 'resumed from step' '$W'/drill3/*/run-1/job.log"
 
 # ---- the API answering 503 mid-drill: a clear error, the Job deleted once it answers ---------
 fresh

@@ -1,7 +1,9 @@
 /* kapi_exec.c — the double's kubelet, when started with --exec DIR: it runs
  * a pod's container as a kubelet would, as far as one machine allows — the
  * first container's `command` + `args` as a local process (no shell), with
- * the container's `env` (name/value) added to the environment, its working
+ * the container's `env` added to the environment (a value, or the downward
+ * API's fieldRef on metadata.name, metadata.namespace or one of the pod's
+ * annotations: metadata.annotations['KEY']), its working
  * directory DIR/NS_NAME (the container's own filesystem), stdout and stderr
  * into DIR/NS_NAME.log (served as pods/NAME/log).  hostPath volumes are the
  * host's files: only a mountPath equal to the hostPath's path can be given
@@ -70,6 +72,24 @@ static const char *unsupported(const json_t *pod, const json_t *c)
 }
 
 /* Starts the pod's first container; false when it cannot (why in *msg). */
+/* An env entry's value: `value`, or the pod field its valueFrom.fieldRef names; "" otherwise. */
+static const char *env_value(const json_t *pod, const json_t *v)
+{
+    const char *val = json_string_value(json_object_get(v, "value"));
+    if (val) return val;
+    const char *f = json_string_value(json_object_get(json_object_get(json_object_get(v, "valueFrom"), "fieldRef"), "fieldPath"));
+    if (!f) return "";
+    if (!strcmp(f, "metadata.name")) return meta(pod, "name") ?: "";
+    if (!strcmp(f, "metadata.namespace")) return meta(pod, "namespace") ?: "";
+    static const char pre[] = "metadata.annotations['";
+    size_t fl = strlen(f);
+    if (strncmp(f, pre, sizeof pre - 1) || fl < sizeof pre + 1 || strcmp(f + fl - 2, "']")) return "";
+    char k[256];
+    snprintf(k, sizeof k, "%.*s", (int)(fl - (sizeof pre - 1) - 2), f + sizeof pre - 1);
+    json_t *a = json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), k);
+    return json_string_value(a) ?: "";
+}
+
 static bool start(const json_t *pod, const json_t *c, const char *key, const char **msg)
 {
     if ((*msg = unsupported(pod, c))) return false;
@@ -93,7 +113,7 @@ static bool start(const json_t *pod, const json_t *c, const char *key, const cha
         dup2(null, 0), dup2(fd, 1), dup2(fd, 2);
         json_array_foreach(json_object_get(c, "env"), i, v) {
             const char *name = json_string_value(json_object_get(v, "name"));
-            if (name) setenv(name, json_string_value(json_object_get(v, "value")) ?: "", 1);
+            if (name) setenv(name, env_value(pod, v), 1);
         }
         execvp(argv[0], argv);
         fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));

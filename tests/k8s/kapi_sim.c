@@ -241,6 +241,37 @@ static void collect(void)
     }
 }
 
+#define INDEX_KEY "batch.kubernetes.io/job-completion-index"
+
+/* An Indexed Job's pod index (its annotation), -1 when it has none. */
+static long pod_index(const json_t *pod)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(json_object_get(pod, "metadata"), "annotations"), INDEX_KEY));
+    char *end;
+    long i = v ? strtol(v, &end, 10) : -1;
+    return v && *v && !*end ? i : -1;
+}
+
+/* What the Job controller adds to a pod of an Indexed Job: the index as
+ * annotation and label, and JOB_COMPLETION_INDEX in every container's env
+ * through the downward API (fieldRef on the annotation). */
+static void set_index(json_t *pod, long index)
+{
+    char v[24];
+    snprintf(v, sizeof v, "%ld", index);
+    json_t *md = json_object_get(pod, "metadata");
+    json_object_set_new(md, "annotations", json_pack("{s:s}", INDEX_KEY, v));
+    json_object_set_new(json_object_get(md, "labels"), INDEX_KEY, json_string(v));
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c) {
+        if (!json_is_array(json_object_get(c, "env"))) json_object_set_new(c, "env", json_array());
+        json_array_append_new(json_object_get(c, "env"),
+                              json_pack("{s:s,s:{s:{s:s}}}", "name", "JOB_COMPLETION_INDEX", "valueFrom", "fieldRef",
+                                        "fieldPath", "metadata.annotations['" INDEX_KEY "']"));
+    }
+}
+
 static json_t *pod_for(const char *ns, const char *jname, json_t *job)
 {
     json_t *tmpl = json_object_get(json_object_get(job, "spec"), "template");
@@ -295,13 +326,35 @@ static void jobs(void)
         }
         long comp = json_is_integer(json_object_get(spec, "completions")) ? (long)json_integer_value(json_object_get(spec, "completions")) : par;
         bool done = ok >= comp;
+        /* Indexed: each index held by an active or succeeded pod; a lost one is recreated with its index */
+        bool indexed = !strcmp(json_string_value(json_object_get(spec, "completionMode")) ?: "", "Indexed");
+        json_t *held = json_object();
+        json_object_foreach(K.pods, key, pod) {
+            json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+            const char *ou = json_string_value(json_object_get(owner, "uid"));
+            char ix[24];
+            snprintf(ix, sizeof ix, "%ld", pod_index(pod));
+            if (indexed && ou && uid && !strcmp(ou, uid) && (active(pod) || phase_is(pod, "Succeeded")))
+                json_object_set_new(held, ix, json_true());
+        }
+        long next = 0;
         for (long i = act; !done && i < par; i++) {
             json_t *p = pod_for(meta(job, "namespace"), meta(job, "name"), job);
+            if (indexed) {
+                char ix[24];
+                for (;; next++) {
+                    snprintf(ix, sizeof ix, "%ld", next);
+                    if (!json_object_get(held, ix)) break;
+                }
+                json_object_set_new(held, ix, json_true());
+                set_index(p, next);
+            }
             char pk[400];
             snprintf(pk, sizeof pk, "%s/%s", meta(p, "namespace"), meta(p, "name"));
             json_object_set_new(K.pods, pk, p);
             act++;
         }
+        json_decref(held);
         json_int_t old_act = json_integer_value(json_object_get(st, "active")),
                    old_ready = json_integer_value(json_object_get(st, "ready"));
         if (old_act != act || old_ready != ready || json_integer_value(json_object_get(st, "succeeded")) != ok) {
