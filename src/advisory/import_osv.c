@@ -10,7 +10,8 @@
  * (AlmaLinux ALSA, Rocky RLSA: "AlmaLinux:9") lists every binary rpm of the
  * update; the entry named like the component's source rpm is the one that
  * matches (openssh for openssh-server).  Ubuntu Pro-only entries are skipped
- * (their fixes need a subscription). */
+ * (their fixes need a subscription).  A release's CVEs are those its entry's
+ * cves_map names when it names any, else the record's. */
 #include "advisory/importer.h"
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
@@ -104,6 +105,23 @@ static char *record_cves(const json_t *doc)
         char id[24];
         snprintf(id, sizeof id, "%.*s", (int)n, p);
         add_cve(&list, id);
+    }
+    return sbuf_take(&list);
+}
+
+/* The CVE ids one affected entry of a distribution's record names for its
+ * own release (Ubuntu's database_specific.cves_map: a USN that covers several
+ * releases lists per release only the CVEs that affected it); NULL when the
+ * entry names none (the kernel USNs leave the list empty). */
+static char *entry_cves(const json_t *aff)
+{
+    const json_t *map = json_object_get(json_object_get(aff, "database_specific"), "cves_map");
+    const json_t *arr = json_object_get(map, "cves");
+    struct sbuf list = SBUF_INIT;
+    for (size_t i = 0; i < json_array_size(arr); i++) add_cve(&list, vg_json_str(json_array_get(arr, i), "id", NULL));
+    if (!list.len) {
+        sbuf_free(&list);
+        return NULL;
     }
     return sbuf_take(&list);
 }
@@ -217,11 +235,13 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         vg_strlcpy(a.id, distro ? vg_json_str(doc, "id", "") : id, sizeof a.id);
         vg_strlcpy(a.component, comp, sizeof a.component);
         a.eco = eco_of(eco);
+        char *own = NULL;
         if (distro) {   /* the distribution's own record: per release and source package */
             vg_strlcpy(a.distro, eco, sizeof a.distro);
             vg_strlcpy(a.package, name, sizeof a.package);
-            if (!cves) cves = record_cves(doc);
-            a.cves = cves;
+            own = entry_cves(aff);
+            if (!own && !cves) cves = record_cves(doc);
+            a.cves = own ? own : cves;
         }
         pick_severity(doc, aff, &a);
         a.summary = (char *)vg_json_str(doc, "summary", vg_json_str(doc, "details", ""));
@@ -247,6 +267,7 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         if (a.nranges) vg_import_add(db, rep, &a);
         else vg_strlist_add(&rep->warnings, "%s: affected[%zu]: no comparable ranges or versions", file, i);
         free(a.ranges);
+        free(own);
     }
     free(cves);
     return 0;

@@ -22,7 +22,7 @@ exits_with "unknown action exits 2" 2 "$VIGIL" advisories frobnicate
 "$VIGIL" advisories import --new --out "$tmp/db.json" data/sources/nvidia-csaf data/sources/osv data/sources/curated \
     data/sources/lifecycle.json >"$tmp/out" 2>&1
 is "import: rebuilds the bundled database" "$?" 0
-is "import: 221 files" "$(grep -c "imported 221 files" "$tmp/out")" 1
+is "import: 222 files" "$(grep -c "imported 222 files" "$tmp/out")" 1
 is "import: same advisory count as data/advisories.json" \
     "$("$VIGIL" advisories list --db "$tmp/db.json" | wc -l)" "$("$VIGIL" advisories list | wc -l)"
 "$VIGIL" advisories import --db "$tmp/db.json" data/sources/osv >"$tmp/out2" 2>&1
@@ -45,4 +45,6 @@ exits_with "list: a corrupt database exits 2" 2 "$VIGIL" advisories list --db "$
 n=$("$VIGIL" advisories list --component runc --json | grep -c '"component": "runc"')
 check "list --component runc --json lists runc advisories" test "$n" -ge 5
 check "check --distro: Ubuntu's record decides a jammy openssh" sh -c "'$VIGIL' advisories check openssh 1:8.9p1-3ubuntu0.7 --eco dpkg --package openssh-server --source-package openssh --distro Ubuntu:22.04 | grep -q 'USN-6859-1'"
+check "check --distro: USN-7094-1 decides a noble qemu (source package qemu)" sh -c "'$VIGIL' advisories check qemu 1:8.2.2+ds-0ubuntu1.2 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04 | grep -q 'USN-7094-1'"
+exits_with "check --distro: qemu at USN-7094-1's noble fixed version is clean" 0 "$VIGIL" advisories check qemu 1:8.2.2+ds-0ubuntu1.4 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04
 exits_with "check --distro: the USN's fixed version is clean of it" 0 "$VIGIL" advisories check linux-kernel 6.8.0-124.124 --eco dpkg --package linux-image-6.8.0-124-generic --source-package linux --distro Ubuntu:24.04

@@ -65,6 +65,21 @@ is "ubuntu2204-unpatched: USN-6859-1 found, fix from the USN, rated high from th
 is "ubuntu2204-unpatched: the upstream CVE-2024-6387 is not reported twice" \
    "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/jammy.json")" 0
 check "table: EVIDENCE column with the USN" sh -c "$A --root $R/ubuntu2204-unpatched | grep -E '^openssh .*CVE-2024-6387 .*USN-6859-1' >/dev/null"
+# QEMU against Ubuntu's USN-7094-1 (data/sources/osv/ubuntu), matched by release
+# and source package "qemu" for the binary qemu-system-x86.  Versions from that
+# record: 1:6.2+dfsg-2ubuntu6.23 is the last jammy version its Ubuntu:22.04:LTS
+# "versions" list names before the fixed 1:6.2+dfsg-2ubuntu6.24;
+# 1:8.2.2+ds-0ubuntu1 (cmax-node) is in its Ubuntu:24.04:LTS "versions" list;
+# 1:8.2.2+ds-0ubuntu1.4 is its noble fixed version.
+is "ubuntu2204-unpatched: qemu-system-x86 1:6.2+dfsg-2ubuntu6.23 gets USN-7094-1 with jammy's CVEs" \
+   "$(jq -r '.findings[] | select(.component == "qemu") | [.id, .evidence, .evidence_ref, .fixed, (.cves|join(","))] | join(" ")' "$T/jammy.json")" \
+   "USN-7094-1 distro-advisory USN-7094-1 1:6.2+dfsg-2ubuntu6.24 CVE-2023-3019,CVE-2024-7730"
+check "table: qemu row with USN-7094-1" sh -c "$A --root $R/ubuntu2204-unpatched | grep -E '^qemu .*1:6.2\+dfsg-2ubuntu6.24 +USN-7094-1' >/dev/null"
+is "ubuntu2404-backport: qemu-system-x86 at USN-7094-1's fixed 1:8.2.2+ds-0ubuntu1.4, no qemu finding" \
+   "$(jq '[.findings[] | select(.component == "qemu" or .id == "USN-7094-1")] | length' "$T/noble.json")" 0
+is "cmax-node: qemu 1:8.2.2+ds-0ubuntu1 (noble as released) gets USN-7094-1" \
+   "$($A --root $R/cmax-node --json --fail-on none | jq -r '.findings[] | select(.component == "qemu") | [.id, .evidence, .fixed, (.cves|join(","))] | join(" ")')" \
+   "USN-7094-1 distro-advisory 1:8.2.2+ds-0ubuntu1.4 CVE-2024-4693,CVE-2024-7730"
 check "markdown: Fixed by the distribution section" sh -c "$A --root $R/debian12-backport --format markdown | grep -q '^### Fixed by the distribution (7)'"
 
 # An rpm root (RHEL 9) whose openssh-server carries Red Hat's real changelog

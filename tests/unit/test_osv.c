@@ -1,7 +1,7 @@
 /* test_osv.c — the OSV importer: event ranges (introduced/fixed/last_affected,
  * open-ended, several per range), versions[], CVE from aliases, package-name
- * mapping, distro ecosystems, and the bundled data/sources/{osv,curated} records
- * checked against every non-NVIDIA CVE row of tests/fixtures/advisories.tsv
+ * mapping, distro ecosystems (a release's CVEs from its cves_map), and the
+ * bundled data/sources/{osv,curated} records checked against every non-NVIDIA CVE row of tests/fixtures/advisories.tsv
  * with a plain range: the introduced (or last affected) version is affected,
  * the fixed version is not; the bundled AlmaLinux records (ALSA) matched with
  * rpm version rules on the node's release and source package. */
@@ -128,6 +128,31 @@ static void test_events(void **state)
     assert_int_equal(distro_hits(db, "6.8.0-86.88", "Ubuntu:24.04"), 0);
     assert_int_equal(distro_hits(db, "6.8.0-86.87", "Ubuntu:22.04"), 0);   /* another release */
     assert_int_equal(distro_hits(db, "6.8.0-86.87", "Debian:12"), 0);
+    /* a record over several releases: each release's CVEs are those its
+     * cves_map names; an entry whose list is empty keeps the record's */
+    import_str(db, &rep,
+               "{\"id\":\"USN-2\",\"upstream\":[\"UBUNTU-CVE-2099-4\",\"UBUNTU-CVE-2099-5\"],"
+               "\"affected\":[{\"package\":{\"ecosystem\":\"Ubuntu:24.04:LTS\",\"name\":\"qemu\"},"
+               "\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},{\"fixed\":\"1:8.2.2\"}]}],"
+               "\"database_specific\":{\"cves_map\":{\"ecosystem\":\"Ubuntu:24.04:LTS\",\"cves\":[{\"id\":\"CVE-2099-5\"}]}}},"
+               "{\"package\":{\"ecosystem\":\"Ubuntu:22.04:LTS\",\"name\":\"qemu\"},"
+               "\"ranges\":[{\"type\":\"ECOSYSTEM\",\"events\":[{\"introduced\":\"0\"},{\"fixed\":\"1:6.2\"}]}],"
+               "\"database_specific\":{\"cves_map\":{\"ecosystem\":\"Ubuntu:22.04:LTS\",\"cves\":[]}}}]}");
+    int seen = 0;
+    for (size_t i = 0; i < vg_advdb_count(db); i++) {
+        const struct vg_advisory *u = vg_advdb_get(db, i);
+        if (strcmp(u->id, "USN-2")) continue;
+        assert_string_equal(u->component, "qemu");
+        if (!strcmp(u->distro, "Ubuntu:24.04:LTS")) {
+            assert_string_equal(u->cves, "CVE-2099-5");
+            seen |= 1;
+        } else {
+            assert_string_equal(u->distro, "Ubuntu:22.04:LTS");
+            assert_string_equal(u->cves, "CVE-2099-4 CVE-2099-5");
+            seen |= 2;
+        }
+    }
+    assert_int_equal(seen, 3);
     vg_import_report_free(&rep);
     vg_advdb_free(db);
 }
