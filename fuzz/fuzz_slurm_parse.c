@@ -1,6 +1,6 @@
 /* fuzz_slurm_parse.c — libFuzzer target for the Slurm adapter's parsers of
- * `scontrol show node -o`, `scontrol show job -o`, `squeue -o %A` and
- * `sdiag` output. */
+ * `scontrol show node -o`, `scontrol show job -o` (one job, and every job
+ * filtered by node) and `sdiag` output. */
 #include "orch/slurm.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct vg_job_state j;
     vg_slurm_parse_job(text, &j);
     struct vg_job_brief *jobs;
-    if (vg_slurm_parse_jobs(text, &jobs, &k) == 0) free(jobs);
+    const char *nodes[] = { "n1", "gpu-a100-07" };
+    if (vg_slurm_parse_jobs_on(text, nodes, 2, &jobs, &k) == 0) free(jobs);
     static struct vg_sdiag d;
     vg_slurm_parse_sdiag(text, &d);
     free(text);

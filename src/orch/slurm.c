@@ -1,4 +1,4 @@
-/* slurm.c — the Slurm adapter (see slurm.h): scontrol and squeue spawned with
+/* slurm.c — the Slurm adapter (see slurm.h): scontrol and sbatch spawned with
  * argv under a timeout, batched, counted; and the parsers of their one-line
  * (`-o`) key=value output, whose values (Reason, OS, Command) may hold spaces. */
 #include "orch/slurm.h"
@@ -174,18 +174,47 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out)
     return 0;
 }
 
-int vg_slurm_parse_jobs(const char *text, struct vg_job_brief **jobs, size_t *njobs)
+/* Whether a job's node list (a host list expression) names any of nodes. */
+static bool on_any(const struct kv *list, const char *const *nodes, size_t n)
+{
+    if (!list || !list->vlen || (list->vlen == 6 && !memcmp(list->val, "(null)", 6))) return false;
+    char *expr = vg_xstrndup(list->val, list->vlen), **names;
+    int k = vg_hostlist_expand(expr, &names, 1000000);
+    free(expr);
+    bool hit = false;
+    for (int i = 0; i < k; i++) {
+        for (size_t j = 0; j < n && !hit; j++) hit = !strcmp(names[i], nodes[j]);
+        free(names[i]);
+    }
+    if (k > 0) free(names);
+    return hit;
+}
+
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
+                           size_t *njobs)
 {
     *jobs = NULL;
     *njobs = 0;
-    char *copy = vg_xstrdup(text), *save = NULL;
-    int rc = 0;
-    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *t = vg_trim(line), *rest = t + strcspn(t, " ");
-        if (!*t) continue;
-        if (*rest) *rest++ = 0;
+    struct kv kv[KV_MAX];
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e) e = p + strlen(p);
+        const char *line = p;
+        p = *e ? e + 1 : e;
+        if (strncmp(line, "JobId=", 6)) continue;   /* "No jobs in the system", a blank line */
+        int k = kv_split(line, e, kv, KV_MAX);
+        char buf[32], st[32];
         long id;
-        if (!vg_parse_long(t, &id) || id <= 0) { rc = -1; break; }
+        kv_copy(kv, k, "JobId", buf, sizeof buf);
+        if (!vg_parse_long(buf, &id) || id <= 0) {
+            free(*jobs);
+            *jobs = NULL;
+            *njobs = 0;
+            return -1;
+        }
+        kv_copy(kv, k, "JobState", st, sizeof st);
+        if ((strcmp(st, "RUNNING") && strcmp(st, "COMPLETING")) || !on_any(kv_find(kv, k, "NodeList"), nodes, n))
+            continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
@@ -193,15 +222,10 @@ int vg_slurm_parse_jobs(const char *text, struct vg_job_brief **jobs, size_t *nj
         struct vg_job_brief *j = &(*jobs)[(*njobs)++];
         memset(j, 0, sizeof *j);
         j->id = id;
-        rest = vg_trim(rest);
-        size_t hl = strcspn(rest, " ");
-        snprintf(j->batch_host, sizeof j->batch_host, "%.*s", (int)hl, rest);
-        const char *c = vg_trim(rest + hl);
-        vg_strlcpy(j->comment, strcmp(c, "(null)") ? c : "", sizeof j->comment);
+        kv_copy(kv, k, "BatchHost", j->batch_host, sizeof j->batch_host);
+        kv_copy(kv, k, "Comment", j->comment, sizeof j->comment);
     }
-    free(copy);
-    if (rc) { free(*jobs); *jobs = NULL; *njobs = 0; }
-    return rc;
+    return 0;
 }
 
 /* ---- running the commands ---------------------------------------------- */
@@ -317,15 +341,17 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, str
     *jobs = NULL;
     *njobs = 0;
     if (!n) return 0;
-    char *names = join_nodes(s, "", nodes, n);
+    char *names = join_nodes(s, "", nodes, n);   /* the names checked, as for every command */
     if (!names) return -1;
-    const char *argv[] = { "squeue", "-h", "-o", "%A %B %k", "-t", "RUNNING,COMPLETING", "-w", names, NULL };
-    struct vg_spawn_result r;
-    int rc = run(s, argv, &r);
     free(names);
-    if (rc) return -1;
-    rc = vg_slurm_parse_jobs(r.out, jobs, njobs);
-    if (rc) fail(s, "squeue: unexpected output '%.80s'%s", r.out, "");
+    /* every job, filtered here: one RPC (REQUEST_JOB_INFO), where `squeue -w`
+     * costs three (it reads the nodes and partitions too) and filters the
+     * same full job list on its own side */
+    const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
+    struct vg_spawn_result r;
+    if (run(s, argv, &r)) return -1;
+    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, jobs, njobs);
+    if (rc) fail(s, "scontrol show job: unexpected output '%.80s'%s", r.out, "");
     vg_spawn_result_free(&r);
     return rc;
 }

@@ -45,7 +45,7 @@ struct vg_job_brief {
     char batch_host[64];   /* "" when the line has no more than the id */
     char comment[128];     /* "(null)" mapped to "" */
 };
-/* Job ids running (or completing) on any of the nodes: one squeue call. */
+/* Job ids running (or completing) on any of the nodes: one `scontrol show job` call. */
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
                      size_t *njobs);
 /* One `scontrol requeue` for all the jobs. */
@@ -80,9 +80,11 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text);
 /* The parsers behind the calls, on the commands' text (tests and fuzzing). */
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
-/* One job per line: "ID [BATCHHOST [COMMENT…]]" (squeue -h -o "%A %B %k");
- * duplicates dropped; -1 on a bad line. */
-int vg_slurm_parse_jobs(const char *text, struct vg_job_brief **jobs, size_t *njobs);
+/* The jobs running or completing on any of nodes, from `scontrol show job
+ * -o` (a line per job; lines that are not a job skipped); duplicates dropped;
+ * -1 on a job line without a valid JobId. */
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
+                           size_t *njobs);
 
 /* The nodes of a reservation (`scontrol show reservation NAME -o`, one call),
  * expanded.  Returns 0 when it exists, 1 when it does not (*n = 0), -1 on error. */

@@ -1,6 +1,6 @@
 /* slurm_ops.c — Slurm as an orchestrator (orch.h), on the commands of
  * slurm.c: nodes from one `scontrol show node -o`, isolation as one
- * `scontrol update` for all nodes, jobs from squeue, requeue, the hot-spare
+ * `scontrol update` for all nodes, jobs from `scontrol show job`, requeue, the hot-spare
  * pool as a reservation (Users=root, no end, IGNORE_JOBS: its nodes are up
  * and healthy but no job is scheduled on them; promoting a spare is one
  * update of its node list), drill jobs through sbatch with one srun step,
@@ -342,7 +342,7 @@ static const char *const slurm_daemons[] = { "munged", "slurmd", NULL };
 
 const struct vg_orch_ops vg_orch_slurm = {
     .name = "slurm",
-    .help = "Slurm through scontrol, squeue, sbatch and srun (--slurm-conf FILE or $SLURM_CONF)",
+    .help = "Slurm through scontrol, sbatch and srun (--slurm-conf FILE or $SLURM_CONF)",
     .open = sl_open,
     .close = sl_close,
     .nodes = sl_nodes,

@@ -134,32 +134,39 @@ static void test_job(void **state)
     assert_int_equal(vg_slurm_parse_job("JobId=-3 JobState=RUNNING", &j), -1);
 }
 
-static void test_jobids(void **state)
+static void test_jobs_on(void **state)
 {
     (void)state;
-    char *t = fixture("squeue-ids.txt");   /* squeue -h -o %A: ids alone */
+    char *t = fixture("show-jobs-three.txt");   /* scontrol show job -o: 2 running, 1 pending */
     struct vg_job_brief *j;
     size_t n;
-    assert_int_equal(vg_slurm_parse_jobs(t, &j, &n), 0);
+    const char *n2[] = { "n2" }, *n1[] = { "n1" }, *n3[] = { "n3" }, *both[] = { "n3", "n2", "n1" };
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, &j, &n), 0);   /* n2 inside n[1-2] */
     assert_int_equal(n, 1);
-    assert_int_equal(j[0].id, 2);
-    assert_string_equal(j[0].batch_host, "");
-    free(j);
-    free(t);
-    t = fixture("squeue-brief.txt");       /* squeue -h -o "%A %B %k" */
-    assert_int_equal(vg_slurm_parse_jobs(t, &j, &n), 0);
-    assert_int_equal(n, 2);
+    assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].batch_host, "n1");
-    assert_string_equal(j[0].comment, "vigil:spares=1");
-    assert_string_equal(j[1].comment, "nightly eval run");   /* a comment with blanks */
+    assert_string_equal(j[0].comment, "nightly eval run");   /* a comment with blanks */
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, &j, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(j[1].id, 2);
+    assert_string_equal(j[1].comment, "vigil:spares=1");
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, &j, &n), 0);   /* the pending job holds no node */
+    assert_int_equal(n, 0);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, both, 3, &j, &n), 0);   /* each job once */
+    assert_int_equal(n, 2);
     free(j);
     free(t);
-    assert_int_equal(vg_slurm_parse_jobs("7 n1 (null)\n9\n7 n2 x\n\n", &j, &n), 0);
-    assert_int_equal(n, 2);
-    assert_string_equal(j[0].comment, "");
-    assert_int_equal(j[1].id, 9);
+    assert_int_equal(vg_slurm_parse_jobs_on("No jobs in the system\n", n1, 1, &j, &n), 0);
+    assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs("7\n12_3 n1\n", &j, &n), -1);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(j[0].comment, "");
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, &j, &n), -1);
     assert_null(j);
 }
 
@@ -211,7 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdiag), cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
-        cmocka_unit_test(test_jobids), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_jobs_on), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);
 }
