@@ -1,8 +1,12 @@
 /* httpload.c — HTTP load and attack client for vigil serve's tests and bench
  * (plain sockets, no library, so the client itself never limits the figures):
- *   httpload post  PORT CONNS SECONDS EVENTS TOKENFILE [SRCS]
+ *   httpload post  PORT CONNS SECONDS EVENTS TOKENFILE [SRCS [RATE]]
  *       CONNS keep-alive connections, each posting agent messages of EVENTS
- *       events (token auth) back to back for SECONDS; prints requests, 202s,
+ *       events (token auth) back to back for SECONDS (closed loop: the
+ *       server's saturation), or with RATE > 0 RATE messages a second each
+ *       on a fixed schedule (open loop, as agents send: a message's latency
+ *       counts from when it was due, so a server that falls behind is not
+ *       excused by the client waiting for it); prints requests, 202s,
  *       events acknowledged per second, p50 and p99 latency in ms.
  *   httpload get   PORT CONNS SECONDS PATH [SRCS]   the same load on a GET (a baseline)
  *   httpload slow  PORT CONNS SECONDS [SRCS]
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 static int port, srcs = 1, events = 1, seconds;
+static double rate;   /* messages a second per connection; 0: back to back */
 static const char *path = "/healthz", *token;
 static int64_t t_end;
 
@@ -108,7 +113,18 @@ static void *load(void *arg)
     char *buf = malloc(1 << 16), *req = malloc(64 + (size_t)events * 160 + 1024);
     int fd = -1;
     long seq = 0;
+    /* open loop: message k is due at start + phase + k / rate (the phase spreads the connections) */
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int64_t start_us = (int64_t)start.tv_sec * 1000000 + start.tv_nsec / 1000,
+            step_us = rate > 0 ? (int64_t)(1e6 / rate) : 0, due_us = start_us + (step_us ? (w->id * 7919) % step_us : 0);
     while (now_ms(CLOCK_MONOTONIC) < t_end) {
+        if (step_us) {
+            struct timespec nw;
+            clock_gettime(CLOCK_MONOTONIC, &nw);
+            int64_t now_us = (int64_t)nw.tv_sec * 1000000 + nw.tv_nsec / 1000;
+            if (due_us > now_us) usleep((useconds_t)(due_us - now_us));
+        }
         if (fd < 0 && (fd = dial(w->id)) < 0) {
             usleep(10000);
             continue;
@@ -132,12 +148,14 @@ static void *load(void *arg)
             n = sprintf(req, "GET %s HTTP/1.1\r\nHost: x\r\n%s%.300s%s\r\n", path, bearer ? "Authorization: Bearer " : "",
                         bearer ? bearer : "", bearer ? "\r\n" : "");
         }
-        int64_t t0 = now_ms(CLOCK_MONOTONIC) * 1000;
         struct timespec a, z;
         clock_gettime(CLOCK_MONOTONIC, &a);
         int status = send_all(fd, req, (size_t)n) ? -1 : read_response(fd, buf, 1 << 16);
         clock_gettime(CLOCK_MONOTONIC, &z);
-        (void)t0;
+        if (step_us) {   /* from when it was due */
+            a.tv_sec = (time_t)(due_us / 1000000), a.tv_nsec = (long)(due_us % 1000000) * 1000;
+            due_us += step_us;
+        }
         w->requests++;
         if (status < 0) {
             close(fd);
@@ -289,6 +307,7 @@ int main(int argc, char **argv)
         tok[strcspn(tok, "\r\n")] = 0;
         token = tok;
         if (argc > 7) srcs = atoi(argv[7]);
+        if (argc > 8) rate = atof(argv[8]);
         return run_load(conns);
     }
     if (!strcmp(m, "get") && argc >= 6) {
