@@ -501,7 +501,8 @@ static int wait_idle(struct lab *l, pid_t ctld, int ms)
         if (vg_slurm_nodes(&s, NULL, &st, &n) == 0) {
             size_t idle = 0;
             for (size_t i = 0; i < n; i++) {
-                if (!strcmp(st[i].state, "IDLE")) idle++;
+                /* a spare the controller already put in its reservation is idle too */
+                if (!strcmp(st[i].state, "IDLE") || !strcmp(st[i].state, "IDLE+RESERVED")) idle++;
                 else snprintf(last, sizeof last, "node %s is %s", st[i].name, st[i].state);
             }
             free(st);
