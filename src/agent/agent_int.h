@@ -42,6 +42,7 @@ struct periodic {
     struct vg_probe p;
     bool gpu_only;          /* the GPU probe, not a check config */
     int64_t deadline;       /* vg_mono_ms() */
+    int grace;              /* times the deadline was extended for a probe starved of CPU */
     struct vg_checkconf conf;
     bool have_conf;
 };

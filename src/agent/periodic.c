@@ -80,6 +80,7 @@ void per_tick(struct agent *a)
     if (p->running) return;   /* the last one is still within its deadline */
     int dl = deadline_ms(a);
     p->deadline = vg_mono_ms() + dl;
+    p->grace = 0;
     int rc;
     if (p->have_conf) {
         static struct conf_arg c;
@@ -114,7 +115,7 @@ static void finish(struct agent *a)
     struct periodic *p = &a->per;
     struct vg_event ev[MAXEV];
     int n = 0;
-    bool healthy = true;
+    bool healthy = true, unknown = p->p.starved;
     char reason[256] = "";
     if (p->gpu_only) {
         struct vg_gpu_probe_result r;
@@ -131,7 +132,8 @@ static void finish(struct agent *a)
             struct vg_check_result r;
             if (j && json_is_true(json_object_get(j, "done"))) done = true;
             else if (j && vg_check_result_from_json(j, &r) == 0) {
-                if (!r.ok && healthy) {
+                if (r.starved) unknown = true;   /* no verdict: neither drain nor resume on it */
+                else if (!r.ok && healthy) {
                     healthy = false;
                     snprintf(reason, sizeof reason, "vigil: %.80s: %.150s", r.name, r.detail);
                 }
@@ -140,7 +142,7 @@ static void finish(struct agent *a)
             }
             json_decref(j);
         }
-        if (!done && n < MAXEV) {
+        if (!done && n < MAXEV && !p->p.starved) {
             hung_event(a, &ev[n++]);
             healthy = false;
             snprintf(reason, sizeof reason, "vigil: periodic checks hung");
@@ -157,6 +159,7 @@ static void finish(struct agent *a)
             snprintf(reason, sizeof reason, "vigil: %s%s%s", ev[i].kind, ev[i].pci[0] ? " on " : "", ev[i].pci);
         }
     }
+    if (healthy && unknown) return;   /* a starved check proved nothing either way */
     sa_checks(a, healthy, reason);
 }
 
@@ -182,8 +185,18 @@ void per_deadline(struct agent *a)
 {
     struct periodic *p = &a->per;
     if (!p->running || vg_mono_ms() < p->deadline) return;
+    bool starved = vg_probe_starved(&p->p);
+    if (starved && p->grace < VG_PROBE_GRACE) {   /* waiting for a CPU is not hanging */
+        p->grace++;
+        p->deadline += deadline_ms(a);
+        vg_info("agent: the periodic check is starved of CPU; its deadline extended (%d of %d)", p->grace,
+                VG_PROBE_GRACE);
+        return;
+    }
     vg_probe_wait(&p->p, 1, 0);   /* kills it */
-    vg_warn("agent: the periodic check did not answer within %d ms", deadline_ms(a));
+    p->p.starved = starved;
+    vg_warn("agent: the periodic check did not answer within %d ms%s", deadline_ms(a) * (1 + p->grace),
+            starved ? ", starved of CPU (not counted as a hang)" : "");
     finish(a);
 }
 

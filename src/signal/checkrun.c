@@ -33,9 +33,12 @@ static void hung_result(const struct vg_check_opts *o, const struct vg_check_lin
 {
     char name[96];
     snprintf(name, sizeof name, "%s probe", l->check);
-    struct vg_check_result *r =
-        vg_check_add(out, l, false, name, p->timed_out ? "%s check hung: no answer within %lld ms" : "%s check died",
-                     l->check, (long long)p->elapsed_ms);
+    const char *how = p->starved     ? "%s check starved of CPU: no answer within %lld ms, runnable but not running "
+                                       "for most of it (not counted as a hang)"
+                      : p->timed_out ? "%s check hung: no answer within %lld ms"
+                                     : "%s check died";
+    struct vg_check_result *r = vg_check_add(out, l, false, name, how, l->check, (long long)p->elapsed_ms);
+    r->starved = p->starved;
     struct vg_event e;
     vg_event_init(&e);
     vg_strlcpy(e.node, o->node ? o->node : "", sizeof e.node);
@@ -43,7 +46,7 @@ static void hung_result(const struct vg_check_opts *o, const struct vg_check_lin
     vg_strlcpy(e.source, "probe", sizeof e.source);
     vg_strlcpy(e.kind, "probe-hung", sizeof e.kind);
     snprintf(e.raw, sizeof e.raw, "%s", r->detail);
-    if (p->timed_out) vg_check_add_event(r, &e);
+    if (p->timed_out && !p->starved) vg_check_add_event(r, &e);
 }
 
 int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, struct vg_check_results *out)

@@ -113,6 +113,7 @@ json_t *vg_check_result_to_json(const struct vg_check_result *r)
     for (int i = 0; i < r->nev; i++) json_array_append_new(ev, vg_event_to_json(&r->ev[i]));
     json_t *j = json_pack("{s:s, s:b, s:s}", "name", r->name, "ok", r->ok, "detail", r->detail);
     json_object_set_new(j, "line", r->line ? json_integer(r->line) : json_null());
+    if (r->starved) json_object_set_new(j, "starved", json_true());
     json_object_set_new(j, "events", ev);
     return j;
 }
@@ -124,6 +125,7 @@ int vg_check_result_from_json(const json_t *j, struct vg_check_result *r)
     vg_strlcpy(r->name, vg_json_str(j, "name", ""), sizeof r->name);
     vg_strlcpy(r->detail, vg_json_str(j, "detail", ""), sizeof r->detail);
     r->ok = json_is_true(json_object_get(j, "ok"));
+    r->starved = json_is_true(json_object_get(j, "starved"));
     r->line = (int)vg_json_int(j, "line", 0);
     size_t i;
     json_t *v;

@@ -15,6 +15,7 @@
 struct vg_check_result {
     char name[96];             /* "gpu ecc_dbe", "ib mlx5_0:1 state", "mount /scratch" */
     bool ok;
+    bool starved;              /* not ok only because its probe was starved of CPU: no verdict on the node */
     char detail[512];
     int line;                  /* the config line, 0 for implicit checks */
     struct vg_event *ev;       /* the events behind a failure (malloc'd) */

@@ -80,10 +80,13 @@ void vg_gpu_probe_collect(struct vg_probe *p, struct vg_gpu_probe_result *r)
         json_decref(j);
     }
     if (!done && !r->error[0]) {
-        r->hung = p->timed_out;
+        r->hung = p->timed_out && !p->starved;
         r->hung_gpu = reading;
         vg_strlcpy(r->hung_call, step, sizeof r->hung_call);
-        if (!p->timed_out) snprintf(r->error, sizeof r->error, "the %s probe died at step %s", p->name, step);
+        if (p->starved)
+            snprintf(r->error, sizeof r->error, "the %s probe was starved of CPU at step %s (runnable, not running, "
+                     "for most of %lld ms): not a hang", p->name, step, (long long)p->elapsed_ms);
+        else if (!p->timed_out) snprintf(r->error, sizeof r->error, "the %s probe died at step %s", p->name, step);
     }
 }
 

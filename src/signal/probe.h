@@ -3,7 +3,11 @@
  * its result to a pipe; the parent waits for any number of them at once up to
  * one deadline, kills those still running (their process group) and moves on.
  * Killed children are reaped asynchronously, so a child stuck in the kernel
- * never blocks the next cycle. */
+ * never blocks the next cycle.  A probe that is slow because it is starved
+ * of CPU (runnable, waiting for a core, most of the time: a node saturated
+ * by its job) is not a hung one: its deadline is extended, at most
+ * VG_PROBE_GRACE times by the same window, and one killed while still
+ * starved is marked so, for the caller not to report a hang. */
 #ifndef VG_PROBE_H
 #define VG_PROBE_H
 #include "util/sbuf.h"
@@ -23,6 +27,7 @@ struct vg_probe {
     struct sbuf out;      /* everything the child wrote */
     bool done;            /* the child finished (closed its end) */
     bool timed_out;       /* killed at the deadline */
+    bool starved;         /* … while it was starved of CPU (vg_probe_starved): not a hang */
     int64_t start_ms, elapsed_ms;
 };
 
@@ -32,6 +37,12 @@ int vg_probe_start(struct vg_probe *p, const char *name, vg_probe_fn fn, void *a
  * clock reaches deadline_mono_ms (vg_mono_ms()); those still running are killed
  * and marked timed_out. */
 void vg_probe_wait(struct vg_probe *ps, size_t n, int64_t deadline_mono_ms);
+#define VG_PROBE_GRACE 2
+/* Whether one of the probe's processes (its process group, and those of the
+ * probes it started) is waiting for a CPU: runnable at two looks 50 ms apart
+ * and on a CPU for less than a quarter of them (/proc/PID/stat and
+ * schedstat); false when that cannot be read.  Takes 50 ms. */
+bool vg_probe_starved(const struct vg_probe *p);
 void vg_probe_free(struct vg_probe *p);
 /* Reaps killed children that have exited since; returns how many are still
  * not reaped (stuck in the kernel). */
