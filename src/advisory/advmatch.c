@@ -244,6 +244,8 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
             }
             f.backport_possible = true;
             set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
+        } else if (c->upstream_why[0]) {
+            set_note(&f, "upstream %s compared: %s", up, c->upstream_why);
         }
         cb(&f, ctx);
         count++;

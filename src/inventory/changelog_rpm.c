@@ -2,11 +2,12 @@
  * read from the package database with `rpm -q` (one run for all the packages
  * an audit asks about; util/spawn.h, never a shell).  An entry starts with a
  * header line "* Thu Jul 04 2024 Name <mail> - 8.7p1-42" (the version-release
- * after the last " - ", else after the mail address; an epoch "1:" may lead
- * it) and runs to the next header; every CVE-YYYY-N in its lines is recorded
- * with the entry's version when that version is at or below the installed one
- * (rpm order, docs/audit.md).  An entry's version is written without the
- * %{dist} tag ("8.7p1-42" in the package 8.7p1-43.el9), and a z-stream
+ * after the last " - ", else after the mail address, where the kernel's
+ * changelog writes it in brackets: "<mail> [5.14.0-424.el9]"; an epoch "1:"
+ * may lead it) and runs to the next header; every CVE-YYYY-N in its lines is
+ * recorded with the entry's version when that version is at or below the
+ * installed one (rpm order, docs/audit.md).  An entry's version is written
+ * without the %{dist} tag ("8.7p1-42" in the package 8.7p1-43.el9), and a z-stream
  * build has the tag inside its release (8.7p1-38.el9_4.1 against an entry
  * "8.7p1-38.1"), so the tags (.el9, .el9_4, .fc40, .amzn2) are left out of
  * both sides before the compare.  The version filter matters where several
@@ -28,7 +29,8 @@
 #define MARK "**vigil "
 
 /* "* Thu Jul 04 2024 Name <mail> - 8.7p1-42": copies "8.7p1-42" ("" when the
- * header names no version).  False when the line is not a header. */
+ * header names no version); "<mail> [5.14.0-424.el9]" gives "5.14.0-424.el9".
+ * False when the line is not a header. */
 static bool header_version(const char *l, size_t len, char *ver, size_t n)
 {
     if (len < 2 || l[0] != '*' || l[1] != ' ') return false;
@@ -44,9 +46,11 @@ static bool header_version(const char *l, size_t len, char *ver, size_t n)
             }
     if (!p) return true;
     while (p < end && *p == ' ') p++;
+    bool bracket = p < end && *p == '[';
+    p += bracket;
     const char *e = p;
     while (e < end && (isalnum((unsigned char)*e) || strchr(".+~^_:-", *e))) e++;
-    if (e < end && *e != ' ' && *e != ',') return true;               /* not a version word */
+    if (bracket ? e == end || *e != ']' : e < end && *e != ' ' && *e != ',') return true;   /* not a version word */
     while (e > p && strchr(":-.", e[-1])) e--;                         /* "1.2-3:" */
     if (e == p || !isdigit((unsigned char)*p) || (size_t)(e - p) >= n) return true;
     memcpy(ver, p, (size_t)(e - p));

@@ -1,16 +1,25 @@
 /* col_kernel.c — the running kernel as the distribution's package: the
  * release col_os.c read (/proc/sys/kernel/osrelease) is mapped to the
  * distribution's kernel source package and version, so that the
- * distribution's kernel advisories (USN, DSA) can be matched:
+ * distribution's kernel advisories (USN, DSA) or the package's changelog can
+ * decide:
  *   - the installed image package of that release (linux-image-REL,
  *     linux-image-unsigned-REL): Debian 6.1.0-18-amd64 → linux 6.1.76-1;
  *   - else Ubuntu's /proc/version_signature ("Ubuntu 6.8.0-120.120-generic
- *     6.8.12"): 6.8.0-120-generic → linux 6.8.0-120.120, upstream 6.8.12.
+ *     6.8.12"): 6.8.0-120-generic → linux 6.8.0-120.120, upstream 6.8.12;
+ *   - else, on an rpm node (AlmaLinux, RHEL, Rocky), the installed instance of
+ *     kernel-core (RHEL 8/9 family; else kernel) whose VERSION-RELEASE.ARCH
+ *     is the release: 5.14.0-427.13.1.el9_4.x86_64 → kernel-core
+ *     5.14.0-427.13.1.el9_4 (source kernel, upstream 5.14.0), so its
+ *     changelog can decide; a variant "+debug" is kernel-debug-core.  When
+ *     no installed instance carries the release (booted, then removed), the
+ *     release is compared upstream and the component and its findings say
+ *     why.
  * Ubuntu's source package follows the flavour and the HWE suffix: generic →
  * linux, aws → linux-aws, nvidia on 22.04 (6.8.0-1055.58~22.04.1) →
  * linux-nvidia-6.8.  A livepatch module loaded (/sys/kernel/livepatch) is
- * noted in the component's detail.  Without either source the component
- * keeps the release string. */
+ * noted in the component's detail (RHEL's kpatch modules too).  Without any
+ * of these the component keeps the release string. */
 #include "inventory/inventory.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -62,11 +71,60 @@ static void livepatch(struct vg_inventory *inv, char *buf, size_t n)
     if (k >= 0) vg_free_list(names, k);
 }
 
+/* The installed instance of rpm package `name` whose VERSION-RELEASE.ARCH is
+ * rel (its first rl bytes), or NULL.  Several kernels are installed at once. */
+static const struct vg_pkg *rpm_instance(const struct vg_inventory *inv, const char *name, const char *rel, size_t rl)
+{
+    size_t it = 0;
+    for (const struct vg_pkg *p; (p = vg_inventory_pkg_prefix(inv, name, &it));) {
+        if (strcmp(p->name, name) || p->eco != VG_ECO_RPM) continue;
+        const char *v = p->version, *colon = strchr(v, ':');
+        if (colon) v = colon + 1;   /* a release (uname -r) carries no epoch */
+        size_t vl = strlen(v), al = strlen(p->arch);
+        if (vl + 1 + al == rl && !strncmp(rel, v, vl) && rel[vl] == '.' && !strncmp(rel + vl + 1, p->arch, al)) return p;
+    }
+    return NULL;
+}
+
+/* The running release on an rpm node: the kernel-core (else kernel) package
+ * carrying it becomes the component, or upstream_why says why there is none. */
+static void rpm_kernel(struct vg_inventory *inv, struct vg_component *k, const char *rel)
+{
+    const char *plus = strchr(rel, '+');   /* "…x86_64+debug" → kernel-debug-core */
+    char var[16] = "", core[32], plain[32];
+    if (plus) snprintf(var, sizeof var, "-%.12s", plus + 1);
+    snprintf(core, sizeof core, "kernel%s-core", var);
+    snprintf(plain, sizeof plain, "kernel%s", var);
+    size_t rl = plus ? (size_t)(plus - rel) : strlen(rel);
+    const struct vg_pkg *p = rpm_instance(inv, core, rel, rl);
+    if (!p) p = rpm_instance(inv, plain, rel, rl);
+    if (!p) {
+        snprintf(k->upstream_why, sizeof k->upstream_why, "no installed %s or %s package carries the running %.63s",
+                 core, plain, rel);
+        snprintf(k->detail, sizeof k->detail, "its %s package is not installed: compared upstream", core);
+        return;
+    }
+    vg_strlcpy(k->version, p->version, sizeof k->version);
+    vg_strlcpy(k->package, p->name, sizeof k->package);
+    vg_strlcpy(k->source, inv->pkgdb_source, sizeof k->source);
+    vg_strlcpy(k->srcpkg, p->src && *p->src ? p->src : p->name, sizeof k->srcpkg);
+    k->eco = VG_ECO_RPM;
+    vg_version_upstream(VG_ECO_RPM, k->version, k->upstream, sizeof k->upstream);
+}
+
+/* "running REL" and the livepatch modules enabled. */
+static void running_detail(struct vg_inventory *inv, struct vg_component *k, const char *rel)
+{
+    char lp[256];
+    livepatch(inv, lp, sizeof lp);
+    snprintf(k->detail, sizeof k->detail, "running %s%.*s", rel, (int)(sizeof k->detail - 9 - strlen(rel)), lp);
+}
+
 static int collect(struct vg_inventory *inv)
 {
     struct vg_component *k = vg_inventory_find(inv, "linux-kernel");
     if (!k || !k->version[0]) return 0;
-    char rel[64], lp[256], srcpkg[64];
+    char rel[64], srcpkg[64];
     vg_strlcpy(rel, k->version, sizeof rel);
     bool debian = !strcmp(inv->os_id, "debian");
     const struct vg_pkg *img = NULL;
@@ -101,14 +159,17 @@ static int collect(struct vg_inventory *inv)
         snprintf(k->package, sizeof k->package, "linux-image-%.80s", rel);
         vg_strlcpy(k->source, "/proc/version_signature", sizeof k->source);
     } else {
+        if (inv->rpm_db[0]) {
+            rpm_kernel(inv, k, rel);
+            if (k->package[0]) running_detail(inv, k, rel);
+        }
         return 0;
     }
     k->eco = VG_ECO_DPKG;
     vg_strlcpy(k->srcpkg, srcpkg, sizeof k->srcpkg);
     if (sig_up[0]) vg_strlcpy(k->upstream, sig_up, sizeof k->upstream);
     else vg_version_upstream(VG_ECO_DPKG, k->version, k->upstream, sizeof k->upstream);
-    livepatch(inv, lp, sizeof lp);
-    snprintf(k->detail, sizeof k->detail, "running %s%.*s", rel, (int)(sizeof k->detail - 9 - strlen(rel)), lp);
+    running_detail(inv, k, rel);
     return 0;
 }
 

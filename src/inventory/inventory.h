@@ -42,6 +42,9 @@ struct vg_component {
                               set on package components; "" when unknown */
     struct vg_changelog changelog; /* CVEs the package's own changelog names, read only when
                                       an audit asks (vg_inventory_changelogs) */
+    char upstream_why[192];/* why no distribution package decides although one should
+                              (the running kernel's package not installed), "" else;
+                              the note of the component's upstream findings */
 };
 
 struct vg_pkg {

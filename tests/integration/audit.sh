@@ -106,14 +106,21 @@ if sh tests/fixtures/make-rpmdb.sh "$T/rpm" tests/fixtures/rhel9-rpm.packages >/
     is "rhel9-rpm: a relative --root (rpm wants an absolute one) gives the same verdict" \
        "$(cd "$T" && $A --root rpm --json --fail-on none | jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-6387") | .evidence_ref')" \
        "8.7p1-42"
+    is "rhel9-rpm: the running kernel's kernel-core is not installed: CVE-2024-1086 compared upstream, the note says why" \
+       "$(jq -r '.findings[] | select(.id == "CVE-2024-1086") | [.evidence, .source, .note] | join(" / ")' "$T/rpm.json")" \
+       "upstream / /proc/sys/kernel/osrelease / upstream 5.14.0-427.13.1.el9_4.x86_64 compared: no installed kernel-core or kernel package carries the running 5.14.0-427.13.1.el9_4.x86_64"
 else
-    for n in 1 2 3 4 5 6 7; do skip "rhel9-rpm: rpm/rpmbuild not installed"; done
+    for n in 1 2 3 4 5 6 7 8; do skip "rhel9-rpm: rpm/rpmbuild not installed"; done
 fi
 
 # An AlmaLinux 9.4 rpm root matched against AlmaLinux's own OSV records
 # (data/sources/osv/almalinux): openssh 8.7p1-38.el9 is before ALSA-2024:4312's
 # 8.7p1-38.el9_4.1 (a finding), glibc 2.34-100.el9_4.2 is past ALSA-2023:5453's
 # 2.34-60.el9_2.7 (fixed by the distribution, although upstream 2.34 < 2.39).
+# The running kernel 5.14.0-427.13.1.el9_4.x86_64 is its kernel-core package,
+# whose real changelog (tests/fixtures/alma9-rpm.changelogs) names
+# CVE-2024-1086 in entry 5.14.0-424.el9: fixed by the distribution, not an
+# upstream finding (no AlmaLinux kernel record is bundled).
 mkdir -p "$T/alma"
 cp -r $R/alma9-rpm/. "$T/alma/"
 if sh tests/fixtures/make-rpmdb.sh "$T/alma" tests/fixtures/alma9-rpm.packages >/dev/null 2>&1; then
@@ -133,8 +140,17 @@ if sh tests/fixtures/make-rpmdb.sh "$T/alma" tests/fixtures/alma9-rpm.packages >
     exits_with "alma9-rpm: the ALSA finding fails the audit (exit 1)" 1 $A --root "$T/alma"
     check "alma9-rpm: table names the ALSA and its errata page" \
         sh -c "$A --root '$T/alma' --fail-on none | grep -E '^openssh .*CVE-2024-6387 .*ALSA-2024:4312 .*errata.almalinux.org/9/ALSA-2024-4312.html' >/dev/null"
+    is "alma9-rpm: the running kernel is its kernel-core package (source kernel, upstream 5.14.0)" \
+       "$(jq -r '.components[] | select(.name == "linux-kernel") | [.version, .package, .source_package, .upstream, .ecosystem, .source, .distro] | join(" ")' "$T/alma.json")" \
+       "5.14.0-427.13.1.el9_4 kernel-core kernel 5.14.0 rpm rpm:/var/lib/rpm AlmaLinux:9"
+    is "alma9-rpm: CVE-2024-1086 fixed per kernel-core's changelog (entry 5.14.0-424.el9)" \
+       "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-1086") | [.component, .evidence, .evidence_ref, .note] | join(" / ")' "$T/alma.json")" \
+       "linux-kernel / changelog / 5.14.0-424.el9 / fixed by the distribution (changelog 5.14.0-424.el9, rpm -q --changelog kernel-core)"
+    is "alma9-rpm: no linux-kernel finding" "$(jq '[.findings[] | select(.component == "linux-kernel")] | length' "$T/alma.json")" 0
+    check "alma9-rpm: table lists the kernel under Fixed by the distribution" \
+        sh -c "$A --root '$T/alma' --fail-on none | grep -E '^linux-kernel +5.14.0-427.13.1.el9_4 +CVE-2024-1086 +6.8 +changelog 5.14.0-424.el9' >/dev/null"
 else
-    for n in 1 2 3 4 5 6 7; do skip "alma9-rpm: rpm/rpmbuild not installed"; done
+    for n in 1 2 3 4 5 6 7 8 9 10 11; do skip "alma9-rpm: rpm/rpmbuild not installed"; done
 fi
 
 # The acceptance test: on this machine, no finding that the package's own changelog refutes.

@@ -1,7 +1,8 @@
 /* test_changelog_rpm.c — unit tests for the rpm changelog reader
  * (src/inventory/changelog_rpm.c): the real RHEL 9 openssh changelog of the
  * rhel9-rpm fixture (tests/fixtures/rhel9-rpm.changelogs/README.md), the
- * header forms other published spec files use, the version filter with the
+ * header forms other published spec files use (the kernel's bracketed
+ * version, on the alma9-rpm fixture's kernel-core), the version filter with the
  * distribution tag left out, and the changelog read through the real rpm
  * program from a database built with make-rpmdb.sh. */
 #include <stdarg.h>
@@ -102,6 +103,36 @@ static void test_headers(void **state)
     vg_changelog_free(&cl);
 }
 
+/* The kernel's changelog (alma9-rpm fixture: Red Hat's RHEL 9.4 entries,
+ * tests/fixtures/alma9-rpm.changelogs/README.md) writes the version in
+ * brackets after the mail address: "<mail> [5.14.0-424.el9]". */
+static void test_kernel(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(vg_read_file(NULL, "tests/fixtures/alma9-rpm.changelogs/kernel-core", 1 << 20, &text, &len), 0);
+    struct vg_changelog cl = { 0 };
+    vg_rpm_changelog_parse(text, len, "5.14.0-427.13.1.el9_4", &cl);
+    assert_int_equal(cl.n, 3);
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2024-1086"), "5.14.0-424.el9");
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2024-1085"), "5.14.0-424.el9");
+    assert_string_equal(vg_changelog_names(&cl, "CVE-2023-6622"), "5.14.0-424.el9");
+    vg_changelog_free(&cl);
+    /* an older kernel installed beside it (9.3's): both entries are newer */
+    vg_rpm_changelog_parse(text, len, "5.14.0-362.8.1.el9_3", &cl);
+    assert_int_equal(cl.n, 0);
+    vg_changelog_free(&cl);
+    free(text);
+
+    /* a bracket that is not closed, or holds no version, names no version */
+    static const char bad[] = "* Mon Feb 19 2024 A <a@b> [5.14.0-424.el9\n- x {CVE-2024-1086}\n\n"
+                              "* Mon Feb 19 2024 A <a@b> [RHEL]\n- x {CVE-2024-1085}\n";
+    vg_rpm_changelog_parse(bad, sizeof bad - 1, NULL, &cl);
+    assert_int_equal(cl.n, 0);
+    vg_changelog_free(&cl);
+}
+
 /* The entry's version against the installed one: rpm order, epoch and
  * distribution tags left out (an entry is written without %{dist}; a
  * z-stream build has the tag inside its release, 38.el9_4.1). */
@@ -173,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rhel9_openssh),
         cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_kernel),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_rpm_load),
     };

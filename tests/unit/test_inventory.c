@@ -224,7 +224,9 @@ static void test_rhel9_rpm(void **state)
     expect(&inv, "pmix", "3.2.3-5.el9", "rpm:/var/lib/rpm");
     expect(&inv, "apptainer", "1.3.1-1.el9", "rpm:/var/lib/rpm");
     expect(&inv, "containerd", "1.6.28-3.1.el9", "rpm:/var/lib/rpm");
-    expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4.x86_64", "/proc/sys/kernel/osrelease");
+    /* the running kernel's package is not in this fixture: compared upstream, and why */
+    c = expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4.x86_64", "/proc/sys/kernel/osrelease");
+    assert_non_null(strstr(c->upstream_why, "no installed kernel-core or kernel package"));
     vg_inventory_free(&inv);
     const char *const rm[] = { "rm", "-rf", tmpl, NULL };
     vg_spawn(rm, NULL, NULL, 10000, &r);
@@ -252,6 +254,77 @@ static void test_rpm_parse(void **state)
     assert_string_equal(vg_inventory_pkg(&inv, "openssh-server")->src, "openssh");
     assert_string_equal(vg_inventory_pkg(&inv, "odd")->src, "");    /* no version-release in the name */
     assert_null(vg_inventory_pkg(&inv, "gpg-pubkey"));
+    vg_inventory_free(&inv);
+}
+
+extern const struct vg_collector vg_col_os, vg_col_kernel;
+
+/* An inventory of root whose rpm database holds the `rpm -qa` lines qa
+ * (the loader's format), with only the os and kernel collectors run. */
+static void rpm_kernel_inv(struct vg_inventory *inv, const char *root, const char *qa)
+{
+    vg_inventory_init(inv, root);
+    char *out = vg_xstrdup(qa);
+    inv->bufs = vg_xmalloc(sizeof *inv->bufs);
+    inv->bufs[inv->nbufs++] = out;
+    assert_int_equal(vg_rpm_parse(inv, out), 0);
+    vg_strlcpy(inv->pkgdb_source, "rpm:/var/lib/rpm", sizeof inv->pkgdb_source);
+    vg_strlcpy(inv->rpm_db, "/var/lib/rpm", sizeof inv->rpm_db);
+    assert_int_equal(vg_col_os.collect(inv), 0);
+    assert_int_equal(vg_col_kernel.collect(inv), 0);
+}
+
+/* The running release of an rpm node (alma9-rpm: 5.14.0-427.13.1.el9_4.x86_64)
+ * mapped to the installed kernel-core that carries it, among several kernels
+ * and the kernel meta package; kernel when there is no kernel-core; none
+ * installed: the release stays, compared upstream, and the component says why. */
+static void test_rpm_kernel(void **state)
+{
+    (void)state;
+    static const char el93[] = "kernel-core\t0:5.14.0-362.8.1.el9_3\tx86_64\tkernel-5.14.0-362.8.1.el9_3.src.rpm\n";
+    static const char el94[] = "kernel-core\t0:5.14.0-427.13.1.el9_4\tx86_64\tkernel-5.14.0-427.13.1.el9_4.src.rpm\n"
+                               "kernel\t0:5.14.0-427.13.1.el9_4\tx86_64\tkernel-5.14.0-427.13.1.el9_4.src.rpm\n";
+    char qa[512];
+    snprintf(qa, sizeof qa, "%s%s", el94, el93);
+    struct vg_inventory inv;
+    rpm_kernel_inv(&inv, ROOTS "alma9-rpm", qa);
+    const struct vg_component *c = expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4", "rpm:/var/lib/rpm");
+    assert_string_equal(c->package, "kernel-core");
+    assert_string_equal(c->srcpkg, "kernel");
+    assert_string_equal(c->upstream, "5.14.0");
+    assert_int_equal(c->eco, VG_ECO_RPM);
+    assert_string_equal(c->detail, "running 5.14.0-427.13.1.el9_4.x86_64");
+    assert_string_equal(c->upstream_why, "");
+    assert_string_equal(inv.kernel, "5.14.0-427.13.1.el9_4.x86_64");
+    vg_inventory_free(&inv);
+
+    /* no kernel-core (RHEL 7 style): the kernel package itself */
+    rpm_kernel_inv(&inv, ROOTS "alma9-rpm",
+                   "kernel\t0:5.14.0-427.13.1.el9_4\tx86_64\tkernel-5.14.0-427.13.1.el9_4.src.rpm\n");
+    c = expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4", "rpm:/var/lib/rpm");
+    assert_string_equal(c->package, "kernel");
+    assert_string_equal(c->srcpkg, "kernel");
+    vg_inventory_free(&inv);
+
+    /* the running kernel's package removed (only 9.3's left), or another arch: upstream, with the reason */
+    const char *const gone[] = { el93, "kernel-core\t0:5.14.0-427.13.1.el9_4\taarch64\tkernel-5.14.0-427.13.1.el9_4.src.rpm\n" };
+    for (int i = 0; i < 2; i++) {
+        rpm_kernel_inv(&inv, ROOTS "alma9-rpm", gone[i]);
+        c = expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4.x86_64", "/proc/sys/kernel/osrelease");
+        assert_string_equal(c->package, "");
+        assert_int_equal(c->eco, VG_ECO_GENERIC);
+        assert_string_equal(c->upstream_why,
+                            "no installed kernel-core or kernel package carries the running 5.14.0-427.13.1.el9_4.x86_64");
+        assert_string_equal(c->detail, "its kernel-core package is not installed: compared upstream");
+        vg_inventory_free(&inv);
+    }
+
+    /* no rpm database read: nothing to map, nothing to explain */
+    vg_inventory_init(&inv, ROOTS "alma9-rpm");
+    assert_int_equal(vg_col_os.collect(&inv), 0);
+    assert_int_equal(vg_col_kernel.collect(&inv), 0);
+    c = expect(&inv, "linux-kernel", "5.14.0-427.13.1.el9_4.x86_64", "/proc/sys/kernel/osrelease");
+    assert_string_equal(c->upstream_why, "");
     vg_inventory_free(&inv);
 }
 
@@ -308,7 +381,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),     cmocka_unit_test(test_ubuntu_run535), cmocka_unit_test(test_clean_current),
-        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse), cmocka_unit_test(test_cmax_node),
+        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse), cmocka_unit_test(test_rpm_kernel),
+        cmocka_unit_test(test_cmax_node),
         cmocka_unit_test(test_bad_root),
     };
     return cmocka_run_group_tests_name("inventory", tests, NULL, NULL);
