@@ -18,7 +18,9 @@
 #    10 s after it; then the same 1,000 posting back to back (closed loop:
 #    the intake's saturation, where p99 is the queue 1,000 clients make,
 #    N / throughput by Little's law); the controller's peak RSS (target
-#    <= 50 MB).
+#    <= 50 MB).  Then the same open-loop 1,000 agents with MUNGE instead of
+#    the token (as root, with a private munged): every message a credential
+#    minted by munged and decoded by the controller through it.
 # The load client is build/tests/httpload (plain sockets, one thread per connection).
 cd "$(dirname "$0")/.." || exit 2
 S=${BENCH_SERVE_S:-10}
@@ -88,3 +90,28 @@ printf '%-46s %-14s %-10s %-16s\n' "1,000 agents x 5 msg/s, the next $S s: ack/s
 printf '%-46s %-14s %-10s %-16s\n' "1,000 agents back to back (saturation): ack/s" "$(field "$T/load1000" events_per_s)" \
     "$(field "$T/load1000" p99_ms)" "(queue of 1,000)"
 printf '%-46s %-14s %-10s %-16s\n' "1,000 agents: controller RSS (kB, peak)" "$peak1000" "-" "<= 51200"
+
+# the same 1,000 agents with MUNGE (a private munged; needs root for its key)
+if [ "$(id -u)" = 0 ] && command -v munged >/dev/null; then
+    kill $PID 2>/dev/null; wait $PID 2>/dev/null
+    M=$T/munge; mkdir -p "$M"; chmod 755 "$T" "$M"
+    dd if=/dev/urandom of="$M/key" bs=1024 count=1 2>/dev/null; chmod 400 "$M/key"
+    munged -F --socket="$M/sock" --key-file="$M/key" --pid-file="$M/pid" --log-file="$M/log" --seed-file="$M/seed" 2>/dev/null &
+    MP=$!
+    i=0; while [ ! -S "$M/sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    rm -f "$T/port" "$T/db"*
+    $V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth munge --munge-socket "$M/sock" \
+        --dry-run --max-per-client 1100 --max-connections 1100 2>>"$T/serve.log" &
+    PID=$!
+    while [ ! -s "$T/port" ]; do sleep 0.02; done
+    P=$(cat "$T/port")
+    $L post "$P" 1000 "$S" 1 "munge:$M/sock" 1000 5 >"$T/munge1"
+    $L post "$P" 1000 "$S" 1 "munge:$M/sock" 1000 5 >"$T/munge2"
+    kill $MP 2>/dev/null
+    printf '%-46s %-14s %-10s %-16s\n' "MUNGE, 1,000 x 5 msg/s, fresh store: ack/s" "$(field "$T/munge1" events_per_s)" \
+        "$(field "$T/munge1" p99_ms)" ">= 5000, < 50"
+    printf '%-46s %-14s %-10s %-16s\n' "MUNGE, 1,000 x 5 msg/s, the next $S s: ack/s" "$(field "$T/munge2" events_per_s)" \
+        "$(field "$T/munge2" p99_ms)" ">= 5000, < 50"
+else
+    echo "serve: MUNGE intake skipped (needs root and munged)"
+fi

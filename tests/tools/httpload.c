@@ -8,6 +8,9 @@
  *       counts from when it was due, so a server that falls behind is not
  *       excused by the client waiting for it); prints requests, 202s,
  *       events acknowledged per second, p50 and p99 latency in ms.
+ *       TOKENFILE "munge:SOCKET": MUNGE instead of the token, as agents send
+ *       it — each message a credential minted by the munged at SOCKET over
+ *       the JSON (Content-Type application/x-munge-credential).
  *   httpload get   PORT CONNS SECONDS PATH [SRCS]   the same load on a GET (a baseline)
  *   httpload slow  PORT CONNS SECONDS [SRCS]
  *       CONNS connections sending one header byte a second; prints how many
@@ -31,11 +34,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <munge.h>
 #include <unistd.h>
 
 static int port, srcs = 1, events = 1, seconds;
 static double rate;   /* messages a second per connection; 0: back to back */
-static const char *path = "/healthz", *token;
+static const char *path = "/healthz", *token, *munge_socket;
 static int64_t t_end;
 
 static int64_t now_ms(int clk)
@@ -139,6 +143,21 @@ static void *load(void *arg)
                               "%s{\"kind\":\"xid\",\"code\":13,\"gpu\":%d,\"action\":\"restart-app\",\"source\":\"kmsg\"}",
                               e ? "," : "", e % 8);
             b += snprintf(body + b, sizeof body - (size_t)b, "]}");
+            if (munge_socket) {   /* the credential is the body */
+                munge_ctx_t ctx = munge_ctx_create();
+                char *cred = NULL;
+                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
+                if (munge_encode(&cred, ctx, body, b) != EMUNGE_SUCCESS) {
+                    munge_ctx_destroy(ctx);
+                    free(cred);
+                    w->requests++;
+                    continue;
+                }
+                munge_ctx_destroy(ctx);
+                n = sprintf(req, "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-munge-credential\r\n"
+                                 "Content-Length: %zu\r\n\r\n%s", strlen(cred), cred);
+                free(cred);
+            } else
             n = sprintf(req,
                         "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nX-Vigil-Time: %lld\r\n"
                         "X-Vigil-Nonce: %d-%d-%ld\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
@@ -301,10 +320,14 @@ int main(int argc, char **argv)
     if (!strcmp(m, "post") && argc >= 7) {
         events = atoi(argv[5]);
         static char tok[256];
-        FILE *f = fopen(argv[6], "r");
-        if (!f || !fgets(tok, sizeof tok, f)) return 2;
-        fclose(f);
-        tok[strcspn(tok, "\r\n")] = 0;
+        if (!strncmp(argv[6], "munge:", 6)) {
+            munge_socket = argv[6] + 6;
+        } else {
+            FILE *f = fopen(argv[6], "r");
+            if (!f || !fgets(tok, sizeof tok, f)) return 2;
+            fclose(f);
+            tok[strcspn(tok, "\r\n")] = 0;
+        }
         token = tok;
         if (argc > 7) srcs = atoi(argv[7]);
         if (argc > 8) rate = atof(argv[8]);
