@@ -28,6 +28,7 @@
 #define START_MS 60000      /* for the job to start and reach steady progress (plus its steps) */
 #define LOST_MS 5000        /* the orchestrator failing every call this long ends the run */
 #define DELETE_MS 30000     /* for the orchestrator to take the job's deletion */
+#define ENDED_GRACE_MS 10000 /* a job seen FAILED or NODE_FAIL after the fault may still be requeued */
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
@@ -44,6 +45,7 @@ struct run {
     int64_t at[VG_ST_COUNT];
     char by[16], detail[256], restart_nodes[256];
     bool restart_spare, restart_victim, job_over;
+    int64_t ended_at;         /* vg_mono_ms() the job was first seen ended (0: it is not) */
     bool in_allocation;   /* restarted by vigil launch on a spare of its own, not requeued */
     char job_end[32];
     json_t *injection;
@@ -242,7 +244,12 @@ static void poll_once(struct run *r)
     if (have_job) {
         bool requeued = js.restarts > r->restarts0 || js.phase == VG_JOB_PENDING;
         if (requeued && !r->at[VG_ST_REQUEUE]) requeued_now = true, mark(r, VG_ST_REQUEUE, tj, "", "");
-        if (js.phase == VG_JOB_ENDED) {
+        /* a job that failed with its node may still be requeued (the controller requeues one that
+         * ended FAILED or NODE_FAIL moments before it listed the node's jobs): over only after a while */
+        bool may_return = !strcmp(js.state, "FAILED") || !strcmp(js.state, "NODE_FAIL");
+        if (js.phase != VG_JOB_ENDED) r->ended_at = 0;
+        else if (!r->ended_at) r->ended_at = vg_mono_ms();
+        if (js.phase == VG_JOB_ENDED && (!may_return || vg_mono_ms() - r->ended_at >= ENDED_GRACE_MS)) {
             r->job_over = true;
             vg_strlcpy(r->job_end, js.state, sizeof r->job_end);
         }

@@ -4,6 +4,7 @@
 #include "orch/slurm.h"
 #include "util/sbuf.h"
 #include "util/hostlist.h"
+#include "util/timeutil.h"
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include <ctype.h>
@@ -190,8 +191,24 @@ static bool on_any(const struct kv *list, const char *const *nodes, size_t n)
     return hit;
 }
 
-int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
-                           size_t *njobs)
+/* Whether a job line counts as on its nodes now: running or completing, or
+ * ended FAILED / NODE_FAIL within VG_SLURM_RECENT_END_MS and requeueable (a
+ * fault that killed its batch host can end it before vigil lists it). */
+static bool current(const struct kv *kv, int k, int64_t now_ms)
+{
+    char st[32], buf[32];
+    kv_copy(kv, k, "JobState", st, sizeof st);
+    if (!strcmp(st, "RUNNING") || !strcmp(st, "COMPLETING")) return true;
+    if (strcmp(st, "FAILED") && strcmp(st, "NODE_FAIL")) return false;
+    kv_copy(kv, k, "Requeue", buf, sizeof buf);
+    if (strcmp(buf, "1")) return false;
+    kv_copy(kv, k, "EndTime", buf, sizeof buf);
+    int64_t end = local_time_ms(buf);
+    return end > 0 && end <= now_ms + 1000 && now_ms - end <= VG_SLURM_RECENT_END_MS;
+}
+
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, int64_t now_ms,
+                           struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
     *njobs = 0;
@@ -203,7 +220,7 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         p = *e ? e + 1 : e;
         if (strncmp(line, "JobId=", 6)) continue;   /* "No jobs in the system", a blank line */
         int k = kv_split(line, e, kv, KV_MAX);
-        char buf[32], st[32];
+        char buf[32];
         long id;
         kv_copy(kv, k, "JobId", buf, sizeof buf);
         if (!vg_parse_long(buf, &id) || id <= 0) {
@@ -212,9 +229,7 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
             *njobs = 0;
             return -1;
         }
-        kv_copy(kv, k, "JobState", st, sizeof st);
-        if ((strcmp(st, "RUNNING") && strcmp(st, "COMPLETING")) || !on_any(kv_find(kv, k, "NodeList"), nodes, n))
-            continue;
+        if (!current(kv, k, now_ms) || !on_any(kv_find(kv, k, "NodeList"), nodes, n)) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
@@ -350,7 +365,7 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, str
     const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return -1;
-    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, jobs, njobs);
+    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, vg_now_ms(), jobs, njobs);
     if (rc) fail(s, "scontrol show job: unexpected output '%.80s'%s", r.out, "");
     vg_spawn_result_free(&r);
     return rc;

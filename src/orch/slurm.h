@@ -81,10 +81,13 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text);
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
 /* The jobs running or completing on any of nodes, from `scontrol show job
- * -o` (a line per job; lines that are not a job skipped); duplicates dropped;
- * -1 on a job line without a valid JobId. */
-int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
-                           size_t *njobs);
+ * -o` (a line per job; lines that are not a job skipped), and those that
+ * ended FAILED or NODE_FAIL there in the VG_SLURM_RECENT_END_MS before now_ms
+ * and may be requeued (the fault killed their batch host first); duplicates
+ * dropped; -1 on a job line without a valid JobId. */
+#define VG_SLURM_RECENT_END_MS 30000
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, int64_t now_ms,
+                           struct vg_job_brief **jobs, size_t *njobs);
 
 /* The nodes of a reservation (`scontrol show reservation NAME -o`, one call),
  * expanded.  Returns 0 when it exists, 1 when it does not (*n = 0), -1 on error. */

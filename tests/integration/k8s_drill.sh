@@ -85,11 +85,12 @@ check "… then Succeeded, its container terminated with exit code 0, reason Com
 check "kubectl logs: the trainer's output" sh -c "kubectl logs $pod | grep -q 'done 10 steps'"
 check "kubectl get jobs: the Job completed" wait_for 5 sh -c "kubectl get job probe -o json | jq -e '.status.succeeded == 1 and .status.completionTime != null'"
 kubectl delete job probe >/dev/null 2>&1
-# an Indexed Job: each pod its index (annotation, label, JOB_COMPLETION_INDEX through the downward API)
+# an Indexed Job (30 s of steps: its pods still run when one is deleted): each pod its index
+# (annotation, label, JOB_COMPLETION_INDEX through the downward API)
 acurl -o /dev/null -H 'Content-Type: application/json' --data-binary "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",
   \"metadata\":{\"name\":\"indexed\"},\"spec\":{\"parallelism\":2,\"completions\":2,\"completionMode\":\"Indexed\",\"template\":{\"spec\":{\"restartPolicy\":\"Never\",
   \"containers\":[{\"name\":\"t\",\"image\":\"vigil:test\",\"env\":[{\"name\":\"VIGIL_NTASKS\",\"value\":\"2\"}],
-  \"command\":[\"$(basename "$VIGIL")\",\"trainer\",\"--ckpt-dir\",\"ck\",\"--steps\",\"3\",\"--step-ms\",\"100\"]}]}}}}" "$API/apis/batch/v1/namespaces/default/jobs"
+  \"command\":[\"$(basename "$VIGIL")\",\"trainer\",\"--ckpt-dir\",\"ck\",\"--steps\",\"300\",\"--step-ms\",\"100\"]}]}}}}" "$API/apis/batch/v1/namespaces/default/jobs"
 check "an Indexed Job's pods carry indexes 0 and 1 (kubectl -L batch.kubernetes.io/job-completion-index)" \
     wait_for 10 sh -c "[ \"\$(kubectl get pods -l job-name=indexed -L batch.kubernetes.io/job-completion-index --no-headers | awk '{print \$NF}' | sort | tr '\n' ' ')\" = '0 1 ' ]"
 check "… each process got its index: vigil trainer says rank 0/2 and 1/2" \

@@ -141,33 +141,50 @@ static void test_jobs_on(void **state)
     struct vg_job_brief *j;
     size_t n;
     const char *n2[] = { "n2" }, *n1[] = { "n1" }, *n3[] = { "n3" }, *both[] = { "n3", "n2", "n1" };
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, &j, &n), 0);   /* n2 inside n[1-2] */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, 0, &j, &n), 0);   /* n2 inside n[1-2] */
     assert_int_equal(n, 1);
     assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].batch_host, "n1");
     assert_string_equal(j[0].comment, "nightly eval run");   /* a comment with blanks */
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(j[1].id, 2);
     assert_string_equal(j[1].comment, "vigil:spares=1");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, &j, &n), 0);   /* the pending job holds no node */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, 0, &j, &n), 0);   /* the pending job holds no node */
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, both, 3, &j, &n), 0);   /* each job once */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, both, 3, 0, &j, &n), 0);   /* each job once */
     assert_int_equal(n, 2);
     free(j);
     free(t);
-    assert_int_equal(vg_slurm_parse_jobs_on("No jobs in the system\n", n1, 1, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on("No jobs in the system\n", n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(j[0].comment, "");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, &j, &n), -1);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, 0, &j, &n), -1);
     assert_null(j);
+    /* a requeueable job that ended FAILED on n1 (EndTime 12:31:03 local) beside a running one */
+    t = fixture("show-jobs-failed.txt");
+    struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 2, .tm_hour = 12, .tm_min = 31, .tm_sec = 3, .tm_isdst = -1 };
+    int64_t end = (int64_t)mktime(&tm) * 1000;
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + 10000, &j, &n), 0);   /* 10 s after: both */
+    assert_int_equal(n, 2);
+    assert_int_equal(j[0].id, 1);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + VG_SLURM_RECENT_END_MS + 1000, &j, &n), 0);   /* too long ago */
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 2);
+    free(j);
+    free(t);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=9 JobState=FAILED Requeue=0 EndTime=2026-12-02T12:31:03 NodeList=n1\n",
+                                            n1, 1, end + 1000, &j, &n), 0);   /* may not be requeued */
+    assert_int_equal(n, 0);
+    free(j);
 }
 
 static void test_refusals(void **state)
