@@ -4,6 +4,7 @@
  * what each line is (vg_joblog_parse, which the goodput reader uses too).
  * See drill.h. */
 #include "drill/drill.h"
+#include "util/resafe.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <fcntl.h>
@@ -21,6 +22,12 @@ int vg_joblog_init(struct vg_joblog *l, const char *path, const char *step_re, c
     const char *res[2] = { step_re, resume_re };
     regex_t *re[2] = { &l->step_re, &l->resume_re };
     for (int i = 0; i < 2; i++) {
+        if (!vg_regex_safe(res[i])) {
+            snprintf(err, errlen, "%s: '%.200s': a repetition of a repetition, or longer than %d bytes, is refused",
+                     i ? "--resume-pattern" : "--step-pattern", res[i], VG_RE_MAX);
+            if (i) regfree(re[0]);
+            return -1;
+        }
         int rc = regcomp(re[i], res[i], REG_EXTENDED);
         if (!rc && re[i]->re_nsub < 1) {
             regfree(re[i]);

@@ -1,6 +1,7 @@
 /* checkconf.c — parser of the `vigil check` expectations file and host-mask
  * matching; see checkconf.h for the grammar. */
 #include "signal/checkconf.h"
+#include "util/resafe.h"
 #include "util/rootfs.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
@@ -85,7 +86,7 @@ static int match_one(const char *m, const char *node)
         if (len < 3 || m[len - 1] != '/') return -1;
         char *re_s = vg_xstrndup(m + 1, len - 2);
         regex_t re;
-        int rc = regcomp(&re, re_s, REG_EXTENDED | REG_NOSUB);
+        int rc = vg_regex_safe(re_s) ? regcomp(&re, re_s, REG_EXTENDED | REG_NOSUB) : -1;
         free(re_s);
         if (rc) return -1;
         rc = regexec(&re, node, 0, NULL, 0) == 0;

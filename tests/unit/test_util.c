@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/resafe.h"
 #include "util/rootfs.h"
 #include "util/sbuf.h"
 #include "util/spawn.h"
@@ -243,13 +244,29 @@ static void test_event_json(void **state)
     json_decref(j);
 }
 
+/* The regular-expression guard: stacked repetitions and over-long patterns
+ * are refused (the fuzzer's pattern of 100 '+' took regcomp past 1 GB). */
+static void test_regex_safe(void **state)
+{
+    (void)state;
+    const char *good[] = { "^gpu-[a-c][0-9]+$", "resumed from step ([0-9]+)", "[[:digit:]]+x*", "a{2,3}b?",
+                           "[]+*]+", "\\++", "(ab)+(cd)*", "" };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) assert_true(vg_regex_safe(good[i]));
+    const char *bad[] = { "^gpu-[a-c][0-9]++++", "a**", "x+?", "a{2}*", "(b?)*+", "[0-9]{1,2}{3}" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) assert_false(vg_regex_safe(bad[i]));
+    char longer[VG_RE_MAX + 2];
+    memset(longer, 'a', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    assert_false(vg_regex_safe(longer));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
         cmocka_unit_test(test_spawn), cmocka_unit_test(test_spawn_dies_with_caller),
-        cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json),
+        cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json), cmocka_unit_test(test_regex_safe),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
