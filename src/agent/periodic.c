@@ -185,18 +185,16 @@ void per_deadline(struct agent *a)
 {
     struct periodic *p = &a->per;
     if (!p->running || vg_mono_ms() < p->deadline) return;
-    bool starved = vg_probe_starved(&p->p);
-    if (starved && p->grace < VG_PROBE_GRACE) {   /* waiting for a CPU is not hanging */
+    if (p->grace < VG_PROBE_GRACE && vg_probe_starved(&p->p)) {   /* waiting for a CPU is not hanging */
         p->grace++;
         p->deadline += deadline_ms(a);
         vg_info("agent: the periodic check is starved of CPU; its deadline extended (%d of %d)", p->grace,
                 VG_PROBE_GRACE);
         return;
     }
-    vg_probe_wait(&p->p, 1, 0);   /* kills it */
-    p->p.starved = starved;
+    vg_probe_wait(&p->p, 1, 0);   /* kills it, and looks whether it was starved */
     vg_warn("agent: the periodic check did not answer within %d ms%s", deadline_ms(a) * (1 + p->grace),
-            starved ? ", starved of CPU (not counted as a hang)" : "");
+            p->p.starved ? ", starved of CPU (not counted as a hang)" : "");
     finish(a);
 }
 
