@@ -314,6 +314,9 @@ static void jobs(void)
         long par = json_is_integer(json_object_get(spec, "parallelism")) ? (long)json_integer_value(json_object_get(spec, "parallelism")) : 1;
         const char *uid = meta(job, "uid");
         long act = 0, ok = 0, ready = 0;
+        /* Indexed: each index held by an active or succeeded pod; a lost one is recreated with its index */
+        bool indexed = !strcmp(json_string_value(json_object_get(spec, "completionMode")) ?: "", "Indexed");
+        json_t *held = json_object();
         const char *key;
         json_t *pod;
         json_object_foreach(K.pods, key, pod) {
@@ -323,20 +326,14 @@ static void jobs(void)
             if (active(pod)) act++;
             if (phase_is(pod, "Running")) ready++;
             if (phase_is(pod, "Succeeded")) ok++;
+            if (indexed && (active(pod) || phase_is(pod, "Succeeded"))) {
+                char ix[24];
+                snprintf(ix, sizeof ix, "%ld", pod_index(pod));
+                json_object_set_new(held, ix, json_true());
+            }
         }
         long comp = json_is_integer(json_object_get(spec, "completions")) ? (long)json_integer_value(json_object_get(spec, "completions")) : par;
         bool done = ok >= comp;
-        /* Indexed: each index held by an active or succeeded pod; a lost one is recreated with its index */
-        bool indexed = !strcmp(json_string_value(json_object_get(spec, "completionMode")) ?: "", "Indexed");
-        json_t *held = json_object();
-        json_object_foreach(K.pods, key, pod) {
-            json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
-            const char *ou = json_string_value(json_object_get(owner, "uid"));
-            char ix[24];
-            snprintf(ix, sizeof ix, "%ld", pod_index(pod));
-            if (indexed && ou && uid && !strcmp(ou, uid) && (active(pod) || phase_is(pod, "Succeeded")))
-                json_object_set_new(held, ix, json_true());
-        }
         long next = 0;
         for (long i = act; !done && i < par; i++) {
             json_t *p = pod_for(meta(job, "namespace"), meta(job, "name"), job);
