@@ -16,7 +16,8 @@
 #define LAB_USAGE                                                                               \
     "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--cpus C] [--port-base P]\n" \
     "                      [--wait SECS]\n"                                                        \
-    "                      [--conf-extra Key=Value]... [--no-vigil] [--dir DIR] [--json]\n"        \
+    "                      [--conf-extra Key=Value]... [--policy-extra 'key = value']...\n"      \
+    "                      [--no-vigil] [--dir DIR] [--json]\n"                                    \
     "       vigil lab status [--dir DIR] [--json]\n"                                                \
     "       vigil lab down [--dir DIR]\n"                                                           \
     "       vigil lab env [--dir DIR]\n"                                                            \
@@ -26,7 +27,7 @@ struct args {
     const char *dir;
     int json;
     struct vg_lab_opts o;
-    const char **extra;
+    const char **extra, **policy;
 };
 
 static int opt_int(const char *name, const char *v, int *out)
@@ -41,14 +42,14 @@ static int opt_int(const char *name, const char *v, int *out)
 /* argv[1] is the subcommand; its options follow. */
 static int parse(int argc, char **argv, bool up, struct args *a)
 {
-    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS };
+    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS, O_POLICY };
     static const struct option opts[] = {
         { "json", no_argument, 0, O_JSON },           { "dir", required_argument, 0, O_DIR },
         { "no-vigil", no_argument, 0, O_NOVIGIL },    { "conf-extra", required_argument, 0, O_EXTRA },
         { "spares", required_argument, 0, O_SPARES }, { "rack-size", required_argument, 0, O_RACK },
         { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
         { "wait", required_argument, 0, O_WAIT },     { "gpus-per-node", required_argument, 0, O_GPUS },
-        { 0, 0, 0, 0 },
+        { "policy-extra", required_argument, 0, O_POLICY }, { 0, 0, 0, 0 },
     };
     int c, *dst;
     optind = 1;
@@ -64,6 +65,10 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         case O_EXTRA:
             a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
             a->extra[a->o.nconf_extra++] = optarg;
+            continue;
+        case O_POLICY:
+            a->policy = vg_xrealloc(a->policy, (a->o.npolicy_extra + 1) * sizeof *a->policy);
+            a->policy[a->o.npolicy_extra++] = optarg;
             continue;
         case O_SPARES: dst = &a->o.spares; break;
         case O_RACK: dst = &a->o.rack_size; break;
@@ -87,6 +92,7 @@ static int parse(int argc, char **argv, bool up, struct args *a)
     if (pos < argc) return vg_input_error("lab: unknown argument '%s'\n%s", argv[pos], LAB_USAGE);
     a->o.wait_ms *= 1000;
     a->o.conf_extra = a->extra;
+    a->o.policy_extra = a->policy;
     a->o.dir = a->dir = a->dir ? a->dir : VG_LAB_DEFAULT_DIR;
     return 0;
 }
@@ -190,6 +196,7 @@ int cmd_lab(int argc, char **argv)
     int rc = parse(argc, argv, up, &a);
     if (rc) {
         free(a.extra);
+        free(a.policy);
         return rc;
     }
     if (up) rc = lab_up(&a);
@@ -209,5 +216,6 @@ int cmd_lab(int argc, char **argv)
         }
     }
     free(a.extra);
+    free(a.policy);
     return rc;
 }

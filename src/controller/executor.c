@@ -73,6 +73,42 @@ bool vg_in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
+/* Reads the cluster view (every node's state) into x->view; periodic reads
+ * are counted apart from those an incident causes.  0, or -1 with the
+ * orchestrator's error in err. */
+static int view_read(struct vg_executor *x, bool periodic, char *err, size_t n)
+{
+    struct vg_orch_node *ns = NULL;
+    size_t nn = 0;
+    x->view_tried = vg_mono_ms();
+    pthread_mutex_lock(&x->orch_lock);
+    int rc = x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn);
+    if (periodic) x->reconcile_calls++;
+    if (rc && err) vg_strlcpy(err, x->orch->err, n);
+    pthread_mutex_unlock(&x->orch_lock);
+    if (rc) {
+        free(ns);
+        return -1;
+    }
+    free(x->view);
+    x->view = ns;
+    x->nview = nn;
+    x->view_mono = vg_mono_ms();
+    return 0;
+}
+
+/* What vigil itself did to the nodes since the view was read. */
+static void view_isolated(struct vg_executor *x, const struct vg_decision *d)
+{
+    for (size_t i = 0; i < x->nview; i++)
+        if (vg_in_list(d->isolate, d->nisolate, x->view[i].name)) {
+            struct vg_orch_node *n = &x->view[i];
+            if (d->op == VG_OP_DOWN) n->down = true;
+            else n->drain = true;
+            vg_strlcpy(n->reason, d->reason, sizeof n->reason);
+        }
+}
+
 /* Makes the orchestrator's pool hold x->pool; the caller holds pool_lock. */
 int vg_pool_sync(struct vg_executor *x)
 {
@@ -230,7 +266,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     } else if (!a.d.nisolate) {
         vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
     } else {
-        for (const struct vg_remedy_step *s = vg_remedy_steps(x->orch->ops, a.d.op, &it->e); s && s->name && ok; s++)
+        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op); s && s->name && ok; s++)
             if (s->apply(x, &a) < 0 && s->required) ok = false;
         if (ok) {
             x->actions++;
@@ -238,9 +274,11 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             if (from > 0) vg_histogram_observe(&x->to_isolated, (double)(vg_now_ms() - from) / 1000.0);
             it->isolated_ms = vg_now_ms();
             vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
-            /* later decisions in this batch see these nodes out */
+            /* later decisions (in this batch, and those the view serves until it is read again) see
+             * these nodes out */
             for (size_t i = 0; i < nn; i++)
                 if (vg_in_list(a.d.isolate, a.d.nisolate, views[i].name)) views[i].unavailable = views[i].ours = true;
+            view_isolated(x, &a.d);
             if (x->policy->ladder.nrung || x->policy->healthcheck) {
                 struct item *r = vg_xcalloc(1, sizeof *r);
                 *r = *it;
@@ -271,15 +309,17 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
     /* the actions first: a pile of records never delays a node going out */
     if (nact) {
         qsort(act, nact, sizeof *act, by_severity);
-        struct vg_orch_node *ns = NULL;
-        size_t nn = 0;
+        /* the cluster read afresh, or the view the worker keeps when the policy allows one
+         * (view_max_age: read every half of it, every RECONCILE_MS while nodes are out, and
+         * updated with what vigil did), so an incident costs no read of every node.  A dry run
+         * goes on without it. */
         char err[256] = "";
-        pthread_mutex_lock(&x->orch_lock);
-        int rc = x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn);
-        if (rc) vg_strlcpy(err, x->orch->err, sizeof err);
-        pthread_mutex_unlock(&x->orch_lock);
-        /* a dry run reads the cluster too when it can, but goes on without it */
-        struct vg_node_view *views = views_of(x, ns, nn);
+        int rc = 0;
+        int64_t max_age = x->policy->view_max_age_ms;
+        if (!max_age || !x->view_mono || vg_mono_ms() - x->view_mono > max_age)
+            rc = view_read(x, false, err, sizeof err);
+        size_t nn = rc ? 0 : x->nview;
+        struct vg_node_view *views = views_of(x, x->view, nn);
         for (size_t i = 0; i < nact; i++) {
             struct item *it = act[i];
             if (rc && x->act) {
@@ -288,7 +328,6 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
             } else if (!act_on(x, it, views, nn)) act[i] = NULL;   /* now on the retry list */
         }
         free(views);
-        free(ns);
     }
     record_only(x, rec, nrec);
     for (size_t i = 0; i < nact; i++) free(act[i]);
@@ -300,25 +339,22 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
 /* A node vigil isolated that is back in service (an operator or a drill
  * resumed it) closes its incident with a `returned` step, so the next fault
  * on it opens a new incident instead of folding into the old one.  One
- * `nodes` call for all nodes, only while such incidents exist. */
+ * `nodes` call for all nodes (the cluster view read afresh), only while such
+ * incidents exist. */
 static bool reconcile(struct vg_executor *x)
 {
     json_t *open = vg_store_incidents(x->store, NULL, true, 0);
-    bool watching = false;
-    struct vg_orch_node *ns = NULL;
-    size_t nn = 0;
+    bool watching = false, read = false;
     for (size_t i = 0; i < json_array_size(open); i++) {
         json_t *inc = json_array_get(open, i);
         if (!vg_startswith(vg_json_str(inc, "state", ""), "isolated")) continue;
         watching = true;
-        if (!ns) {
-            x->reconcile_calls++;
-            pthread_mutex_lock(&x->orch_lock);
-            int rc = x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn);
-            pthread_mutex_unlock(&x->orch_lock);
-            if (rc) break;
+        if (!read) {
+            if (view_read(x, true, NULL, 0)) break;
+            read = true;
         }
-        for (size_t k = 0; k < nn; k++)
+        const struct vg_orch_node *ns = x->view;
+        for (size_t k = 0; k < x->nview; k++)
             if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
                 int64_t now = vg_now_ms();
                 vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, now,
@@ -327,7 +363,6 @@ static bool reconcile(struct vg_executor *x)
                 vg_store_set_state(x->store, vg_json_int(inc, "id", 0), "closed");
             }
     }
-    free(ns);
     json_decref(open);
     return watching;
 }
@@ -336,11 +371,22 @@ static void *worker_main(void *arg)
 {
     struct vg_executor *x = arg;
     pool_init(x);
+    int64_t every = x->policy->view_max_age_ms / 2;   /* 0: no kept view */
+    if (every) view_read(x, true, NULL, 0);
+    __atomic_store_n(&x->busy, false, __ATOMIC_SEQ_CST);   /* set by vg_executor_start */
     bool watching = x->act, stopped = false, looking = x->act && x->policy->ladder.new_node_suite[0];
     int64_t next_reconcile = vg_mono_ms() + RECONCILE_MS, next_look = vg_mono_ms();
     while (!stopped) {
         int64_t now = vg_mono_ms(), wait = -1;
-        if (x->retries) wait = x->retries->due > now ? x->retries->due - now : 0;
+        if (every && x->view_tried + every <= now) {
+            view_read(x, true, NULL, 0);
+            continue;
+        }
+        if (every) wait = x->view_tried + every - now;
+        if (x->retries) {
+            int64_t r = x->retries->due > now ? x->retries->due - now : 0;
+            if (wait < 0 || r < wait) wait = r;
+        }
         if (watching) {
             int64_t r = next_reconcile > now ? next_reconcile - now : 0;
             if (wait < 0 || r < wait) wait = r;
@@ -372,6 +418,9 @@ static void *worker_main(void *arg)
     }
     free_items(x->retries);
     x->retries = NULL;
+    free(x->view);
+    x->view = NULL;
+    x->nview = 0;
     return NULL;
 }
 
@@ -441,6 +490,7 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
     vg_histogram_init(&x->repair_s);
     vg_histogram_init(&x->mttr);
     requeue_pending(x);
+    x->busy = true;   /* until the worker has the spare pool and its first view of the cluster */
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
     return x;
@@ -487,7 +537,9 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 "# TYPE vigil_nodes_returned_total counter\nvigil_nodes_returned_total %lu\n"
                 "# HELP vigil_orchestrator_calls_total Requests to the orchestrator.\n"
                 "# TYPE vigil_orchestrator_calls_total counter\nvigil_orchestrator_calls_total{orchestrator=\"%s\"} %u\n"
-                "# HELP vigil_orchestrator_reconcile_calls_total Of those, node-state reads while isolated nodes are out.\n"
+                "# HELP vigil_orchestrator_reconcile_calls_total Of those, the periodic reads of every node's state (every 2 s "
+                "while isolated nodes are out; the kept view's, when the policy sets view_max_age), not caused by an "
+                "incident.\n"
                 "# TYPE vigil_orchestrator_reconcile_calls_total counter\n"
                 "vigil_orchestrator_reconcile_calls_total{orchestrator=\"%s\"} %u\n"
                 "# HELP vigil_spare_pool_nodes Nodes in the hot-spare pool.\n# TYPE vigil_spare_pool_nodes gauge\n"

@@ -43,7 +43,13 @@ struct vg_executor {
     size_t npool;
     bool pool_exists;
     unsigned long actions, holds, recorded, failures, retried, returned;
-    unsigned reconcile_calls;  /* of orch->calls: spent noticing nodes resumed outside vigil */
+    unsigned reconcile_calls;  /* of orch->calls: periodic reads of the cluster view (the worker's own
+                                * clock), not caused by an incident */
+    struct vg_orch_node *view; /* the cluster view: the worker's, read periodically, updated with what
+                                * vigil isolated */
+    size_t nview;
+    int64_t view_mono;         /* when it was read; 0: never */
+    int64_t view_tried;        /* when a read was last tried */
     struct vg_histogram to_isolated;  /* the signal's time → the node isolated */
     struct vg_histogram to_requeued;  /* the signal's time → its jobs requeued */
     struct vg_histogram repair_s;     /* isolated → back in service through the health check */
@@ -68,8 +74,6 @@ struct act {
     size_t njobs;
     char **told;               /* told to restart on a spare of their own (orch tell) */
     size_t ntold;
-    int64_t requeued_at;
-    bool isolated;             /* the isolate step is done */
     char err[300];             /* why a required step failed */
 };
 
@@ -91,10 +95,8 @@ bool vg_newnode_stop(struct vg_executor *x, int64_t deadline_mono);
  * kept as burn-in evidence under source: 0 passed, -1 not (out says why). */
 int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, const char *source, char *out, size_t n);
 
-/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) for event e on
- * orchestrator ops, NULL-name terminated. */
-const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op,
-                                             const struct vg_event *e);
+/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN), NULL-name terminated. */
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op);
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 

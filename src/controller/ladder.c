@@ -129,8 +129,7 @@ static int rule_line(struct vg_ladder *l, const char *cause, const char *val, ch
     return 0;
 }
 
-/* "N" seconds, or "Nd" / "Nh" / "Nm" / "Ns". */
-static bool duration_ms(const char *s, int64_t *ms)
+bool vg_duration_ms(const char *s, int64_t *ms)
 {
     char *end;
     errno = 0;
@@ -152,7 +151,7 @@ int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, 
     if (!strcmp(key, "repair_timeout") || !strcmp(key, "repeat_window") || rung_timeout || every) {
         bool positive = strcmp(key, "repeat_window") != 0;   /* a window may be 0 (no climbing) */
         int64_t ms;
-        if (!duration_ms(val, &ms) || (positive && !ms))
+        if (!vg_duration_ms(val, &ms) || (positive && !ms))
             return snprintf(why, n, "%s: '%s' is not a duration (seconds, or Nd / Nh / Nm / Ns%s)", key, val,
                             positive ? ", more than 0" : ""), -1;
         if (rung_timeout) {   /* repair_timeout NAME: that rung's own */

@@ -90,6 +90,9 @@ static int parse_line(struct vg_policy *p, char *key, char *val, char *why, size
         if (!*val || strlen(val) >= sizeof p->spare_pool || strpbrk(val, " \t,"))
             return snprintf(why, n, "%s: bad name '%s'", key, val), -1;
         vg_strlcpy(p->spare_pool, val, sizeof p->spare_pool);
+    } else if (!strcmp(key, "view_max_age")) {
+        if (!vg_duration_ms(val, &p->view_max_age_ms) || p->view_max_age_ms > 600 * 1000)
+            return snprintf(why, n, "%s: '%s' is not a duration of at most 10m (seconds, or Nm / Ns)", key, val), -1;
     } else if (!strcmp(key, "healthcheck")) {
         vg_argv_free(p->healthcheck);
         p->healthcheck = vg_argv_split(val);

@@ -36,6 +36,10 @@ struct vg_policy {
     struct vg_ladder ladder;      /* the repair steps (ladder.h) */
     char **healthcheck;           /* argv template ({node}, {gpu}), NULL = none */
     char spare_pool[64];          /* the orchestrator's name for the pool, default "vigil_spares" */
+    int64_t view_max_age_ms;      /* default 0: every batch of incidents reads the cluster afresh; > 0:
+                                   * the executor keeps its view (read every half of it) and decides on
+                                   * one up to this old -- fewer scheduler requests per incident, but a
+                                   * node drained by someone else within it is not yet seen as theirs */
 };
 
 /* The controller's view of one node (from one orchestrator call for all). */
@@ -80,6 +84,7 @@ void vg_policy_free(struct vg_policy *p);
  *   down_at = reset-gpu | drain_at = restart-app | spares = n[9-10]
  *   domain rack1 = n[1-4] | domain_max_unavailable = 2
  *   breaker = 10% / 600s | spare_pool = vigil_spares (spare_reservation: the same)
+ *   view_max_age = 30s (default 0: the cluster read for every batch of incidents)
  *   remediate = nvidia-smi -r -i {gpu} | healthcheck = vigil check --node {node}
  *   the repair ladder: repair NAME = CMD | ladder [CAUSE] = NAME… | repair_timeout,
  *   repeat_window, rma_dir, rma_command (ladder.h)

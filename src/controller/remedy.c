@@ -1,7 +1,7 @@
 /* remedy.c — the remediation steps, one small struct of function pointers
  * each, and the table of steps per verdict: DOWN = list the node's jobs,
- * requeue them, isolate (isolate, then requeue, where the scheduler restarts
- * requeued work at once), promote spares; DRAIN = isolate, promote spares.
+ * tell those that hold spares of their own, isolate, requeue the rest,
+ * promote spares; DRAIN = isolate, promote spares.
  * Then the repair that follows an isolation: the repair ladder's rungs
  * (ladder.h), each followed by the health check, back to the spare pool on
  * the first pass, the RMA hand-off (rma.h) when none passes.  A new action is one function, one struct, one
@@ -48,23 +48,12 @@ static int step_jobs(struct vg_executor *x, struct act *a)
     return a->njobs ? 0 : 1;
 }
 
-static void record_requeue(struct vg_executor *x, struct act *a)
+/* Jobs that keep spares inside their allocation are told, before their node
+ * goes out, instead of requeued (orch tell); one that cannot be told is
+ * requeued. */
+static int step_tell(struct vg_executor *x, struct act *a)
 {
-    char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold);
-    struct sbuf b = SBUF_INIT;
-    sbuf_puts(&b, ids);
-    if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", a->njobs ? "; " : "", told);
-    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, a->requeued_at, b.s);
-    sbuf_free(&b);
-    free(ids);
-    free(told);
-}
-
-/* Jobs that keep spares inside their allocation are told instead of
- * requeued (orch tell); one that cannot be told is requeued. */
-static void tell_jobs(struct vg_executor *x, struct act *a)
-{
-    if (!x->orch->ops->tell) return;
+    if (!x->orch->ops->tell || !a->njobs) return 1;
     const char *const *iso = (const char *const *)a->d.isolate;
     size_t keep = 0;
     for (size_t i = 0; i < a->njobs; i++) {
@@ -79,27 +68,7 @@ static void tell_jobs(struct vg_executor *x, struct act *a)
             a->jobs[keep++] = a->jobs[i];
     }
     a->njobs = keep;
-}
-
-/* On Slurm requeue comes first, then DOWN: the requeued job is held for a
- * moment anyway, and by then the node is out; the scheduler never has to
- * notice.  Where requeued work restarts at once, the node is out first. */
-static int step_requeue(struct vg_executor *x, struct act *a)
-{
-    if (!a->njobs) return 1;
-    tell_jobs(x, a);
-    char err[256];
-    if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
-        /* the node stays out (isolation is what must hold); the incident says the job was not moved */
-        vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
-        vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
-        return -1;
-    }
-    a->requeued_at = vg_now_ms();
-    int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
-    if (from > 0) vg_histogram_observe(&x->to_requeued, (double)(a->requeued_at - from) / 1000.0);
-    if (a->isolated) record_requeue(x, a);
-    return 0;
+    return a->ntold ? 0 : 1;
 }
 
 static int step_isolate(struct vg_executor *x, struct act *a)
@@ -113,8 +82,34 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
              a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
     vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
-    a->isolated = true;
-    if (a->requeued_at) record_requeue(x, a);
+    return 0;
+}
+
+/* After the node is out, so the scheduler neither restarts the work there
+ * nor spends its message timeout trying to stop it on a node that does not
+ * answer; where DOWN itself requeues the node's jobs (Slurm), the backend
+ * sends nothing for those. */
+static int step_requeue(struct vg_executor *x, struct act *a)
+{
+    if (!a->njobs && !a->ntold) return 1;
+    char err[256];
+    if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
+        /* the node stays out (isolation is what must hold); the incident says the job was not moved */
+        vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
+        vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
+        return -1;
+    }
+    int64_t at = vg_now_ms();
+    int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
+    if (a->njobs && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
+    char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold);
+    struct sbuf b = SBUF_INIT;
+    sbuf_puts(&b, ids);
+    if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", a->njobs ? "; " : "", told);
+    vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, at, b.s);
+    sbuf_free(&b);
+    free(ids);
+    free(told);
     return 0;
 }
 
@@ -139,24 +134,17 @@ static int step_promote(struct vg_executor *x, struct act *a)
 
 /* Initializers, not const objects: C11 (and clang) take only constants in a static table. */
 #define JOBS { "jobs", false, step_jobs }
-#define REQUEUE { "requeue", false, step_requeue }
+#define TELL { "tell", false, step_tell }
 #define ISOLATE { "isolate", true, step_isolate }
+#define REQUEUE { "requeue", false, step_requeue }
 #define PROMOTE { "promote", false, step_promote }
 
-static const struct vg_remedy_step down_steps[] = { JOBS, REQUEUE, ISOLATE, PROMOTE, { 0 } };
-static const struct vg_remedy_step down_isolate_first[] = { JOBS, ISOLATE, REQUEUE, PROMOTE, { 0 } };
+static const struct vg_remedy_step down_steps[] = { JOBS, TELL, ISOLATE, REQUEUE, PROMOTE, { 0 } };
 static const struct vg_remedy_step drain_steps[] = { ISOLATE, PROMOTE, { 0 } };
 
-/* The node out first where the scheduler restarts requeued work at once, and
- * for a node that does not answer (crashed, frozen: node-silent), so the
- * scheduler does not spend its message timeout trying to stop the job's steps
- * there before requeueing it. */
-const struct vg_remedy_step *vg_remedy_steps(const struct vg_orch_ops *ops, enum vg_verdict_op op,
-                                             const struct vg_event *e)
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op)
 {
-    if (op == VG_OP_DOWN)
-        return ops->isolate_before_requeue || !strcmp(e->kind, "node-silent") ? down_isolate_first : down_steps;
-    return op == VG_OP_DRAIN ? drain_steps : NULL;
+    return op == VG_OP_DOWN ? down_steps : op == VG_OP_DRAIN ? drain_steps : NULL;
 }
 
 /* ---- repair and return ---------------------------------------------------- */

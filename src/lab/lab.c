@@ -248,6 +248,7 @@ static char *gen_policy(const struct vg_lab_opts *o)
         sbuf_printf(&b, "domain rack%d = %s\n", k, node_range(first, last, r, sizeof r));
     }
     sbuf_puts(&b, "domain_max_unavailable = 2\nbreaker = 50% / 30s\n");
+    for (size_t i = 0; i < o->npolicy_extra; i++) sbuf_printf(&b, "%s\n", o->policy_extra[i]);
     return sbuf_take(&b);
 }
 
@@ -531,6 +532,9 @@ static int check_opts(const struct vg_lab_opts *o, const char *dir, char *err, s
     for (size_t i = 0; i < o->nconf_extra; i++)
         if (!strchr(o->conf_extra[i], '=') || strchr(o->conf_extra[i], '\n'))
             return snprintf(err, n, "--conf-extra: '%s' is not Key=Value", o->conf_extra[i]), -2;
+    for (size_t i = 0; i < o->npolicy_extra; i++)
+        if (!strchr(o->policy_extra[i], '=') || strchr(o->policy_extra[i], '\n'))
+            return snprintf(err, n, "--policy-extra: '%s' is not 'key = value'", o->policy_extra[i]), -2;
     return 0;
 }
 

@@ -31,6 +31,8 @@ struct vg_lab_opts {
     int wait_ms;                     /* for all nodes idle; 0 = 60 s */
     const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
     size_t nconf_extra;
+    const char *const *policy_extra; /* "key = value" lines after the generated controller policy */
+    size_t npolicy_extra;
     bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
 };
 

@@ -745,6 +745,5 @@ const struct vg_orch_ops vg_orch_k8s = {
     .local_node = k8s_local_node,
     .node_procs = k8s_procs,
     .node_daemons = k8s_daemons,
-    .isolate_before_requeue = true,
     .stamped_times = true,
 };

@@ -104,7 +104,10 @@ struct vg_orch_ops {
     int (*resume)(struct vg_orch *o, const char *const *nodes, size_t n);
     /* Ids of the jobs running (or ending) on any of the nodes; *jobs malloc'd. */
     int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs);
-    /* Restart the jobs elsewhere (requeue; restart the whole gang). */
+    /* Restart the jobs elsewhere (requeue; restart the whole gang).  The
+     * controller calls it after it isolated their nodes; a backend whose DOWN
+     * already requeued a job (Slurm requeues a node's running jobs that may
+     * be requeued when the node goes DOWN) sends nothing for it. */
     int (*requeue)(struct vg_orch *o, const char *const *jobs, size_t n);
     /* Tells a job that keeps spares inside its own allocation (`vigil
      * launch`, docs/drill.md) that `nodes` failed: it restarts its step on a
@@ -151,11 +154,6 @@ struct vg_orch_ops {
     /* The daemons a healthy node of this scheduler runs (`vigil check --init`
      * expects those it finds running). */
     const char *const *node_daemons;
-    /* Requeued work is rescheduled at once (Kubernetes: a Job's controller
-     * recreates evicted pods within milliseconds), so the controller takes
-     * the node out before it requeues; false: the scheduler holds requeued
-     * jobs a moment (Slurm), and requeue comes first. */
-    bool isolate_before_requeue;
     /* The job's output is appended to jobspec.output, a file the drill can
      * read (Slurm, on a shared filesystem); false: it stays in the cluster
      * (Kubernetes: the pods' logs), so a drill cannot see the job resume. */

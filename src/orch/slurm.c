@@ -239,6 +239,11 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         j->id = id;
         kv_copy(kv, k, "BatchHost", j->batch_host, sizeof j->batch_host);
         kv_copy(kv, k, "Comment", j->comment, sizeof j->comment);
+        char st[32], rq[8], batch[8];
+        kv_copy(kv, k, "JobState", st, sizeof st);
+        kv_copy(kv, k, "Requeue", rq, sizeof rq);
+        kv_copy(kv, k, "BatchFlag", batch, sizeof batch);
+        j->down_requeues = !strcmp(st, "RUNNING") && !strcmp(rq, "1") && !strcmp(batch, "1");
     }
     return 0;
 }

@@ -35,8 +35,10 @@ is "status: healthy" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | grep -c '"
 exits_with "status exits 0" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 is "env prints the client environment" "$("$VIGIL" lab env --dir "$LAB_DIR" | head -1)" "export SLURM_CONF=$LAB_DIR/etc/slurm.conf"
 second=$(mktemp -d)
-"$VIGIL" lab up 2 --dir "$second" --json >"$second.json"
+"$VIGIL" lab up 2 --dir "$second" --policy-extra 'view_max_age = 30s' --json >"$second.json"
 is "a second lab comes up beside the first" "$?" "0"
+is "--policy-extra: the line is in the controller's policy (which took it)" \
+    "$(grep -c '^view_max_age = 30s$' "$second/etc/vigil-policy.conf")" "1"
 p1=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")
 p2=$(sed -n 's/.*"port_base": \([0-9]*\).*/\1/p' "$second.json")
 check "on other ports ($p1, $p2)" test -n "$p2" -a "$p1" != "$p2"
@@ -58,5 +60,13 @@ exits_with "down on a non-lab dir exits 2" 2 "$VIGIL" lab down --dir "$not_lab"
 check "and leaves it alone" test -f "$not_lab/precious"
 rm -rf "$not_lab"
 exits_with "status on a non-lab dir exits 2" 2 "$VIGIL" lab status --dir /nonexistent
+exits_with "--policy-extra without '=' exits 2" 2 "$VIGIL" lab up 2 --dir "$(mktemp -u)" --policy-extra 'view_max_age'
+bad=$(mktemp -u)
+exits_with "a policy line the controller refuses: lab up fails" 1 "$VIGIL" lab up 2 --dir "$bad" \
+    --policy-extra 'view_max_age = soon'
+left=0
+for e in /proc/[0-9]*/environ; do grep -qs "VIGIL_LAB_DAEMON=$bad" "$e" && left=$((left + 1)); done
+is "and leaves no process of that lab behind" "$left" "0"
+check "nor its directory" test ! -e "$bad"
 exits_with "up without N exits 2" 2 "$VIGIL" lab up --dir /tmp/x
 exits_with "up with all nodes spares exits 2" 2 "$VIGIL" lab up 2 --spares 2 --dir /tmp/x

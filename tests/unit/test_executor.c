@@ -139,6 +139,19 @@ static bool metric_line(struct fx *f, const char *line)
     return yes;
 }
 
+/* The value of a metric line that starts with prefix; -1 when none. */
+static double metric_value(struct fx *f, const char *prefix)
+{
+    struct sbuf m = SBUF_INIT;
+    vg_executor_metrics(f->x, &m);
+    char want[256];
+    snprintf(want, sizeof want, "\n%s ", prefix);
+    const char *at = strstr(m.s, want);
+    double v = at ? atof(at + strlen(want)) : -1;
+    sbuf_free(&m);
+    return v;
+}
+
 static void assert_state_prefix(struct fx *f, int64_t id, const char *prefix)
 {
     char *s = state_of(f, id);
@@ -158,11 +171,12 @@ static void test_down_requeue_promote(void **state)
     assert_true(fake_node("n2")->down);
     assert_true(vg_startswith(fake_node("n2")->reason, "vigil: xid 79 gpu 2"));
     assert_int_equal(fake.jobs[0].restarts, 1);
-    /* requeue before DOWN, then the spare leaves the pool */
+    /* DOWN before requeue (the scheduler neither restarts the job there nor waits on a node that
+     * may not answer), then the spare leaves the pool */
     const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
     assert_non_null(rq);
     assert_non_null(dn);
-    assert_true(rq < dn);
+    assert_true(dn < rq);
     assert_int_equal(fake.npool, 0);
     assert_state_prefix(f, id, "isolated");
     assert_true(has_step(f, id, "isolated"));
@@ -170,47 +184,6 @@ static void test_down_requeue_promote(void **state)
     assert_true(has_step(f, id, "spare_promoted"));
     assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));
     assert_true(metric_line(f, "vigil_fault_to_isolated_seconds_count 1"));
-}
-
-static void test_unreachable_node_goes_down_first(void **state)
-{
-    struct fx *f = *state;
-    fake_add_job("7", "n2");
-    start(f, true);
-    incident(f, "n2", "node-silent", -1, VG_ACT_REBOOT);   /* the heartbeat monitor's */
-    assert_true(vg_executor_idle(f->x, 5000));
-    const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
-    assert_non_null(rq);
-    assert_non_null(dn);
-    assert_true(dn < rq);   /* the scheduler need not try to reach it to stop the job */
-}
-
-/* Where requeued work restarts at once (Kubernetes), the node goes out first. */
-static void test_isolate_before_requeue(void **state)
-{
-    struct fx *f = *state;
-    static struct vg_orch_ops at_once;
-    at_once = fake_orch_ops;
-    at_once.isolate_before_requeue = true;
-    char err[256];
-    vg_orch_close(f->o);
-    f->o = vg_orch_open_ops(&at_once, NULL, err, sizeof err);
-    assert_non_null(f->o);
-    policy(f, "spares = n8\n");
-    fake_add_job("7", "n2");
-    start(f, true);
-    assert_true(vg_executor_idle(f->x, 2000));
-    int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
-    assert_true(vg_executor_idle(f->x, 5000));
-    const char *rq = strstr(fake.log, "requeue 7;"), *dn = strstr(fake.log, "down n2;");
-    assert_non_null(rq);
-    assert_non_null(dn);
-    assert_true(dn < rq);
-    assert_int_equal(fake.jobs[0].restarts, 1);
-    assert_int_equal(fake.npool, 0);
-    assert_true(has_step(f, id, "isolated"));
-    assert_true(has_step(f, id, "jobs_requeued"));
-    assert_true(has_step(f, id, "spare_promoted"));
 }
 
 static void test_drain_and_record_only(void **state)
@@ -251,6 +224,47 @@ static void test_ownership_and_breaker(void **state)
     assert_state_prefix(f, a, "isolated");
     assert_state_prefix(f, b, "held: breaker");
     assert_false(fake_node("n2")->down);
+}
+
+/* By default each batch reads the cluster: a node an administrator drained a
+ * moment ago (after the controller started) is left alone. */
+static void test_fresh_view_sees_a_new_drain(void **state)
+{
+    struct fx *f = *state;
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    struct vg_orch_node *n3 = fake_node("n3");
+    n3->drain = true;
+    strcpy(n3->reason, "bad DIMM, ticket 4712");
+    int64_t id = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, id, "held: left alone");
+    assert_string_equal(n3->reason, "bad DIMM, ticket 4712");
+}
+
+/* view_max_age: an incident reads no node list; the worker keeps a view of
+ * the cluster (read at start, then periodically), and later decisions see in
+ * it the nodes vigil itself took out -- here the breaker counts the first
+ * isolation when the second incident comes in another batch. */
+static void test_incidents_use_the_kept_view(void **state)
+{
+    struct fx *f = *state;
+    policy(f, "breaker = 20% / 600s\nview_max_age = 30s\n");   /* 1 of 8 nodes */
+    fake_add_job("7", "n2");
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    unsigned reads = fake.node_reads;
+    const char *periodic = "vigil_orchestrator_reconcile_calls_total{orchestrator=\"fake\"}";
+    double p0 = metric_value(f, periodic);
+    int64_t a = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    int64_t b = incident(f, "n1", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_state_prefix(f, a, "isolated");
+    assert_state_prefix(f, b, "held: breaker");
+    /* the only reads were periodic ones (reconcile, every 2 s while n2 is out) */
+    assert_int_equal(fake.node_reads - reads, (unsigned)(metric_value(f, periodic) - p0));
+    assert_true(strstr(fake.log, "requeue 7;") != NULL);
 }
 
 /* A correlated failure in a fleet: 15% of 1,000 nodes report a fault within a
@@ -1041,10 +1055,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unreachable_node_goes_down_first, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_isolate_before_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_view_sees_a_new_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incidents_use_the_kept_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fleet_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_domain_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scheduler_down_then_back, setup, teardown),

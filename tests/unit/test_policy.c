@@ -37,6 +37,7 @@ static const char *conf =
     "domain rack2 = n[5-8]\n"
     "domain_max_unavailable = 2\n"
     "breaker = 25% / 600s\n"
+    "view_max_age = 1m\n"
     "remediate = nvidia-smi -r -i {gpu}\n";
 
 static struct vg_node_view cluster[10];
@@ -69,6 +70,7 @@ static void test_parse(void **state)
     assert_null(vg_policy_domain(&p, "n9"));
     assert_int_equal(p.breaker_percent, 25);
     assert_int_equal(p.breaker_window_ms, 600000);
+    assert_int_equal(p.view_max_age_ms, 60000);
     /* remediate = … is the ladder's rung "remediate" */
     assert_int_equal(p.ladder.nrung, 1);
     assert_string_equal(p.ladder.rung[0].name, "remediate");
@@ -82,7 +84,8 @@ static void test_parse(void **state)
                           "repair Reset! = true\n", "repair reset =\n", "ladder = reset\n", "repair a = true\nladder = a b\n",
                           "ladder xid 79 =\n", "repair_timeout = 0\n", "repeat_window = 7 weeks\n", "rma_command = \n",
                           "repair_timeout reboot = 5m\n", "burnin_suite = huge\n", "burnin_gate =\n",
-                          "repair_timeout Bad! = 5m\n", "rma_attach = dmesg\n", "rma_attach logs =\n" };
+                          "repair_timeout Bad! = 5m\n", "rma_attach = dmesg\n", "rma_attach logs =\n",
+                          "view_max_age = 11m\n", "view_max_age = soon\n" };
     const char *where[] = { "policy.conf:1:", "policy.conf:1:", "policy.conf:3:", "policy.conf:1:",
                             "policy.conf:1:", "policy.conf:2:", "policy.conf:1:", "policy.conf: drain_at",
                             "policy.conf:1: repair: 'Reset!'", "policy.conf:1: repair reset: empty",
@@ -92,7 +95,8 @@ static void test_parse(void **state)
                             "policy.conf: repair_timeout reboot: no 'repair reboot = COMMAND' line",
                             "policy.conf:1: burnin_suite: 'huge'", "policy.conf:1: burnin_gate: empty",
                             "policy.conf:1: repair_timeout: 'Bad!'", "policy.conf:1: unknown key 'rma_attach'",
-                            "policy.conf:1: rma_attach logs: empty command" };
+                            "policy.conf:1: rma_attach logs: empty command",
+                            "policy.conf:1: view_max_age: '11m'", "policy.conf:1: view_max_age: 'soon'" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256] = "";
         vg_policy_defaults(&p);

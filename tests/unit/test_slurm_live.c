@@ -1,7 +1,8 @@
 /* test_slurm_live.c — the Slurm orchestrator backend (orch.h ops) against a
  * real lab brought up through lab/lab.h: one batched drain for two nodes, states and reasons read back,
- * a running job found with squeue and requeued, only vigil's own drains
- * resumed; then `down` leaves no tagged process and no directory.  Skipped
+ * a running job found and requeued, only vigil's own drains resumed, a DOWN
+ * that requeues a job itself (requeue then sends only for the job it could
+ * not: --no-requeue); then `down` leaves no tagged process and no directory.  Skipped
  * (TAP "ok # skip") only without root or slurmctld. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +122,35 @@ static void test_adapter_on_lab(void **state)
     assert_true(find(n, k, "n3")->drain);
     assert_string_equal(find(n, k, "n3")->reason, "admin: maintenance");
     free(n);
+
+    /* DOWN requeues what may be requeued in the same request: requeue then
+     * sends only the rest (here a --no-requeue job, which Slurm refuses) */
+    const char *sa[] = { "sbatch", "--parsable", "--requeue", "-N1", "-w", "n1", "-o", "/dev/null",
+                         "--wrap", "sleep 312", NULL };
+    const char *sn[] = { "sbatch", "--parsable", "--no-requeue", "-N1", "-w", "n4", "-o", "/dev/null",
+                         "--wrap", "sleep 313", NULL };
+    char ida[32], idn[32];
+    out = client(info.conf, sa);
+    snprintf(ida, sizeof ida, "%ld", atol(out));
+    free(out);
+    out = client(info.conf, sn);
+    snprintf(idn, sizeof idn, "%ld", atol(out));
+    free(out);
+    wait_state(s, ida, "RUNNING", &j);
+    wait_state(s, idn, "RUNNING", &j);
+    const char *fourth[] = { "n1", "n4" };
+    before = s->calls;
+    assert_int_equal(s->ops->jobs_on(s, fourth, 2, &jobs, &nj), 0);
+    assert_int_equal(nj, 2);
+    assert_int_equal(s->ops->isolate(s, fourth, 2, VG_ISOLATE_DOWN, "vigil: xid 79 on gpu 0 (test)"), 0);
+    assert_int_equal(s->ops->requeue(s, (const char *const *)jobs, nj), -1);
+    assert_non_null(strstr(s->err, "disabled"));   /* "Requested operation is presently disabled for job N" */
+    assert_non_null(strstr(s->err, idn));
+    assert_null(strstr(s->err, ida));
+    assert_int_equal(s->calls - before, 3);        /* the listing, DOWN, the one requeue DOWN left */
+    vg_strv_free(jobs, nj);
+    wait_state(s, ida, "PENDING", &j);
+    assert_int_equal(j.restarts, 1);               /* requeued by the DOWN */
 
     /* errors come back as one line, not a crash */
     assert_int_equal(s->ops->job_get(s, "999999", &j), -1);

@@ -146,6 +146,7 @@ static void test_jobs_on(void **state)
     assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].batch_host, "n1");
     assert_string_equal(j[0].comment, "nightly eval run");   /* a comment with blanks */
+    assert_true(j[0].down_requeues);   /* RUNNING, BatchFlag=1, Requeue=1: a DOWN of n2 requeues it */
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 2);
@@ -165,6 +166,14 @@ static void test_jobs_on(void **state)
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(j[0].comment, "");
+    assert_false(j[0].down_requeues);   /* completing */
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=8 JobState=RUNNING Requeue=0 BatchFlag=1 NodeList=n1\n"
+                                            "JobId=9 JobState=RUNNING Requeue=1 BatchFlag=0 NodeList=n1\n",
+                                            n1, 1, 0, &j, &n), 0);   /* --no-requeue; salloc */
+    assert_int_equal(n, 2);
+    assert_false(j[0].down_requeues);
+    assert_false(j[1].down_requeues);
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, 0, &j, &n), -1);
     assert_null(j);
@@ -175,6 +184,8 @@ static void test_jobs_on(void **state)
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + 10000, &j, &n), 0);   /* 10 s after: both */
     assert_int_equal(n, 2);
     assert_int_equal(j[0].id, 1);
+    assert_false(j[0].down_requeues);   /* ended: only an explicit requeue brings it back */
+    assert_true(j[1].down_requeues);
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + VG_SLURM_RECENT_END_MS + 1000, &j, &n), 0);   /* too long ago */
     assert_int_equal(n, 1);
