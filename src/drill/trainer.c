@@ -119,15 +119,13 @@ int vg_progress_write(const char *dir, long restart, long rank, long step)
     return rc;
 }
 
-long vg_progress_min(const char *dir, long restart, long ntasks)
+bool vg_progress_reached(const char *dir, long restart, long ntasks, long step, long *from)
 {
-    long min = -1;
-    for (long r = 0; r < ntasks; r++) {
+    for (; *from < ntasks; (*from)++) {
         char path[64], line[32];
-        snprintf(path, sizeof path, "/.progress-%ld-%ld", restart, r);
-        long step;
-        if (vg_read_line(dir, path, line, sizeof line) || !vg_parse_long(line, &step)) return -1;
-        if (min < 0 || step < min) min = step;
+        snprintf(path, sizeof path, "/.progress-%ld-%ld", restart, *from);
+        long done;
+        if (vg_read_line(dir, path, line, sizeof line) || !vg_parse_long(line, &done) || done < step) return false;
     }
-    return min;
+    return true;
 }

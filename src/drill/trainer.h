@@ -22,8 +22,10 @@ long vg_ckpt_latest(const char *dir);
  * job (one rank dead or frozen stalls all, as NCCL would): each rank records
  * the step it finished in DIR/.progress-C-R (C: the restart count). */
 int vg_progress_write(const char *dir, long restart, long rank, long step);
-/* The smallest step all ntasks ranks of that restart finished; -1 when a
- * rank has not written yet. */
-long vg_progress_min(const char *dir, long restart, long ntasks);
+/* Whether all ntasks ranks of that restart finished step.  *from (0 at
+ * first, kept between calls of one wait) is the first rank not yet seen
+ * there: the ranks before it are not read again, and the scan stops at the
+ * first rank behind. */
+bool vg_progress_reached(const char *dir, long restart, long ntasks, long step, long *from);
 
 #endif

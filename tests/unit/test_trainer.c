@@ -99,13 +99,23 @@ static void test_prune_keeps_newest(void **state)
 static void test_progress_barrier(void **state)
 {
     (void)state;
-    assert_int_equal(vg_progress_min(dir, 0, 2), -1);      /* nobody wrote */
+    long from = 0;
+    assert_false(vg_progress_reached(dir, 0, 2, 5, &from));   /* nobody wrote */
+    assert_int_equal(from, 0);
     assert_int_equal(vg_progress_write(dir, 0, 0, 7), 0);
-    assert_int_equal(vg_progress_min(dir, 0, 2), -1);      /* rank 1 missing */
+    assert_false(vg_progress_reached(dir, 0, 2, 5, &from));   /* rank 1 missing */
+    assert_int_equal(from, 1);                                /* rank 0 is not read again */
+    assert_int_equal(vg_progress_write(dir, 0, 1, 4), 0);
+    assert_false(vg_progress_reached(dir, 0, 2, 5, &from));   /* rank 1 behind */
     assert_int_equal(vg_progress_write(dir, 0, 1, 5), 0);
-    assert_int_equal(vg_progress_min(dir, 0, 2), 5);
-    assert_int_equal(vg_progress_min(dir, 1, 2), -1);      /* a restart starts a new barrier */
-    assert_int_equal(vg_progress_min(dir, 0, 1), 7);
+    assert_true(vg_progress_reached(dir, 0, 2, 5, &from));
+    assert_int_equal(from, 2);
+    from = 0;
+    assert_false(vg_progress_reached(dir, 1, 2, 5, &from));   /* a restart starts a new barrier */
+    from = 0;
+    assert_true(vg_progress_reached(dir, 0, 1, 7, &from));
+    from = 0;
+    assert_false(vg_progress_reached(dir, 0, 1, 8, &from));
 }
 
 int main(void)
