@@ -207,23 +207,38 @@ static struct item *due_retries(struct vg_executor *x, struct item *batch)
 
 /* ---- one batch ------------------------------------------------------------ */
 
-/* Records the incidents that need no action, in one transaction. */
-static void record_only(struct vg_executor *x, struct item **items, size_t n)
+/* States a batch leaves on incidents nothing more happens to (recorded,
+ * held, dry run), written together in one transaction when the batch ends:
+ * a burst of new incidents costs the store one commit, not one each. */
+struct states {
+    int64_t *ids;
+    char **s;
+    size_t n, cap;
+};
+
+static void states_add(struct states *st, int64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void states_add(struct states *st, int64_t id, const char *fmt, ...)
 {
-    if (!n) return;
-    int64_t *ids = vg_xcalloc(n, sizeof *ids);
-    char **states = vg_xcalloc(n, sizeof *states);
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = items[i]->incident;
-        if (asprintf(&states[i], "recorded: %s: recorded only (below drain_at)", vg_action_name(items[i]->e.action)) < 0)
-            states[i] = NULL;
+    if (st->n == st->cap) {
+        st->cap = st->cap ? 2 * st->cap : 16;
+        st->ids = vg_xrealloc(st->ids, st->cap * sizeof *st->ids);
+        st->s = vg_xrealloc(st->s, st->cap * sizeof *st->s);
     }
-    if (vg_store_set_states(x->store, ids, (const char *const *)states, n))
-        vg_err("recording %zu incident(s) failed", n);
-    x->recorded += n;
-    for (size_t i = 0; i < n; i++) free(states[i]);
-    free(states);
-    free(ids);
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&st->s[st->n], fmt, ap) < 0) st->s[st->n] = NULL;
+    va_end(ap);
+    st->ids[st->n++] = id;
+}
+
+static void states_flush(struct vg_executor *x, struct states *st)
+{
+    if (st->n && vg_store_set_states(x->store, st->ids, (const char *const *)st->s, st->n))
+        vg_err("recording %zu incident state(s) failed", st->n);
+    for (size_t i = 0; i < st->n; i++) free(st->s[i]);
+    free(st->s);
+    free(st->ids);
+    *st = (struct states){ 0 };
 }
 
 static int by_severity(const void *a, const void *b)
@@ -248,7 +263,7 @@ static struct vg_node_view *views_of(struct vg_executor *x, const struct vg_orch
 }
 
 /* Decides and applies one incident; false when it failed and goes to retry. */
-static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *views, size_t nn)
+static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *views, size_t nn, struct states *st)
 {
     struct act a = { .it = it };
     describe(&it->e, a.what, sizeof a.what);
@@ -258,13 +273,13 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     bool ok = true;
     if (a.d.held) {
         x->holds++;
-        vg_exec_state(x, it->incident, "held: %s", a.d.note);
+        states_add(st, it->incident, "held: %s", a.d.note);
         vg_err("ALERT incident %lld on %s (%s): %s", (long long)it->incident, it->node, a.what, a.d.note);
     } else if (!x->act) {
-        vg_exec_state(x, it->incident, "dry run: would %s (%s)", a.d.op == VG_OP_DOWN ? "down and requeue" : "drain",
-                      a.d.reason);
+        states_add(st, it->incident, "dry run: would %s (%s)", a.d.op == VG_OP_DOWN ? "down and requeue" : "drain",
+                   a.d.reason);
     } else if (!a.d.nisolate) {
-        vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+        states_add(st, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
     } else {
         for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op); s && s->name && ok; s++)
             if (s->apply(x, &a) < 0 && s->required) ok = false;
@@ -307,6 +322,7 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
         if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
         else rec[nrec++] = it;
     /* the actions first: a pile of records never delays a node going out */
+    struct states st = { 0 };
     if (nact) {
         qsort(act, nact, sizeof *act, by_severity);
         /* the cluster read afresh, or the view the worker keeps when the policy allows one
@@ -325,11 +341,15 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
             if (rc && x->act) {
                 retry_later(x, it, err);
                 act[i] = NULL;
-            } else if (!act_on(x, it, views, nn)) act[i] = NULL;   /* now on the retry list */
+            } else if (!act_on(x, it, views, nn, &st)) act[i] = NULL;   /* now on the retry list */
         }
         free(views);
     }
-    record_only(x, rec, nrec);
+    for (size_t i = 0; i < nrec; i++)
+        states_add(&st, rec[i]->incident, "recorded: %s: recorded only (below drain_at)",
+                   vg_action_name(rec[i]->e.action));
+    x->recorded += nrec;
+    states_flush(x, &st);
     for (size_t i = 0; i < nact; i++) free(act[i]);
     for (size_t i = 0; i < nrec; i++) free(rec[i]);
     free(act);
