@@ -87,8 +87,10 @@ static int step_isolate(struct vg_executor *x, struct act *a)
 
 /* After the node is out, so the scheduler neither restarts the work there
  * nor spends its message timeout trying to stop it on a node that does not
- * answer; where DOWN itself requeues the node's jobs (Slurm), the backend
- * sends nothing for those. */
+ * answer.  On Slurm the DOWN has requeued the running jobs already (they
+ * count as done); the requeue still matters for a job that ended on the node
+ * a moment before (the fault killed its batch script): DOWN does not bring
+ * that one back. */
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
     if (!a->njobs && !a->ntold) return 1;

@@ -105,9 +105,9 @@ struct vg_orch_ops {
     /* Ids of the jobs running (or ending) on any of the nodes; *jobs malloc'd. */
     int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs);
     /* Restart the jobs elsewhere (requeue; restart the whole gang).  The
-     * controller calls it after it isolated their nodes; a backend whose DOWN
-     * already requeued a job (Slurm requeues a node's running jobs that may
-     * be requeued when the node goes DOWN) sends nothing for it. */
+     * controller calls it after it isolated their nodes; a job the scheduler
+     * requeued itself meanwhile (Slurm's DOWN requeues a node's running jobs
+     * that may be requeued) counts as done. */
     int (*requeue)(struct vg_orch *o, const char *const *jobs, size_t n);
     /* Tells a job that keeps spares inside its own allocation (`vigil
      * launch`, docs/drill.md) that `nodes` failed: it restarts its step on a

@@ -239,11 +239,6 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         j->id = id;
         kv_copy(kv, k, "BatchHost", j->batch_host, sizeof j->batch_host);
         kv_copy(kv, k, "Comment", j->comment, sizeof j->comment);
-        char st[32], rq[8], batch[8];
-        kv_copy(kv, k, "JobState", st, sizeof st);
-        kv_copy(kv, k, "Requeue", rq, sizeof rq);
-        kv_copy(kv, k, "BatchFlag", batch, sizeof batch);
-        j->down_requeues = !strcmp(st, "RUNNING") && !strcmp(rq, "1") && !strcmp(batch, "1");
     }
     return 0;
 }
@@ -258,8 +253,8 @@ static int fail(struct vg_slurm *s, const char *fmt, const char *a, const char *
     return -1;
 }
 
-/* Runs one Slurm command; on success *r holds its output (free it). */
-static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_result *r)
+/* Runs one Slurm command, whatever its outcome, into *r. */
+static void spawn(struct vg_slurm *s, const char *const argv[], struct vg_spawn_result *r)
 {
     char confenv[4096];
     const char *env[2] = { NULL, NULL };
@@ -270,6 +265,12 @@ static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_res
     s->calls++;
     s->err[0] = 0;
     vg_spawn(argv, env, NULL, s->timeout_ms > 0 ? s->timeout_ms : 10000, r);
+}
+
+/* Runs one Slurm command; on success *r holds its output (free it). */
+static int run(struct vg_slurm *s, const char *const argv[], struct vg_spawn_result *r)
+{
+    spawn(s, argv, r);
     if (r->status == 0 && !r->timed_out) return 0;
     char *cmd = vg_argv_str(argv);
     if (r->timed_out) fail(s, "%s: timed out%s", cmd, "");
@@ -376,13 +377,38 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, str
     return rc;
 }
 
+bool vg_slurm_requeue_refused(const char *err, char *out, size_t n)
+{
+    struct sbuf b = SBUF_INIT;
+    for (const char *p = err; *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e) e = p + strlen(p);
+        size_t len = (size_t)(e - p);
+        static const char pending[] = "Job is pending execution for job ";
+        bool benign = len > sizeof pending - 1 && !strncmp(p, pending, sizeof pending - 1);
+        if (len && !benign) sbuf_printf(&b, "%s%.*s", b.len ? "; " : "", (int)len, p);
+        p = *e ? e + 1 : e;
+    }
+    bool refused = b.len > 0;
+    snprintf(out, n, "%s", refused ? b.s : "");
+    sbuf_free(&b);
+    return refused;
+}
+
 int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n)
 {
     if (!n) return 0;
     struct sbuf b = SBUF_INIT;
     for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%ld", i ? "," : "", jobs[i]);
     const char *argv[] = { "scontrol", "requeue", b.s, NULL };
-    int rc = run_only(s, argv);
+    struct vg_spawn_result r;
+    spawn(s, argv, &r);
+    char why[sizeof s->err - 64];
+    int rc = 0;
+    if (r.timed_out) rc = fail(s, "scontrol requeue %s: timed out%s", b.s, "");
+    else if (r.status && (vg_slurm_requeue_refused(r.err ? r.err : "", why, sizeof why) || !r.err || !*vg_trim(r.err)))
+        rc = fail(s, "scontrol requeue: %s%s", why[0] ? why : "failed", "");
+    vg_spawn_result_free(&r);
     sbuf_free(&b);
     return rc;
 }

@@ -44,15 +44,18 @@ struct vg_job_brief {
     long id;
     char batch_host[64];   /* "" when the line has no more than the id */
     char comment[128];     /* "(null)" mapped to "" */
-    bool down_requeues;    /* running, a batch job, Requeue=1: DOWN of one of its nodes requeues it */
-    bool requeued;         /* a DOWN of this backend has requeued it since it was listed (slurm_ops.c) */
 };
 /* Job ids running (or completing) on any of the nodes: one `scontrol show job` call. */
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
                      size_t *njobs);
-/* One `scontrol requeue` for all the jobs. */
+/* One `scontrol requeue` for all the jobs.  A job Slurm has requeued
+ * already (its DOWN requeues a node's running jobs that may be requeued:
+ * "Job is pending execution for job N") counts as done; any other refusal
+ * fails with Slurm's lines. */
 int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n);
-
+/* scontrol requeue's error lines without the benign ones, "; "-joined into
+ * out; whether any is left. */
+bool vg_slurm_requeue_refused(const char *err, char *out, size_t n);
 
 struct vg_job_state {
     long id;

@@ -21,8 +21,6 @@ struct slurm_priv {
     char conf[1024];
     struct vg_job_brief *seen;   /* the last jobs_on listing: tell reads it, not Slurm again */
     size_t nseen;
-    char **seen_on;              /* the nodes it was asked about */
-    size_t nseen_on;
 };
 
 static struct vg_slurm *S(struct vg_orch *o) { return &((struct slurm_priv *)o->priv)->s; }
@@ -56,10 +54,7 @@ static int sl_open(struct vg_orch *o, const struct vg_orch_conf *c)
 static void sl_close(struct vg_orch *o)
 {
     struct slurm_priv *p = o->priv;
-    if (p) {
-        free(p->seen);
-        vg_strv_free(p->seen_on, p->nseen_on);
-    }
+    if (p) free(p->seen);
     free(p);
 }
 
@@ -100,33 +95,9 @@ static int sl_nodes(struct vg_orch *o, const char *const *names, size_t n, struc
     return done(o, 0);
 }
 
-static bool in_names(const char *s, const char *const *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(s, v[i])) return true;
-    return false;
-}
-
-/* Slurm's own node-failure path: slurmctld requeues, in the same request
- * that sets a node DOWN, its running batch jobs that may be requeued
- * (--requeue, JobRequeue=1) -- except a --no-kill job, which loses the node
- * and runs on unless the node was its batch host.  The jobs the last jobs_on
- * listed are marked so when every node they were listed for went DOWN, and
- * requeue sends nothing for them: the incident costs one RPC fewer.  Slurm's
- * job record does not show --no-kill; vigil knows it of the jobs `vigil
- * launch` runs (their comment). */
 static int sl_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason)
 {
-    struct slurm_priv *p = o->priv;
-    int rc = vg_slurm_set_state(S(o), nodes, n, how == VG_ISOLATE_DOWN ? "down" : "drain", reason);
-    bool all = !rc && how == VG_ISOLATE_DOWN && p->nseen_on;
-    for (size_t i = 0; i < p->nseen_on && all; i++) all = in_names(p->seen_on[i], nodes, n);
-    for (size_t i = 0; i < p->nseen && all; i++) {
-        struct vg_job_brief *j = &p->seen[i];
-        bool runs_on = vg_startswith(j->comment, VG_INALLOC_COMMENT) && !in_names(j->batch_host, nodes, n);
-        j->requeued = j->down_requeues && !runs_on;
-    }
-    return done(o, rc);
+    return done(o, vg_slurm_set_state(S(o), nodes, n, how == VG_ISOLATE_DOWN ? "down" : "drain", reason));
 }
 
 static int sl_resume(struct vg_orch *o, const char *const *nodes, size_t n)
@@ -151,32 +122,20 @@ static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, cha
     *njobs = k;
     free(p->seen);
     p->seen = js, p->nseen = k;
-    vg_strv_free(p->seen_on, p->nseen_on);
-    p->seen_on = vg_xcalloc(n + 1, sizeof *p->seen_on);
-    for (size_t i = 0; i < n; i++) p->seen_on[i] = vg_xstrdup(nodes[i]);
-    p->nseen_on = n;
     return done(o, 0);
 }
 
 static bool job_id(const char *s, long *id) { return vg_parse_long(s, id) && *id > 0; }
 
-/* Jobs a DOWN of this backend already requeued (sl_isolate) are left out. */
 static int sl_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
 {
-    struct slurm_priv *p = o->priv;
     long *ids = vg_xcalloc(n + 1, sizeof *ids);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!job_id(jobs[i], &ids[k])) {
+    for (size_t i = 0; i < n; i++)
+        if (!job_id(jobs[i], &ids[i])) {
             free(ids);
             return vg_orch_fail(o, "requeue: '%s' is not a Slurm job id", jobs[i]);
         }
-        bool by_down = false;
-        for (size_t j = 0; j < p->nseen && !by_down; j++) by_down = p->seen[j].id == ids[k] && p->seen[j].requeued;
-        if (!by_down) k++;
-    }
-    for (size_t j = 0; j < p->nseen; j++) p->seen[j].requeued = false;   /* one DOWN, one requeue */
-    int rc = vg_slurm_requeue(S(o), ids, k);
+    int rc = vg_slurm_requeue(S(o), ids, n);
     free(ids);
     return done(o, rc);
 }

@@ -124,9 +124,9 @@ check "n2's incident listed: #$id2 n2: xid 79 gpu 0" grep -q "#$id2 n2: xid 79 g
 steps=$(sed -n 's/^li data-step="\([^"]*\)".*/\1/p' "$W/inc2.txt")
 is "… with its timeline: every step taken" "$(echo "$steps" | sort | tr '\n' ',')" \
     "detected,health check after quick,isolated,jobs_requeued,remediated,repair quick,spare_promoted,"
-is "… in the order taken (requeue first on Slurm; the health check after the repair step)" \
+is "… in the order taken (the node out before its jobs are requeued; the health check after the repair step)" \
     "$(echo "$steps" | grep -v '^remediated$' | tr '\n' ',')" \
-    "detected,jobs_requeued,isolated,spare_promoted,repair quick,health check after quick,"
+    "detected,isolated,jobs_requeued,spare_promoted,repair quick,health check after quick,"
 check "the open incidents counted in the heading" in_dom "$W/dom2.html" "Open incidents (4)"
 check "markup in an event's raw line is shown as text" in_dom "$W/dom2.html" \
     "&lt;img src=x onerror=document.title='pwned'&gt;&lt;script&gt;document.title='pwned2'&lt;/script&gt;"

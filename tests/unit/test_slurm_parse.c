@@ -146,7 +146,6 @@ static void test_jobs_on(void **state)
     assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].batch_host, "n1");
     assert_string_equal(j[0].comment, "nightly eval run");   /* a comment with blanks */
-    assert_true(j[0].down_requeues);   /* RUNNING, BatchFlag=1, Requeue=1: a DOWN of n2 requeues it */
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 2);
@@ -166,14 +165,6 @@ static void test_jobs_on(void **state)
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(j[0].comment, "");
-    assert_false(j[0].down_requeues);   /* completing */
-    free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on("JobId=8 JobState=RUNNING Requeue=0 BatchFlag=1 NodeList=n1\n"
-                                            "JobId=9 JobState=RUNNING Requeue=1 BatchFlag=0 NodeList=n1\n",
-                                            n1, 1, 0, &j, &n), 0);   /* --no-requeue; salloc */
-    assert_int_equal(n, 2);
-    assert_false(j[0].down_requeues);
-    assert_false(j[1].down_requeues);
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, 0, &j, &n), -1);
     assert_null(j);
@@ -184,8 +175,6 @@ static void test_jobs_on(void **state)
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + 10000, &j, &n), 0);   /* 10 s after: both */
     assert_int_equal(n, 2);
     assert_int_equal(j[0].id, 1);
-    assert_false(j[0].down_requeues);   /* ended: only an explicit requeue brings it back */
-    assert_true(j[1].down_requeues);
     free(j);
     assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + VG_SLURM_RECENT_END_MS + 1000, &j, &n), 0);   /* too long ago */
     assert_int_equal(n, 1);
@@ -196,6 +185,24 @@ static void test_jobs_on(void **state)
                                             n1, 1, end + 1000, &j, &n), 0);   /* may not be requeued */
     assert_int_equal(n, 0);
     free(j);
+}
+
+/* scontrol requeue 1,2,3 after n1 (job 1's node) went DOWN, on the lab
+ * (Slurm 22.05): one stderr line per job it refused, exit 1. */
+static void test_requeue_refusals(void **state)
+{
+    (void)state;
+    char out[256];
+    const char *err = "Job is pending execution for job 1\nRequested operation is presently disabled for job 3\n";
+    assert_true(vg_slurm_requeue_refused(err, out, sizeof out));
+    assert_string_equal(out, "Requested operation is presently disabled for job 3");
+    assert_false(vg_slurm_requeue_refused("Job is pending execution for job 1\n", out, sizeof out));
+    assert_string_equal(out, "");   /* requeued already (by the DOWN): done */
+    assert_true(vg_slurm_requeue_refused("Requested operation is presently disabled for job 2\n"
+                                         "Requested operation is presently disabled for job 3", out, sizeof out));
+    assert_string_equal(out, "Requested operation is presently disabled for job 2; "
+                             "Requested operation is presently disabled for job 3");
+    assert_false(vg_slurm_requeue_refused("", out, sizeof out));
 }
 
 static void test_refusals(void **state)
@@ -246,7 +253,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdiag), cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
-        cmocka_unit_test(test_jobs_on), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_jobs_on), cmocka_unit_test(test_requeue_refusals), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);
 }
