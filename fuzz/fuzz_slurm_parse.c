@@ -1,6 +1,6 @@
 /* fuzz_slurm_parse.c — libFuzzer target for the Slurm adapter's parsers of
  * `scontrol show node -o`, `scontrol show job -o` (one job, and every job
- * filtered by node) and `sdiag` output. */
+ * filtered by node), `scontrol requeue`'s error lines and `sdiag` output. */
 #include "orch/slurm.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct vg_job_brief *jobs;
     const char *nodes[] = { "n1", "gpu-a100-07" };
     if (vg_slurm_parse_jobs_on(text, nodes, 2, 1764678663000, &jobs, &k) == 0) free(jobs);
+    char why[256];
+    vg_slurm_requeue_refused(text, why, sizeof why);
     static struct vg_sdiag d;
     vg_slurm_parse_sdiag(text, &d);
     free(text);
