@@ -192,9 +192,10 @@ void per_deadline(struct agent *a)
                 VG_PROBE_GRACE);
         return;
     }
-    vg_probe_wait(&p->p, 1, 0);   /* kills it, and looks whether it was starved */
-    vg_warn("agent: the periodic check did not answer within %d ms%s", deadline_ms(a) * (1 + p->grace),
-            p->p.starved ? ", starved of CPU (not counted as a hang)" : "");
+    vg_probe_wait(&p->p, 1, 0);   /* reads what it wrote, kills it if it still runs, looks whether it was starved */
+    if (p->p.timed_out)
+        vg_warn("agent: the periodic check did not answer within %d ms%s", deadline_ms(a) * (1 + p->grace),
+                p->p.starved ? ", starved of CPU (not counted as a hang)" : "");
     finish(a);
 }
 

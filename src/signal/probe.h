@@ -35,7 +35,9 @@ struct vg_probe {
 int vg_probe_start(struct vg_probe *p, const char *name, vg_probe_fn fn, void *arg);
 /* Collects the output of the n probes until each has finished or the monotonic
  * clock reaches deadline_mono_ms (vg_mono_ms()); those still running are killed
- * and marked timed_out. */
+ * and marked timed_out.  Past the deadline it first reads, without waiting,
+ * what is already there: a caller that comes back late (it waited for a CPU
+ * itself) does not kill a probe that answered. */
 void vg_probe_wait(struct vg_probe *ps, size_t n, int64_t deadline_mono_ms);
 #define VG_PROBE_GRACE 2
 /* Whether one of the probe's processes (its process group, and those of the

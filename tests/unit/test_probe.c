@@ -1,5 +1,6 @@
 /* test_probe.c — unit tests for the probe watchdog (src/signal/probe.c): a
- * probe that answers, one that hangs (sleeping: killed at its deadline, a
+ * probe that answers, one that answered while its caller came back late
+ * (done, not hung), one that hangs (sleeping: killed at its deadline, a
  * hang), and one starved of CPU (at nice 19, runnable behind a nice -20
  * spinner on its core: its deadline extended, and killed as starved, not
  * hung). */
@@ -61,6 +62,31 @@ static void test_answers(void **state)
     vg_probe_free(&p);
 }
 
+/* The caller itself came back after the deadline (it waited for a CPU)
+ * while the probe had answered: done, not killed as hung. */
+static void test_answered_while_the_caller_was_late(void **state)
+{
+    (void)state;
+    struct vg_probe p;
+    assert_int_equal(vg_probe_start(&p, "t", answer, NULL), 0);
+    int64_t deadline = vg_mono_ms() + 50;
+    vg_sleep_ms(300);   /* the probe answers and exits meanwhile */
+    vg_probe_wait(&p, 1, deadline);
+    assert_true(p.done);
+    assert_false(p.timed_out);
+    assert_false(p.starved);
+    assert_string_equal(p.out.s, "fine\n");
+    vg_probe_free(&p);
+    /* a hang found late is still a hang */
+    assert_int_equal(vg_probe_start(&p, "t", hang, NULL), 0);
+    deadline = vg_mono_ms() + 50;
+    vg_sleep_ms(300);
+    vg_probe_wait(&p, 1, deadline);
+    assert_true(p.timed_out);
+    assert_false(p.starved);
+    vg_probe_free(&p);
+}
+
 static void test_hung_is_hung(void **state)
 {
     (void)state;
@@ -118,6 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_answers),
+        cmocka_unit_test(test_answered_while_the_caller_was_late),
         cmocka_unit_test(test_hung_is_hung),
         cmocka_unit_test(test_starved_is_not_hung),
     };
