@@ -301,19 +301,21 @@ static bool valid_chars(const char *n)
 static bool valid_name(const char *n) { return strlen(n) < 64 && valid_chars(n); }
 
 /* "prefix" followed by the names joined with commas; NULL (err set) when a name is bad. */
+/* 0 when every name is one Slurm takes, else -1 naming the first that is not. */
+static int check_nodes(struct vg_slurm *s, const char *const *nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!nodes[i] || !valid_name(nodes[i]))
+            return fail(s, "invalid node name '%s'%s", nodes[i] ? nodes[i] : "(null)", "");
+    return 0;
+}
+
 static char *join_nodes(struct vg_slurm *s, const char *prefix, const char *const *nodes, size_t n)
 {
+    if (check_nodes(s, nodes, n)) return NULL;
     struct sbuf b = SBUF_INIT;
     sbuf_puts(&b, prefix);
-    for (size_t i = 0; i < n; i++) {
-        if (!nodes[i] || !valid_name(nodes[i])) {
-            sbuf_free(&b);
-            fail(s, "invalid node name '%s'%s", nodes[i] ? nodes[i] : "(null)", "");
-            return NULL;
-        }
-        if (i) sbuf_putc(&b, ',');
-        sbuf_puts(&b, nodes[i]);
-    }
+    for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%s", i ? "," : "", nodes[i]);
     return sbuf_take(&b);
 }
 
@@ -362,9 +364,7 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, str
     *jobs = NULL;
     *njobs = 0;
     if (!n) return 0;
-    char *names = join_nodes(s, "", nodes, n);   /* the names checked, as for every command */
-    if (!names) return -1;
-    free(names);
+    if (check_nodes(s, nodes, n)) return -1;   /* the names checked, as for every command */
     /* every job, filtered here: one RPC (REQUEST_JOB_INFO), where `squeue -w`
      * costs three (it reads the nodes and partitions too) and filters the
      * same full job list on its own side */
