@@ -144,33 +144,39 @@ static bool starved_in(pid_t leader, const struct proc_sched *a, size_t na, cons
     return false;
 }
 
-/* starved[i] for each live probe of ps, from one pair of looks at /proc. */
-static void sample_starved(const struct vg_probe *ps, size_t n, bool *starved)
+/* starved[i] for each probe process group leader pids[i] (0: skipped), from
+ * one pair of looks at /proc. */
+static void sample_starved(const pid_t *pids, size_t n, bool *starved)
 {
     struct proc_sched *a, *b;
     size_t na = scan_procs(&a);
     vg_sleep_ms(STARVE_SAMPLE_MS);
     size_t nb = scan_procs(&b);
-    for (size_t i = 0; i < n; i++) starved[i] = ps[i].fd >= 0 && ps[i].pid > 0 && starved_in(ps[i].pid, a, na, b, nb);
+    for (size_t i = 0; i < n; i++) starved[i] = pids[i] > 0 && starved_in(pids[i], a, na, b, nb);
     free(a);
     free(b);
 }
 
 bool vg_probe_starved(const struct vg_probe *p)
 {
-    struct vg_probe one = *p;
-    one.fd = 0;   /* looked at whether or not it is still being read */
     bool starved;
-    sample_starved(&one, 1, &starved);
+    sample_starved(&p->pid, 1, &starved);
     return starved;
 }
 
-static bool any_starved(const struct vg_probe *ps, size_t n)
+/* starved[i] for each probe of ps still being read; whether any is. */
+static bool live_starved(const struct vg_probe *ps, size_t n, bool *starved)
 {
-    bool *st = vg_xcalloc(n ? n : 1, sizeof *st), any = false;
-    sample_starved(ps, n, st);
-    for (size_t i = 0; i < n; i++) any |= st[i];
-    free(st);
+    pid_t *pids = vg_xcalloc(n ? n : 1, sizeof *pids);
+    bool live = false, any = false;
+    memset(starved, 0, n * sizeof *starved);
+    for (size_t i = 0; i < n; i++) {
+        pids[i] = ps[i].fd >= 0 ? ps[i].pid : 0;
+        live |= pids[i] > 0;
+    }
+    if (live) sample_starved(pids, n, starved);
+    for (size_t i = 0; i < n; i++) any |= starved[i];
+    free(pids);
     return any;
 }
 
@@ -181,6 +187,7 @@ void vg_probe_wait(struct vg_probe *ps, size_t n, int64_t deadline)
     struct pollfd *pfd = vg_xcalloc(n ? n : 1, sizeof *pfd);
     int64_t window = deadline - vg_mono_ms();
     int grace = 0, late = 0;
+    bool *starved = vg_xcalloc(n ? n : 1, sizeof *starved);
     for (;;) {
         size_t live = 0;
         for (size_t i = 0; i < n; i++) {
@@ -191,7 +198,7 @@ void vg_probe_wait(struct vg_probe *ps, size_t n, int64_t deadline)
         }
         if (!live) break;
         int64_t left = deadline - vg_mono_ms();
-        if (left <= 0 && window > 0 && grace < VG_PROBE_GRACE && any_starved(ps, n)) {
+        if (left <= 0 && window > 0 && grace < VG_PROBE_GRACE && live_starved(ps, n, starved)) {
             deadline += window, grace++;   /* waiting for a CPU is not hanging */
             continue;
         }
@@ -212,9 +219,7 @@ void vg_probe_wait(struct vg_probe *ps, size_t n, int64_t deadline)
                 finish(&ps[i], false);
         }
     }
-    bool *starved = vg_xcalloc(n ? n : 1, sizeof *starved), live = false;
-    for (size_t i = 0; i < n; i++) live |= ps[i].fd >= 0;
-    if (live) sample_starved(ps, n, starved);
+    live_starved(ps, n, starved);
     for (size_t i = 0; i < n; i++)
         if (ps[i].fd >= 0) {
             ps[i].starved = starved[i];
