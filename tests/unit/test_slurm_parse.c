@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 #include "orch/slurm.h"
 #include "util/rootfs.h"
@@ -227,6 +228,27 @@ static void test_refusals(void **state)
     assert_int_equal(s.calls, 0);
 }
 
+/* A requeue while slurmctld cannot be reached (nothing listens on its port)
+ * fails with the command's own outcome: only "pending execution" counts as
+ * done, never silence or a timeout. */
+static void test_requeue_scheduler_down(void **state)
+{
+    (void)state;
+    char conf[] = "/tmp/vigil-down-XXXXXX";
+    int fd = mkstemp(conf);
+    assert_true(fd >= 0);
+    const char *text = "ClusterName=down\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    struct vg_slurm s = { .conf = conf, .timeout_ms = 1500 };
+    const long ids[] = { 5 };
+    assert_int_equal(vg_slurm_requeue(&s, ids, 1), -1);
+    assert_int_equal(s.calls, 1);
+    assert_non_null(strstr(s.err, "scontrol requeue"));
+    assert_null(strstr(s.err, "pending execution"));
+    unlink(conf);
+}
+
 /* sdiag from Slurm 22.05 (the lab): the times and both tables. */
 static void test_sdiag(void **state)
 {
@@ -254,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_sdiag), cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
         cmocka_unit_test(test_jobs_on), cmocka_unit_test(test_requeue_refusals), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_requeue_scheduler_down),
     };
     return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);
 }
