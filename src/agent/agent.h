@@ -30,6 +30,7 @@ struct vg_agent_opts {
     bool drain;                  /* standalone: drain this node through the orchestrator */
     const char *orchestrator;    /* standalone: its name (NULL = slurm) */
     const char *orch_config;     /* standalone: its configuration file, or NULL */
+    const char *slurmd_spool;    /* slurmd's spool directory (%n = node), "" or NULL = none */
     bool nvml_events;            /* watch the NVML event set */
     bool once;                   /* one pass, then exit */
     bool json;                   /* JSON lines on stdout */

@@ -50,6 +50,7 @@ struct periodic {
 struct agent {
     const struct vg_agent_opts *o;
     char node[64];
+    char slurmd_spool[512]; /* this node's slurmd spool directory, "" = none */
     struct vg_catalog *cat;
     struct vg_dedup *dd;
     struct kfollow kf;

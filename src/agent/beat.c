@@ -3,6 +3,7 @@
  * timeout and nothing written to disk.  When the node crashes or freezes the
  * beats stop, and the controller's heartbeat monitor takes it from there. */
 #include "agent/agent_int.h"
+#include "agent/slurmjobs.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -24,9 +25,11 @@ void beat_due(struct agent *a)
 {
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
-    char url[600], body[128], err[256];
+    char url[600], body[192], err[256], jobs[sizeof ((struct vg_event *)0)->jobs] = "";
     snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
-    snprintf(body, sizeof body, "{\"node\":\"%s\"}", a->node);
+    if (a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs);
+    snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
+             jobs[0] ? "\"" : "");
     long status = 0;
     char *resp = NULL;
     int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);

@@ -5,6 +5,7 @@
  * repeat is folded and its count follows when the dedup window closes.  The
  * loop blocks in poll() with no timeout while nothing is pending. */
 #include "agent/agent_int.h"
+#include "agent/slurmjobs.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -140,6 +141,11 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
     else vg_orch_local_node(vg_orch_find(o->orchestrator), a->node, sizeof a->node);
+    if (o->slurmd_spool && *o->slurmd_spool)
+        vg_slurmd_spool_path(o->slurmd_spool, a->node, a->slurmd_spool, sizeof a->slurmd_spool);
+    char jobs[sizeof ((struct vg_event *)0)->jobs];
+    if (a->slurmd_spool[0] && vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs))
+        vg_info("agent: no slurmd spool at %s: events and heartbeats name no jobs", a->slurmd_spool);
     int rc = 0, sfd = -1;
     sigset_t set;
     sigemptyset(&set);

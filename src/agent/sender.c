@@ -7,6 +7,7 @@
  * slowly.  A spool that cannot be written turns delivery memory-only: said
  * loudly on stderr and in the --json status line, and detection goes on. */
 #include "agent/agent_int.h"
+#include "agent/slurmjobs.h"
 #include "wire/client.h"
 #include "wire/limits.h"
 #include "util/jsonutil.h"
@@ -76,7 +77,9 @@ int snd_init(struct agent *a, char *err, size_t errlen)
 
 void snd_queue(struct agent *a, const struct vg_event *e)
 {
-    json_array_append_new(a->batch, vg_event_to_json(e));
+    struct vg_event with = *e;
+    if (!with.jobs[0] && a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, with.jobs, sizeof with.jobs);
+    json_array_append_new(a->batch, vg_event_to_json(&with));
 }
 
 static json_t *envelope(const char *node, const char *spool, int64_t seq, json_t *events)

@@ -93,12 +93,13 @@ static void incident_states(struct vg_store *reader, struct sbuf *out)
 /* The controller's own event for a node the heartbeat monitor confirmed down:
  * the same intake as an agent's (its verdict from the catalog), under a spool
  * id no agent has. */
-static void node_silent(void *ctx, const char *node, const char *why)
+static void node_silent(void *ctx, const char *node, const char *jobs, const char *why)
 {
     struct serve *s = ctx;
     struct vg_event e;
     vg_event_init(&e);
     vg_strlcpy(e.node, node, sizeof e.node);
+    vg_strlcpy(e.jobs, jobs, sizeof e.jobs);   /* as its last heartbeat listed them */
     vg_strlcpy(e.source, "probe", sizeof e.source);
     vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
     e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
@@ -132,10 +133,10 @@ static int state_dir(const char *db)
                           "directory", db, dir, strerror(errno));
 }
 
-static void on_beat(void *ctx, const char *node)
+static void on_beat(void *ctx, const char *node, const char *jobs)
 {
     struct serve *s = ctx;
-    vg_heartbeat_beat(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), node);
+    vg_heartbeat_beat(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), node, jobs);
 }
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)

@@ -18,6 +18,7 @@ enum state { ST_OK, ST_AGENT_ONLY, ST_REPORTED, ST_HELD };
 struct node {
     char name[64];
     int64_t last;             /* vg_mono_ms() of the last beat */
+    char jobs[64];            /* as the last beat listed them */
     enum state st;
     bool unprobed_said;       /* "cannot be probed" logged for this silence */
 };
@@ -25,7 +26,7 @@ struct node {
 struct vg_heartbeats {
     struct vg_heartbeat_opts o;
     struct vg_orch *orch;
-    void (*confirmed)(void *ctx, const char *node, const char *why);
+    void (*confirmed)(void *ctx, const char *node, const char *jobs, const char *why);
     void *ctx;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -44,7 +45,7 @@ static struct node *find(struct vg_heartbeats *h, const char *name)
     return NULL;
 }
 
-void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node)
+void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node, const char *jobs)
 {
     if (!h) return;
     pthread_mutex_lock(&h->lock);
@@ -61,6 +62,7 @@ void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node)
         vg_info("heartbeat: %s beats again", node);
     }
     nd->last = vg_mono_ms();
+    vg_strlcpy(nd->jobs, jobs ? jobs : "", sizeof nd->jobs);
     nd->st = ST_OK;
     nd->unprobed_said = false;
     h->beats++;
@@ -138,13 +140,14 @@ static void tick(struct vg_heartbeats *h)
         pthread_mutex_lock(&h->lock);
         struct node *nd = find(h, cand[i]);
         bool still = nd && nd->st == ST_OK && vg_mono_ms() - nd->last > silent_after;
-        if (still) nd->st = st;
+        char jobs[sizeof nd->jobs] = "";
+        if (still) nd->st = st, vg_strlcpy(jobs, nd->jobs, sizeof jobs);
         if (still && st == ST_REPORTED) h->reported++;
         if (still && st == ST_AGENT_ONLY) h->agent_only++;
         pthread_mutex_unlock(&h->lock);
         if (still && st == ST_REPORTED) {
             vg_err("heartbeat: %s: %s", cand[i], why);
-            h->confirmed(h->ctx, cand[i], why);
+            h->confirmed(h->ctx, cand[i], jobs, why);
         }
     }
     free(cand);
@@ -169,7 +172,9 @@ static void *monitor(void *arg)
 }
 
 struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, struct vg_orch *orch,
-                                          void (*confirmed)(void *ctx, const char *node, const char *why), void *ctx)
+                                          void (*confirmed)(void *ctx, const char *node, const char *jobs,
+                                                            const char *why),
+                                          void *ctx)
 {
     struct vg_heartbeats *h = vg_xcalloc(1, sizeof *h);
     h->o = *o;

@@ -25,12 +25,14 @@ struct vg_heartbeat_opts {
 struct vg_heartbeats;
 
 /* orch is the monitor's own (it probes from its thread).  confirmed(ctx,
- * node, why) runs on the monitor's thread. */
+ * node, jobs, why) runs on the monitor's thread; jobs: as the node's last
+ * beat listed them ("" unknown). */
 struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, struct vg_orch *orch,
-                                          void (*confirmed)(void *ctx, const char *node, const char *why),
+                                          void (*confirmed)(void *ctx, const char *node, const char *jobs,
+                                                            const char *why),
                                           void *ctx);
-/* A beat from node (any thread). */
-void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node);
+/* A beat from node (any thread), with the jobs running there ("" none or unknown). */
+void vg_heartbeat_beat(struct vg_heartbeats *h, const char *node, const char *jobs);
 /* The nodes that have beaten since the controller started (silent ones
  * too): *out a malloc'd array of malloc'd names; returns the count. */
 size_t vg_heartbeats_nodes(struct vg_heartbeats *h, char ***out);

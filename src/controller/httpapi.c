@@ -5,6 +5,7 @@
 #include "util/mhdso.h"
 #include "controller/burnin_hist.h"
 #include "controller/commit.h"
+#include "core/event.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -191,18 +192,24 @@ static void committed(void *arg, int code, json_t *resp)
     vg_mhd->resume_connection(up->c);
 }
 
-/* A heartbeat ({"node": NAME}): noted in memory, nothing stored. */
+/* A heartbeat ({"node": NAME, "jobs": "12,345"}, jobs optional): noted in
+ * memory, nothing stored. */
 static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *json)
 {
     json_t *j = json_loads(json, 0, NULL);
     free(json);
     const char *node = json_string_value(json_object_get(j, "node"));
+    json_t *jv = json_object_get(j, "jobs");
+    const char *jobs = jv ? json_string_value(jv) : "";
     enum MHD_Result r;
     if (!node || !vg_ingest_node_ok(node)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "node: missing or not a node name");
+    } else if (!jobs || strlen(jobs) >= sizeof ((struct vg_event *)0)->jobs || !vg_event_jobs_ok(jobs)) {
+        vg_http_count(h, &h->rejected_input, 1);
+        r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
     } else {
-        h->o.on_beat(h->o.beat_ctx, node);
+        h->o.on_beat(h->o.beat_ctx, node, jobs);
         r = vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
     }
     json_decref(j);

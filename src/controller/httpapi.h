@@ -46,7 +46,7 @@ struct vg_http_opts {
     unsigned max_per_client;      /* 0: 32 */
     unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
-    void (*on_beat)(void *ctx, const char *node);   /* heartbeats; NULL: 404 */
+    void (*on_beat)(void *ctx, const char *node, const char *jobs);   /* heartbeats (jobs: the node's, or ""); NULL: 404 */
     void *beat_ctx;
     struct vg_store *audits;      /* where POST /v1/inventory and /v1/burnin write; NULL: 404 */
     /* merges [{node, at, report}] (takes the reference) with the nodes ctx knows */

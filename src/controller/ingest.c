@@ -44,7 +44,7 @@ static const struct { const char *name; size_t room; } string_fields[] = {
     { "cause", sizeof ((struct vg_event *)0)->cause }, { "raw", sizeof ((struct vg_event *)0)->raw },
     { "action", 16 },                                   { "time", 40 },
     { "seen", 40 },                                     { "first", 40 },
-    { "last", 40 },
+    { "last", 40 },                                     { "jobs", sizeof ((struct vg_event *)0)->jobs },
 };
 
 /* Checks event i's strings: printable UTF-8, within the room, known kind. */

@@ -50,6 +50,7 @@ json_t *vg_event_to_json(const struct vg_event *e)
     json_object_set_new(j, "last", vg_json_time(e->last_ms ? e->last_ms : e->time_ms));
     vg_json_set_str(j, "cause", e->cause);
     vg_json_set_str(j, "raw", e->raw);
+    if (e->jobs[0]) vg_json_set_str(j, "jobs", e->jobs);
     return j;
 }
 
@@ -103,8 +104,9 @@ int vg_event_from_json(const json_t *j, struct vg_event *e, char *err, size_t er
         get_time(j, "first", &e->first_ms, err, errlen) ||
         get_time(j, "last", &e->last_ms, err, errlen) ||
         get_int(j, "code", &e->code, err, errlen) || get_int(j, "gpu", &e->gpu, err, errlen) ||
-        get_int(j, "count", &e->count, err, errlen))
+        get_int(j, "count", &e->count, err, errlen) || get_str(j, "jobs", e->jobs, sizeof e->jobs, false, err, errlen))
         return -1;
+    if (!vg_event_jobs_ok(e->jobs)) return bad(err, errlen, "jobs", "not job ids separated by commas");
     const char *act = vg_json_str(j, "action", NULL);
     if (act && !vg_action_parse(act, &e->action)) return bad(err, errlen, "action", "unknown action");
     if (e->count < 1) e->count = 1;
@@ -123,6 +125,18 @@ struct vg_event *vg_event_append(struct vg_event *ev, int *n, int max, const cha
     vg_strlcpy(e->kind, kind, sizeof e->kind);
     vg_strlcpy(e->pci, pci ? pci : "", sizeof e->pci);
     return e;
+}
+
+bool vg_event_jobs_ok(const char *s)
+{
+    if (!*s) return true;
+    bool digit = false;   /* the item so far has a digit */
+    for (; *s; s++) {
+        if (*s >= '0' && *s <= '9') digit = true;
+        else if (*s == ',' && digit) digit = false;
+        else return false;
+    }
+    return digit;
 }
 
 void vg_event_key(const struct vg_event *e, char *buf, size_t n)

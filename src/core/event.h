@@ -34,6 +34,8 @@ struct vg_event {
     int64_t first_ms, last_ms;
     char cause[64];       /* "kind:code@pci" of the event this follows from, or "" */
     char raw[512];        /* the source text (truncated) */
+    char jobs[64];        /* the Slurm jobs its node's agent saw there ("12,345"; from slurmd's
+                           * spool), "" when unknown: named in the incident's record, never acted on */
 };
 
 void vg_event_init(struct vg_event *e);
@@ -45,6 +47,9 @@ int vg_event_from_json(const json_t *j, struct vg_event *e, char *err, size_t er
  * fill an array of events (NVML states, sysfs). */
 struct vg_event *vg_event_append(struct vg_event *ev, int *n, int max, const char *node, const char *source,
                                  const char *kind, const char *pci);
+/* Whether s is a job list as the event's jobs field holds it: "" or
+ * positive integers separated by commas. */
+bool vg_event_jobs_ok(const char *s);
 /* "kind:code@pci" (or gpu index when no pci): the identity used for dedup and causes. */
 void vg_event_key(const struct vg_event *e, char *buf, size_t n);
 

@@ -326,15 +326,16 @@ static void agent_argv(const struct lab *l, const char *node, char *buf, size_t 
 {
     char *p = buf, *end = buf + n;
 #define PUT(var, ...) (var = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
-    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate;
+    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate, *slurmd;
     PUT(kmsg, "%s/nodes/%s/kmsg", l->dir, node);
     PUT(spool, "%s/nodes/%s/agent.spool", l->dir, node);
     PUT(sock, "%s/munge/munge.socket", l->dir);
+    PUT(slurmd, "%s/spool/%s", l->dir, node);   /* the SlurmdSpoolDir of slurm.conf */
     PUT(nvstate, "FAKE_NVML_STATE=%s/nodes/%s/nvml-state", l->dir, node);
     if (l->fake_nvml[0]) PUT(nvlib, "VIGIL_NVML_LIB=%s", l->fake_nvml);
 #undef PUT
     const char *a[] = { l->vigil, "agent", "--node", node, "--kmsg", kmsg, "--controller", l->controller, "--auth",
-                        "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", NULL };
+                        "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", "--slurmd-spool", slurmd, NULL };
     memcpy(argv, a, sizeof a);
     env[0] = nvstate;
     env[1] = nvlib;

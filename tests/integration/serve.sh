@@ -101,7 +101,8 @@ if [ -x "$KAPI" ]; then
     is "fleet: when n1 and n2 reported" "$(jq -r '.reported | keys | join(" ")' "$T/f1.json")" "n1 n2"
     is "fleet: the summary counts them" "$(jq -c '.summary | [.stale, .not_reporting]' "$T/f1.json")" "[0,3]"
     is "fleet: nodes not reporting make the exit 1 (no finding, no skew)" "$(fleet --fail-on none >/dev/null 2>&1; echo $?)" 1
-    is "fleet: a heartbeat from n9 makes it known" "$(post_json /v1/heartbeat '{"node":"n9"}')" 200
+    is "fleet: a heartbeat from n9 makes it known" "$(post_json /v1/heartbeat '{"node":"n9","jobs":"12,345"}')" 200
+    is "a heartbeat whose jobs are not job ids is refused" "$(post_json /v1/heartbeat '{"node":"n9","jobs":"12 345"}')" 400
     for n in n3 n4 n5; do report $n >/dev/null; done
     sleep 2.5
     report n1 >/dev/null

@@ -1,0 +1,77 @@
+/* slurmjobs.c — the Slurm jobs on this node, read from slurmd's spool
+ * directory without asking slurmctld: every job step running here has its
+ * slurmstepd socket there, named NODE_JOBID.STEPID (how `scontrol listpids`
+ * and pam_slurm_adopt find the steps of a node).  The agent attaches the
+ * list to its events and heartbeats; the controller names those jobs in the
+ * incident when Slurm's DOWN requeued them (it never acts on the list). */
+#include "agent/slurmjobs.h"
+#include "util/strutil.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_JOBS 64
+
+void vg_slurmd_spool_path(const char *tmpl, const char *node, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p && k + 1 < n; p++) {
+        if (p[0] == '%' && p[1] == 'n') {
+            k += (size_t)snprintf(out + k, n - k, "%s", node);
+            if (k >= n) k = n - 1;
+            p++;
+        } else
+            out[k++] = *p;
+    }
+    out[k < n ? k : n - 1] = 0;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* NODE_JOBID.STEPID → JOBID, or 0 when the name is not a step of node. */
+static long step_job(const char *name, const char *node)
+{
+    size_t nl = strlen(node);
+    if (strncmp(name, node, nl) || name[nl] != '_') return 0;
+    const char *dot = strchr(name + nl + 1, '.');
+    if (!dot || dot == name + nl + 1 || !dot[1]) return 0;
+    long job = 0;
+    for (const char *p = name + nl + 1; p < dot; p++) {
+        if (*p < '0' || *p > '9' || job > 100000000000L) return 0;
+        job = job * 10 + (*p - '0');
+    }
+    for (const char *p = dot + 1; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    return job;
+}
+
+int vg_slurmd_jobs(const char *dir, const char *node, char *out, size_t n)
+{
+    if (n) out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    long jobs[MAX_JOBS];
+    size_t nj = 0;
+    for (struct dirent *de; (de = readdir(d)) && nj < MAX_JOBS;) {
+        long j = step_job(de->d_name, node);
+        size_t i = 0;
+        while (i < nj && jobs[i] != j) i++;
+        if (j > 0 && i == nj) jobs[nj++] = j;
+    }
+    closedir(d);
+    qsort(jobs, nj, sizeof *jobs, cmp_long);
+    size_t k = 0;
+    for (size_t i = 0; i < nj; i++) {
+        char item[32];
+        int w = snprintf(item, sizeof item, "%s%ld", k ? "," : "", jobs[i]);
+        if (k + (size_t)w >= n) break;   /* whole ids only */
+        memcpy(out + k, item, (size_t)w + 1);
+        k += (size_t)w;
+    }
+    return 0;
+}
