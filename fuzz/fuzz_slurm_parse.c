@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vg_slurm_parse_job(text, &j);
     struct vg_job_brief *jobs;
     const char *nodes[] = { "n1", "gpu-a100-07" };
-    if (vg_slurm_parse_jobs_on(text, nodes, 2, 1764678663000, &jobs, &k) == 0) free(jobs);
+    if (vg_slurm_parse_jobs_on(text, nodes, 2, "1,3,12", 1764678663000, &jobs, &k) == 0) free(jobs);
     char why[256];
     vg_slurm_requeue_refused(text, why, sizeof why);
     static struct vg_sdiag d;

@@ -281,7 +281,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     } else if (!a.d.nisolate) {
         states_add(st, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
     } else {
-        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op); s && s->name && ok; s++)
+        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op, x->orch->ops); s && s->name && ok; s++)
             if (s->apply(x, &a) < 0 && s->required) ok = false;
         if (ok) {
             x->actions++;

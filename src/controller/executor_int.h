@@ -95,8 +95,8 @@ bool vg_newnode_stop(struct vg_executor *x, int64_t deadline_mono);
  * kept as burn-in evidence under source: 0 passed, -1 not (out says why). */
 int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, const char *source, char *out, size_t n);
 
-/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN), NULL-name terminated. */
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op);
+/* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) on the backend, NULL-name terminated. */
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_orch_ops *ops);
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 

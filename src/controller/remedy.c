@@ -1,7 +1,9 @@
 /* remedy.c — the remediation steps, one small struct of function pointers
  * each, and the table of steps per verdict: DOWN = list the node's jobs,
  * tell those that hold spares of their own, isolate, requeue the rest,
- * promote spares; DRAIN = isolate, promote spares.
+ * promote spares (on a scheduler whose DOWN requeues the running jobs
+ * itself, isolate first: the jobs listed after it are those it left);
+ * DRAIN = isolate, promote spares.
  * Then the repair that follows an isolation: the repair ladder's rungs
  * (ladder.h), each followed by the health check, back to the spare pool on
  * the first pass, the RMA hand-off (rma.h) when none passes.  A new action is one function, one struct, one
@@ -41,7 +43,7 @@ static int step_jobs(struct vg_executor *x, struct act *a)
 {
     const char *const *iso = (const char *const *)a->d.isolate;
     char err[256];
-    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, &a->jobs, &a->njobs)) < 0) {
+    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, a->it->e.jobs, &a->jobs, &a->njobs)) < 0) {
         vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, err);
         return -1;
     }
@@ -85,33 +87,55 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     return 0;
 }
 
+/* The jobs the node's agent saw there (the event's jobs) that the DOWN took
+ * with it: not listed after it, so requeued by it.  malloc'd, "" none. */
+static char *requeued_by_down(const struct vg_executor *x, const struct act *a)
+{
+    struct sbuf b = SBUF_INIT;
+    sbuf_puts(&b, "");
+    if (!x->orch->ops->down_requeues) return sbuf_take(&b);
+    char seen[sizeof a->it->e.jobs];
+    vg_strlcpy(seen, a->it->e.jobs, sizeof seen);
+    for (char *save = NULL, *j = strtok_r(seen, ",", &save); j; j = strtok_r(NULL, ",", &save))
+        if (!vg_in_list(a->jobs, a->njobs, j) && !vg_in_list(a->told, a->ntold, j))
+            sbuf_printf(&b, "%s%s", b.len ? "," : "", j);
+    return sbuf_take(&b);
+}
+
 /* After the node is out, so the scheduler neither restarts the work there
  * nor spends its message timeout trying to stop it on a node that does not
- * answer.  On Slurm the DOWN has requeued the running jobs already (they
- * count as done); the requeue still matters for a job that ended on the node
- * a moment before (the fault killed its batch script): DOWN does not bring
+ * answer.  On Slurm the DOWN requeued the running jobs (named from the
+ * agent's list); the requeue matters for a job that ended on the node a
+ * moment before (the fault killed its batch script): DOWN does not bring
  * that one back. */
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
-    if (!a->njobs && !a->ntold) return 1;
+    char *by_down = requeued_by_down(x, a);
+    if (!a->njobs && !a->ntold && !by_down[0]) {
+        free(by_down);
+        return 1;
+    }
     char err[256];
     if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
         /* the node stays out (isolation is what must hold); the incident says the job was not moved */
         vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
         vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
+        free(by_down);
         return -1;
     }
     int64_t at = vg_now_ms();
     int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
-    if (a->njobs && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
+    if ((a->njobs || by_down[0]) && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
     char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold);
     struct sbuf b = SBUF_INIT;
     sbuf_puts(&b, ids);
-    if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", a->njobs ? "; " : "", told);
+    if (by_down[0]) sbuf_printf(&b, "%s%s: requeued by the DOWN", b.len ? "; " : "", by_down);
+    if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", b.len ? "; " : "", told);
     vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, at, b.s);
     sbuf_free(&b);
     free(ids);
     free(told);
+    free(by_down);
     return 0;
 }
 
@@ -142,11 +166,14 @@ static int step_promote(struct vg_executor *x, struct act *a)
 #define PROMOTE { "promote", false, step_promote }
 
 static const struct vg_remedy_step down_steps[] = { JOBS, TELL, ISOLATE, REQUEUE, PROMOTE, { 0 } };
+static const struct vg_remedy_step down_requeues_steps[] = { ISOLATE, JOBS, TELL, REQUEUE, PROMOTE, { 0 } };
 static const struct vg_remedy_step drain_steps[] = { ISOLATE, PROMOTE, { 0 } };
 
-const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op)
+const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_orch_ops *ops)
 {
-    return op == VG_OP_DOWN ? down_steps : op == VG_OP_DRAIN ? drain_steps : NULL;
+    if (op == VG_OP_DRAIN) return drain_steps;
+    if (op != VG_OP_DOWN) return NULL;
+    return ops->down_requeues ? down_requeues_steps : down_steps;
 }
 
 /* ---- repair and return ---------------------------------------------------- */

@@ -109,7 +109,10 @@ void vg_joblog_line(struct vg_joblog *l, const char *line, int64_t now)
         long r;
         char nodes[256];
         if (!l->mark || t < l->mark) return;
-        if (vg_startswith(j.launch, " launch: told") && !l->told_at) l->told_at = t;
+        /* the launcher learned of the fault: told, or its step failed first (the DOWN
+         * ends the step's tasks on the node, often before the tell arrives) */
+        bool failed = vg_startswith(j.launch, " launch: step ") && strstr(j.launch, " failed (");
+        if ((vg_startswith(j.launch, " launch: told") || failed) && !l->told_at) l->told_at = t;
         else if (!l->relaunched_at && sscanf(j.launch, " launch: step %ld on %255s", &r, nodes) == 2 && r > 0) {
             l->relaunched_at = t;
             vg_strlcpy(l->relaunch_nodes, nodes, sizeof l->relaunch_nodes);

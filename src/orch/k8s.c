@@ -357,8 +357,10 @@ static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return 0;
 }
 
-static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs)
+static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
+                       size_t *njobs)
 {
+    (void)known;   /* listed before the isolation: the pods are still bound to the node */
     *jobs = NULL;
     *njobs = 0;
     char **v = NULL;

@@ -93,6 +93,12 @@ struct vg_orch;
 struct vg_orch_ops {
     const char *name;
     const char *help;            /* one line for usage texts */
+    /* Its DOWN requeues the node's running jobs itself (Slurm's node-failure
+     * path): the controller lists the node's jobs after the DOWN — those it
+     * left (ended a moment before, or kept by --no-kill), with no window in
+     * which one ends unseen.  false: listed before it (Kubernetes' NoExecute
+     * taint evicts pods, which would then not be listed). */
+    bool down_requeues;
     /* Private state lives in o->priv. */
     int (*open)(struct vg_orch *o, const struct vg_orch_conf *c);
     void (*close)(struct vg_orch *o);
@@ -102,8 +108,12 @@ struct vg_orch_ops {
     int (*isolate)(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason);
     /* Back into service, unconditionally (callers check ownership first). */
     int (*resume)(struct vg_orch *o, const char *const *nodes, size_t n);
-    /* Ids of the jobs running (or ending) on any of the nodes; *jobs malloc'd. */
-    int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs);
+    /* Ids of the jobs running (or ending) on any of the nodes; *jobs malloc'd.
+     * With down_requeues, called after the DOWN: the jobs it did not requeue.
+     * known: the jobs the nodes' agents saw there ("12,345", "" none), for a
+     * backend whose scheduler no longer shows a job on a node it lost. */
+    int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
+                   size_t *njobs);
     /* Restart the jobs elsewhere (requeue; restart the whole gang).  The
      * controller calls it after it isolated their nodes; a job the scheduler
      * requeued itself meanwhile (Slurm's DOWN requeues a node's running jobs

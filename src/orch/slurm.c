@@ -191,9 +191,12 @@ static bool on_any(const struct kv *list, const char *const *nodes, size_t n)
     return hit;
 }
 
-/* Whether a job line counts as on its nodes now: running or completing, or
- * ended FAILED / NODE_FAIL within VG_SLURM_RECENT_END_MS and requeueable (a
- * fault that killed its batch host can end it before vigil lists it). */
+/* Whether a job line counts as on its nodes now.  Read after the DOWN, which
+ * requeued the running jobs that may be requeued (they show PENDING, their
+ * nodes gone): running or completing (kept by --no-kill), ended NODE_FAIL
+ * (the DOWN ended it: one that may not be requeued, its requeue refused and
+ * reported), or ended FAILED and requeueable (the fault killed its batch
+ * script a moment before the DOWN), each within VG_SLURM_RECENT_END_MS. */
 static bool current(const struct kv *kv, int k, int64_t now_ms)
 {
     char st[32], buf[32];
@@ -201,13 +204,26 @@ static bool current(const struct kv *kv, int k, int64_t now_ms)
     if (!strcmp(st, "RUNNING") || !strcmp(st, "COMPLETING")) return true;
     if (strcmp(st, "FAILED") && strcmp(st, "NODE_FAIL")) return false;
     kv_copy(kv, k, "Requeue", buf, sizeof buf);
-    if (strcmp(buf, "1")) return false;
+    if (strcmp(st, "NODE_FAIL") && strcmp(buf, "1")) return false;
     kv_copy(kv, k, "EndTime", buf, sizeof buf);
     int64_t end = local_time_ms(buf);
     return end > 0 && end <= now_ms + 1000 && now_ms - end <= VG_SLURM_RECENT_END_MS;
 }
 
-int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, int64_t now_ms,
+/* Whether id is one of the comma-separated ids in known. */
+static bool known_id(const char *known, long id)
+{
+    for (const char *p = known; p && *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) return false;
+        if (v == id) return true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return false;
+}
+
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
                            struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
@@ -229,7 +245,14 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
             *njobs = 0;
             return -1;
         }
-        if (!current(kv, k, now_ms) || !on_any(kv_find(kv, k, "NodeList"), nodes, n)) continue;
+        /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
+         * still does, and the node's agent named the others (told only, below) */
+        char st[32], comment[sizeof (*jobs)->comment];
+        kv_copy(kv, k, "JobState", st, sizeof st);
+        kv_copy(kv, k, "Comment", comment, sizeof comment);
+        bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) || on_any(kv_find(kv, k, "BatchHost"), nodes, n);
+        bool kept = !strcmp(st, "RUNNING") && vg_startswith(comment, VG_INALLOC_COMMENT) && known_id(known, id);
+        if (!(current(kv, k, now_ms) && on) && !kept) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
@@ -358,8 +381,8 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
     return rc;
 }
 
-int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, struct vg_job_brief **jobs,
-                     size_t *njobs)
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known,
+                     struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
     *njobs = 0;
@@ -371,7 +394,7 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, str
     const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return -1;
-    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, vg_now_ms(), jobs, njobs);
+    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, known, vg_now_ms(), jobs, njobs);
     if (rc) fail(s, "scontrol show job: unexpected output '%.80s'%s", r.out, "");
     vg_spawn_result_free(&r);
     return rc;

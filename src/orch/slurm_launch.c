@@ -1,7 +1,8 @@
 /* slurm_launch.c — `vigil launch` inside a Slurm job that keeps K warm
  * spares in its own allocation (sbatch -N N+K --no-kill; docs/drill.md): it
  * runs the program as one srun step on N nodes that are up; on SIGUSR1 (vigil
- * serve: a node of the step failed) or when the step fails, it stops the
+ * serve: a node of the step failed; ignored when every node of the running
+ * step is up) or when the step fails, it stops the
  * step, waits for Slurm to show which node is out, and starts the step again
  * on N nodes that are up — a spare takes the failed node's place without a
  * requeue.  With fewer than N up it requeues its own job.  Each step gets
@@ -77,6 +78,21 @@ static void stop_step(pid_t pid, int sig)
         if (waitpid(pid, NULL, WNOHANG) == pid) return;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+}
+
+/* Told (SIGUSR1) while a step runs: whether a node of that step is out (or
+ * Slurm cannot be read: the tell is trusted).  vigil serve DOWNs the node
+ * before it tells, and the DOWN ends the step's tasks there, so the step has
+ * often failed and started again on a spare by the time the tell comes: a
+ * step whose nodes are all up goes on. */
+static bool step_hit(struct vg_slurm *s, char *const *step, size_t n, const char *list)
+{
+    struct vg_node_state *ns;
+    size_t nn;
+    if (vg_slurm_nodes(s, list, &ns, &nn)) return true;
+    bool out = vg_launch_any_out(step, n, ns, nn);
+    free(ns);
+    return out;
 }
 
 /* Waits for Slurm to show a node of the step out; false when none is. */
@@ -171,6 +187,11 @@ int vg_slurm_launch(long spares, long tasks, char **prog, char *err, size_t errl
             break;
         }
         int st = watch(pid);
+        while (st < 0 && told && !stop_sig && !step_hit(&s, (char *const *)step, want, list)) {
+            vg_stamped("launch: a tell (SIGUSR1) with every node of step %ld up: it goes on", restart);
+            told = 0;
+            st = watch(pid);
+        }
         if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) break;   /* the program finished */
         if (stop_sig) {
             stop_step(pid, stop_sig);

@@ -105,14 +105,15 @@ static int sl_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return done(o, vg_slurm_set_state(S(o), nodes, n, "resume", NULL));
 }
 
-static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs)
+static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
+                      size_t *njobs)
 {
     struct slurm_priv *p = o->priv;
     struct vg_job_brief *js;
     size_t k;
     *jobs = NULL;
     *njobs = 0;
-    if (vg_slurm_jobs_on(S(o), nodes, n, &js, &k)) return done(o, -1);
+    if (vg_slurm_jobs_on(S(o), nodes, n, known, &js, &k)) return done(o, -1);
     *jobs = vg_xcalloc(k + 1, sizeof **jobs);
     for (size_t i = 0; i < k; i++) {
         char id[32];
@@ -348,6 +349,7 @@ const struct vg_orch_ops vg_orch_slurm = {
     .nodes = sl_nodes,
     .isolate = sl_isolate,
     .resume = sl_resume,
+    .down_requeues = true,
     .jobs_on = sl_jobs_on,
     .requeue = sl_requeue,
     .tell = sl_tell,

@@ -30,11 +30,12 @@ start_serve() { # policy text
     i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     URL="http://127.0.0.1:$(cat "$W/port")"
 }
-post_xid() { # node code → HTTP status (the message number lives in a file: callers use $(…))
+post_xid() { # node code [jobs] → HTTP status (the message number lives in a file: callers use $(…));
+    # jobs: what the node's agent lists from slurmd's spool
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
     curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
         -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
-        --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
+        --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"${3:+,\"jobs\":\"$3\"}}]}" \
         "$URL/v1/events"
 }
 node_field() { scontrol show node -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
@@ -65,7 +66,7 @@ job=$(sbatch --parsable --exclusive --requeue -N3 --open-mode=append -o "$W/job.
 check "3-node job running" wait_for 20 sh -c "[ \"\$(scontrol show job -o $job | grep -o 'JobState=[A-Z]*')\" = JobState=RUNNING ]"
 nodes=$(job_field "$job" NodeList)
 is "job on n[1-3] (n4 busy, n5 reserved)" "$nodes" "n[1-3]"
-is "XID 79 accepted" "$(post_xid n2 79)" 202
+is "XID 79 accepted" "$(post_xid n2 79 "$job")" 202
 check "n2 DOWN or DRAIN" wait_for 10 is_down n2
 case "$(reason n2)" in vigil:*) ok "n2's reason starts with vigil:" ;; *) nok "n2's reason: '$(reason n2)'" ;; esac
 check "job RUNNING again after a requeue" wait_for 40 job_running_again "$job"
@@ -75,6 +76,9 @@ inc=$(curl -s -H "$RH" "$URL/v1/incidents?node=n2")
 for step in detected isolated jobs_requeued spare_promoted; do
     case "$inc" in *"\"$step\":{\"at\":\"20"*) ok "timeline has $step" ;; *) nok "timeline has $step: $inc" ;; esac
 done
+is "the job the agent listed, requeued by the DOWN (no second requeue)" \
+    "$(echo "$inc" | jq -r '.[0].steps.jobs_requeued.detail')" "$job: requeued by the DOWN"
+is "a job list that is not job ids is refused" "$(post_xid n1 79 '12;rm')" 400
 check "metrics count the orchestrator's calls" sh -c "curl -s -H '$RH' $URL/metrics | grep -q '^vigil_orchestrator_calls_total{orchestrator=\"slurm\"} [1-9]'"
 scancel "$filler" "$job"
 

@@ -24,6 +24,10 @@ wait_for() { # seconds command…
 }
 agent_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg n "$1" '.daemons[] | select(.name == "agent" and .node == $n and .alive) | .pid'; }
 reason() { scontrol show node -o "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
+named_by_down() { # incidents job — a node-silent incident says the DOWN requeued job
+    echo "$1" | jq -e --arg j "$2" '[.[] | select(.kind == "node-silent") | .steps.jobs_requeued.detail // ""
+        | test("(^|[ ,])" + $j + "[,:].*requeued by the DOWN")] | any' >/dev/null
+}
 
 check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
 
@@ -33,6 +37,8 @@ for fault in node-crash node-freeze; do
     v=$(jq -r '.runs[0].victim' "$T/$fault.json")
     inc=$(curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=$v&limit=5")
     check "$fault: a node-silent incident for $v, isolated by vigil" sh -c "echo '$inc' | jq -e '[.[] | select(.kind == \"node-silent\" and .steps.isolated)] | length >= 1' >/dev/null"
+    check "$fault: the incident names job $(jq -r '.runs[0].job' "$T/$fault.json"), as the node's last heartbeat listed it" \
+        named_by_down "$inc" "$(jq -r '.runs[0].job' "$T/$fault.json")"
     check "$fault: detected before Slurm's own timeout would have" jq -e '.runs[0].detect.after_s < 10' "$T/$fault.json"
     check "$fault: running again with the victim left out" jq -e '.runs[0].restart.same_node == false' "$T/$fault.json"
 done

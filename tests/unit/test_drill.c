@@ -130,6 +130,19 @@ static void test_joblog_launch(void **state)
     assert_string_equal(l.relaunch_nodes, "n1,n3");
     assert_int_equal(l.max_step, -1);   /* "step 1 on …" is not a training step */
     vg_joblog_free(&l);
+    /* the DOWN ended the step before the tell came: the failure is when the job learned of it,
+     * and the late tell, which the launcher let pass, changes nothing */
+    assert_int_equal(vg_joblog_init(&l, "", "step ([0-9]+)", "resumed from step ([0-9]+)", err, sizeof err), 0);
+    feed(&l, "2026-12-02T07:41:29.883Z launch: step 0 on n1,n2");
+    vg_parse_time("2026-12-02T07:41:34.000Z", &l.mark);
+    feed(&l, "2026-12-02T07:41:34.047Z launch: step 0 failed (exit 137)");
+    feed(&l, "2026-12-02T07:41:34.182Z launch: step 1 on n1,n3");
+    feed(&l, "2026-12-02T07:41:34.300Z launch: a tell (SIGUSR1) with every node of step 1 up: it goes on");
+    vg_parse_time("2026-12-02T07:41:34.047Z", &told);
+    vg_parse_time("2026-12-02T07:41:34.182Z", &again);
+    assert_true(l.told_at == told);
+    assert_true(l.relaunched_at == again);
+    vg_joblog_free(&l);
 }
 
 /* The nodes vigil launch runs a step on: the first N up, in allocation order. */

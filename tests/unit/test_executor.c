@@ -87,11 +87,13 @@ static void policy(struct fx *f, const char *text)
 
 static void start(struct fx *f, bool act) { f->x = vg_executor_start(f->st, &f->p, f->o, act); }
 
-/* An incident from node's agent: stored, then handed to the executor. */
-static int64_t incident(struct fx *f, const char *node, const char *kind, int code, enum vg_action a)
+/* An incident from node's agent, which saw jobs there: stored, then handed to the executor. */
+static int64_t incident_jobs(struct fx *f, const char *node, const char *kind, int code, enum vg_action a,
+                             const char *jobs)
 {
     struct vg_event e;
     vg_event_init(&e);
+    vg_strlcpy(e.jobs, jobs, sizeof e.jobs);
     vg_strlcpy(e.node, node, sizeof e.node);
     vg_strlcpy(e.kind, kind, sizeof e.kind);
     vg_strlcpy(e.source, "kmsg", sizeof e.source);
@@ -110,10 +112,24 @@ static int64_t incident(struct fx *f, const char *node, const char *kind, int co
     return id;
 }
 
+static int64_t incident(struct fx *f, const char *node, const char *kind, int code, enum vg_action a)
+{
+    return incident_jobs(f, node, kind, code, a, "");
+}
+
 static char *state_of(struct fx *f, int64_t id)
 {
     json_t *inc = vg_store_incident(f->st, id);
     char *s = vg_xstrdup(vg_json_str(inc, "state", ""));
+    json_decref(inc);
+    return s;
+}
+
+/* The detail of the incident's step, "" when not taken; malloc'd. */
+static char *step_detail(struct fx *f, int64_t id, const char *step)
+{
+    json_t *inc = vg_store_incident(f->st, id);
+    char *s = vg_xstrdup(vg_json_str(json_object_get(json_object_get(inc, "steps"), step), "detail", ""));
     json_decref(inc);
     return s;
 }
@@ -184,6 +200,45 @@ static void test_down_requeue_promote(void **state)
     assert_true(has_step(f, id, "spare_promoted"));
     assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));
     assert_true(metric_line(f, "vigil_fault_to_isolated_seconds_count 1"));
+}
+
+/* Slurm's DOWN requeues the node's running jobs itself: the node goes out
+ * first, the jobs still listed after it (one that ended FAILED a moment
+ * before) are requeued, and those the agent saw there are named as requeued
+ * by the DOWN. */
+static void test_down_requeues_lists_after(void **state)
+{
+    struct fx *f = *state;
+    char err[256];
+    vg_orch_close(f->o);
+    f->o = vg_orch_open_ops(&fake_slurm_orch_ops, NULL, err, sizeof err);
+    assert_non_null(f->o);
+    policy(f, "spares = n8\nbreaker = 100% / 600s\n");
+    fake_add_job("7", "n2");
+    fake_add_job("8", "n2");
+    fake.jobs[1].running = false, fake.jobs[1].failed = true;   /* the fault killed its batch script */
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    int64_t id = incident_jobs(f, "n2", "xid", 79, VG_ACT_REBOOT, "7,8");
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n2")->down);
+    assert_int_equal(fake.jobs[0].restarts, 1);
+    assert_int_equal(fake.jobs[1].restarts, 1);
+    assert_null(strstr(fake.log, "requeue 7;"));   /* the DOWN did it: no second call */
+    const char *dn = strstr(fake.log, "down n2;"), *rq = strstr(fake.log, "requeue 8;");
+    assert_non_null(dn);
+    assert_non_null(rq);
+    assert_true(dn < rq);
+    char *d = step_detail(f, id, "jobs_requeued");
+    assert_string_equal(d, "8; 7: requeued by the DOWN");
+    free(d);
+    assert_true(has_step(f, id, "spare_promoted"));
+    assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));
+    /* a node whose agent named no job and that holds none: nothing said about jobs */
+    int64_t quiet = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n3")->down);
+    assert_false(has_step(f, quiet, "jobs_requeued"));
 }
 
 static void test_drain_and_record_only(void **state)
@@ -692,14 +747,6 @@ static void bmc_teardown(struct bmc_fx *b)
     unsetenv("VIGIL_IPMI_STATE");
 }
 
-static char *step_detail(struct fx *f, int64_t id, const char *step)
-{
-    json_t *inc = vg_store_incident(f->st, id);
-    char *d = vg_xstrdup(vg_json_str(json_object_get(json_object_get(inc, "steps"), step), "detail", ""));
-    json_decref(inc);
-    return d;
-}
-
 static void assert_detail_has(struct fx *f, int64_t id, const char *step, const char *want)
 {
     char *d = step_detail(f, id, step);
@@ -1055,6 +1102,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_down_requeues_lists_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh_view_sees_a_new_drain, setup, teardown),

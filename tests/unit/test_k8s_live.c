@@ -106,7 +106,7 @@ static void test_k8s_on_double(void **state)
     const char *n2 = "n2";
     char **jobs;
     size_t nj;
-    assert_int_equal(o->ops->jobs_on(o, &n2, 1, &jobs, &nj), 0);
+    assert_int_equal(o->ops->jobs_on(o, &n2, 1, "", &jobs, &nj), 0);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], "default/Job/train");
     assert_int_equal(o->ops->isolate(o, &n2, 1, VG_ISOLATE_DOWN, "vigil: test down"), 0);

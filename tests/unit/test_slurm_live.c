@@ -101,7 +101,7 @@ static void test_adapter_on_lab(void **state)
     char **jobs;
     size_t nj;
     before = s->calls;
-    assert_int_equal(s->ops->jobs_on(s, two, 2, &jobs, &nj), 0);
+    assert_int_equal(s->ops->jobs_on(s, two, 2, "", &jobs, &nj), 0);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], id);
     assert_int_equal(s->ops->requeue(s, (const char *const *)jobs, nj), 0);
@@ -124,9 +124,10 @@ static void test_adapter_on_lab(void **state)
     assert_string_equal(find(n, k, "n3")->reason, "admin: maintenance");
     free(n);
 
-    /* DOWN requeues what may be requeued in the same request; the requeue
-     * that follows takes "pending execution" (requeued already) as done and
-     * fails only on a real refusal (a --no-requeue job) */
+    /* DOWN requeues what may be requeued in the same request, so the jobs
+     * read after it are only the one it could not requeue (ended NODE_FAIL);
+     * a requeue takes "pending execution" (requeued already) as done and
+     * fails only on a real refusal (the --no-requeue job) */
     const char *sa[] = { "sbatch", "--parsable", "--requeue", "-N1", "-w", "n1", "-o", "/dev/null",
                          "--wrap", "sleep 312", NULL };
     const char *sn[] = { "sbatch", "--parsable", "--no-requeue", "-N1", "-w", "n4", "-o", "/dev/null",
@@ -142,13 +143,14 @@ static void test_adapter_on_lab(void **state)
     wait_state(s, idn, "RUNNING", &j);
     const char *fourth[] = { "n1", "n4" };
     before = s->calls;
-    assert_int_equal(s->ops->jobs_on(s, fourth, 2, &jobs, &nj), 0);
-    assert_int_equal(nj, 2);
     assert_int_equal(s->ops->isolate(s, fourth, 2, VG_ISOLATE_DOWN, "vigil: xid 79 on gpu 0 (test)"), 0);
+    assert_int_equal(s->ops->jobs_on(s, fourth, 2, "", &jobs, &nj), 0);
     assert_int_equal(s->calls - before, 2);
+    assert_int_equal(nj, 1);
+    assert_string_equal(jobs[0], idn);
     wait_state(s, ida, "PENDING", &j);
     before = s->calls;
-    assert_int_equal(j.restarts, 1);               /* requeued by the DOWN */
+    assert_int_equal(j.restarts, 1);               /* requeued by the DOWN, not listed after it */
     assert_int_equal(s->ops->requeue(s, (const char *const *)jobs, nj), -1);
     assert_non_null(strstr(s->err, "disabled"));   /* "Requested operation is presently disabled for job N" */
     assert_non_null(strstr(s->err, idn));

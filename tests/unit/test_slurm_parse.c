@@ -142,50 +142,85 @@ static void test_jobs_on(void **state)
     struct vg_job_brief *j;
     size_t n;
     const char *n2[] = { "n2" }, *n1[] = { "n1" }, *n3[] = { "n3" }, *both[] = { "n3", "n2", "n1" };
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, 0, &j, &n), 0);   /* n2 inside n[1-2] */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "", 0, &j, &n), 0);   /* n2 inside n[1-2] */
     assert_int_equal(n, 1);
     assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].batch_host, "n1");
     assert_string_equal(j[0].comment, "nightly eval run");   /* a comment with blanks */
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, 0, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "", 0, &j, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(j[1].id, 2);
     assert_string_equal(j[1].comment, "vigil:spares=1");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, 0, &j, &n), 0);   /* the pending job holds no node */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, "", 0, &j, &n), 0);   /* the pending job holds no node */
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, both, 3, 0, &j, &n), 0);   /* each job once */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, both, 3, "", 0, &j, &n), 0);   /* each job once */
     assert_int_equal(n, 2);
     free(j);
     free(t);
-    assert_int_equal(vg_slurm_parse_jobs_on("No jobs in the system\n", n1, 1, 0, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on("No jobs in the system\n", n1, 1, "", 0, &j, &n), 0);
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, 0, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, "", 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(j[0].comment, "");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, 0, &j, &n), -1);
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=x JobState=RUNNING NodeList=n1\n", n1, 1, "", 0, &j, &n), -1);
     assert_null(j);
     /* a requeueable job that ended FAILED on n1 (EndTime 12:31:03 local) beside a running one */
     t = fixture("show-jobs-failed.txt");
     struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 2, .tm_hour = 12, .tm_min = 31, .tm_sec = 3, .tm_isdst = -1 };
     int64_t end = (int64_t)mktime(&tm) * 1000;
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + 10000, &j, &n), 0);   /* 10 s after: both */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "", end + 10000, &j, &n), 0);   /* 10 s after: both */
     assert_int_equal(n, 2);
     assert_int_equal(j[0].id, 1);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, end + VG_SLURM_RECENT_END_MS + 1000, &j, &n), 0);   /* too long ago */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "", end + VG_SLURM_RECENT_END_MS + 1000, &j, &n), 0);   /* too long ago */
     assert_int_equal(n, 1);
     assert_int_equal(j[0].id, 2);
     free(j);
     free(t);
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=9 JobState=FAILED Requeue=0 EndTime=2026-12-02T12:31:03 NodeList=n1\n",
-                                            n1, 1, end + 1000, &j, &n), 0);   /* may not be requeued */
+                                            n1, 1, "", end + 1000, &j, &n), 0);   /* may not be requeued */
     assert_int_equal(n, 0);
     free(j);
+    /* ended by the DOWN though it may not be requeued: listed (its requeue is refused, and said) */
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=9 JobState=NODE_FAIL Requeue=0 EndTime=2026-12-02T12:31:03 NodeList=n1\n",
+                                            n1, 1, "", end + 1000, &j, &n), 0);
+    assert_int_equal(n, 1);
+    free(j);
+}
+
+/* Read after the DOWN (real lines, the lab): job 3, `sbatch -N2 -w n3,n4
+ * --no-kill --requeue`, its batch host n3 DOWN (still RUNNING, NodeList=n4,
+ * BatchHost=n3); job 1, `sbatch -N2 -w n1,n2 --no-kill --comment
+ * vigil:spares=1`, n2 DOWN (RUNNING on n1 alone: nothing names n2). */
+static void test_jobs_after_down(void **state)
+{
+    (void)state;
+    char *t = fixture("show-jobs-after-down.txt");
+    struct vg_job_brief *j;
+    size_t n;
+    const char *n3[] = { "n3" }, *n2[] = { "n2" };
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n3, 1, "", 0, &j, &n), 0);   /* found by its batch host */
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 3);
+    assert_string_equal(j[0].batch_host, "n3");
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "", 0, &j, &n), 0);   /* n2 is gone from job 1 */
+    assert_int_equal(n, 0);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "5,1", 0, &j, &n), 0);   /* n2's agent saw job 1 there */
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 1);
+    assert_string_equal(j[0].comment, "vigil:spares=1");
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "3,11", 0, &j, &n), 0);   /* known, but no spares of its own */
+    assert_int_equal(n, 0);
+    free(j);
+    free(t);
 }
 
 /* scontrol requeue 1,2,3 after n1 (job 1's node) went DOWN, on the lab
@@ -221,7 +256,7 @@ static void test_refusals(void **state)
     assert_int_equal(vg_slurm_set_state(&s, ok, 0, "drain", "vigil: none"), 0);
     struct vg_job_brief *jobs;
     size_t nj;
-    assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, &jobs, &nj), -1);
+    assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, "", &jobs, &nj), -1);
     struct vg_node_state *ns;
     size_t nn;
     assert_int_equal(vg_slurm_nodes(&s, "n1 n2", &ns, &nn), -1);
@@ -275,7 +310,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdiag), cmocka_unit_test(test_nodes_idle), cmocka_unit_test(test_nodes_drained_and_down),
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
-        cmocka_unit_test(test_jobs_on), cmocka_unit_test(test_requeue_refusals), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_jobs_on),
+        cmocka_unit_test(test_jobs_after_down), cmocka_unit_test(test_requeue_refusals), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_requeue_scheduler_down),
     };
     return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);

@@ -2,8 +2,9 @@
  * and a spare pool held in memory, every call counted and logged, and
  * failures on demand ("the scheduler is down").  It follows the contract the
  * Slurm backend keeps against a real lab (tests/unit/test_slurm_live.c):
- * isolating DOWN ends the node's jobs' run there; requeue makes a job pending
- * with one more restart; resume clears the reason.  Submitted jobs stay
+ * isolating DOWN ends the node's jobs' run there (fake_slurm_orch_ops: and
+ * requeues them, as Slurm's node-failure path does); requeue makes a job
+ * pending with one more restart; resume clears the reason.  Submitted jobs stay
  * pending until a test sets their state; job_get answers with the phase the
  * Slurm backend gives that state. */
 #include "fake_orch.h"
@@ -85,6 +86,12 @@ static int f_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum
         if (!nd) return vg_orch_fail(o, "Invalid node name specified: %s", nodes[i]);
         if (how == VG_ISOLATE_DOWN) nd->down = true;
         else nd->drain = true;
+        for (size_t j = 0; j < fake.njobs && how == VG_ISOLATE_DOWN && o->ops->down_requeues; j++)
+            if (fake.jobs[j].running && !strcmp(fake.jobs[j].node, nodes[i])) {
+                fake.jobs[j].running = false;
+                fake.jobs[j].restarts++;
+                logf_("down-requeued %s;%s", fake.jobs[j].id, "");
+            }
         nd->idle = false;
         vg_strlcpy(nd->reason, reason, sizeof nd->reason);
         logf_("%s %s;", how == VG_ISOLATE_DOWN ? "down" : "drain", nodes[i]);
@@ -106,15 +113,17 @@ static int f_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return 0;
 }
 
-static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, char ***jobs, size_t *njobs)
+static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
+                     size_t *njobs)
 {
+    (void)known;
     *jobs = NULL;
     *njobs = 0;
     if (call(o, "jobs_on")) return -1;
     *jobs = calloc(fake.njobs + 1, sizeof **jobs);
     for (size_t j = 0; j < fake.njobs; j++)
         for (size_t i = 0; i < n; i++)
-            if (fake.jobs[j].running && !strcmp(fake.jobs[j].node, nodes[i])) {
+            if ((fake.jobs[j].running || fake.jobs[j].failed) && !strcmp(fake.jobs[j].node, nodes[i])) {
                 (*jobs)[(*njobs)++] = vg_xstrdup(fake.jobs[j].id);
                 break;
             }
@@ -127,7 +136,7 @@ static int f_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < fake.njobs; j++)
             if (!strcmp(fake.jobs[j].id, jobs[i])) {
-                fake.jobs[j].running = false;
+                fake.jobs[j].running = fake.jobs[j].failed = false;
                 fake.jobs[j].restarts++;
                 logf_("requeue %s;%s", jobs[i], "");
             }
@@ -207,6 +216,22 @@ static const char *const procs[] = { "fake-noded", NULL };
 
 const struct vg_orch_ops fake_orch_ops = {
     .name = "fake",
+    .help = "an in-memory double for tests",
+    .nodes = f_nodes,
+    .isolate = f_isolate,
+    .resume = f_resume,
+    .jobs_on = f_jobs_on,
+    .requeue = f_requeue,
+    .pool_get = f_pool_get,
+    .pool_set = f_pool_set,
+    .job_submit = f_job_submit,
+    .job_get = f_job_get,
+    .node_procs = procs,
+};
+
+const struct vg_orch_ops fake_slurm_orch_ops = {
+    .name = "fake-slurm",
+    .down_requeues = true,
     .help = "an in-memory double for tests",
     .nodes = f_nodes,
     .isolate = f_isolate,

@@ -9,6 +9,7 @@
 struct fake_job {
     char id[32], node[64];
     bool running;
+    bool failed;          /* ended FAILED a moment ago: listed, not running */
     int restarts;
     /* submitted through job_submit: what job_get answers (state "" while
      * pending), and what was asked */
@@ -35,6 +36,9 @@ struct fake_orch {
 
 extern struct fake_orch fake;
 extern const struct vg_orch_ops fake_orch_ops;
+/* The same with Slurm's DOWN: it requeues the node's running jobs itself
+ * (down_requeues), so they are no longer listed on the node. */
+extern const struct vg_orch_ops fake_slurm_orch_ops;
 
 void fake_reset(void);
 void fake_add_node(const char *name, const char *features);
