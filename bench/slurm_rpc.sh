@@ -1,8 +1,8 @@
 #!/bin/sh
 # slurm_rpc.sh — slurmctld's load from vigil, counted by slurmctld itself
 # (`sdiag`): RPCs per incident by message type, for an XID 79 on a node of a
-# running 3-node job (the cluster view, its jobs listed, DOWN, requeue, a
-# spare promoted), on a real lab with the
+# running 3-node job (the cluster view, DOWN, the jobs the DOWN left listed,
+# a spare promoted; a requeue only for a job it left), on a real lab with the
 # controller, twice in the same run: with the default policy (the cluster read
 # for every batch of incidents) and with `view_max_age = 30s` (the view kept).
 # In the window nothing else asks slurmctld for anything but the bench's own
