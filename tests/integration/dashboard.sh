@@ -51,7 +51,9 @@ post() { # node events-json → HTTP status (the message number lives in a file:
     curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
         -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: d$SEQ-$$" --data-binary @"$W/body" "$URL/v1/events"
 }
-xid() { post "$1" "{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}"; }
+xid() { # node code [jobs: what the node's agent lists from slurmd's spool]
+    post "$1" "{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"${3:+,\"jobs\":\"$3\"}}"
+}
 wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
@@ -91,7 +93,7 @@ check "the breaker is shown armed" grep -q '<td>armed</td>' "$W/dom1.html"
 # ---- faults
 job=$(sbatch --parsable --requeue -N1 -w n2 -o /dev/null --wrap 'sleep 600')
 check "a job runs on n2" wait_for 20 sh -c "scontrol show job -o $job | grep -q 'JobState=RUNNING'"
-is "XID 79 on n2 accepted" "$(xid n2 79)" 202
+is "XID 79 on n2 accepted" "$(xid n2 79 "$job")" 202
 check "n2: repaired, health check failed, stays isolated" wait_for 20 state_is n2 "health check failed, node stays isolated"
 is "XID 48 on n3 accepted" "$(xid n3 48)" 202
 check "n3: isolated, its slow repair step running" wait_for 20 state_is n3 isolated
