@@ -146,7 +146,46 @@ static void test_spawn(void **state)
     const char *missing[] = { "/nonexistent/prog", NULL };
     assert_int_equal(vg_spawn(missing, NULL, NULL, 5000, &r), 0);
     assert_int_equal(r.status, 127);
+    assert_string_equal(r.err, "cannot run /nonexistent/prog: errno 2");   /* ENOENT, said by the child */
     vg_spawn_result_free(&r);
+}
+
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig) { (void)sig; usr1_seen = 1; }
+
+/* The child runs on the caller's memory until it execs (vfork): an extra
+ * variable replaces the caller's of the same name without touching the
+ * caller's environment, and a signal handler of the caller never runs in
+ * the program, which starts with every signal at its default and unblocked. */
+static void test_spawn_leaves_the_caller_alone(void **state)
+{
+    (void)state;
+    struct vg_spawn_result r;
+    setenv("VG_TEST_OLD", "caller", 1);
+    const char *env[] = { "VG_TEST_OLD=child", "VG_TEST_NEW=1", NULL };
+    const char *show[] = { "printenv", "VG_TEST_OLD", "VG_TEST_NEW", NULL };
+    assert_int_equal(vg_spawn(show, env, NULL, 5000, &r), 0);
+    assert_string_equal(r.out, "child\n1\n");
+    vg_spawn_result_free(&r);
+    assert_string_equal(getenv("VG_TEST_OLD"), "caller");
+    assert_null(getenv("VG_TEST_NEW"));
+    unsetenv("VG_TEST_OLD");
+
+    struct sigaction sa = { .sa_handler = on_usr1 }, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    sigset_t usr1, prev;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, &prev);
+    const char *self_kill[] = { "sh", "-c", "kill -USR1 $$; echo survived", NULL };
+    assert_int_equal(vg_spawn(self_kill, NULL, NULL, 5000, &r), 0);
+    assert_int_equal(r.status, 128 + SIGUSR1);   /* default action: the program ended by it */
+    assert_string_equal(r.out, "");
+    vg_spawn_result_free(&r);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(usr1_seen, 0);
 }
 
 /* Whether a process runs with exactly this argv (NUL-separated cmdline). */
@@ -265,7 +304,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
-        cmocka_unit_test(test_spawn), cmocka_unit_test(test_spawn_dies_with_caller),
+        cmocka_unit_test(test_spawn),
+        cmocka_unit_test(test_spawn_leaves_the_caller_alone), cmocka_unit_test(test_spawn_dies_with_caller),
         cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json), cmocka_unit_test(test_regex_safe),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
