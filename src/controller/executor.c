@@ -309,6 +309,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     }
     vg_strv_free(a.jobs, a.njobs);
     vg_strv_free(a.told, a.ntold);
+    vg_strv_free(a.moved, a.nmoved);
     vg_decision_free(&a.d);
     return ok;
 }

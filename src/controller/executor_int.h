@@ -74,6 +74,8 @@ struct act {
     size_t njobs;
     char **told;               /* told to restart on a spare of their own (orch tell) */
     size_t ntold;
+    char **moved;              /* requeued by the DOWN itself (orch jobs_on, down_requeues) */
+    size_t nmoved;
     char err[300];             /* why a required step failed */
 };
 

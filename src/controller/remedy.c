@@ -43,11 +43,12 @@ static int step_jobs(struct vg_executor *x, struct act *a)
 {
     const char *const *iso = (const char *const *)a->d.isolate;
     char err[256];
-    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, a->it->e.jobs, &a->jobs, &a->njobs)) < 0) {
+    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, a->it->e.jobs, &a->jobs, &a->njobs, &a->moved,
+                                                &a->nmoved)) < 0) {
         vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, err);
         return -1;
     }
-    return a->njobs ? 0 : 1;
+    return a->njobs || a->nmoved ? 0 : 1;
 }
 
 /* Jobs that keep spares inside their allocation are told, before their node
@@ -87,49 +88,29 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     return 0;
 }
 
-/* The jobs the node's agent saw there (the event's jobs) that the DOWN took
- * with it: not listed after it, so requeued by it.  malloc'd, "" none. */
-static char *requeued_by_down(const struct vg_executor *x, const struct act *a)
-{
-    struct sbuf b = SBUF_INIT;
-    sbuf_puts(&b, "");
-    if (!x->orch->ops->down_requeues) return sbuf_take(&b);
-    char seen[sizeof a->it->e.jobs];
-    vg_strlcpy(seen, a->it->e.jobs, sizeof seen);
-    for (char *save = NULL, *j = strtok_r(seen, ",", &save); j; j = strtok_r(NULL, ",", &save))
-        if (!vg_in_list(a->jobs, a->njobs, j) && !vg_in_list(a->told, a->ntold, j))
-            sbuf_printf(&b, "%s%s", b.len ? "," : "", j);
-    return sbuf_take(&b);
-}
-
 /* After the node is out, so the scheduler neither restarts the work there
  * nor spends its message timeout trying to stop it on a node that does not
- * answer.  On Slurm the DOWN requeued the running jobs (named from the
- * agent's list); the requeue matters for a job that ended on the node a
+ * answer.  On Slurm the DOWN requeued the running jobs (those of the agent's
+ * list Slurm shows pending again are named); the requeue matters for a job that ended on the node a
  * moment before (the fault killed its batch script): DOWN does not bring
  * that one back. */
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
-    char *by_down = requeued_by_down(x, a);
-    if (!a->njobs && !a->ntold && !by_down[0]) {
-        free(by_down);
-        return 1;
-    }
+    if (!a->njobs && !a->ntold && !a->nmoved) return 1;
     char err[256];
     if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
         /* the node stays out (isolation is what must hold); the incident says the job was not moved */
         vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
         vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
-        free(by_down);
         return -1;
     }
     int64_t at = vg_now_ms();
     int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
-    if ((a->njobs || by_down[0]) && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
-    char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold);
+    if ((a->njobs || a->nmoved) && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
+    char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold), *by_down = join(a->moved, a->nmoved);
     struct sbuf b = SBUF_INIT;
     sbuf_puts(&b, ids);
-    if (by_down[0]) sbuf_printf(&b, "%s%s: requeued by the DOWN", b.len ? "; " : "", by_down);
+    if (a->nmoved) sbuf_printf(&b, "%s%s: requeued by the DOWN", b.len ? "; " : "", by_down);
     if (a->ntold) sbuf_printf(&b, "%s%s: told, restarts on a spare in its own allocation", b.len ? "; " : "", told);
     vg_store_step(x->store, a->it->incident, VG_STEP_JOBS_REQUEUED, at, b.s);
     sbuf_free(&b);

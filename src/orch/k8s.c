@@ -358,9 +358,11 @@ static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
 }
 
 static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                       size_t *njobs)
+                       size_t *njobs, char ***moved, size_t *nmoved)
 {
     (void)known;   /* listed before the isolation: the pods are still bound to the node */
+    *moved = vg_xcalloc(1, sizeof **moved);   /* nothing moves before it */
+    *nmoved = 0;
     *jobs = NULL;
     *njobs = 0;
     char **v = NULL;

@@ -252,7 +252,10 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         kv_copy(kv, k, "Comment", comment, sizeof comment);
         bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) || on_any(kv_find(kv, k, "BatchHost"), nodes, n);
         bool kept = !strcmp(st, "RUNNING") && vg_startswith(comment, VG_INALLOC_COMMENT) && known_id(known, id);
-        if (!(current(kv, k, now_ms) && on) && !kept) continue;
+        long restarts = 0;
+        kv_copy(kv, k, "Restarts", buf, sizeof buf);
+        bool requeued = !strcmp(st, "PENDING") && vg_parse_long(buf, &restarts) && restarts > 0 && known_id(known, id);
+        if (!(current(kv, k, now_ms) && on) && !kept && !requeued) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
@@ -260,6 +263,7 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         struct vg_job_brief *j = &(*jobs)[(*njobs)++];
         memset(j, 0, sizeof *j);
         j->id = id;
+        j->requeued = requeued;
         kv_copy(kv, k, "BatchHost", j->batch_host, sizeof j->batch_host);
         kv_copy(kv, k, "Comment", j->comment, sizeof j->comment);
     }

@@ -106,23 +106,25 @@ static int sl_resume(struct vg_orch *o, const char *const *nodes, size_t n)
 }
 
 static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                      size_t *njobs)
+                      size_t *njobs, char ***moved, size_t *nmoved)
 {
     struct slurm_priv *p = o->priv;
     struct vg_job_brief *js;
     size_t k;
-    *jobs = NULL;
-    *njobs = 0;
+    *jobs = *moved = NULL;
+    *njobs = *nmoved = 0;
     if (vg_slurm_jobs_on(S(o), nodes, n, known, &js, &k)) return done(o, -1);
     *jobs = vg_xcalloc(k + 1, sizeof **jobs);
+    *moved = vg_xcalloc(k + 1, sizeof **moved);
+    size_t keep = 0;
     for (size_t i = 0; i < k; i++) {
         char id[32];
         snprintf(id, sizeof id, "%ld", js[i].id);
-        (*jobs)[i] = vg_xstrdup(id);
+        if (js[i].requeued) (*moved)[(*nmoved)++] = vg_xstrdup(id);
+        else (*jobs)[(*njobs)++] = vg_xstrdup(id), js[keep++] = js[i];
     }
-    *njobs = k;
     free(p->seen);
-    p->seen = js, p->nseen = k;
+    p->seen = js, p->nseen = keep;
     return done(o, 0);
 }
 

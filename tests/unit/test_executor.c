@@ -204,8 +204,8 @@ static void test_down_requeue_promote(void **state)
 
 /* Slurm's DOWN requeues the node's running jobs itself: the node goes out
  * first, the jobs still listed after it (one that ended FAILED a moment
- * before) are requeued, and those the agent saw there are named as requeued
- * by the DOWN. */
+ * before) are requeued, and those the agent saw there that the scheduler
+ * shows requeued are named as requeued by the DOWN (not one that ended). */
 static void test_down_requeues_lists_after(void **state)
 {
     struct fx *f = *state;
@@ -216,10 +216,12 @@ static void test_down_requeues_lists_after(void **state)
     policy(f, "spares = n8\nbreaker = 100% / 600s\n");
     fake_add_job("7", "n2");
     fake_add_job("8", "n2");
+    fake_add_job("9", "n2");
     fake.jobs[1].running = false, fake.jobs[1].failed = true;   /* the fault killed its batch script */
+    fake.jobs[2].running = false;                                /* ended well since the agent listed it */
     start(f, true);
     assert_true(vg_executor_idle(f->x, 2000));
-    int64_t id = incident_jobs(f, "n2", "xid", 79, VG_ACT_REBOOT, "7,8");
+    int64_t id = incident_jobs(f, "n2", "xid", 79, VG_ACT_REBOOT, "7,8,9");
     assert_true(vg_executor_idle(f->x, 5000));
     assert_true(fake_node("n2")->down);
     assert_int_equal(fake.jobs[0].restarts, 1);
@@ -230,7 +232,8 @@ static void test_down_requeues_lists_after(void **state)
     assert_non_null(rq);
     assert_true(dn < rq);
     char *d = step_detail(f, id, "jobs_requeued");
-    assert_string_equal(d, "8; 7: requeued by the DOWN");
+    assert_string_equal(d, "8; 7: requeued by the DOWN");   /* 9 ended: not named */
+    assert_int_equal(fake.jobs[2].restarts, 0);
     free(d);
     assert_true(has_step(f, id, "spare_promoted"));
     assert_true(metric_line(f, "vigil_fault_to_requeued_seconds_count 1"));

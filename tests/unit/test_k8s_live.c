@@ -104,9 +104,11 @@ static void test_k8s_on_double(void **state)
 
     /* the workloads on n2, requeued: the gang recreated */
     const char *n2 = "n2";
-    char **jobs;
-    size_t nj;
-    assert_int_equal(o->ops->jobs_on(o, &n2, 1, "", &jobs, &nj), 0);
+    char **jobs, **moved;
+    size_t nj, nmoved;
+    assert_int_equal(o->ops->jobs_on(o, &n2, 1, "", &jobs, &nj, &moved, &nmoved), 0);
+    assert_int_equal(nmoved, 0);   /* listed before the isolation: nothing moved yet */
+    vg_strv_free(moved, nmoved);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], "default/Job/train");
     assert_int_equal(o->ops->isolate(o, &n2, 1, VG_ISOLATE_DOWN, "vigil: test down"), 0);

@@ -98,10 +98,11 @@ static void test_adapter_on_lab(void **state)
     free(n);
 
     /* the job on the drained nodes, found and requeued (one call each) */
-    char **jobs;
-    size_t nj;
+    char **jobs, **moved;
+    size_t nj, nmoved;
     before = s->calls;
-    assert_int_equal(s->ops->jobs_on(s, two, 2, "", &jobs, &nj), 0);
+    assert_int_equal(s->ops->jobs_on(s, two, 2, "", &jobs, &nj, &moved, &nmoved), 0);
+    vg_strv_free(moved, nmoved);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], id);
     assert_int_equal(s->ops->requeue(s, (const char *const *)jobs, nj), 0);
@@ -144,10 +145,15 @@ static void test_adapter_on_lab(void **state)
     const char *fourth[] = { "n1", "n4" };
     before = s->calls;
     assert_int_equal(s->ops->isolate(s, fourth, 2, VG_ISOLATE_DOWN, "vigil: xid 79 on gpu 0 (test)"), 0);
-    assert_int_equal(s->ops->jobs_on(s, fourth, 2, "", &jobs, &nj), 0);
+    char known[80];
+    snprintf(known, sizeof known, "%s,%s", ida, idn);   /* as n1's and n4's agents list them */
+    assert_int_equal(s->ops->jobs_on(s, fourth, 2, known, &jobs, &nj, &moved, &nmoved), 0);
     assert_int_equal(s->calls - before, 2);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], idn);
+    assert_int_equal(nmoved, 1);                    /* the one the DOWN requeued, named from the same read */
+    assert_string_equal(moved[0], ida);
+    vg_strv_free(moved, nmoved);
     wait_state(s, ida, "PENDING", &j);
     before = s->calls;
     assert_int_equal(j.restarts, 1);               /* requeued by the DOWN, not listed after it */

@@ -221,6 +221,23 @@ static void test_jobs_after_down(void **state)
     assert_int_equal(n, 0);
     free(j);
     free(t);
+    /* requeued by the DOWN: pending again, nothing in its record names the node; marked when known */
+    t = fixture("show-job-requeued-by-down.txt");
+    const char *n1[] = { "n1" };
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "", 0, &j, &n), 0);
+    assert_int_equal(n, 0);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "1", 0, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 1);
+    assert_true(j[0].requeued);
+    free(j);
+    free(t);
+    /* a job the DOWN left is not marked */
+    assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, "7", 0, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_false(j[0].requeued);
+    free(j);
 }
 
 /* scontrol requeue 1,2,3 after n1 (job 1's node) went DOWN, on the lab
