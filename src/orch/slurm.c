@@ -254,7 +254,10 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         bool kept = !strcmp(st, "RUNNING") && vg_startswith(comment, VG_INALLOC_COMMENT) && known_id(known, id);
         long restarts = 0;
         kv_copy(kv, k, "Restarts", buf, sizeof buf);
-        bool requeued = !strcmp(st, "PENDING") && vg_parse_long(buf, &restarts) && restarts > 0 && known_id(known, id);
+        /* requeued: pending again, or still completing on the nodes it kept (a job of
+         * several nodes, the moment after the DOWN), its restart counted */
+        bool requeued = (!strcmp(st, "PENDING") || (!strcmp(st, "COMPLETING") && !on)) &&
+                        vg_parse_long(buf, &restarts) && restarts > 0 && known_id(known, id);
         if (!(current(kv, k, now_ms) && on) && !kept && !requeued) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;

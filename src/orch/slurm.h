@@ -94,8 +94,8 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
  * fault killed their batch script first), and the running jobs of known
  * ("12,345", the nodes' agents' list) that hold spares of their own (a
  * --no-kill job no longer shows a node its DOWN took), and, marked
- * requeued, the jobs of known that are pending again after a run (the DOWN
- * requeued them); duplicates dropped; -1 on a job line without a valid JobId. */
+ * requeued, the jobs of known that are pending again after a run, or
+ * completing elsewhere with their restart counted (the DOWN requeued them); duplicates dropped; -1 on a job line without a valid JobId. */
 #define VG_SLURM_RECENT_END_MS 30000
 int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
                            struct vg_job_brief **jobs, size_t *njobs);

@@ -223,17 +223,24 @@ static void test_jobs_after_down(void **state)
     free(t);
     /* requeued by the DOWN: pending again, nothing in its record names the node; marked when known */
     t = fixture("show-job-requeued-by-down.txt");
-    const char *n1[] = { "n1" };
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "", 0, &j, &n), 0);
+    const char *n4[] = { "n4" };   /* a node neither record names (job 1's n1 is gone from it) */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n4, 1, "", 0, &j, &n), 0);
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n1, 1, "1", 0, &j, &n), 0);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n4, 1, "1", 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(j[0].id, 1);
     assert_true(j[0].requeued);
     free(j);
+    /* job 2: still completing on n3, its node n2 gone */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "2", 0, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 2);
+    assert_true(j[0].requeued);
+    free(j);
     free(t);
     /* a job the DOWN left is not marked */
+    const char *n1[] = { "n1" };
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=7 JobState=COMPLETING NodeList=n1 Comment=(null)\n", n1, 1, "7", 0, &j, &n), 0);
     assert_int_equal(n, 1);
     assert_false(j[0].requeued);
