@@ -25,7 +25,7 @@ void beat_due(struct agent *a)
 {
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
-    char url[600], body[192], err[256], jobs[sizeof ((struct vg_event *)0)->jobs] = "";
+    char url[600], body[192], err[256], jobs[VG_EVENT_JOBS] = "";
     snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
     if (a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs);
     snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,

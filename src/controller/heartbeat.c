@@ -2,6 +2,7 @@
  * thread that finds the silent ones every 100 ms, confirms each through the
  * orchestrator and reports it once; see heartbeat.h. */
 #include "controller/heartbeat.h"
+#include "core/event.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -18,7 +19,7 @@ enum state { ST_OK, ST_AGENT_ONLY, ST_REPORTED, ST_HELD };
 struct node {
     char name[64];
     int64_t last;             /* vg_mono_ms() of the last beat */
-    char jobs[64];            /* as the last beat listed them */
+    char jobs[VG_EVENT_JOBS]; /* as the last beat listed them */
     enum state st;
     bool unprobed_said;       /* "cannot be probed" logged for this silence */
 };

@@ -205,7 +205,7 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
     if (!node || !vg_ingest_node_ok(node)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "node: missing or not a node name");
-    } else if (!jobs || strlen(jobs) >= sizeof ((struct vg_event *)0)->jobs || !vg_event_jobs_ok(jobs)) {
+    } else if (!jobs || strlen(jobs) >= VG_EVENT_JOBS || !vg_event_jobs_ok(jobs)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
     } else {

@@ -91,9 +91,9 @@ static int step_isolate(struct vg_executor *x, struct act *a)
 /* After the node is out, so the scheduler neither restarts the work there
  * nor spends its message timeout trying to stop it on a node that does not
  * answer.  On Slurm the DOWN requeued the running jobs (those of the agent's
- * list Slurm shows pending again are named); the requeue matters for a job that ended on the node a
- * moment before (the fault killed its batch script): DOWN does not bring
- * that one back. */
+ * list that Slurm shows requeued are named); the requeue matters for a job
+ * that ended on the node a moment before (the fault killed its batch
+ * script): DOWN does not bring that one back. */
 static int step_requeue(struct vg_executor *x, struct act *a)
 {
     if (!a->njobs && !a->ntold && !a->nmoved) return 1;

@@ -139,6 +139,18 @@ bool vg_event_jobs_ok(const char *s)
     return digit;
 }
 
+bool vg_event_jobs_has(const char *jobs, long id)
+{
+    for (const char *p = jobs; p && *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) return false;
+        if (v == id) return true;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return false;
+}
+
 void vg_event_key(const struct vg_event *e, char *buf, size_t n)
 {
     if (e->pci[0]) snprintf(buf, n, "%s:%d@%s", e->kind, e->code, e->pci);

@@ -20,6 +20,8 @@ enum vg_action {
 const char *vg_action_name(enum vg_action a);          /* "reset-gpu" … */
 bool vg_action_parse(const char *s, enum vg_action *a);
 
+#define VG_EVENT_JOBS 64   /* room for an event's (and a heartbeat's) job list */
+
 struct vg_event {
     char node[64];
     int64_t time_ms;      /* when the signal happened (0 = unknown) */
@@ -34,8 +36,9 @@ struct vg_event {
     int64_t first_ms, last_ms;
     char cause[64];       /* "kind:code@pci" of the event this follows from, or "" */
     char raw[512];        /* the source text (truncated) */
-    char jobs[64];        /* the Slurm jobs its node's agent saw there ("12,345"; from slurmd's
-                           * spool), "" when unknown: named in the incident's record, never acted on */
+    char jobs[VG_EVENT_JOBS]; /* the Slurm jobs its node's agent saw there ("12,345"; from
+                               * slurmd's spool), "" when unknown: named in the incident's record,
+                               * used only to find a job to tell, never requeued from */
 };
 
 void vg_event_init(struct vg_event *e);
@@ -50,6 +53,8 @@ struct vg_event *vg_event_append(struct vg_event *ev, int *n, int max, const cha
 /* Whether s is a job list as the event's jobs field holds it: "" or
  * positive integers separated by commas. */
 bool vg_event_jobs_ok(const char *s);
+/* Whether id is one of the ids in such a list. */
+bool vg_event_jobs_has(const char *jobs, long id);
 /* "kind:code@pci" (or gpu index when no pci): the identity used for dedup and causes. */
 void vg_event_key(const struct vg_event *e, char *buf, size_t n);
 

@@ -2,6 +2,7 @@
  * argv under a timeout, batched, counted; and the parsers of their one-line
  * (`-o`) key=value output, whose values (Reason, OS, Command) may hold spaces. */
 #include "orch/slurm.h"
+#include "core/event.h"
 #include "util/sbuf.h"
 #include "util/hostlist.h"
 #include "util/timeutil.h"
@@ -197,10 +198,9 @@ static bool on_any(const struct kv *list, const char *const *nodes, size_t n)
  * (the DOWN ended it: one that may not be requeued, its requeue refused and
  * reported), or ended FAILED and requeueable (the fault killed its batch
  * script a moment before the DOWN), each within VG_SLURM_RECENT_END_MS. */
-static bool current(const struct kv *kv, int k, int64_t now_ms)
+static bool current(const struct kv *kv, int k, const char *st, int64_t now_ms)
 {
-    char st[32], buf[32];
-    kv_copy(kv, k, "JobState", st, sizeof st);
+    char buf[32];
     if (!strcmp(st, "RUNNING") || !strcmp(st, "COMPLETING")) return true;
     if (strcmp(st, "FAILED") && strcmp(st, "NODE_FAIL")) return false;
     kv_copy(kv, k, "Requeue", buf, sizeof buf);
@@ -208,19 +208,6 @@ static bool current(const struct kv *kv, int k, int64_t now_ms)
     kv_copy(kv, k, "EndTime", buf, sizeof buf);
     int64_t end = local_time_ms(buf);
     return end > 0 && end <= now_ms + 1000 && now_ms - end <= VG_SLURM_RECENT_END_MS;
-}
-
-/* Whether id is one of the comma-separated ids in known. */
-static bool known_id(const char *known, long id)
-{
-    for (const char *p = known; p && *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p) return false;
-        if (v == id) return true;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return false;
 }
 
 int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
@@ -247,28 +234,25 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         }
         /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
          * still does, and the node's agent named the others (told only, below) */
-        char st[32], comment[sizeof (*jobs)->comment];
+        struct vg_job_brief b = { .id = id };
+        char st[32];
         kv_copy(kv, k, "JobState", st, sizeof st);
-        kv_copy(kv, k, "Comment", comment, sizeof comment);
+        kv_copy(kv, k, "Comment", b.comment, sizeof b.comment);
+        kv_copy(kv, k, "BatchHost", b.batch_host, sizeof b.batch_host);
         bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) || on_any(kv_find(kv, k, "BatchHost"), nodes, n);
-        bool kept = !strcmp(st, "RUNNING") && vg_startswith(comment, VG_INALLOC_COMMENT) && known_id(known, id);
+        bool kept = !strcmp(st, "RUNNING") && vg_startswith(b.comment, VG_INALLOC_COMMENT) && vg_event_jobs_has(known, id);
         long restarts = 0;
         kv_copy(kv, k, "Restarts", buf, sizeof buf);
         /* requeued: pending again, or still completing on the nodes it kept (a job of
          * several nodes, the moment after the DOWN), its restart counted */
-        bool requeued = (!strcmp(st, "PENDING") || (!strcmp(st, "COMPLETING") && !on)) &&
-                        vg_parse_long(buf, &restarts) && restarts > 0 && known_id(known, id);
-        if (!(current(kv, k, now_ms) && on) && !kept && !requeued) continue;
+        b.requeued = (!strcmp(st, "PENDING") || (!strcmp(st, "COMPLETING") && !on)) &&
+                     vg_parse_long(buf, &restarts) && restarts > 0 && vg_event_jobs_has(known, id);
+        if (!(current(kv, k, st, now_ms) && on) && !kept && !b.requeued) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
         *jobs = vg_xrealloc(*jobs, (*njobs + 1) * sizeof **jobs);
-        struct vg_job_brief *j = &(*jobs)[(*njobs)++];
-        memset(j, 0, sizeof *j);
-        j->id = id;
-        j->requeued = requeued;
-        kv_copy(kv, k, "BatchHost", j->batch_host, sizeof j->batch_host);
-        kv_copy(kv, k, "Comment", j->comment, sizeof j->comment);
+        (*jobs)[(*njobs)++] = b;
     }
     return 0;
 }
@@ -330,7 +314,6 @@ static bool valid_chars(const char *n)
 
 static bool valid_name(const char *n) { return strlen(n) < 64 && valid_chars(n); }
 
-/* "prefix" followed by the names joined with commas; NULL (err set) when a name is bad. */
 /* 0 when every name is one Slurm takes, else -1 naming the first that is not. */
 static int check_nodes(struct vg_slurm *s, const char *const *nodes, size_t n)
 {
@@ -340,6 +323,7 @@ static int check_nodes(struct vg_slurm *s, const char *const *nodes, size_t n)
     return 0;
 }
 
+/* "prefix" followed by the names joined with commas; NULL (err set) when a name is bad. */
 static char *join_nodes(struct vg_slurm *s, const char *prefix, const char *const *nodes, size_t n)
 {
     if (check_nodes(s, nodes, n)) return NULL;

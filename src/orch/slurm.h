@@ -44,7 +44,8 @@ struct vg_job_brief {
     long id;
     char batch_host[64];   /* "" when the line has no more than the id */
     char comment[128];     /* "(null)" mapped to "" */
-    bool requeued;         /* one of the known jobs, pending again after a run: requeued, not on the nodes */
+    bool requeued;         /* one of known, requeued (pending again, or completing off the nodes,
+                            * its restart counted): not on the nodes any more */
 };
 /* Job ids running (or completing) on any of the nodes: one `scontrol show job` call. */
 int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known,
@@ -95,7 +96,8 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
  * ("12,345", the nodes' agents' list) that hold spares of their own (a
  * --no-kill job no longer shows a node its DOWN took), and, marked
  * requeued, the jobs of known that are pending again after a run, or
- * completing elsewhere with their restart counted (the DOWN requeued them); duplicates dropped; -1 on a job line without a valid JobId. */
+ * completing elsewhere with their restart counted (the DOWN requeued them);
+ * duplicates dropped; -1 on a job line without a valid JobId. */
 #define VG_SLURM_RECENT_END_MS 30000
 int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
                            struct vg_job_brief **jobs, size_t *njobs);

@@ -100,6 +100,10 @@ static void test_event_jobs_field(void **state)
     const char *bad[] = { ",", "1,", ",1", "1,,2", "a", "1 2", "-1", NULL };
     for (int i = 0; good[i]; i++) assert_true(vg_event_jobs_ok(good[i]));
     for (int i = 0; bad[i]; i++) assert_false(vg_event_jobs_ok(bad[i]));
+    assert_true(vg_event_jobs_has("1,22,333", 22));
+    assert_true(vg_event_jobs_has("1,22,333", 333));
+    assert_false(vg_event_jobs_has("1,22,333", 2));   /* a prefix of 22 is not 2 */
+    assert_false(vg_event_jobs_has("", 1));
     struct vg_event e;
     char err[128];
     json_t *j = json_pack("{s:s, s:s, s:s}", "node", "n2", "kind", "xid", "jobs", "3,12");

@@ -8,6 +8,7 @@
  * pending until a test sets their state; job_get answers with the phase the
  * Slurm backend gives that state. */
 #include "fake_orch.h"
+#include "core/event.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include <stdio.h>
@@ -113,25 +114,13 @@ static int f_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return 0;
 }
 
-/* Whether id is one of "12,345". */
-static bool listed(const char *known, const char *id)
-{
-    size_t l = strlen(id);
-    for (const char *p = known; p && *p;) {
-        size_t item = strcspn(p, ",");
-        if (item == l && !strncmp(p, id, l)) return true;
-        p += item + (p[item] == ',');
-    }
-    return false;
-}
-
 static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
                      size_t *njobs, char ***moved, size_t *nmoved)
 {
     *moved = calloc(fake.njobs + 1, sizeof **moved);
     *nmoved = 0;
     for (size_t j = 0; j < fake.njobs; j++)   /* of those the agent listed: pending again after a run */
-        if (listed(known, fake.jobs[j].id) && !fake.jobs[j].running && !fake.jobs[j].failed && fake.jobs[j].restarts)
+        if (vg_event_jobs_has(known, atol(fake.jobs[j].id)) && !fake.jobs[j].running && !fake.jobs[j].failed && fake.jobs[j].restarts)
             (*moved)[(*nmoved)++] = vg_xstrdup(fake.jobs[j].id);
     *jobs = NULL;
     *njobs = 0;
