@@ -244,6 +244,33 @@ static void test_down_requeues_lists_after(void **state)
     assert_false(has_step(f, quiet, "jobs_requeued"));
 }
 
+/* The scheduler goes away between the DOWN and the job read that follows it:
+ * the node stays out and the incident is isolated (isolation is what must
+ * hold); the job that ended on it a moment before is not requeued — the
+ * read that would find it failed, which the log says — and no job is named. */
+static void test_down_then_jobs_read_fails(void **state)
+{
+    struct fx *f = *state;
+    char err[256];
+    vg_orch_close(f->o);
+    f->o = vg_orch_open_ops(&fake_slurm_orch_ops, NULL, err, sizeof err);
+    assert_non_null(f->o);
+    policy(f, "spares = n8\nbreaker = 100% / 600s\n");
+    fake_add_job("8", "n2");
+    fake.jobs[0].running = false, fake.jobs[0].failed = true;
+    start(f, true);
+    assert_true(vg_executor_idle(f->x, 2000));
+    fake.fail_jobs_on = 1;
+    int64_t id = incident_jobs(f, "n2", "xid", 79, VG_ACT_REBOOT, "8");
+    assert_true(vg_executor_idle(f->x, 5000));
+    assert_true(fake_node("n2")->down);
+    assert_state_prefix(f, id, "isolated");
+    assert_false(has_step(f, id, "jobs_requeued"));
+    assert_int_equal(fake.jobs[0].restarts, 0);
+    assert_null(strstr(fake.log, "requeue 8;"));
+    assert_true(has_step(f, id, "spare_promoted"));   /* the steps after the read still ran */
+}
+
 static void test_drain_and_record_only(void **state)
 {
     struct fx *f = *state;
@@ -1106,6 +1133,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
         cmocka_unit_test_setup_teardown(test_down_requeues_lists_after, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_down_then_jobs_read_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ownership_and_breaker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh_view_sees_a_new_drain, setup, teardown),

@@ -119,6 +119,10 @@ static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, cons
 {
     *moved = calloc(fake.njobs + 1, sizeof **moved);
     *nmoved = 0;
+    if (fake.fail_jobs_on && fake.fail_jobs_on-- > 0) {
+        o->calls++;
+        return vg_orch_fail(o, "jobs_on: Unable to contact slurm controller (connect failure)");
+    }
     for (size_t j = 0; j < fake.njobs; j++)   /* of those the agent listed: pending again after a run */
         if (vg_event_jobs_has(known, atol(fake.jobs[j].id)) && !fake.jobs[j].running && !fake.jobs[j].failed && fake.jobs[j].restarts)
             (*moved)[(*nmoved)++] = vg_xstrdup(fake.jobs[j].id);

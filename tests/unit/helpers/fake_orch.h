@@ -29,6 +29,7 @@ struct fake_orch {
     bool pool_exists;
     bool down;            /* every call fails as if the scheduler were unreachable */
     int fail_isolate;     /* the next N isolate calls fail */
+    int fail_jobs_on;     /* the next N jobs_on calls fail (the scheduler gone mid-action) */
     unsigned node_reads;  /* nodes() calls */
     int next_job;         /* the id job_submit gives next (from 100) */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
