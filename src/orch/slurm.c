@@ -232,14 +232,17 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
             *njobs = 0;
             return -1;
         }
-        /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
-         * still does, and the node's agent named the others (told only, below) */
         struct vg_job_brief b = { .id = id };
         char st[32];
         kv_copy(kv, k, "JobState", st, sizeof st);
         kv_copy(kv, k, "Comment", b.comment, sizeof b.comment);
         kv_copy(kv, k, "BatchHost", b.batch_host, sizeof b.batch_host);
-        bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) || on_any(kv_find(kv, k, "BatchHost"), nodes, n);
+        /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
+         * still does, and the node's agent named the others (told only, below).  A
+         * completing job is on a node only by its NodeList: one the DOWN requeued keeps
+         * the lost node as its BatchHost until it is pending again. */
+        bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) ||
+                  (strcmp(st, "COMPLETING") && on_any(kv_find(kv, k, "BatchHost"), nodes, n));
         bool kept = !strcmp(st, "RUNNING") && vg_startswith(b.comment, VG_INALLOC_COMMENT) && vg_event_jobs_has(known, id);
         long restarts = 0;
         kv_copy(kv, k, "Restarts", buf, sizeof buf);

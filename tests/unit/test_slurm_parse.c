@@ -238,6 +238,14 @@ static void test_jobs_after_down(void **state)
     assert_int_equal(j[0].id, 2);
     assert_true(j[0].requeued);
     free(j);
+    /* the same job when the node the DOWN took was its batch host: it keeps BatchHost=n1
+     * while completing, and is still only named, not requeued again */
+    const char *b1[] = { "n1" };
+    assert_int_equal(vg_slurm_parse_jobs_on(t, b1, 1, "2", 0, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 2);
+    assert_true(j[0].requeued);
+    free(j);
     free(t);
     /* a job the DOWN left is not marked */
     const char *n1[] = { "n1" };
