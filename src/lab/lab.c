@@ -432,8 +432,13 @@ static int start_serve(struct lab *l)
     if (!rc) rc = write_read_token(l, rt);
     /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
     char *policy = dpath(l->dir, "etc/vigil-policy.conf");
+    /* every agent of the lab connects from 127.0.0.1, where a real fleet's come from an address
+     * each: the per-client cap is raised to hold them all, and the drill's and the CLI's besides */
+    char per_client[16];
+    snprintf(per_client, sizeof per_client, "%d", 2 * l->o->nodes + 32);
     const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
                            "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf, "--read-token-file", rt,
+                           "--max-per-client", per_client,
                            access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
     pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
     char port[16] = "";
