@@ -166,7 +166,9 @@ static void describe(const struct vg_event *e, char *buf, size_t n)
 
 /* ---- retries -------------------------------------------------------------- */
 
-static void retry_later(struct vg_executor *x, struct item *it, const char *why)
+/* Puts a failed item on the retry list, doubling its wait each time; returns
+ * the wait (ms).  it belongs to the list from then on. */
+static int64_t queue_retry(struct vg_executor *x, struct item *it)
 {
     it->attempts++;
     int64_t wait = RETRY_FIRST_MS;
@@ -174,17 +176,62 @@ static void retry_later(struct vg_executor *x, struct item *it, const char *why)
     if (wait > RETRY_MAX_MS) wait = RETRY_MAX_MS;
     it->due = vg_mono_ms() + wait;
     x->failures++;
-    int64_t id = it->incident;
-    char node[64];
-    vg_strlcpy(node, it->node, sizeof node);
-    int attempt = it->attempts;
     struct item **p = &x->retries;
     while (*p && (*p)->due <= it->due) p = &(*p)->next;
     it->next = *p;
     *p = it;
     __atomic_add_fetch(&x->nretries, 1, __ATOMIC_SEQ_CST);
+    return wait;
+}
+
+static void retry_later(struct vg_executor *x, struct item *it, const char *why)
+{
+    int64_t id = it->incident;
+    char node[64];
+    vg_strlcpy(node, it->node, sizeof node);
+    int attempt = it->attempts + 1;
+    int64_t wait = queue_retry(x, it);
     vg_exec_state(x, id, "failed, retrying in %lld s (attempt %d): %s", (long long)(wait / 1000), attempt, why);
     vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)id, node, why, (long long)(wait / 1000));
+}
+
+/* The jobs read after a DOWN failed (the scheduler went away between the
+ * two): the node is out and the incident stays isolated; the read alone is
+ * tried again, with the time the node went out, so a job that ended there a
+ * moment before is still found and requeued however late the scheduler
+ * answers.  Said in the incident's steps.  it is copied; the caller keeps it. */
+static void jobs_read_later(struct vg_executor *x, const struct item *it, int64_t out_ms, const char *why)
+{
+    struct item *r = vg_xcalloc(1, sizeof *r);
+    *r = *it;
+    r->attempts = it->jobs_unread_ms ? it->attempts : 0;
+    r->jobs_unread_ms = out_ms;
+    r->next = NULL;
+    int64_t wait = queue_retry(x, r);
+    char detail[400];
+    snprintf(detail, sizeof detail, "%s (read again in %lld s)", why, (long long)(wait / 1000));
+    vg_store_step_named(x->store, it->incident, "jobs unread", vg_now_ms(), detail);
+    vg_err("incident %lld on %s: the jobs read after the DOWN failed: %s (read again in %lld s)",
+           (long long)it->incident, it->node, why, (long long)(wait / 1000));
+}
+
+/* A retried jobs read (jobs_read_later): list, tell, requeue on the node. */
+static void late_jobs(struct vg_executor *x, struct item *it)
+{
+    struct act a = { .it = it, .out_ms = it->jobs_unread_ms };
+    a.d.op = VG_OP_DOWN;
+    a.d.isolate = vg_xcalloc(1, sizeof *a.d.isolate);
+    a.d.isolate[a.d.nisolate++] = vg_xstrdup(it->node);
+    bool ok = true;
+    for (const struct vg_remedy_step *s = vg_remedy_late_jobs_steps; s->name && ok; s++)
+        if (s->apply(x, &a) < 0 && s->required) ok = false;
+    if (!ok) jobs_read_later(x, it, it->jobs_unread_ms, a.err);
+    else if (!a.njobs && !a.nmoved && !a.ntold)
+        vg_store_step_named(x->store, it->incident, "jobs read", vg_now_ms(), "none left on the node after the DOWN");
+    vg_strv_free(a.jobs, a.njobs);
+    vg_strv_free(a.told, a.ntold);
+    vg_strv_free(a.moved, a.nmoved);
+    vg_decision_free(&a.d);
 }
 
 /* Retries that are due, appended to batch. */
@@ -289,6 +336,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             if (from > 0) vg_histogram_observe(&x->to_isolated, (double)(vg_now_ms() - from) / 1000.0);
             it->isolated_ms = vg_now_ms();
             vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+            if (a.jobs_unread) jobs_read_later(x, it, a.out_ms, a.err);
             /* later decisions (in this batch, and those the view serves until it is read again) see
              * these nodes out */
             for (size_t i = 0; i < nn; i++)
@@ -319,9 +367,14 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
     size_t n = 0, nrec = 0, nact = 0;
     for (struct item *it = batch; it; it = it->next) n++;
     struct item **rec = vg_xcalloc(n + 1, sizeof *rec), **act = vg_xcalloc(n + 1, sizeof *act);
-    for (struct item *it = batch; it; it = it->next)
-        if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
+    for (struct item *it = batch, *next; it; it = next) {
+        next = it->next;
+        if (it->jobs_unread_ms) {   /* a jobs read tried again: no decision, no cluster read */
+            late_jobs(x, it);
+            free(it);
+        } else if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
         else rec[nrec++] = it;
+    }
     /* the actions first: a pile of records never delays a node going out */
     struct states st = { 0 };
     if (nact) {

@@ -16,6 +16,8 @@ struct item {
     int attempts;              /* failed tries so far */
     int64_t isolated_ms;       /* when the node went out (vg_now_ms) */
     int64_t due;               /* vg_mono_ms() of the next try (retries) */
+    int64_t jobs_unread_ms;    /* the node went out then (vg_now_ms) and the jobs read after it
+                                * failed: this retry reads them, tells and requeues, nothing else */
     struct item *next;
 };
 
@@ -76,6 +78,8 @@ struct act {
     size_t ntold;
     char **moved;              /* requeued by the DOWN itself (orch jobs_on, down_requeues) */
     size_t nmoved;
+    int64_t out_ms;            /* when the isolation took the nodes out (vg_now_ms), 0 = not yet */
+    bool jobs_unread;          /* the jobs read after the isolation failed */
     char err[300];             /* why a required step failed */
 };
 
@@ -99,6 +103,9 @@ int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, c
 
 /* The steps of a verdict (VG_OP_DOWN / VG_OP_DRAIN) on the backend, NULL-name terminated. */
 const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_orch_ops *ops);
+/* For a jobs read that failed after the DOWN (act.jobs_unread), retried on
+ * its own: read (required), tell, requeue. */
+extern const struct vg_remedy_step vg_remedy_late_jobs_steps[];
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 

@@ -38,14 +38,17 @@ static char *join(char *const *v, size_t n)
     return sbuf_take(&b);
 }
 
-/* The jobs on the nodes about to go out, listed before anything changes. */
+/* The jobs on the nodes: listed before anything changes, or, where the
+ * scheduler's DOWN requeues them itself, right after it (those it left).  A
+ * read that fails after the nodes went out is the only way to the job that
+ * ended there a moment before: the executor tries it again on its own. */
 static int step_jobs(struct vg_executor *x, struct act *a)
 {
     const char *const *iso = (const char *const *)a->d.isolate;
-    char err[256];
-    if (ORCH(x, err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, a->it->e.jobs, &a->jobs, &a->njobs, &a->moved,
-                                                &a->nmoved)) < 0) {
-        vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, err);
+    if (ORCH(x, a->err, x->orch->ops->jobs_on(x->orch, iso, a->d.nisolate, a->it->e.jobs, a->out_ms, &a->jobs,
+                                               &a->njobs, &a->moved, &a->nmoved)) < 0) {
+        vg_warn("incident %lld: cannot list jobs: %s", (long long)a->it->incident, a->err);
+        a->jobs_unread = a->out_ms != 0;
         return -1;
     }
     return a->njobs || a->nmoved ? 0 : 1;
@@ -84,7 +87,8 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     char detail[1024];
     snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
              a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
-    vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_now_ms(), detail);
+    a->out_ms = vg_now_ms();
+    vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, a->out_ms, detail);
     return 0;
 }
 
@@ -149,6 +153,7 @@ static int step_promote(struct vg_executor *x, struct act *a)
 static const struct vg_remedy_step down_steps[] = { JOBS, TELL, ISOLATE, REQUEUE, PROMOTE, { 0 } };
 static const struct vg_remedy_step down_requeues_steps[] = { ISOLATE, JOBS, TELL, REQUEUE, PROMOTE, { 0 } };
 static const struct vg_remedy_step drain_steps[] = { ISOLATE, PROMOTE, { 0 } };
+const struct vg_remedy_step vg_remedy_late_jobs_steps[] = { { "jobs", true, step_jobs }, TELL, REQUEUE, { 0 } };
 
 const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct vg_orch_ops *ops)
 {

@@ -357,10 +357,10 @@ static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return 0;
 }
 
-static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                       size_t *njobs, char ***moved, size_t *nmoved)
+static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
+                       char ***jobs, size_t *njobs, char ***moved, size_t *nmoved)
 {
-    (void)known;   /* listed before the isolation: the pods are still bound to the node */
+    (void)known, (void)out_ms;   /* listed before the isolation: the pods are still bound to the node */
     *moved = vg_xcalloc(1, sizeof **moved);   /* nothing moves before it */
     *nmoved = 0;
     *jobs = NULL;

@@ -112,9 +112,11 @@ struct vg_orch_ops {
      * With down_requeues, called after the DOWN: the jobs it did not requeue,
      * and in *moved (malloc'd) those of known the DOWN did requeue.  known:
      * the jobs the nodes' agents saw there ("12,345", "" none), for a backend
-     * whose scheduler no longer shows a job on a node it lost. */
-    int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                   size_t *njobs, char ***moved, size_t *nmoved);
+     * whose scheduler no longer shows a job on a node it lost.  out_ms: when
+     * the nodes went out (vg_now_ms), 0 = now: a job that ended on them a
+     * moment before that still counts, however late the read comes. */
+    int (*jobs_on)(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
+                   char ***jobs, size_t *njobs, char ***moved, size_t *nmoved);
     /* Restart the jobs elsewhere (requeue; restart the whole gang).  The
      * controller calls it after it isolated their nodes; a job the scheduler
      * requeued itself meanwhile (Slurm's DOWN requeues a node's running jobs

@@ -197,8 +197,9 @@ static bool on_any(const struct kv *list, const char *const *nodes, size_t n)
  * nodes gone): running or completing (kept by --no-kill), ended NODE_FAIL
  * (the DOWN ended it: one that may not be requeued, its requeue refused and
  * reported), or ended FAILED and requeueable (the fault killed its batch
- * script a moment before the DOWN), each within VG_SLURM_RECENT_END_MS. */
-static bool current(const struct kv *kv, int k, const char *st, int64_t now_ms)
+ * script a moment before the DOWN), each within VG_SLURM_RECENT_END_MS before
+ * out_ms, when the node went out. */
+static bool current(const struct kv *kv, int k, const char *st, int64_t out_ms)
 {
     char buf[32];
     if (!strcmp(st, "RUNNING") || !strcmp(st, "COMPLETING")) return true;
@@ -207,10 +208,10 @@ static bool current(const struct kv *kv, int k, const char *st, int64_t now_ms)
     if (strcmp(st, "NODE_FAIL") && strcmp(buf, "1")) return false;
     kv_copy(kv, k, "EndTime", buf, sizeof buf);
     int64_t end = local_time_ms(buf);
-    return end > 0 && end <= now_ms + 1000 && now_ms - end <= VG_SLURM_RECENT_END_MS;
+    return end > 0 && end <= out_ms + 1000 && out_ms - end <= VG_SLURM_RECENT_END_MS;
 }
 
-int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
                            struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
@@ -250,7 +251,7 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
          * several nodes, the moment after the DOWN), its restart counted */
         b.requeued = (!strcmp(st, "PENDING") || (!strcmp(st, "COMPLETING") && !on)) &&
                      vg_parse_long(buf, &restarts) && restarts > 0 && vg_event_jobs_has(known, id);
-        if (!(current(kv, k, st, now_ms) && on) && !kept && !b.requeued) continue;
+        if (!(current(kv, k, st, out_ms) && on) && !kept && !b.requeued) continue;
         size_t i = 0;
         while (i < *njobs && (*jobs)[i].id != id) i++;
         if (i < *njobs) continue;
@@ -375,7 +376,7 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
     return rc;
 }
 
-int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known,
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
                      struct vg_job_brief **jobs, size_t *njobs)
 {
     *jobs = NULL;
@@ -388,7 +389,7 @@ int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, con
     const char *argv[] = { "scontrol", "show", "job", "-o", NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return -1;
-    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, known, vg_now_ms(), jobs, njobs);
+    int rc = vg_slurm_parse_jobs_on(r.out, nodes, n, known, out_ms ? out_ms : vg_now_ms(), jobs, njobs);
     if (rc) fail(s, "scontrol show job: unexpected output '%.80s'%s", r.out, "");
     vg_spawn_result_free(&r);
     return rc;

@@ -47,8 +47,9 @@ struct vg_job_brief {
     bool requeued;         /* one of known, requeued (pending again, or completing off the nodes,
                             * its restart counted): not on the nodes any more */
 };
-/* Job ids running (or completing) on any of the nodes: one `scontrol show job` call. */
-int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known,
+/* Job ids running (or completing) on any of the nodes: one `scontrol show job` call;
+ * out_ms: when they went out (0 = now), see vg_slurm_parse_jobs_on. */
+int vg_slurm_jobs_on(struct vg_slurm *s, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
                      struct vg_job_brief **jobs, size_t *njobs);
 /* One `scontrol requeue` for all the jobs.  A job Slurm has requeued
  * already (its DOWN requeues a node's running jobs that may be requeued:
@@ -88,18 +89,19 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text);
 /* The parsers behind the calls, on the commands' text (tests and fuzzing). */
 int vg_slurm_parse_nodes(const char *text, struct vg_node_state **out, size_t *n);
 int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
-/* The jobs running or completing on any of nodes (in NodeList or as
- * BatchHost), from `scontrol show job -o` (a line per job; lines that are
- * not a job skipped), those that ended NODE_FAIL there or ended FAILED there
- * and may be requeued, in the VG_SLURM_RECENT_END_MS before now_ms (the
- * fault killed their batch script first), and the running jobs of known
+/* The jobs running or completing on any of nodes (in NodeList, or as
+ * BatchHost when not completing), from `scontrol show job -o` (a line per
+ * job; lines that are not a job skipped), those that ended NODE_FAIL there or
+ * ended FAILED there and may be requeued, in the VG_SLURM_RECENT_END_MS
+ * before out_ms, when the nodes went out (the fault killed their batch
+ * script first), and the running jobs of known
  * ("12,345", the nodes' agents' list) that hold spares of their own (a
  * --no-kill job no longer shows a node its DOWN took), and, marked
  * requeued, the jobs of known that are pending again after a run, or
  * completing elsewhere with their restart counted (the DOWN requeued them);
  * duplicates dropped; -1 on a job line without a valid JobId. */
 #define VG_SLURM_RECENT_END_MS 30000
-int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t now_ms,
+int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
                            struct vg_job_brief **jobs, size_t *njobs);
 
 /* The nodes of a reservation (`scontrol show reservation NAME -o`, one call),

@@ -105,15 +105,15 @@ static int sl_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return done(o, vg_slurm_set_state(S(o), nodes, n, "resume", NULL));
 }
 
-static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                      size_t *njobs, char ***moved, size_t *nmoved)
+static int sl_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
+                      char ***jobs, size_t *njobs, char ***moved, size_t *nmoved)
 {
     struct slurm_priv *p = o->priv;
     struct vg_job_brief *js;
     size_t k;
     *jobs = *moved = NULL;
     *njobs = *nmoved = 0;
-    if (vg_slurm_jobs_on(S(o), nodes, n, known, &js, &k)) return done(o, -1);
+    if (vg_slurm_jobs_on(S(o), nodes, n, known, out_ms, &js, &k)) return done(o, -1);
     *jobs = vg_xcalloc(k + 1, sizeof **jobs);
     *moved = vg_xcalloc(k + 1, sizeof **moved);
     size_t keep = 0;

@@ -245,9 +245,10 @@ static void test_down_requeues_lists_after(void **state)
 }
 
 /* The scheduler goes away between the DOWN and the job read that follows it:
- * the node stays out and the incident is isolated (isolation is what must
- * hold); the job that ended on it a moment before is not requeued — the
- * read that would find it failed, which the log says — and no job is named. */
+ * the node stays out, the incident is isolated (isolation is what must hold)
+ * and the steps after the read (the spare) still run; the read alone is tried
+ * again, with the time the node went out, until the scheduler answers, and
+ * the job that ended on the node a moment before is requeued then. */
 static void test_down_then_jobs_read_fails(void **state)
 {
     struct fx *f = *state;
@@ -260,15 +261,25 @@ static void test_down_then_jobs_read_fails(void **state)
     fake.jobs[0].running = false, fake.jobs[0].failed = true;
     start(f, true);
     assert_true(vg_executor_idle(f->x, 2000));
-    fake.fail_jobs_on = 1;
+    fake.fail_jobs_on = 2;   /* the first read and its first retry */
+    int64_t t0 = vg_now_ms();
     int64_t id = incident_jobs(f, "n2", "xid", 79, VG_ACT_REBOOT, "8");
-    assert_true(vg_executor_idle(f->x, 5000));
+    for (int64_t end = vg_mono_ms() + 5000; !has_step(f, id, "jobs unread") && vg_mono_ms() < end;) vg_sleep_ms(5);
+    assert_true(has_step(f, id, "jobs unread"));
     assert_true(fake_node("n2")->down);
+    assert_int_equal(fake.jobs[0].restarts, 0);   /* not yet: the scheduler is away */
+    assert_true(vg_executor_idle(f->x, 10000));   /* 1 s, then 2 s later */
     assert_state_prefix(f, id, "isolated");
-    assert_false(has_step(f, id, "jobs_requeued"));
-    assert_int_equal(fake.jobs[0].restarts, 0);
-    assert_null(strstr(fake.log, "requeue 8;"));
-    assert_true(has_step(f, id, "spare_promoted"));   /* the steps after the read still ran */
+    assert_true(has_step(f, id, "spare_promoted"));   /* the steps after the read ran at once */
+    assert_true(has_step(f, id, "jobs_requeued"));
+    assert_int_equal(fake.jobs[0].restarts, 1);
+    assert_non_null(strstr(fake.log, "requeue 8;"));
+    /* the read that found it looked from when the node went out, not from when it ran */
+    assert_true(fake.jobs_out_ms >= t0 && fake.jobs_out_ms < vg_now_ms() - 2500);
+    char *first = strstr(fake.log, "down n2;");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "down n2;"));   /* the node was taken out once, not again per retry */
+    assert_true(metric_line(f, "vigil_action_retries_total 2"));
 }
 
 static void test_drain_and_record_only(void **state)
@@ -705,8 +716,8 @@ static void test_new_node_gate(void **state)
     policy(f, text);
     fake_node("n6")->down = fake_node("n7")->down = true;   /* out of service at the first look */
     start(f, true);
-    wait_seen(f, "n1", "known");
-    assert_true(seen_is(f, "n8", "known"));
+    wait_seen(f, "n8", "known");   /* the first look writes the nodes one by one, n8 last */
+    assert_true(seen_is(f, "n1", "known"));
     assert_false(seen_is(f, "n6", "known"));
     fake_node("n6")->down = fake_node("n7")->down = false;   /* racked and resumed */
     wait_seen(f, "n6", "passed");

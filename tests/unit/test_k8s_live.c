@@ -106,7 +106,7 @@ static void test_k8s_on_double(void **state)
     const char *n2 = "n2";
     char **jobs, **moved;
     size_t nj, nmoved;
-    assert_int_equal(o->ops->jobs_on(o, &n2, 1, "", &jobs, &nj, &moved, &nmoved), 0);
+    assert_int_equal(o->ops->jobs_on(o, &n2, 1, "", 0, &jobs, &nj, &moved, &nmoved), 0);
     assert_int_equal(nmoved, 0);   /* listed before the isolation: nothing moved yet */
     vg_strv_free(moved, nmoved);
     assert_int_equal(nj, 1);

@@ -101,7 +101,7 @@ static void test_adapter_on_lab(void **state)
     char **jobs, **moved;
     size_t nj, nmoved;
     before = s->calls;
-    assert_int_equal(s->ops->jobs_on(s, two, 2, "", &jobs, &nj, &moved, &nmoved), 0);
+    assert_int_equal(s->ops->jobs_on(s, two, 2, "", 0, &jobs, &nj, &moved, &nmoved), 0);
     vg_strv_free(moved, nmoved);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], id);
@@ -147,7 +147,7 @@ static void test_adapter_on_lab(void **state)
     assert_int_equal(s->ops->isolate(s, fourth, 2, VG_ISOLATE_DOWN, "vigil: xid 79 on gpu 0 (test)"), 0);
     char known[80];
     snprintf(known, sizeof known, "%s,%s", ida, idn);   /* as n1's and n4's agents list them */
-    assert_int_equal(s->ops->jobs_on(s, fourth, 2, known, &jobs, &nj, &moved, &nmoved), 0);
+    assert_int_equal(s->ops->jobs_on(s, fourth, 2, known, 0, &jobs, &nj, &moved, &nmoved), 0);
     assert_int_equal(s->calls - before, 2);
     assert_int_equal(nj, 1);
     assert_string_equal(jobs[0], idn);

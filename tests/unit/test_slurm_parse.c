@@ -288,7 +288,7 @@ static void test_refusals(void **state)
     assert_int_equal(vg_slurm_set_state(&s, ok, 0, "drain", "vigil: none"), 0);
     struct vg_job_brief *jobs;
     size_t nj;
-    assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, "", &jobs, &nj), -1);
+    assert_int_equal(vg_slurm_jobs_on(&s, bad, 2, "", 0, &jobs, &nj), -1);
     struct vg_node_state *ns;
     size_t nn;
     assert_int_equal(vg_slurm_nodes(&s, "n1 n2", &ns, &nn), -1);

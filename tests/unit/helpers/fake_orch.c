@@ -114,9 +114,10 @@ static int f_resume(struct vg_orch *o, const char *const *nodes, size_t n)
     return 0;
 }
 
-static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, char ***jobs,
-                     size_t *njobs, char ***moved, size_t *nmoved)
+static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
+                     char ***jobs, size_t *njobs, char ***moved, size_t *nmoved)
 {
+    fake.jobs_out_ms = out_ms;
     *moved = calloc(fake.njobs + 1, sizeof **moved);
     *nmoved = 0;
     if (fake.fail_jobs_on && fake.fail_jobs_on-- > 0) {

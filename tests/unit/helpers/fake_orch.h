@@ -30,6 +30,7 @@ struct fake_orch {
     bool down;            /* every call fails as if the scheduler were unreachable */
     int fail_isolate;     /* the next N isolate calls fail */
     int fail_jobs_on;     /* the next N jobs_on calls fail (the scheduler gone mid-action) */
+    int64_t jobs_out_ms;  /* out_ms of the last jobs_on call */
     unsigned node_reads;  /* nodes() calls */
     int next_job;         /* the id job_submit gives next (from 100) */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
