@@ -4,7 +4,9 @@
 #  - RSS (VmRSS, VmHWM) and CPU (utime+stime) of the agent over IDLE seconds
 #    before it has had anything to report, and its RSS after 20 deliveries
 #    (default 60) next to `tail -F` following the same kernel-log file
-#    (targets: < 8 MB, < 0.1 % of a core);
+#    (targets: < 8 MB, < 0.1 % of a core); and the floor under the agent's
+#    RSS: a program that only loads and initialises libcurl as the agent does
+#    (bench/curl_floor.c);
 #  - kernel-log line → POST acknowledged by `vigil serve` over 20 lines
 #    (median, p99), next to the time `tail -F` takes to show the same line.
 # Both are measured by polling files every ~1 ms from this script, so they are
@@ -26,7 +28,10 @@ $V agent --node b1 --kmsg "$T/kmsg" --controller "http://127.0.0.1:$(cat "$T/por
 AGENT=$!
 tail -F "$T/kmsg" >"$T/tail.out" 2>/dev/null &
 TAIL=$!
-PIDS="$PIDS $AGENT $TAIL"
+mkdir -p build/bench && cc -std=c11 -O2 -o build/bench/curl_floor bench/curl_floor.c -ldl || exit 1
+build/bench/curl_floor &
+FLOOR=$!
+PIDS="$PIDS $AGENT $TAIL $FLOOR"
 sleep 2   # past start-up and the first periodic check
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
@@ -43,6 +48,8 @@ awk -v s="$IDLE" -v hz="$hz" -v ac=$((a1 - a0)) -v tc=$((t1 - t0)) -v ar="$(kb $
     printf "tail -F (baseline)  %6.1f  %7.1f  %7.1f  %6.1f   %.3f\n", tr / 1024, th / 1024, ta / 1024, tp / 1024, 100 * tc / hz / s
     printf "ratio agent/tail    %6.2f  %7.2f  %7.2f  %6.2f   (targets: < 8 MB, < 0.1 %%)\n", ar / tr, ah / th, aa / ta, ap / tp
 }'
+awk -v ar="$(kb $AGENT VmRSS)" -v fr="$(kb $FLOOR VmRSS)" -v fa="$(kb $FLOOR RssAnon)" 'BEGIN {
+    printf "floor: libcurl loaded and initialised, nothing else (bench/curl_floor.c): RSS %.1f MB (anon %.1f MB); the agent above it: %.1f MB, ratio agent/floor %.2f\n", fr / 1024, fa / 1024, (ar - fr) / 1024, ar / fr }'
 # Latency: 20 lines, each on another GPU (no folding).
 now() { date +%s%N; }
 : >"$T/lat"
