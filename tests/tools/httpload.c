@@ -11,6 +11,9 @@
  *       TOKENFILE "munge:SOCKET": MUNGE instead of the token, as agents send
  *       it — each message a credential minted by the munged at SOCKET over
  *       the JSON (Content-Type application/x-munge-credential).
+ *       "munge-pre:SOCKET" (open loop only): every credential the run will
+ *       send minted before it starts, as each agent's own munged would on
+ *       its own node, so the run measures the server's side alone.
  *   httpload get   PORT CONNS SECONDS PATH [SRCS]   the same load on a GET (a baseline)
  *   httpload slow  PORT CONNS SECONDS [SRCS]
  *       CONNS connections sending one header byte a second; prints how many
@@ -40,6 +43,8 @@
 static int port, srcs = 1, events = 1, seconds;
 static double rate;   /* messages a second per connection; 0: back to back */
 static const char *path = "/healthz", *token, *munge_socket;
+static int munge_pre;                 /* credentials minted before the run */
+static pthread_barrier_t minted, go;  /* with munge_pre: all minted; t_end set */
 static int64_t t_end;
 
 static int64_t now_ms(int clk)
@@ -111,12 +116,49 @@ struct worker {
     size_t nlat, cap;
 };
 
+#define BODY_MAX (64 + 160 * 1000)   /* a message of 1,000 events */
+
+/* An agent message of `events` events from worker id, sequence seq. */
+static int message(int id, long seq, char *body, size_t cap)
+{
+    int b = snprintf(body, cap, "{\"node\":\"bench%d\",\"spool\":\"%032x\",\"seq\":%ld,\"events\":[", id,
+                     (unsigned)id, seq);
+    for (int e = 0; e < events && e < 1000; e++)
+        b += snprintf(body + b, cap - (size_t)b,
+                      "%s{\"kind\":\"xid\",\"code\":13,\"gpu\":%d,\"action\":\"restart-app\",\"source\":\"kmsg\"}",
+                      e ? "," : "", e % 8);
+    return b + snprintf(body + b, cap - (size_t)b, "]}");
+}
+
+/* A MUNGE credential over body from the munged at munge_socket; NULL if none. */
+static char *mint(const char *body, int len)
+{
+    munge_ctx_t ctx = munge_ctx_create();
+    char *cred = NULL;
+    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
+    if (munge_encode(&cred, ctx, body, len) != EMUNGE_SUCCESS) {
+        free(cred);
+        cred = NULL;
+    }
+    munge_ctx_destroy(ctx);
+    return cred;
+}
+
 static void *load(void *arg)
 {
     struct worker *w = arg;
-    char *buf = malloc(1 << 16), *req = malloc(64 + (size_t)events * 160 + 1024);
+    char *buf = malloc(1 << 16), *req = malloc(64 + (size_t)events * 160 + 1024), *body = malloc(BODY_MAX);
     int fd = -1;
     long seq = 0;
+    char **pre = NULL;   /* munge_pre: the run's credentials, minted now */
+    int npre = munge_pre ? (int)(rate * seconds) + 2 : 0, ipre = 0;
+    if (munge_pre) {
+        pre = calloc((size_t)npre, sizeof *pre);
+        for (int k = 0; k < npre; k++) pre[k] = mint(body, message(w->id, k + 1, body, BODY_MAX));
+        if (pthread_barrier_wait(&minted) == PTHREAD_BARRIER_SERIAL_THREAD)
+            t_end = now_ms(CLOCK_MONOTONIC) + seconds * 1000;
+        pthread_barrier_wait(&go);
+    }
     /* open loop: message k is due at start + phase + k / rate (the phase spreads the connections) */
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -135,28 +177,18 @@ static void *load(void *arg)
         }
         int n;
         if (token) {
-            char body[64 + 160 * 1000];
-            int b = snprintf(body, sizeof body, "{\"node\":\"bench%d\",\"spool\":\"%032x\",\"seq\":%ld,\"events\":[",
-                             w->id, (unsigned)w->id, ++seq);
-            for (int e = 0; e < events && e < 1000; e++)
-                b += snprintf(body + b, sizeof body - (size_t)b,
-                              "%s{\"kind\":\"xid\",\"code\":13,\"gpu\":%d,\"action\":\"restart-app\",\"source\":\"kmsg\"}",
-                              e ? "," : "", e % 8);
-            b += snprintf(body + b, sizeof body - (size_t)b, "]}");
+            int b = munge_pre ? 0 : message(w->id, ++seq, body, BODY_MAX);
             if (munge_socket) {   /* the credential is the body */
-                munge_ctx_t ctx = munge_ctx_create();
-                char *cred = NULL;
-                munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket);
-                if (munge_encode(&cred, ctx, body, b) != EMUNGE_SUCCESS) {
-                    munge_ctx_destroy(ctx);
-                    free(cred);
+                if (munge_pre && ipre == npre) break;
+                char *cred = munge_pre ? pre[ipre++] : mint(body, b);
+                if (!cred) {
                     w->requests++;
                     continue;
                 }
-                munge_ctx_destroy(ctx);
                 n = sprintf(req, "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-munge-credential\r\n"
                                  "Content-Length: %zu\r\n\r\n%s", strlen(cred), cred);
                 free(cred);
+                if (munge_pre) pre[ipre - 1] = NULL;
             } else
             n = sprintf(req,
                         "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nX-Vigil-Time: %lld\r\n"
@@ -186,6 +218,9 @@ static void *load(void *arg)
         w->lat[w->nlat++] = (int)((z.tv_sec - a.tv_sec) * 1000000 + (z.tv_nsec - a.tv_nsec) / 1000);
     }
     if (fd >= 0) close(fd);
+    for (int k = 0; k < npre; k++) free(pre[k]);
+    free(pre);
+    free(body);
     free(buf);
     free(req);
     return NULL;
@@ -200,7 +235,11 @@ static int run_load(int conns)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setstacksize(&at, 512 << 10);
-    t_end = now_ms(CLOCK_MONOTONIC) + seconds * 1000;
+    t_end = now_ms(CLOCK_MONOTONIC) + (munge_pre ? 86400000 : seconds * 1000);   /* munge_pre: set once minted */
+    if (munge_pre) {
+        pthread_barrier_init(&minted, NULL, (unsigned)conns);
+        pthread_barrier_init(&go, NULL, (unsigned)conns);
+    }
     for (int i = 0; i < conns; i++) {
         w[i].id = i;
         pthread_create(&t[i], &at, load, &w[i]);
@@ -322,6 +361,9 @@ int main(int argc, char **argv)
         static char tok[256];
         if (!strncmp(argv[6], "munge:", 6)) {
             munge_socket = argv[6] + 6;
+        } else if (!strncmp(argv[6], "munge-pre:", 10)) {
+            munge_socket = argv[6] + 10;
+            munge_pre = 1;
         } else {
             FILE *f = fopen(argv[6], "r");
             if (!f || !fgets(tok, sizeof tok, f)) return 2;
@@ -331,6 +373,10 @@ int main(int argc, char **argv)
         token = tok;
         if (argc > 7) srcs = atoi(argv[7]);
         if (argc > 8) rate = atof(argv[8]);
+        if (munge_pre && rate <= 0) {
+            fprintf(stderr, "httpload: munge-pre needs a RATE (open loop)\n");
+            return 2;
+        }
         return run_load(conns);
     }
     if (!strcmp(m, "get") && argc >= 6) {
