@@ -13,6 +13,10 @@ is "sinfo: 5 idle nodes" "$(sinfo -h -o '%n %t' | sort | tr '\n' ' ')" "n1 idle 
 is "n5 is the spare" "$(sinfo -h -n n5 -o '%f')" "rack3,spare"
 is "racks file" "$(grep -c rack "$LAB_DIR/racks")" "5"
 check "per-node directories" test -f "$LAB_DIR/nodes/n3/kmsg" -a -f "$LAB_DIR/nodes/n3/nvml-state" -a -d "$LAB_DIR/nodes/n3/sys"
+# every lab agent connects from 127.0.0.1: the controller holds 2N+32 connections from it (42
+# here), not the 32 a single address gets by default (at 128 nodes that refused most heartbeats)
+held=$("$(dirname "$0")/../../build/tests/httpload" slow "${VIGIL_CONTROLLER##*:}" 40 2 | tr '\n' ' ')
+is "the lab's controller holds 40 connections from 127.0.0.1" "$held" "connected=40 closed=0 open=40 "
 is "srun -N3 hostname: 3 distinct node names" "$(timeout 30 srun -N3 hostname | sort -u | grep -c '^n[1-5]$')" "3"
 out=$LAB_DIR/job.out
 job=$(sbatch --parsable --requeue -N1 -o "$out" --wrap 'echo "ran on $(hostname)"') 
