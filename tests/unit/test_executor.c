@@ -280,6 +280,13 @@ static void test_down_then_jobs_read_fails(void **state)
     assert_non_null(first);
     assert_null(strstr(first + 1, "down n2;"));   /* the node was taken out once, not again per retry */
     assert_true(metric_line(f, "vigil_action_retries_total 2"));
+    /* a node with nothing on it: the read that answers late says so */
+    fake.fail_jobs_on = 1;
+    int64_t empty = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
+    assert_true(vg_executor_idle(f->x, 10000));
+    assert_true(has_step(f, empty, "jobs unread"));
+    assert_true(has_step(f, empty, "jobs read"));
+    assert_false(has_step(f, empty, "jobs_requeued"));
 }
 
 static void test_drain_and_record_only(void **state)
