@@ -195,43 +195,63 @@ static void retry_later(struct vg_executor *x, struct item *it, const char *why)
     vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)id, node, why, (long long)(wait / 1000));
 }
 
+/* Runs a table of steps on a; false when a required one failed (why in a->err). */
+static bool run_steps(struct vg_executor *x, const struct vg_remedy_step *s, struct act *a)
+{
+    for (; s && s->name; s++)
+        if (s->apply(x, a) < 0 && s->required) return false;
+    return true;
+}
+
+static void act_free(struct act *a)
+{
+    vg_strv_free(a->jobs, a->njobs);
+    vg_strv_free(a->told, a->ntold);
+    vg_strv_free(a->moved, a->nmoved);
+    vg_decision_free(&a->d);
+}
+
+/* Puts a jobs read on the retry list; returns the wait (ms). */
+static int64_t jobs_read_retry(struct vg_executor *x, struct item *r, const char *why)
+{
+    int64_t wait = queue_retry(x, r);
+    vg_err("incident %lld on %s: the jobs read after the DOWN failed: %s (read again in %lld s)",
+           (long long)r->incident, r->node, why, (long long)(wait / 1000));
+    return wait;
+}
+
 /* The jobs read after a DOWN failed (the scheduler went away between the
  * two): the node is out and the incident stays isolated; the read alone is
  * tried again, with the time the node went out, so a job that ended there a
  * moment before is still found and requeued however late the scheduler
- * answers.  Said in the incident's steps.  it is copied; the caller keeps it. */
+ * answers.  Said once in the incident's steps.  it is copied; the caller keeps it. */
 static void jobs_read_later(struct vg_executor *x, const struct item *it, int64_t out_ms, const char *why)
 {
     struct item *r = vg_xcalloc(1, sizeof *r);
     *r = *it;
-    r->attempts = it->jobs_unread_ms ? it->attempts : 0;
+    r->attempts = 0;
     r->jobs_unread_ms = out_ms;
     r->next = NULL;
-    int64_t wait = queue_retry(x, r);
+    int64_t wait = jobs_read_retry(x, r, why);
     char detail[400];
     snprintf(detail, sizeof detail, "%s (read again in %lld s)", why, (long long)(wait / 1000));
     vg_store_step_named(x->store, it->incident, "jobs unread", vg_now_ms(), detail);
-    vg_err("incident %lld on %s: the jobs read after the DOWN failed: %s (read again in %lld s)",
-           (long long)it->incident, it->node, why, (long long)(wait / 1000));
 }
 
-/* A retried jobs read (jobs_read_later): list, tell, requeue on the node. */
-static void late_jobs(struct vg_executor *x, struct item *it)
+/* A retried jobs read (jobs_read_later): list, tell, requeue on the node;
+ * false when it failed again and it is back on the retry list. */
+static bool late_jobs(struct vg_executor *x, struct item *it)
 {
     struct act a = { .it = it, .out_ms = it->jobs_unread_ms };
     a.d.op = VG_OP_DOWN;
     a.d.isolate = vg_xcalloc(1, sizeof *a.d.isolate);
     a.d.isolate[a.d.nisolate++] = vg_xstrdup(it->node);
-    bool ok = true;
-    for (const struct vg_remedy_step *s = vg_remedy_late_jobs_steps; s->name && ok; s++)
-        if (s->apply(x, &a) < 0 && s->required) ok = false;
-    if (!ok) jobs_read_later(x, it, it->jobs_unread_ms, a.err);
+    bool ok = run_steps(x, vg_remedy_late_jobs_steps, &a);
+    if (!ok) jobs_read_retry(x, it, a.err);
     else if (!a.njobs && !a.nmoved && !a.ntold)
         vg_store_step_named(x->store, it->incident, "jobs read", vg_now_ms(), "none left on the node after the DOWN");
-    vg_strv_free(a.jobs, a.njobs);
-    vg_strv_free(a.told, a.ntold);
-    vg_strv_free(a.moved, a.nmoved);
-    vg_decision_free(&a.d);
+    act_free(&a);
+    return ok;
 }
 
 /* Retries that are due, appended to batch. */
@@ -328,8 +348,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
     } else if (!a.d.nisolate) {
         states_add(st, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
     } else {
-        for (const struct vg_remedy_step *s = vg_remedy_steps(a.d.op, x->orch->ops); s && s->name && ok; s++)
-            if (s->apply(x, &a) < 0 && s->required) ok = false;
+        ok = run_steps(x, vg_remedy_steps(a.d.op, x->orch->ops), &a);
         if (ok) {
             x->actions++;
             int64_t from = it->e.time_ms ? it->e.time_ms : it->e.seen_ms;
@@ -355,10 +374,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             retry_later(x, it, a.err);
         }
     }
-    vg_strv_free(a.jobs, a.njobs);
-    vg_strv_free(a.told, a.ntold);
-    vg_strv_free(a.moved, a.nmoved);
-    vg_decision_free(&a.d);
+    act_free(&a);
     return ok;
 }
 
@@ -370,8 +386,7 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
     for (struct item *it = batch, *next; it; it = next) {
         next = it->next;
         if (it->jobs_unread_ms) {   /* a jobs read tried again: no decision, no cluster read */
-            late_jobs(x, it);
-            free(it);
+            if (late_jobs(x, it)) free(it);
         } else if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
         else rec[nrec++] = it;
     }
