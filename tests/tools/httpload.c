@@ -187,8 +187,7 @@ static void *load(void *arg)
                 }
                 n = sprintf(req, "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-munge-credential\r\n"
                                  "Content-Length: %zu\r\n\r\n%s", strlen(cred), cred);
-                free(cred);
-                if (munge_pre) pre[ipre - 1] = NULL;
+                if (!munge_pre) free(cred);   /* the minted ones are freed with pre */
             } else
             n = sprintf(req,
                         "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nX-Vigil-Time: %lld\r\n"
@@ -235,7 +234,7 @@ static int run_load(int conns)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setstacksize(&at, 512 << 10);
-    t_end = now_ms(CLOCK_MONOTONIC) + (munge_pre ? 86400000 : seconds * 1000);   /* munge_pre: set once minted */
+    t_end = now_ms(CLOCK_MONOTONIC) + seconds * 1000;   /* munge_pre: set again once all are minted */
     if (munge_pre) {
         pthread_barrier_init(&minted, NULL, (unsigned)conns);
         pthread_barrier_init(&go, NULL, (unsigned)conns);
