@@ -112,3 +112,4 @@ is "and leaves no process of that lab behind" "$left" "0"
 check "nor its directory" test ! -e "$bad"
 exits_with "up without N exits 2" 2 "$VIGIL" lab up --dir /tmp/x
 exits_with "up with all nodes spares exits 2" 2 "$VIGIL" lab up 2 --spares 2 --dir /tmp/x
+done_testing

@@ -162,3 +162,4 @@ kill "$sd"; wait "$sd" 2>/dev/null
 "$VIGIL" serve --listen 127.0.0.1:0 --db "$T/a-file/dir/incidents.db" --auth none --dry-run 2>"$T/sd2.err"
 is "serve: a state directory that cannot be made: exit 2" "$?" 2
 check "serve: the message names the directory and --db" grep -q "cannot create $T/a-file/dir (Not a directory).*--db" "$T/sd2.err"
+done_testing
