@@ -13,6 +13,7 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,25 @@
 
 struct opts {
     const char *db, *out, *component, *eco, *package, *date, *distro, *srcpkg;
-    bool json, verbose, fresh;
+    bool json, verbose, fresh, help;
     const char *args[256];
     int nargs;
+};
+
+#define IMPORT_SYN "vigil advisories import FILE|DIR... [--db PATH] [--out PATH] [--new] [--json] [-v]\n"
+#define LIST_SYN "vigil advisories list [--component C] [--db PATH] [--json]\n"
+#define CHECK_SYN                                                                                     \
+    "vigil advisories check COMPONENT VERSION [--eco E] [--package P] [--source-package S]\n"         \
+    "                       [--distro Ubuntu:22.04|Debian:12] [--date YYYY-MM-DD] [--db PATH] [--json]\n"
+/* Each action's own help (`vigil advisories ACTION --help`). */
+static const struct {
+    const char *name, *help;
+} actions[] = {
+    { "import", "usage: " IMPORT_SYN "Merges CSAF 2.0, OSV and vigil-format records into the database (default the bundled\n"
+                "one; --out defaults to --db; --new starts from empty).  Exit 0, 2 a file it cannot read.\n" },
+    { "list", "usage: " LIST_SYN "The database's advisories (of component C).  Exit 0, 2 bad input.\n" },
+    { "check", "usage: " CHECK_SYN "The findings for one installed version as of --date (default the database's\n"
+               "date).  Exit 0 none, 1 findings, 2 bad input.\n" },
 };
 
 static int usage(void)
@@ -44,19 +61,25 @@ static int parse(int argc, char **argv, struct opts *o)
         { "package", required_argument, 0, O_PACKAGE }, { "date", required_argument, 0, O_DATE },
         { "json", no_argument, 0, O_JSON },             { "new", no_argument, 0, O_NEW },
         { "verbose", no_argument, 0, O_VERBOSE },       { "distro", required_argument, 0, O_DISTRO },
-        { "source-package", required_argument, 0, O_SOURCE }, { 0, 0, 0, 0 },
+        { "source-package", required_argument, 0, O_SOURCE }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc - 1, argv + 1, ":v", opts, NULL)) != -1) {
+    int64_t day;
+    while ((c = getopt_long(argc - 1, argv + 1, ":vh", opts, NULL)) != -1) {
         switch (c) {
+        case 'h': o->help = true; break;
         case O_DB: o->db = optarg; break;
         case O_OUT: o->out = optarg; break;
         case O_COMPONENT: o->component = optarg; break;
         case O_ECO: o->eco = optarg; break;
         case O_PACKAGE: o->package = optarg; break;
-        case O_DATE: o->date = optarg; break;
+        case O_DATE:
+            if (strlen(optarg) != 10 || !vg_parse_day_or_time(optarg, &day))
+                return vg_input_error("advisories: --date '%s': expected a date YYYY-MM-DD", optarg);
+            o->date = optarg;
+            break;
         case O_DISTRO: o->distro = optarg; break;
         case O_SOURCE: o->srcpkg = optarg; break;
         case O_JSON: o->json = true; break;
@@ -252,13 +275,15 @@ int cmd_advisories(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         if (argc >= 2) {
-            printf("usage: vigil advisories import|list|check ... (see docs/advisories.md)\n");
+            fputs("usage: " IMPORT_SYN "       " LIST_SYN "       " CHECK_SYN "(see docs/advisories.md)\n", stdout);
             return 0;
         }
         return usage();
     }
     struct opts o;
     if (parse(argc, argv, &o)) return VG_EXIT_INPUT;
+    for (size_t i = 0; o.help && i < sizeof actions / sizeof actions[0]; i++)
+        if (!strcmp(argv[1], actions[i].name)) return fputs(actions[i].help, stdout), VG_EXIT_OK;
     if (!strcmp(argv[1], "import")) return do_import(&o);
     if (!strcmp(argv[1], "list")) return do_list(&o);
     if (!strcmp(argv[1], "check")) return do_check(&o);

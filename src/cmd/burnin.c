@@ -17,6 +17,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,7 +319,8 @@ int cmd_burnin(int argc, char **argv)
     struct vg_orch *s = NULL;
     struct vg_lab_info info;
     if (o.lab) {
-        const char *dir = vg_lab_resolve_dir(o.dir);
+        char dirbuf[PATH_MAX];
+        const char *dir = vg_lab_resolve_dir(o.dir, dirbuf, sizeof dirbuf);
         if (!vg_lab_is_lab(dir) || vg_lab_info(dir, &info)) {
             vg_bi_thresholds_free(&th);
             json_decref(nodes);

@@ -36,13 +36,6 @@
 #define MAX_REPORTS 16
 #define MAX_JOB_PATHS 64
 
-static bool when(const char *s, int64_t *ms)
-{
-    char buf[40];
-    if (strlen(s) == 10) snprintf(buf, sizeof buf, "%sT00:00:00Z", s), s = buf;
-    return vg_parse_time(s, ms);
-}
-
 /* The incidents of an incident store (--db). */
 static int from_db(const char *db, json_t **incs)
 {
@@ -210,10 +203,10 @@ int cmd_report(int argc, char **argv)
             jobs[njobs++] = optarg;
             break;
         case 's':
-            if (!when(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            if (!vg_parse_day_or_time(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
         case 'u':
-            if (!when(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            if (!vg_parse_day_or_time(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
         case 'n':
             if (!vg_parse_long(optarg, &nodes) || nodes < 1 || nodes > 1000000)

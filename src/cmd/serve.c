@@ -114,8 +114,8 @@ static void node_silent(void *ctx, const char *node, const char *jobs, const cha
     json_decref(msg);
 }
 
-/* The store's directory: created (0700) when missing and its parent is
- * there; otherwise one line naming it and the flag.  0 or VG_EXIT_INPUT. */
+/* The store's directory: every missing one down to it created (0700), as
+ * `mkdir -p`; otherwise one line naming it and the flag.  0 or VG_EXIT_INPUT. */
 static int state_dir(const char *db)
 {
     char dir[1024];
@@ -125,12 +125,18 @@ static int state_dir(const char *db)
     *slash = 0;
     struct stat st;
     if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : vg_input_error("serve: --db %s: %s is not a directory", db, dir);
-    if (mkdir(dir, 0700) == 0) {
-        vg_info("serve: created %s (0700) for the incident store", dir);
-        return 0;
+    /* each directory of the path in turn; those already there are left as they are */
+    for (char *p = dir + 1;; p++) {
+        if (*p && *p != '/') continue;
+        char c = *p;
+        *p = 0;
+        int rc = mkdir(dir, 0700);
+        if (rc && errno != EEXIST)   /* dir ends at the one that cannot be made */
+            return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
+                                  "directory", db, dir, strerror(errno));
+        if (!rc) vg_info("serve: created %s (0700) for the incident store", dir);
+        if (!(*p = c)) return 0;
     }
-    return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
-                          "directory", db, dir, strerror(errno));
 }
 
 static void on_beat(void *ctx, const char *node, const char *jobs)
@@ -167,6 +173,18 @@ static size_t catalog_kinds(const struct vg_catalog *cat, const char ***out)
     }
     *out = kinds;
     return n;
+}
+
+/* http://HOST:PORT for the address listened on: the host name when that is
+ * every address (0.0.0.0, [::]). */
+static void serve_url(const char *listen, unsigned port, char *buf, size_t n)
+{
+    char host[256] = "";
+    const char *colon = strrchr(listen, ':');
+    if (colon && (size_t)(colon - listen) < sizeof host) memcpy(host, listen, (size_t)(colon - listen)), host[colon - listen] = 0;
+    if (!host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "[::]") || !strcmp(host, "*"))
+        if (gethostname(host, sizeof host - 1)) strcpy(host, "localhost");
+    snprintf(buf, n, "http://%s:%u", host, port);
 }
 
 /* Without authentication only loopback may listen. */
@@ -400,9 +418,13 @@ int cmd_serve(int argc, char **argv)
                 vg_err("serve: cannot write %s", port_file);
             }
         }
-        vg_info("serve: listening on port %u, store %s, auth %s, reads %s, %s %s", port, db, mode,
-                read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
-                act ? "acting on" : "dry run, reading", orch->ops->name);
+        char url[300];
+        serve_url(listen, port, url, sizeof url);
+        vg_notice("serve: listening on %s, store %s, auth %s, reads %s, %s %s", url, db, mode,
+                  read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
+                  act ? "acting on" : "dry run, reading", orch->ops->name);
+        if (read_token_file) vg_notice("serve: dashboard %s/ (open it once as %s/?token=<the read token in %s>)", url, url,
+                                       read_token_file);
         int sig;
         sigwait(&set, &sig);
         vg_info("serve: stopping on signal %d", sig);

@@ -48,3 +48,4 @@ check "check --distro: Ubuntu's record decides a jammy openssh" sh -c "'$VIGIL' 
 check "check --distro: USN-7094-1 decides a noble qemu (source package qemu)" sh -c "'$VIGIL' advisories check qemu 1:8.2.2+ds-0ubuntu1.2 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04 | grep -q 'USN-7094-1'"
 exits_with "check --distro: qemu at USN-7094-1's noble fixed version is clean" 0 "$VIGIL" advisories check qemu 1:8.2.2+ds-0ubuntu1.4 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04
 exits_with "check --distro: the USN's fixed version is clean of it" 0 "$VIGIL" advisories check linux-kernel 6.8.0-124.124 --eco dpkg --package linux-image-6.8.0-124-generic --source-package linux --distro Ubuntu:24.04
+done_testing

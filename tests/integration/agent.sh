@@ -148,3 +148,4 @@ if command -v slurmctld >/dev/null && [ "$(id -u)" = 0 ] && lab_up 2 --no-vigil;
 else
     skip "standalone drain: needs root, Slurm and a lab"
 fi
+done_testing

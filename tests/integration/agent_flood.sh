@@ -97,3 +97,4 @@ wait_for 'test "$(q "select sum(count) from incidents where code=95")" = 200000'
 is "200,000 XID 95 lines on one GPU: one incident" "$(q "select count(*) from incidents where code=95")" 1
 is "counting all of them" "$(q "select count from incidents where code=95")" 200000
 stop_agent
+done_testing

@@ -94,3 +94,4 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
 else
     skip "read-only spool: mounting a tmpfs is not permitted here"
 fi
+done_testing

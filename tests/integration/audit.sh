@@ -184,3 +184,4 @@ is "ubuntu2404-kernel-patched: no kernel finding at 6.8.0-124.124" \
 is "debian12-kernel: 6.1.0-18-amd64 maps to the image package's linux 6.1.76-1" \
    "$($A --root $R/debian12-kernel --components --json | jq -r '.[] | select(.name == "linux-kernel") | [.version, .package, .source_package] | join(" ")')" \
    "6.1.76-1 linux-image-6.1.0-18-amd64 linux"
+done_testing

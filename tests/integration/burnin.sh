@@ -271,3 +271,4 @@ is "--every 1: a JSON line per round, each round skipping the busy nodes" \
     "$(echo "$out" | python3 -c 'import json, sys; r = [json.loads(l) for l in sys.stdin]; print(len(r) >= 2, all(n["action"] == "skipped" for d in r for n in d["nodes"]))')" \
     "True True"
 scancel "$prod"
+done_testing

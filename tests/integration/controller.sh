@@ -178,3 +178,4 @@ check "n2 DOWN behind 6,000 record-only incidents" wait_for 30 is_down n2
 check "all 6,000 recorded" wait_for 60 sh -c "[ \$(curl -s -H '$RH' $URL/metrics | awk '/^vigil_recorded_total/ {print \$2}') -ge 6000 ]"
 calls1=$(curl -s -H "$RH" "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')
 check "the backlog cost no orchestrator call per incident ($calls0 → $calls1)" test $((calls1 - calls0)) -lt 20
+done_testing

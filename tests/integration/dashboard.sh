@@ -179,3 +179,4 @@ check "… with the incident it came back from (#$id6) and when ($back)" sh -c "
 check "the legend lists the returned state" grep -q 'class="s-returned">returned<' "$W/dom3.html"
 stop_serve
 check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"
+done_testing

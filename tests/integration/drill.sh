@@ -104,3 +104,4 @@ if command -v chromium >/dev/null 2>&1; then
 else
     skip "html: chromium is not installed"
 fi
+done_testing

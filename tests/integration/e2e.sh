@@ -68,3 +68,4 @@ jq -r '.runs[0].message // empty' "$W/inalloc-bh.json" | sed 's/^/# /'
 exits_with "launch outside a Slurm job: an input error" 2 env -u SLURM_JOB_ID "$VIGIL" launch --spares 1 -- true
 exits_with "launch: --spares must be a count" 2 "$VIGIL" launch --spares many -- true
 exits_with "launch: a program is required" 2 "$VIGIL" launch --spares 1
+done_testing

@@ -120,3 +120,4 @@ check "mass silence: the alert is in the controller's log" grep -q 'ALERT heartb
 check "mass silence: no node isolated" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
 kill -CONT $pids
 check "the agents beat again" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_silent_nodes\" {print \$2}')\" = 0 ]"
+done_testing

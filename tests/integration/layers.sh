@@ -51,3 +51,4 @@ nvml=$(grep -lE 'nvml(Init|Device[A-Za-z]*) *\(' src/*/*.c | grep -v '^src/signa
 is "NVML is named only in src/signal/nvml.c" "$nvml" ""
 shell=$(grep -lE '"/bin/sh"|"sh", *"-c"|system\(|popen\(' src/*/*.c | tr '\n' ' ')
 is "no process is spawned through a shell" "$shell" ""
+done_testing

@@ -47,3 +47,4 @@ printf 'cpu 1 2 3\nbtime 1732492800\n' >"$tmp/root/proc/stat"
 is "--root: /dev/kmsg with btime from /proc/stat" "$(jq -r 'select(.code==43) | .time' "$tmp/live.json")" "2024-11-25T00:00:05.000Z"
 "$VIGIL" scan --json --node gpu-7 "$F/sxid.log" >"$tmp/node.json" 2>/dev/null
 is "--node sets node" "$(jq -r .node "$tmp/node.json" | sort -u)" gpu-7
+done_testing

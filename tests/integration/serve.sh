@@ -143,12 +143,23 @@ else
 fi
 exits_with "serve: bad --listen is an input error" 2 "$VIGIL" serve --listen nonsense --db "$T/x.db" --auth none
 exits_with "serve: unreadable token file is an input error" 2 "$VIGIL" serve --auth token --token-file /nonexistent --db "$T/x.db"
-# the state directory: created (0700) when its parent is there; else one line naming it
-"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/sd.port" --db "$T/state/incidents.db" --auth none --dry-run 2>"$T/sd.err" &
+# the state directory: every missing directory of the path created (0700), as mkdir -p; else
+# one line naming the one that cannot be made.  Without -v, serve says where it listens.
+secret "$T/sd.read"
+"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/sd.port" --db "$T/state/a/b/incidents.db" --auth none --dry-run \
+    --read-token-file "$T/sd.read" 2>"$T/sd.err" &
 sd=$!
-i=0; while [ ! -s "$T/sd.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-is "serve: a missing state directory is created 0700" "$(stat -c %a "$T/state" 2>/dev/null)" 700
+wait_for 'test -s "$T/sd.port"'
+is "serve: every missing state directory is created 0700" \
+    "$(stat -c %a "$T/state" "$T/state/a" "$T/state/a/b" 2>/dev/null | tr '\n' ' ')" "700 700 700 "
+sdp=$(cat "$T/sd.port")
+check "serve: without -v, stderr says where it listens" \
+    grep -q "^vigil: serve: listening on http://127.0.0.1:$sdp, store $T/state/a/b/incidents.db, auth none" "$T/sd.err"
+check "serve: … and where the dashboard is, with the read token's file" \
+    grep -qx "vigil: serve: dashboard http://127.0.0.1:$sdp/ (open it once as http://127.0.0.1:$sdp/?token=<the read token in $T/sd.read>)" "$T/sd.err"
 kill "$sd"; wait "$sd" 2>/dev/null
-"$VIGIL" serve --listen 127.0.0.1:0 --db "$T/no/such/dir/incidents.db" --auth none --dry-run 2>"$T/sd2.err"
+: >"$T/a-file"
+"$VIGIL" serve --listen 127.0.0.1:0 --db "$T/a-file/dir/incidents.db" --auth none --dry-run 2>"$T/sd2.err"
 is "serve: a state directory that cannot be made: exit 2" "$?" 2
-check "serve: the message names the directory and --db" grep -q "cannot create $T/no/such/dir .*--db" "$T/sd2.err"
+check "serve: the message names the directory and --db" grep -q "cannot create $T/a-file/dir (Not a directory).*--db" "$T/sd2.err"
+done_testing
