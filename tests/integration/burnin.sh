@@ -220,6 +220,12 @@ is "schedule: the next round records each pass's result from its job (exit 1: n3
     "$rc $(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" "1 n2=pass n3=fail"
 is "schedule: n3's pass drained it with the burn-in reason" "$(state n3)" \
     "drained|vigil: burnin gemm-small: GPU 1: 17 elements differ from the reference result"
+# the failing pass's document is alone in its output file, srun's own line about the
+# task's exit in the job's stderr beside it (in one shared file it landed inside the document)
+out3=$(ls "$W"/burnin-jobs/n3-*.out | head -1)
+check "schedule: the failing pass's output file is its JSON document alone" \
+    sh -c "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' '$out3'"
+check "schedule: srun's exit line is in the job's stderr file beside it" grep -q '^srun: error: n3: task 0: Exited with exit code 1' "${out3%.out}.err"
 "$VIGIL" inject clear --node n3 --lab --dir "$LAB_DIR" >/dev/null
 scontrol update nodename=n3 state=resume
 scancel "$prod1"
