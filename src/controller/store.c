@@ -252,6 +252,39 @@ out:
     return rc;
 }
 
+/* The incident an event belongs to though it is closed: repeats that all
+ * happened before the node was returned to service (an agent's folded
+ * repeats, sent when it learns of the return or when its window closes) join
+ * the incident that was open then, the newest of that node and key, instead
+ * of opening a new one on a node just back in service.  *id 0: none. */
+static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
+                           int64_t window_ms, int64_t *id)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT i.id, i.last, r.at FROM incidents i JOIN steps r ON r.incident = i.id"
+                           " AND r.step = 'returned' WHERE i.node=?1 AND i.key=?2 AND i.open=0"
+                           " ORDER BY i.id DESC LIMIT 1",
+                           "ss", node, key);
+    if (!s) return -1;
+    *id = 0;
+    if (sqlite3_step(s) == SQLITE_ROW && when <= sqlite3_column_int64(s, 2) &&
+        start - sqlite3_column_int64(s, 1) <= window_ms)
+        *id = sqlite3_column_int64(s, 0);
+    done(st, s);
+    return 0;
+}
+
+int64_t vg_store_last_return(struct vg_store *st, const char *node)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT max(r.at) FROM incidents i JOIN steps r ON r.incident = i.id"
+                           " AND r.step = 'returned' WHERE i.node=?1",
+                           "s", node);
+    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    return at;
+}
+
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
@@ -286,6 +319,7 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     if (sqlite3_step(s) == SQLITE_ROW && start - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
     done(st, s);
+    if (!id && returned_before(st, node, key, start, when, window_ms, &id)) goto fail;
 
     if (id) {
         if (run(st, prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
