@@ -34,6 +34,8 @@ check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONT
 for fault in node-crash node-freeze; do
     "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --runs 1 --fault $fault --deadline 60 --json >"$T/$fault.json" 2>"$T/$fault.err"
     is "$fault: the job recovered (drill exit 0)" "$?" 0
+    jq -r --arg f $fault '"# \($f): detected by \(.runs[0].detect.by) after \(.runs[0].detect.after_s) s: \(.runs[0].detect.detail)"' "$T/$fault.json"
+    is "$fault: detected by vigil (its heartbeat monitor), not by Slurm" "$(jq -r '.runs[0].detect.by' "$T/$fault.json")" vigil
     v=$(jq -r '.runs[0].victim' "$T/$fault.json")
     inc=$(curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=$v&limit=5")
     check "$fault: a node-silent incident for $v, isolated by vigil" sh -c "echo '$inc' | jq -e '[.[] | select(.kind == \"node-silent\" and .steps.isolated)] | length >= 1' >/dev/null"
