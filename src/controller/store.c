@@ -30,6 +30,12 @@ struct vg_store {
     "  seq INTEGER NOT NULL, idx INTEGER NOT NULL, received INTEGER NOT NULL, incident INTEGER,"         \
     "  PRIMARY KEY(node, spool, seq, idx));"
 
+/* The time of the store's oldest record, one row per table (NULL when empty). */
+#define OLDEST_RECORD                                                                                   \
+    "SELECT min(received) AS t FROM messages UNION ALL SELECT min(at) FROM steps"                      \
+    " UNION ALL SELECT min(at) FROM audits UNION ALL SELECT min(at) FROM burnin"                        \
+    " UNION ALL SELECT min(at) FROM nodes_seen"
+
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
@@ -46,7 +52,12 @@ static const char schema[] =
     "  result TEXT NOT NULL, tests TEXT NOT NULL, source TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);"
     "CREATE TABLE IF NOT EXISTS nodes_seen(node TEXT PRIMARY KEY, state TEXT NOT NULL, at INTEGER NOT NULL,"
-    "  detail TEXT);";
+    "  detail TEXT);"
+    /* when the store began (the controller's first record): a store from before
+     * this row gets its oldest record's time */
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta(key, value) SELECT 'created', min(t) FROM (" OLDEST_RECORD
+    "  UNION ALL SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));";
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -272,6 +283,19 @@ static int returned_before(struct vg_store *st, const char *node, const char *ke
         *id = sqlite3_column_int64(s, 0);
     done(st, s);
     return 0;
+}
+
+int64_t vg_store_first_record(struct vg_store *st)
+{
+    /* a store only ever opened read-only since it was written has no meta row */
+    sqlite3_stmt *s = prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
+    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    if (at) return at;
+    s = prep(st, "SELECT min(t) FROM (" OLDEST_RECORD ")", "");
+    at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    return at;
 }
 
 int64_t vg_store_last_return(struct vg_store *st, const char *node)

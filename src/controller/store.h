@@ -59,6 +59,9 @@ const char *vg_store_error(const struct vg_store *st);
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate);
+/* When the store began: the controller's first record (its oldest record for a
+ * store from before that was kept); 0 unknown. */
+int64_t vg_store_first_record(struct vg_store *st);
 /* When node was last returned to service (its newest `returned` step), 0 never. */
 int64_t vg_store_last_return(struct vg_store *st, const char *node);
 /* Records a step (the first time only: a step's time never moves) with a detail. */
