@@ -263,11 +263,18 @@ out:
     return rc;
 }
 
+/* How long before its `returned` step a node may already have been back: a
+ * resume by someone else is seen at the executor's next look (every 2 s
+ * while a node vigil isolated is out), so the step can be that late. */
+#define RETURN_UNSEEN_MS 3000
+
 /* The incident an event belongs to though it is closed: repeats that all
  * happened before the node was returned to service (an agent's folded
  * repeats, sent when it learns of the return or when its window closes) join
  * the incident that was open then, the newest of that node and key, instead
- * of opening a new one on a node just back in service.  *id 0: none. */
+ * of opening a new one on a node just back in service.  A repeat in the last
+ * RETURN_UNSEEN_MS before the step may have come after an unseen resume: it
+ * opens an incident (a fault is never dropped on a guess).  *id 0: none. */
 static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
                            int64_t window_ms, int64_t *id)
 {
@@ -278,7 +285,7 @@ static int returned_before(struct vg_store *st, const char *node, const char *ke
                            "ss", node, key);
     if (!s) return -1;
     *id = 0;
-    if (sqlite3_step(s) == SQLITE_ROW && when <= sqlite3_column_int64(s, 2) &&
+    if (sqlite3_step(s) == SQLITE_ROW && when + RETURN_UNSEEN_MS <= sqlite3_column_int64(s, 2) &&
         start - sqlite3_column_int64(s, 1) <= window_ms)
         *id = sqlite3_column_int64(s, 0);
     done(st, s);

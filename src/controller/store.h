@@ -49,11 +49,11 @@ const char *vg_store_error(const struct vg_store *st);
  * are idempotent; a new spool id is new data even when seq restarts).  Otherwise the
  * event joins the open incident of the same node and event key when the last
  * one was seen within window_ms (count and last updated), or opens a new
- * incident with `detected` = now — unless it happened before the node was
- * returned to service (its last time at or before the `returned` step of
- * the newest closed incident of that key, its start within window_ms of that
- * incident's last event): then it joins that closed incident, which stays
- * closed.  *incident gets its id, *is_new whether it
+ * incident with `detected` = now — unless it happened while the node was
+ * still out (its last time 3 s or more before the `returned` step of the
+ * newest closed incident of that key — the step of a resume outside vigil
+ * can be that late —, its start within window_ms of that incident's last
+ * event): then it joins that closed incident, which stays closed.  *incident gets its id, *is_new whether it
  * was opened by this event.  A savepoint inside the caller's transaction
  * (vg_store_begin), or a transaction of its own.  Returns 0 or -1. */
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,

@@ -151,12 +151,18 @@ static void test_store_repeats_before_return(void **state)
     assert_int_equal(json_integer_value(json_object_get(inc, "count")), 3);
     assert_string_equal(json_string_value(json_object_get(inc, "state")), "closed");
     json_decref(inc);
-    /* the fold's count holding a repeat after the return: a new incident */
-    int64_t id2 = accept_xid(st, 3, T, T + 31000, 1, &is_new);
+    /* a repeat 1 s before the step, which a resume outside vigil can trail by
+     * its reconcile period: maybe after the node was back, so a new incident */
+    int64_t id2 = accept_xid(st, 3, T, T + 29000, 1, &is_new);
     assert_true(is_new);
     assert_true(id2 > id);
+    assert_int_equal(vg_store_set_state(st, id2, "closed"), 0);
+    /* the fold's count holding a repeat after the return: a new incident */
+    int64_t id3 = accept_xid(st, 4, T, T + 31000, 1, &is_new);
+    assert_true(is_new);
+    assert_true(id3 > id2);
     /* and the next repeat joins that open one */
-    assert_int_equal(accept_xid(st, 4, T + 32000, T + 32000, 1, &is_new), id2);
+    assert_int_equal(accept_xid(st, 5, T + 32000, T + 32000, 1, &is_new), id3);
     assert_false(is_new);
     vg_store_close(st);
 }
