@@ -26,6 +26,9 @@ struct vg_bi_threshold {
     char metric[24];       /* nccl-busbw, ib-write-bw, ib-rate, h2d-bw, gemm-ratio */
     double min;
     char unit[16];
+    char at[24];           /* the message size the figure is defined at ("16G"; nccl-busbw), "" none */
+    long long at_bytes;    /* that size in bytes, 0 none */
+    bool in_place;         /* the figure is the in-place busbw ("8G in-place"), not both columns' mean */
     char source[320];
 };
 struct vg_bi_thresholds {

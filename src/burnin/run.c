@@ -80,6 +80,7 @@ static const char *find_tool(const struct vg_bi_opts *o, const char *name, char 
 struct subst {
     char gpus[16], ibport[16];
     const char *ibdev;
+    const char *nccl_size;   /* the message size the model's busbw floor is defined at (default 8G) */
 };
 
 /* argv: the tool, then args with the placeholders replaced. */
@@ -88,10 +89,11 @@ static void build_argv(const char *tool, const char *const *args, const struct s
     int a = 0;
     argv[a++] = tool;
     for (int i = 0; args[i] && a < VG_BI_MAX_ARGS + 1; i++)
-        argv[a++] = !strcmp(args[i], "{gpus}")     ? v->gpus
-                    : !strcmp(args[i], "{ibdev}")  ? v->ibdev
-                    : !strcmp(args[i], "{ibport}") ? v->ibport
-                                                   : args[i];
+        argv[a++] = !strcmp(args[i], "{gpus}")        ? v->gpus
+                    : !strcmp(args[i], "{ibdev}")     ? v->ibdev
+                    : !strcmp(args[i], "{ibport}")    ? v->ibport
+                    : !strcmp(args[i], "{nccl_size}") ? v->nccl_size
+                                                      : args[i];
     argv[a] = NULL;
 }
 
@@ -171,7 +173,8 @@ static void run_tool(const struct vg_bi_ctx *c, const struct vg_bi_test *t, stru
         else snprintf(oc->detail, sizeof oc->detail, "%s not found on PATH (or --tool %s=PATH)", t->tool, t->tool);
         return;
     }
-    struct subst v = { .ibdev = "" };
+    const struct vg_bi_threshold *busbw = vg_bi_threshold_find(c->o->th, c->model, "nccl-busbw");
+    struct subst v = { .ibdev = "", .nccl_size = busbw ? busbw->at : "8G" };
     snprintf(v.gpus, sizeof v.gpus, "%d", c->gpus > 0 ? c->gpus : 1);
     if (!per_ib_port(t)) return run_once(c, t, tool, &v, oc);
     if (!c->nib) {

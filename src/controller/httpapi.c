@@ -5,7 +5,9 @@
 #include "util/mhdso.h"
 #include "controller/burnin_hist.h"
 #include "controller/commit.h"
+#include "controller/store.h"
 #include "core/event.h"
+#include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -192,8 +194,20 @@ static void committed(void *arg, int code, json_t *resp)
     vg_mhd->resume_connection(up->c);
 }
 
-/* A heartbeat ({"node": NAME, "jobs": "12,345"}, jobs optional): noted in
- * memory, nothing stored. */
+/* The answer to a heartbeat: {"ok": true}, and while the agent folds
+ * repeated events (folds: how many it holds open) the time its node was last
+ * returned to service, so it closes the folds begun before then and a fault
+ * that comes back is a new incident at once, not a repeat of the old one. */
+static json_t *beat_answer(struct vg_http *h, const char *node, json_int_t folds)
+{
+    json_t *ans = json_pack("{s:b}", "ok", 1);
+    int64_t at = folds > 0 ? vg_store_last_return(h->o.reader, node) : 0;
+    if (at > 0) json_object_set_new(ans, "returned", vg_json_time(at));
+    return ans;
+}
+
+/* A heartbeat ({"node": NAME, "jobs": "12,345", "folds": N}, jobs and folds
+ * optional): noted in memory, nothing stored. */
 static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *json)
 {
     json_t *j = json_loads(json, 0, NULL);
@@ -210,7 +224,7 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
     } else {
         h->o.on_beat(h->o.beat_ctx, node, jobs);
-        r = vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
+        r = vg_http_reply_json(c, 200, beat_answer(h, node, json_integer_value(json_object_get(j, "folds"))));
     }
     json_decref(j);
     return r;

@@ -1,7 +1,9 @@
 /* httpapi.h — the controller's HTTP API on libmicrohttpd:
  *   POST /v1/events     an agent message (auth.h) → 202 / 400 / 401 / 413 / 503
- *   POST /v1/heartbeat  {"node": NAME}, authenticated the same way → 200; kept
- *                       in memory only (heartbeat.h), nothing stored
+ *   POST /v1/heartbeat  {"node": NAME, "jobs"?, "folds"?}, authenticated the
+ *                       same way → 200 {"ok": true}, with "returned" (when the
+ *                       node was last returned to service) when folds > 0;
+ *                       kept in memory only (heartbeat.h), nothing stored
  *   GET  /v1/incidents  ?node=N&open=1&limit=K&before=ID → JSON array, newest
  *                       first; limit 1..1000 (default 100); a full page has a
  *                       Link: <…before=ID>; rel="next" header (the cursor)

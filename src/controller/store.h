@@ -49,12 +49,21 @@ const char *vg_store_error(const struct vg_store *st);
  * are idempotent; a new spool id is new data even when seq restarts).  Otherwise the
  * event joins the open incident of the same node and event key when the last
  * one was seen within window_ms (count and last updated), or opens a new
- * incident with `detected` = now.  *incident gets its id, *is_new whether it
+ * incident with `detected` = now — unless it happened while the node was
+ * still out (its last time 3 s or more before the `returned` step of the
+ * newest closed incident of that key — the step of a resume outside vigil
+ * can be that late —, its start within window_ms of that incident's last
+ * event): then it joins that closed incident, which stays closed.  *incident gets its id, *is_new whether it
  * was opened by this event.  A savepoint inside the caller's transaction
  * (vg_store_begin), or a transaction of its own.  Returns 0 or -1. */
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate);
+/* When the store began: the controller's first record (its oldest record for a
+ * store from before that was kept); 0 unknown. */
+int64_t vg_store_first_record(struct vg_store *st);
+/* When node was last returned to service (its newest `returned` step), 0 never. */
+int64_t vg_store_last_return(struct vg_store *st, const char *node);
 /* Records a step (the first time only: a step's time never moves) with a detail. */
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at,
                   const char *detail);
