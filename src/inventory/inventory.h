@@ -166,9 +166,26 @@ bool vg_scan_version(const char *s, char *buf, size_t n);
  * library directories of the root; on success copies "X.Y.Z" into ver and the
  * file's path into path.  */
 bool vg_find_lib_version(const char *root, const char *stem, char *ver, size_t vn, char *path, size_t pn);
+/* The same in one directory. */
+bool vg_find_lib_in(const char *root, const char *dir, const char *stem, char *ver, size_t vn, char *path, size_t pn);
 /* Reads "#define NAME value" integers from a C header: vals[i] for names[i]
  * (-1 when absent).  Returns how many were found. */
 int vg_header_defines(const char *root, const char *path, const char *const *names, long *vals, int n);
+
+/* The CUDA toolkits installed under /usr/local: the names of the
+ * /usr/local/cuda* directories that are not symlinks ("cuda-13.0"), sorted;
+ * returns the count (free with vg_free_list) or -1. */
+int vg_cuda_dirs(const char *root, char ***names);
+
+/* Versions in text left on disk (versiontext.c). */
+/* nvcc's banner ("Cuda compilation tools, release 13.0, V13.0.88"): the
+ * release ("13.0") and nvcc's build ("13.0.88", "" when absent). */
+bool vg_nvcc_banner(const char *text, size_t len, char *release, size_t rn, char *build, size_t bn);
+/* A wheel's METADATA: the Name and Version headers (false when either is
+ * missing or the version does not start with a digit). */
+bool vg_wheel_metadata(const char *text, size_t len, char *name, size_t nn, char *version, size_t vn);
+/* cuda.h's CUDA_VERSION (13000, 12040) as "13.0", "12.4". */
+bool vg_cuda_version_code(long code, char *out, size_t n);
 
 /* The collector table (collectors.c). */
 extern const struct vg_collector *const vg_collectors[];
