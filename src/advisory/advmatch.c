@@ -78,16 +78,51 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
     return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) >= 0;
 }
 
-/* The range of a that contains v, or NULL. */
-static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v)
+bool vg_range_for_model(const struct vg_range *r, const char *model)
 {
-    const struct vg_range *hit = NULL;   /* a range on v's own line is preferred */
-    for (size_t i = 0; i < a->nranges; i++)
-        if ((!hit || (!hit->introduced[0] && a->ranges[i].introduced[0])) && vg_range_contains(eco, &a->ranges[i], v))
-            hit = &a->ranges[i];
+    if (!r->models[0] || !model || !*model) return true;
+    char want[32], key[32], item[64];
+    vg_nic_model_key(model, want, sizeof want);
+    if (!want[0]) return true;
+    for (const char *p = r->models; *p;) {
+        size_t l = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)(l < sizeof item ? l : sizeof item - 1), p);
+        vg_nic_model_key(item, key, sizeof key);
+        size_t kl = strlen(key);
+        /* a ConnectX-5 Ex is a ConnectX-5 to the bulletins */
+        if (kl && (!strcmp(key, want) || (!strncmp(key, want, kl) && !strcmp(want + kl, "ex")))) return true;
+        p += l + (p[l] == ',');
+        while (*p == ' ') p++;
+    }
+    return false;
+}
+
+/* The range of a that contains v, or NULL; only the ranges about the
+ * component's device model count.  A range on v's own line is preferred. */
+static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v,
+                                       const char *model)
+{
+    const struct vg_range *hit = NULL, *lowest = NULL;
+    bool trains_only = true;   /* every range for this model is a firmware train with a start */
+    size_t applicable = 0;
+    char buf[160], lo[160] = "";
+    for (size_t i = 0; i < a->nranges; i++) {
+        const struct vg_range *r = &a->ranges[i];
+        if (!vg_range_for_model(r, model)) continue;
+        applicable++;
+        if (!r->models[0] || !r->introduced[0] || !r->fixed[0]) trains_only = false;
+        else if (!lowest || vg_version_cmp(eco, resolve(r->introduced, v, buf, sizeof buf), lo) < 0) {
+            lowest = r;
+            vg_strlcpy(lo, resolve(r->introduced, v, buf, sizeof buf), sizeof lo);
+        }
+        if ((!hit || (!hit->introduced[0] && r->introduced[0])) && vg_range_contains(eco, r, v)) hit = r;
+    }
+    /* a model's firmware older than every train the bulletin lists for it is
+     * affected: "All versions prior to 35.8002" is the oldest line's fix */
+    if (!hit && applicable && trains_only && lowest && model && *model && vg_version_cmp(eco, v, lo) < 0) hit = lowest;
     if (!hit) return NULL;
     for (size_t i = 0; i < a->nranges; i++)
-        if (fixed_on_line(eco, &a->ranges[i], v)) return NULL;
+        if (vg_range_for_model(&a->ranges[i], model) && fixed_on_line(eco, &a->ranges[i], v)) return NULL;
     return hit;
 }
 
@@ -206,7 +241,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         f.severity = a->severity;
         vg_strlcpy(f.url, a->url, sizeof f.url);
         if (a->distro[0]) {                       /* the distribution's own record */
-            const struct vg_range *r = distro && distro_applies(a, c) ? affected(a, a->eco, c->version) : NULL;
+            const struct vg_range *r = distro && distro_applies(a, c) ? affected(a, a->eco, c->version, c->model) : NULL;
             if (!r) continue;
             f.kind = VG_FIND_CVE;
             f.evidence = VG_EV_DISTRO_ADVISORY;
@@ -222,7 +257,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
         if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
-        const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
+        const struct vg_range *r = affected(a, a->eco, native ? c->version : up, c->model);
         if (!r) continue;
         f.kind = VG_FIND_CVE;
         vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
@@ -230,7 +265,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         if (distro && !native) {
             const struct vg_advisory *d = distro_cover(db, lo, c, a->id);
             const char *cl = d ? NULL : vg_changelog_names(&c->changelog, a->id);
-            if (d && affected(d, d->eco, c->version)) continue;   /* reported from the distribution's record */
+            if (d && affected(d, d->eco, c->version, c->model)) continue;   /* reported from the distribution's record */
             if (d || cl) {
                 f.kind = VG_FIND_DISTRO_FIXED;
                 f.evidence = d ? VG_EV_DISTRO_ADVISORY : VG_EV_CHANGELOG;

@@ -4,7 +4,7 @@
  *       merges CSAF 2.0 / OSV / vigil-format files into the database (default
  *       the bundled one; --out defaults to --db; --new starts from empty).
  *   list [--component C] [--db PATH] [--json]
- *   check COMPONENT VERSION [--eco E] [--package P] [--date YYYY-MM-DD] [--db PATH] [--json]
+ *   check COMPONENT VERSION [--eco E] [--package P] [--model M] [--date YYYY-MM-DD] [--db PATH] [--json]
  *       the findings for one installed version (exit 1 when there are any). */
 #include "advisory/importer.h"
 #include "cmd/cmd.h"
@@ -19,7 +19,7 @@
 #include <string.h>
 
 struct opts {
-    const char *db, *out, *component, *eco, *package, *date, *distro, *srcpkg;
+    const char *db, *out, *component, *eco, *package, *date, *distro, *srcpkg, *model;
     bool json, verbose, fresh;
     const char *args[256];
     int nargs;
@@ -29,7 +29,7 @@ static int usage(void)
 {
     return vg_input_error("usage: vigil advisories import FILE|DIR... [--db PATH] [--out PATH] [--new] [--json] [-v]"
                           " | list [--component C] [--json] | check COMPONENT VERSION [--eco E] [--package P]"
-                          " [--source-package S] [--distro Ubuntu:22.04|Debian:12] [--date YYYY-MM-DD] [--json]");
+                          " [--source-package S] [--distro Ubuntu:22.04|Debian:12] [--model M] [--date YYYY-MM-DD] [--json]");
 }
 
 /* getopt_long over argv[1…] (argv[1] is the action); the remaining
@@ -37,14 +37,15 @@ static int usage(void)
 static int parse(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
-    enum { O_DB = 256, O_OUT, O_COMPONENT, O_ECO, O_PACKAGE, O_DATE, O_JSON, O_NEW, O_VERBOSE, O_DISTRO, O_SOURCE };
+    enum { O_DB = 256, O_OUT, O_COMPONENT, O_ECO, O_PACKAGE, O_DATE, O_JSON, O_NEW, O_VERBOSE, O_DISTRO, O_SOURCE, O_MODEL };
     static const struct option opts[] = {
         { "db", required_argument, 0, O_DB },           { "out", required_argument, 0, O_OUT },
         { "component", required_argument, 0, O_COMPONENT }, { "eco", required_argument, 0, O_ECO },
         { "package", required_argument, 0, O_PACKAGE }, { "date", required_argument, 0, O_DATE },
         { "json", no_argument, 0, O_JSON },             { "new", no_argument, 0, O_NEW },
         { "verbose", no_argument, 0, O_VERBOSE },       { "distro", required_argument, 0, O_DISTRO },
-        { "source-package", required_argument, 0, O_SOURCE }, { 0, 0, 0, 0 },
+        { "source-package", required_argument, 0, O_SOURCE }, { "model", required_argument, 0, O_MODEL },
+        { 0, 0, 0, 0 },
     };
     optind = 1;
     opterr = 0;
@@ -59,6 +60,7 @@ static int parse(int argc, char **argv, struct opts *o)
         case O_DATE: o->date = optarg; break;
         case O_DISTRO: o->distro = optarg; break;
         case O_SOURCE: o->srcpkg = optarg; break;
+        case O_MODEL: o->model = optarg; break;
         case O_JSON: o->json = true; break;
         case O_NEW: o->fresh = true; break;
         case 'v':
@@ -148,10 +150,12 @@ static void range_str(const struct vg_advisory *a, char *buf, size_t n)
     buf[0] = 0;
     for (size_t i = 0; i < a->nranges && k < n; i++) {
         const struct vg_range *r = &a->ranges[i];
-        k += (size_t)snprintf(buf + k, n - k, "%s%s%s%s%s%s%s", i ? "; " : "", r->introduced[0] ? ">=" : "",
+        k += (size_t)snprintf(buf + k, n - k, "%s%s%s%s%s%s%s%s%s", i ? "; " : "", r->introduced[0] ? ">=" : "",
                               r->introduced, r->introduced[0] && (r->fixed[0] || r->last_affected[0]) ? "," : "",
                               r->fixed[0] ? "<" : r->last_affected[0] ? "<=" : "",
-                              r->fixed[0] ? r->fixed : r->last_affected, "");
+                              r->fixed[0] ? r->fixed : r->last_affected, r->models[0] ? " (" : "", r->models,
+                              r->models[0] ? ")" : "");
+        if (k >= n) k = n - 1;
     }
 }
 
@@ -223,6 +227,7 @@ static int do_check(const struct opts *o)
     if (o->package) vg_strlcpy(comp.package, o->package, sizeof comp.package);
     if (o->package) vg_strlcpy(comp.srcpkg, o->srcpkg ? o->srcpkg : o->package, sizeof comp.srcpkg);
     if (o->distro) vg_strlcpy(comp.distro, o->distro, sizeof comp.distro);
+    if (o->model) vg_strlcpy(comp.model, o->model, sizeof comp.model);
     vg_version_upstream(comp.eco, comp.version, comp.upstream, sizeof comp.upstream);
     vg_strlcpy(comp.source, "command line", sizeof comp.source);
     struct vg_advdb *db;

@@ -283,3 +283,22 @@ int vg_inventory_fail(struct vg_inventory *inv, const char *fmt, ...)
     va_end(ap);
     return -1;
 }
+
+void vg_nic_model_key(const char *name, char *key, size_t n)
+{
+    char flat[96];
+    size_t k = 0;
+    for (const char *p = name ? name : ""; *p && k + 1 < sizeof flat; p++)
+        if (isalnum((unsigned char)*p)) flat[k++] = (char)tolower((unsigned char)*p);
+    flat[k] = 0;
+    key[0] = 0;
+    /* "onnectx": the published bulletin 5459 drops the C of ConnectX-5 */
+    static const struct { const char *word, *prefix; } fam[] = { { "onnectx", "cx" }, { "bluefield", "bf" } };
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        const char *w = strstr(flat, fam[i].word);
+        if (!w) continue;
+        const char *rest = w + strlen(fam[i].word);
+        if (isdigit((unsigned char)*rest)) snprintf(key, n, "%s%s", fam[i].prefix, rest);
+        return;
+    }
+}

@@ -42,6 +42,7 @@ struct vg_component {
                               set on package components; "" when unknown */
     struct vg_changelog changelog; /* CVEs the package's own changelog names, read only when
                                       an audit asks (vg_inventory_changelogs) */
+    char model[32];        /* device model (NIC firmware: "ConnectX-7"), "" when unknown */
     char upstream_why[192];/* why no distribution package decides although one should
                               (the running kernel's package not installed), "" else;
                               the note of the component's upstream findings */
@@ -186,6 +187,11 @@ bool vg_nvcc_banner(const char *text, size_t len, char *release, size_t rn, char
 bool vg_wheel_metadata(const char *text, size_t len, char *name, size_t nn, char *version, size_t vn);
 /* cuda.h's CUDA_VERSION (13000, 12040) as "13.0", "12.4". */
 bool vg_cuda_version_code(long code, char *out, size_t n);
+
+/* A NIC model name as a comparable key: "ConnectX-6 DX", "ConnectX 6 Dx" and
+ * "ConnectX6-DX" are all "cx6dx", "BlueField-3" is "bf3"; "" when the name
+ * is no ConnectX or BlueField model ("ConnectX GA", "N/A"). */
+void vg_nic_model_key(const char *name, char *key, size_t n);
 
 /* The collector table (collectors.c). */
 extern const struct vg_collector *const vg_collectors[];

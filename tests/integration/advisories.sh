@@ -48,3 +48,11 @@ check "check --distro: Ubuntu's record decides a jammy openssh" sh -c "'$VIGIL' 
 check "check --distro: USN-7094-1 decides a noble qemu (source package qemu)" sh -c "'$VIGIL' advisories check qemu 1:8.2.2+ds-0ubuntu1.2 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04 | grep -q 'USN-7094-1'"
 exits_with "check --distro: qemu at USN-7094-1's noble fixed version is clean" 0 "$VIGIL" advisories check qemu 1:8.2.2+ds-0ubuntu1.4 --eco dpkg --package qemu-system-x86 --source-package qemu --distro Ubuntu:24.04
 exits_with "check --distro: the USN's fixed version is clean of it" 0 "$VIGIL" advisories check linux-kernel 6.8.0-124.124 --eco dpkg --package linux-image-6.8.0-124-generic --source-package linux --distro Ubuntu:24.04
+# NIC firmware per model (bulletin 5699): a ConnectX-4 Lx is affected by
+# CVE-2025-23351 only, fixed in 14.32.1908 (its own train), never 14.46.3008
+out=$("$VIGIL" advisories check connectx-firmware 14.32.1900 --model "ConnectX-4 Lx" --json)
+is "check --model: ConnectX-4 Lx is not flagged for CVE-2025-23350" "$(printf '%s' "$out" | grep -c 'CVE-2025-23350')" 0
+is "check --model: ... and CVE-2025-23351 is fixed in 14.32.1908" \
+    "$(printf '%s' "$out" | grep -A4 '"id": "CVE-2025-23351"' | grep -c '"fixed": "14.32.1908"')" 1
+is "check without a model: every row counts (both CVEs)" \
+    "$("$VIGIL" advisories check connectx-firmware 14.32.1900 --json | grep -c '"id": "CVE-2025-2335[01]"')" 2

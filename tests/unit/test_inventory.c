@@ -113,8 +113,10 @@ static void test_ubuntu_run535(void **state)
     c = expect(&inv, "connectx-firmware", "28.41.1000", "/sys/class/infiniband/mlx5_0/fw_ver");
     assert_string_equal(c->package, "MT_0000000838");
     assert_string_equal(c->detail, "ConnectX-7 board MT_0000000838 (mlx5_0,mlx5_1)");
+    assert_string_equal(c->model, "ConnectX-7");   /* the bulletins' per-model rows match on it */
     c = expect(&inv, "bluefield-firmware", "32.38.3056", "/sys/class/infiniband/mlx5_bond_0/fw_ver");
     assert_string_equal(c->detail, "BlueField-3 board MT_0000000884 (mlx5_bond_0)");
+    assert_string_equal(c->model, "BlueField-3");
     c = expect(&inv, "openssh", "1:8.9p1-3ubuntu0.4", "dpkg:/var/lib/dpkg/status");
     assert_string_equal(c->upstream, "8.9p1");
     expect(&inv, "sudo", "1.9.9-1ubuntu2.4", "dpkg:/var/lib/dpkg/status");
