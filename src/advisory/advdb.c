@@ -149,6 +149,7 @@ int vg_advdb_add(struct vg_advdb *db, const struct vg_advisory *a)
     } else {
         if (a->severity > t->severity) t->severity = a->severity;
         if (a->cvss > t->cvss) t->cvss = a->cvss;
+        if (!t->source[0]) vg_strlcpy(t->source, a->source, sizeof t->source);
     }
     int added = 0;
     for (size_t i = 0; i < a->nranges; i++) {

@@ -155,6 +155,27 @@ size_t vg_advdb_source_count(const struct vg_advdb *db);
 const struct vg_source *vg_advdb_source(const struct vg_advdb *db, size_t i);
 const char *vg_advdb_generated(const struct vg_advdb *db);
 
+/* How current each source is (advstatus.c). */
+struct vg_source_status {
+    char name[32];
+    const struct vg_source *src;  /* its manifest row, NULL when the records name no listed source */
+    size_t records;
+    size_t undated;               /* records that carry no publication date */
+    char newest[16];              /* the newest dated record's publication date, "" when none carries one */
+    char newest_id[48];
+    long age_days;                /* newest's age on the audit date (the snapshot's when no record
+                                     carries a date: age_from_snapshot), -1 unknown */
+    bool age_from_snapshot;
+    long snapshot_age_days;       /* -1 unknown */
+    bool stale;                   /* older than max_age (the copy's age when known, else the newest record's) */
+};
+/* One row per source (the manifest's, then any other tag the records carry);
+ * *out is malloc'd. */
+size_t vg_advdb_status(const struct vg_advdb *db, long max_age, struct vg_source_status **out);
+/* Days from one YYYY-MM-DD date to a later one (0 when it is not later); -1
+ * when either is malformed. */
+long vg_days_between(const char *from, const char *to);
+
 /* Read access, in a stable order (component, id). */
 const struct vg_advisory *vg_advdb_get(const struct vg_advdb *db, size_t i);
 size_t vg_advdb_eol_count(const struct vg_advdb *db);

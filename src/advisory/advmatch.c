@@ -105,7 +105,7 @@ static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecos
     const struct vg_range *hit = NULL, *lowest = NULL;
     bool trains_only = true;   /* every range for this model is a firmware train with a start */
     size_t applicable = 0;
-    char buf[160], lo[160] = "";
+    char buf[160], lo[160] = "", hit_fixed[160] = "";
     for (size_t i = 0; i < a->nranges; i++) {
         const struct vg_range *r = &a->ranges[i];
         if (!vg_range_for_model(r, model)) continue;
@@ -115,7 +115,15 @@ static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecos
             lowest = r;
             vg_strlcpy(lo, resolve(r->introduced, v, buf, sizeof buf), sizeof lo);
         }
-        if ((!hit || (!hit->introduced[0] && r->introduced[0])) && vg_range_contains(eco, r, v)) hit = r;
+        if (!vg_range_contains(eco, r, v)) continue;
+        /* a range with a start beats an open one; then the nearest fix (a
+         * module listed twice: containerd < 1.7.29 and containerd/v2 < 2.0.7) */
+        if (!hit || (!hit->introduced[0] && r->introduced[0]) ||
+            (!hit->introduced[0] == !r->introduced[0] && r->fixed[0] && hit->fixed[0] &&
+             vg_version_cmp(eco, resolve(r->fixed, v, buf, sizeof buf), hit_fixed) < 0)) {
+            hit = r;
+            vg_strlcpy(hit_fixed, resolve(r->fixed, v, buf, sizeof buf), sizeof hit_fixed);
+        }
     }
     /* a model's firmware older than every train the bulletin lists for it is
      * affected: "All versions prior to 35.8002" is the oldest line's fix */

@@ -292,8 +292,11 @@ void vg_nic_model_key(const char *name, char *key, size_t n)
         if (isalnum((unsigned char)*p)) flat[k++] = (char)tolower((unsigned char)*p);
     flat[k] = 0;
     key[0] = 0;
-    /* "onnectx": the published bulletin 5459 drops the C of ConnectX-5 */
-    static const struct { const char *word, *prefix; } fam[] = { { "onnectx", "cx" }, { "bluefield", "bf" } };
+    /* as the published bulletins spell them too: 5459 drops the C of
+     * ConnectX-5 ("onnectX-5"), 5684 writes "BludField-3" */
+    static const struct { const char *word, *prefix; } fam[] = {
+        { "onnectx", "cx" }, { "bluefield", "bf" }, { "bludfield", "bf" },
+    };
     for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
         const char *w = strstr(flat, fam[i].word);
         if (!w) continue;

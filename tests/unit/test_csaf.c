@@ -190,6 +190,11 @@ static void test_models(void **state)
     assert_string_equal(k, "");
     vg_nic_model_key("BlueField-2", k, sizeof k);
     assert_string_equal(k, "bf2");
+    vg_nic_model_key("BludField-3", k, sizeof k);   /* as bulletin 5684 writes it */
+    assert_string_equal(k, "bf3");
+    /* 5684's GA row lists "BlueField-2, BludField-3": a BlueField-3 on train 38 is fixed on the GA line */
+    assert_int_equal(affected_model(corpus, "bluefield-firmware", VG_ECO_NVIDIA, "32.38.3056", "BlueField-3", "CVE-2025-23299", got), 1);
+    assert_string_equal(got, "32.46.1006");
 }
 
 static int import_text(const char *json, struct vg_advdb *db, struct vg_import_report *rep);

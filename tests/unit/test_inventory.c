@@ -185,7 +185,8 @@ static void test_multi_cuda(void **state)
 
 /* CUDA 13.0 and NCCL 2.28 under /usr/local/cuda-13.0 with no version.json:
  * nvcc's banner (read from bin/nvcc), the tree's nccl.h, a pip wheel's
- * METADATA; without bin/nvcc, cuda.h's CUDA_VERSION. */
+ * METADATA; without bin/nvcc, cuda.h's CUDA_VERSION; without either (nor
+ * nccl.h), the wheels the tree was installed from (its dist-info). */
 static void test_cuda13_noversion(void **state)
 {
     (void)state;
@@ -215,6 +216,17 @@ static void test_cuda13_noversion(void **state)
     collect(&inv, tmp);
     c = expect(&inv, "cuda-toolkit", "13.0", "file:/usr/local/cuda-13.0/include/cuda.h");
     assert_non_null(strstr(c->upstream_why, "CUDA_VERSION"));
+    assert_int_equal(count(&inv, "nccl"), 2);   /* the tree's wheel is the tree's nccl.h: not a third */
+    vg_inventory_free(&inv);
+    snprintf(cmd, sizeof cmd, "rm %s/usr/local/cuda-13.0/include/cuda.h %s/usr/local/cuda-13.0/include/nccl.h", tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    collect(&inv, tmp);
+    c = expect(&inv, "cuda-toolkit", "13.0.88",
+               "file:/usr/local/cuda-13.0/dist-info/nvidia_cuda_nvcc-13.0.88.dist-info/METADATA");
+    assert_string_equal(c->upstream, "13.0");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
+    c = expect(&inv, "nccl", "2.28.9", "file:/usr/local/cuda-13.0/dist-info/nvidia_nccl_cu13-2.28.9.dist-info/METADATA");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
     vg_inventory_free(&inv);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     assert_int_equal(system(cmd), 0);
