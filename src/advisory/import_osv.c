@@ -317,6 +317,13 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
             if (!strcmp(type, "ECOSYSTEM") || !strcmp(type, "SEMVER")) add_ranges(r, &a.ranges, &a.nranges);
             else vg_strlist_add(&rep->warnings, "%s: affected[%zu].ranges[%zu]: type %s skipped", file, i, j, type);
         }
+        /* a Go module of major version N (".../v2") has no version below
+         * N.0.0: its "introduced: 0" must not reach the component's 1.x */
+        const char *vn = strrchr(name, '/');
+        if (!strcmp(eco, "Go") && vn && vn[1] == 'v' && vn[2] >= '2' && vn[2] <= '9' &&
+            strspn(vn + 2, "0123456789") == strlen(vn + 2))
+            for (size_t j = 0; j < a.nranges; j++)
+                if (!a.ranges[j].introduced[0]) snprintf(a.ranges[j].introduced, sizeof a.ranges[j].introduced, "%s.0.0-alpha", vn + 2);
         const json_t *versions = json_object_get(aff, "versions");
         for (size_t j = 0; j < json_array_size(versions) && !(distro && a.nranges); j++) {   /* ranges say it all */
             const json_t *v = json_array_get(versions, j);

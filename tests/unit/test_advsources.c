@@ -192,6 +192,11 @@ static void test_go_records(void **state)
     assert_string_equal(h.fixed, "2.0.7");
     h = match(db, "containerd", VG_ECO_GENERIC, "2.1.4", NULL, NULL, "CVE-2025-64329");
     assert_string_equal(h.fixed, "2.1.5");
+    h = match(db, "containerd", VG_ECO_GENERIC, "2.0.0-rc.1", NULL, NULL, "CVE-2025-64329");
+    assert_string_equal(h.fixed, "2.0.7");
+    /* the v2 module's "introduced: 0" starts at 2.0.0: containerd 1.6.38 has CVE-2024-40635 fixed */
+    assert_int_equal(match(db, "containerd", VG_ECO_GENERIC, "1.6.38", NULL, NULL, "CVE-2024-40635").found, 0);
+    assert_int_equal(match(db, "containerd", VG_ECO_GENERIC, "1.6.37", NULL, NULL, "CVE-2024-40635").found, 1);
     /* CVE-2026-53488 (GO-2026-5758): containerd 1.7.32 affected, 2.2.5 fixed */
     h = match(db, "containerd", VG_ECO_GENERIC, "1.7.32", NULL, NULL, "CVE-2026-53488");
     assert_string_equal(h.fixed, "1.7.33");
