@@ -78,7 +78,7 @@ struct vg_finding {
                                         compared; the distribution may have backported the fix */
     enum vg_find_evidence evidence;
     char evidence_ref[64];           /* distro advisory id, or the changelog entry's version */
-    char note[256];                  /* EOL / below-minimum explanation */
+    char note[384];                  /* EOL / below-minimum explanation */
     char url[256];
 };
 

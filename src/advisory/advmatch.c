@@ -206,21 +206,40 @@ static const char *max_fixed(const struct vg_advisory *a)
     return best;
 }
 
-/* True when every CVE id the text names is fixed by the distribution
- * according to the package's changelog (and it names at least one). */
-static bool cves_fixed_in_changelog(const struct vg_component *c, const char *text)
+/* What the distribution says of the CVE ids a text names (a minimum's
+ * reason): fixed (its record for the node's release, or the package's
+ * changelog), to fix (its record gives the fixed package version: the
+ * highest goes to fix), or undecided (listed in open). */
+struct min_cves {
+    int named, fixed, tofix, undecided;
+    char fix[64], open[160];
+};
+
+static void minimum_cves(const struct vg_advdb *db, size_t lo, const struct vg_component *c, const char *text,
+                         struct min_cves *m)
 {
-    int named = 0;
+    memset(m, 0, sizeof *m);
     for (const char *p = strstr(text, "CVE-"); p; p = strstr(p + 4, "CVE-")) {
         char id[24];
         size_t l = strspn(p + 4, "0123456789-");
         if (l < 6 || l + 5 > sizeof id) continue;
         snprintf(id, sizeof id, "CVE-%.*s", (int)l, p + 4);
         if (id[strlen(id) - 1] == '-') id[strlen(id) - 1] = 0;
-        if (!vg_changelog_names(&c->changelog, id)) return false;
-        named++;
+        m->named++;
+        const struct vg_advisory *d = vg_changelog_names(&c->changelog, id) ? NULL : distro_cover(db, lo, c, id);
+        const struct vg_range *r = d ? affected(d, d->eco, c->version, c->model) : NULL;
+        if (vg_changelog_names(&c->changelog, id) || (d && !r)) {
+            m->fixed++;
+        } else if (r) {
+            m->tofix++;
+            if (r->fixed[0] && (!m->fix[0] || vg_version_cmp(d->eco, r->fixed, m->fix) > 0))
+                vg_strlcpy(m->fix, r->fixed, sizeof m->fix);
+        } else {
+            m->undecided++;
+            size_t k = strlen(m->open);
+            snprintf(m->open + k, sizeof m->open - k, "%s%s", k ? ", " : "", id);
+        }
     }
-    return named > 0;
 }
 
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
@@ -319,19 +338,38 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         if (!best || strlen(m->branch) > strlen(best->branch)) best = m;
     }
     enum vg_ecosystem meco = c->eco == VG_ECO_NVIDIA ? VG_ECO_NVIDIA : VG_ECO_GENERIC;
-    /* a distribution package whose changelog names every CVE the minimum is for */
-    if (best && distro && cves_fixed_in_changelog(c, best->reason)) best = NULL;
     if (best && vg_version_cmp(meco, up, best->version) < 0) {
         struct vg_finding f;
         memset(&f, 0, sizeof f);
         f.kind = VG_FIND_BELOW_MIN;
         f.comp = c;
         f.severity = VG_SEV_LOW;
-        vg_strlcpy(f.fixed, best->version, sizeof f.fixed);
-        f.backport_possible = distro;
-        set_note(&f, "below the recommended minimum %s%s%s", best->version, best->reason[0] ? ": " : "",
-                 best->reason);
         vg_strlcpy(f.url, best->url, sizeof f.url);
+        const char *sep = best->reason[0] ? ": " : "";
+        if (!distro) {
+            vg_strlcpy(f.fixed, best->version, sizeof f.fixed);
+            set_note(&f, "below the recommended minimum %s%s%s", best->version, sep, best->reason);
+        } else {
+            /* A distribution's package is upgraded to the distribution's package,
+             * never to an upstream version it will not ship: the minimum counts
+             * through the CVEs it is for, as the distribution decides them. */
+            const char *rel = c->distro[0] ? c->distro : "the distribution";
+            struct min_cves m;
+            minimum_cves(db, lo, c, best->reason, &m);
+            if (m.named && !m.tofix && !m.undecided) return count;   /* every one fixed by the distribution */
+            vg_strlcpy(f.fixed, m.fix, sizeof f.fixed);
+            f.backport_possible = !m.named || m.undecided;
+            if (!m.named)
+                set_note(&f, "upstream's recommended minimum is %s%s%s; this is %s's package: upgrade through its updates", best->version,
+                         sep, best->reason, rel);
+            else if (!m.undecided)
+                set_note(&f, "below the recommended minimum %s%s%s; %s's fix is package version %s", best->version, sep,
+                         best->reason, rel, m.fix);
+            else
+                set_note(&f, "below the recommended minimum %s%s%s; %s not shown fixed by %s's records or the package's "
+                         "changelog: upgrade to %s's package that fixes it, not to upstream %s",
+                         best->version, sep, best->reason, m.open, rel, rel, best->version);
+        }
         cb(&f, ctx);
         count++;
     }

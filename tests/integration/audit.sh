@@ -49,6 +49,14 @@ is "debian12-backport: slurm below-minimum dropped (its changelog names CVE-2025
 is "debian12-backport: CVE-2024-6387 stays, decided upstream (no Debian record bundled)" \
    "$(jq -r '.findings[] | select(.id == "CVE-2024-6387") | .evidence + " " + (.backport_possible|tostring)' "$T/deb.json")" \
    "upstream true"
+# "outdated" advice for a distribution's package names the distribution's package, never upstream's 9.9p2
+is "debian12-backport: openssh below-minimum advises no upstream version" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed // "none"' "$T/deb.json")" "none"
+check "debian12-backport: ... and says the distribution's package is the fix, naming the undecided CVE" \
+   sh -c "jq -r '.outdated[] | select(.component == \"openssh\") | .note' '$T/deb.json' | grep -q 'CVE-2024-6387 not shown fixed by Debian:12.*not to upstream 9.9p2'"
+$A --root $R/ubuntu2204-unpatched --json --fail-on none >"$T/jammy-old.json"
+is "ubuntu2204-unpatched: openssh below-minimum advises Ubuntu's fixed package (USN-6859-1)" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed' "$T/jammy-old.json")" "1:8.9p1-3ubuntu0.10"
 $A --root $R/debian12-unpatched --json --fail-on none >"$T/deb-old.json"
 is "debian12-unpatched: CVE-2023-41914 found (changelog stops at 22.05.8-4)" \
    "$(jq -r '.findings[] | select(.id == "CVE-2023-41914") | .evidence' "$T/deb-old.json")" "upstream"

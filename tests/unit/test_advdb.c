@@ -129,6 +129,12 @@ static void test_match(void **state)
     assert_int_equal(g.cve, 1);
     assert_true(g.last[0].backport_possible);
     assert_non_null(strstr(g.last[0].note, "backported"));
+    /* ... and its below-minimum names no upstream version to upgrade to: the
+     * minimum ("newest fix") names no CVE the distribution could decide */
+    assert_int_equal(g.min, 1);
+    assert_int_equal(g.last[1].kind, VG_FIND_BELOW_MIN);
+    assert_string_equal(g.last[1].fixed, "");
+    assert_non_null(strstr(g.last[1].note, "upgrade through its updates"));
     /* a distro-native advisory compares the full package version ... */
     g = match(db, "linux-kernel", "6.8.0-86.87", VG_ECO_DPKG, "linux-image-6.8.0-86-generic");
     assert_int_equal(g.cve, 1);
