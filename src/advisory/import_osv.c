@@ -11,7 +11,10 @@
  * update; the entry named like the component's source rpm is the one that
  * matches (openssh for openssh-server).  Ubuntu Pro-only entries are skipped
  * (their fixes need a subscription).  A release's CVEs are those its entry's
- * cves_map names when it names any, else the record's. */
+ * cves_map names when it names any, else the record's.  A withdrawn record is
+ * skipped.  The Go database's records: "+incompatible" is dropped from
+ * versions, a /vN module starts at N.0.0, and an open-ended entry whose fix
+ * exists only under a /vN module path (moby/moby/v2) is skipped. */
 #include "advisory/importer.h"
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
@@ -219,6 +222,14 @@ static void pick_severity(const json_t *doc, const json_t *aff, struct vg_adviso
     if (json_is_number(cv)) a->cvss = json_number_value(cv);
 }
 
+/* N for a Go module path of major version N >= 2 (".../v2"), else 0. */
+static int go_major(const char *name)
+{
+    const char *v = strrchr(name, '/');
+    if (!v || v[1] != 'v' || v[2] < '2' || v[2] > '9' || strspn(v + 2, "0123456789") != strlen(v + 2)) return 0;
+    return (int)strtol(v + 2, NULL, 10);
+}
+
 /* True when an affected entry names a fix (a "fixed", "last_affected" or
  * "limit" event). */
 static bool entry_has_fix(const json_t *aff)
@@ -247,10 +258,7 @@ static const char *fix_elsewhere(const json_t *affected, size_t i)
     for (size_t j = 0; j < json_array_size(affected); j++) {
         const json_t *o = json_array_get(affected, j);
         const char *name = vg_json_str(json_object_get(o, "package"), "name", "");
-        const char *v = strrchr(name, '/');
-        if (j != i && entry_has_fix(o) && v && v[1] == 'v' && v[2] >= '2' && v[2] <= '9' &&
-            strspn(v + 2, "0123456789") == strlen(v + 2))
-            return name;
+        if (j != i && entry_has_fix(o) && go_major(name)) return name;
     }
     return NULL;
 }
@@ -319,11 +327,9 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         }
         /* a Go module of major version N (".../v2") has no version below
          * N.0.0: its "introduced: 0" must not reach the component's 1.x */
-        const char *vn = strrchr(name, '/');
-        if (!strcmp(eco, "Go") && vn && vn[1] == 'v' && vn[2] >= '2' && vn[2] <= '9' &&
-            strspn(vn + 2, "0123456789") == strlen(vn + 2))
-            for (size_t j = 0; j < a.nranges; j++)
-                if (!a.ranges[j].introduced[0]) snprintf(a.ranges[j].introduced, sizeof a.ranges[j].introduced, "%s.0.0-alpha", vn + 2);
+        int major = !strcmp(eco, "Go") ? go_major(name) : 0;
+        for (size_t j = 0; major && j < a.nranges; j++)
+            if (!a.ranges[j].introduced[0]) snprintf(a.ranges[j].introduced, sizeof a.ranges[j].introduced, "%d.0.0-alpha", major);
         const json_t *versions = json_object_get(aff, "versions");
         for (size_t j = 0; j < json_array_size(versions) && !(distro && a.nranges); j++) {   /* ranges say it all */
             const json_t *v = json_array_get(versions, j);

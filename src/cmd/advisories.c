@@ -99,6 +99,7 @@ static int load_db(const struct opts *o, struct vg_advdb **db, char **path)
         vg_input_error("%s", err);
         return -1;
     }
+    if (o->date) vg_advdb_set_date(*db, o->date);   /* the date findings and ages are judged on */
     return 0;
 }
 
@@ -252,7 +253,6 @@ static int do_check(const struct opts *o)
         free(path);
         return VG_EXIT_INPUT;
     }
-    if (o->date) vg_advdb_set_date(db, o->date);
     static const char *const hdr[] = { "KIND", "ID", "SEVERITY", "FIXED", "URL", "NOTE" };
     struct collect c = { o->json ? json_array() : NULL, vg_table_new(6, hdr) };
     int n = vg_advdb_match(db, &comp, on_finding, &c);
@@ -286,7 +286,6 @@ static int do_status(const struct opts *o)
         free(path);
         return VG_EXIT_INPUT;
     }
-    if (o->date) vg_advdb_set_date(db, o->date);
     struct vg_source_status *rows;
     size_t n = vg_advdb_status(db, o->max_age, &rows);
     size_t stale = 0;
