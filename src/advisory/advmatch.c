@@ -226,9 +226,10 @@ static void minimum_cves(const struct vg_advdb *db, size_t lo, const struct vg_c
         snprintf(id, sizeof id, "CVE-%.*s", (int)l, p + 4);
         if (id[strlen(id) - 1] == '-') id[strlen(id) - 1] = 0;
         m->named++;
-        const struct vg_advisory *d = vg_changelog_names(&c->changelog, id) ? NULL : distro_cover(db, lo, c, id);
+        bool in_changelog = vg_changelog_names(&c->changelog, id) != NULL;
+        const struct vg_advisory *d = in_changelog ? NULL : distro_cover(db, lo, c, id);
         const struct vg_range *r = d ? affected(d, d->eco, c->version, c->model) : NULL;
-        if (vg_changelog_names(&c->changelog, id) || (d && !r)) {
+        if (in_changelog || (d && !r)) {
             m->fixed++;
         } else if (r) {
             m->tofix++;
