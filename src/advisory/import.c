@@ -15,6 +15,7 @@ static const struct vg_importer *const importers[] = {
     &vg_importer_csaf,
     &vg_importer_osv,
     &vg_importer_vigil,
+    &vg_importer_debian,
 };
 
 /* Package names (OSV, Go modules, distro packages) and product names (CSAF)
@@ -133,7 +134,15 @@ void vg_import_add(struct vg_advdb *db, struct vg_import_report *rep, const stru
 const struct vg_importer *vg_importer_for(const json_t *doc)
 {
     for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
-        if (importers[i]->detect(doc)) return importers[i];
+        if (importers[i]->detect && importers[i]->detect(doc)) return importers[i];
+    return NULL;
+}
+
+/* The text importer whose format the file's text is, or NULL. */
+static const struct vg_importer *text_importer_for(const char *text, size_t len)
+{
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
+        if (importers[i]->detect_text && importers[i]->detect_text(text, len)) return importers[i];
     return NULL;
 }
 
@@ -147,9 +156,10 @@ static int import_file(const char *path, struct vg_advdb *db, struct vg_import_r
     }
     const char *before = rep->source;
     int rc = -1;
-    if (vg_debian_list_detect(text, len)) {   /* the one text format */
-        if (!rep->source) rep->source = "debian";
-        rc = vg_debian_list_import(text, len, path, db, rep, err, errlen);
+    const struct vg_importer *ti = text_importer_for(text, len);
+    if (ti) {
+        if (!rep->source) rep->source = ti->name;
+        rc = ti->import_text(text, len, path, db, rep, err, errlen);
         rep->source = before;
         free(text);
         if (rc == 0) rep->files++;

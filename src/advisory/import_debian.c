@@ -170,3 +170,5 @@ int vg_debian_list_import(const char *text, size_t len, const char *file, struct
     }
     return 0;
 }
+
+const struct vg_importer vg_importer_debian = { "debian", NULL, NULL, vg_debian_list_detect, vg_debian_list_import };

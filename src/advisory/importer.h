@@ -32,15 +32,20 @@ struct vg_import_report {
 void vg_import_report_free(struct vg_import_report *r);
 
 struct vg_importer {
-    const char *name;                 /* "csaf" "osv" "vigil" */
+    const char *name;                 /* "csaf" "osv" "vigil" "debian" */
+    /* A JSON format: */
     bool (*detect)(const json_t *doc);
     /* Adds what doc holds to db.  Returns 0; -1 when the document cannot be
      * used at all (err says which field); skipped parts go to rep. */
     int (*import)(const json_t *doc, const char *file, struct vg_advdb *db, struct vg_import_report *rep,
                   char *err, size_t errlen);
+    /* Or a text format (NULL for the JSON ones), tried before the JSON parse: */
+    bool (*detect_text)(const char *text, size_t len);
+    int (*import_text)(const char *text, size_t len, const char *file, struct vg_advdb *db,
+                       struct vg_import_report *rep, char *err, size_t errlen);
 };
 
-extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil;
+extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil, vg_importer_debian;
 
 const struct vg_importer *vg_importer_for(const json_t *doc);
 /* Imports one file, or every *.json below a directory (sorted).  Returns 0, or
