@@ -26,6 +26,7 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv)
         if (c->changelog.path[0]) vg_json_set_str(o, "changelog", c->changelog.path);
         vg_json_set_str(o, "source", c->source);
         vg_json_set_str(o, "detail", c->detail);
+        if (c->model[0]) vg_json_set_str(o, "model", c->model);
         json_array_append_new(arr, o);
     }
     return arr;

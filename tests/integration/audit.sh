@@ -13,11 +13,11 @@ exits_with "run535: findings >= high, exit 1" 1 $A --root $R/ubuntu2204-h100-run
 exits_with "run535: --fail-on none, exit 0" 0 $A --root $R/ubuntu2204-h100-run535 --fail-on none
 $A --root $R/ubuntu2204-h100-run535 --json >"$T/run535.json"
 is "run535: summary" "$(tr -d ' \n' <"$T/run535.json" | grep -o '"summary":{[^}]*}')" \
-   '"summary":{"critical":8,"high":38,"medium":34,"low":28,"outdated":16,"fixed_by_distribution":0,"components":25}'
+   '"summary":{"critical":7,"high":35,"medium":47,"low":27,"outdated":16,"fixed_by_distribution":0,"components":25}'
 is "run535: driver found from /proc (no package)" "$($A --root $R/ubuntu2204-h100-run535 --components | grep -c '^nvidia-driver .*535.129.03  */proc/driver/nvidia/version')" 1
 check "run535: CVE-2024-0132 on the container toolkit" grep -q '"id": "CVE-2024-0132"' "$T/run535.json"
 check "run535: backport marker on distro packages" sh -c "$A --root $R/ubuntu2204-h100-run535 | grep -q 'may be backported by the distribution'"
-check "run535: markdown has severity headings" sh -c "$A --root $R/ubuntu2204-h100-run535 --format markdown | grep -q '^### CRITICAL (8)'"
+check "run535: markdown has severity headings" sh -c "$A --root $R/ubuntu2204-h100-run535 --format markdown | grep -q '^### CRITICAL (7)'"
 $A --root $R/multi-cuda --json >"$T/multi.json"
 is "multi-cuda: three toolkits" "$(grep -c '"name": "cuda-toolkit"' "$T/multi.json")" 3
 is "multi-cuda: --components lists 8" "$($A --root $R/multi-cuda --components | tail -n +2 | wc -l)" 8
@@ -49,6 +49,14 @@ is "debian12-backport: slurm below-minimum dropped (its changelog names CVE-2025
 is "debian12-backport: CVE-2024-6387 stays, decided upstream (no Debian record bundled)" \
    "$(jq -r '.findings[] | select(.id == "CVE-2024-6387") | .evidence + " " + (.backport_possible|tostring)' "$T/deb.json")" \
    "upstream true"
+# "outdated" advice for a distribution's package names the distribution's package, never upstream's 9.9p2
+is "debian12-backport: openssh below-minimum advises no upstream version" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed // "none"' "$T/deb.json")" "none"
+check "debian12-backport: ... and says the distribution's package is the fix, naming the undecided CVE" \
+   sh -c "jq -r '.outdated[] | select(.component == \"openssh\") | .note' '$T/deb.json' | grep -q 'CVE-2024-6387 not shown fixed by Debian:12.*not to upstream 9.9p2'"
+$A --root $R/ubuntu2204-unpatched --json --fail-on none >"$T/jammy-old.json"
+is "ubuntu2204-unpatched: openssh below-minimum advises Ubuntu's fixed package (USN-6859-1)" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed' "$T/jammy-old.json")" "1:8.9p1-3ubuntu0.10"
 $A --root $R/debian12-unpatched --json --fail-on none >"$T/deb-old.json"
 is "debian12-unpatched: CVE-2023-41914 found (changelog stops at 22.05.8-4)" \
    "$(jq -r '.findings[] | select(.id == "CVE-2023-41914") | .evidence' "$T/deb-old.json")" "upstream"
