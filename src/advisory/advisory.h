@@ -58,6 +58,9 @@ enum vg_finding_kind {
     VG_FIND_EOL,
     VG_FIND_BELOW_MIN,
     VG_FIND_DISTRO_FIXED,  /* the upstream version is affected, but the distribution fixed it */
+    VG_FIND_UNDECIDED,     /* the upstream version is affected, and the distribution's records in the
+                              database end before the CVE was published: whether it backported the
+                              fix is not known here (not a finding; see the note) */
 };
 
 /* What decided a CVE finding (or a fix by the distribution). */
@@ -188,7 +191,8 @@ bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const ch
 /* True when the range is about the device model (any model when either is
  * unknown or the range names none). */
 bool vg_range_for_model(const struct vg_range *r, const char *model);
-const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" */
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution"
+                                                             "undecided-by-distribution" */
 /* True when the space-separated list has the word w. */
 bool vg_word_in(const char *list, const char *w);
 

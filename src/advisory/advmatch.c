@@ -13,7 +13,12 @@
  * own advisory for the node's release (OSV "Debian:12", "Ubuntu:22.04:LTS",
  * compared with the full package version), then the package's changelog
  * naming the CVE; only when neither speaks is the upstream version compared,
- * and such findings say the fix may have been backported. */
+ * and such findings say the fix may have been backported.  When the
+ * distribution's records in the database were copied before the CVE was
+ * published, their silence proves nothing: such a match is "undecided by the
+ * distribution", listed apart and never counted as a finding (a patched
+ * Debian host must not fail its audit on a CVE the bundled Debian data is
+ * too old to know). */
 #include "advisory/advdb_int.h"
 #include "util/strutil.h"
 #include <stdarg.h>
@@ -28,6 +33,7 @@ const char *vg_finding_kind_name(enum vg_finding_kind k)
     case VG_FIND_CVE: return "cve";
     case VG_FIND_EOL: return "eol";
     case VG_FIND_DISTRO_FIXED: return "fixed-by-distribution";
+    case VG_FIND_UNDECIDED: return "undecided-by-distribution";
     default: return "below-minimum";
     }
 }
@@ -196,6 +202,38 @@ static const struct vg_advisory *distro_cover(const struct vg_advdb *db, size_t 
     return NULL;
 }
 
+/* The date the distribution's records were copied (the newest snapshot among
+ * the sources that hold any record of the distribution, any release: "Debian"
+ * of "Debian:12"; a copy older than a release holds none of it, and that says
+ * nothing either), "" when the database holds none or their copy carries no date. */
+static const char *distro_data_end(const struct vg_advdb *db, const struct vg_component *c)
+{
+    size_t n = strcspn(c->distro, ":");
+    const char *end = "";
+    if (!n) return end;
+    for (size_t i = 0; i < db->n; i++) {
+        const struct vg_advisory *a = &db->advs[i];
+        if (!a->distro[0] || strncmp(a->distro, c->distro, n) || (a->distro[n] && a->distro[n] != ':')) continue;
+        for (size_t k = 0; k < vg_advdb_source_count(db); k++) {
+            const struct vg_source *s = vg_advdb_source(db, k);
+            if (!strcmp(s->name, a->source) && strcmp(s->snapshot, end) > 0) end = s->snapshot;
+        }
+    }
+    return end;
+}
+
+/* A package built this long before a CVE was published cannot carry its fix
+ * (an embargoed fix ships days to weeks before the disclosure, not months). */
+#define PREDATES_DAYS 90
+
+/* Days from date a to date b (both "YYYY-MM-DD"), or -1 when either is unknown. */
+static long days_before(const char *a, const char *b)
+{
+    int64_t x, y;
+    if (!a[0] || !b[0] || !vg_parse_day_or_time(a, &x) || !vg_parse_day_or_time(b, &y)) return -1;
+    return (long)((y - x) / 86400000);
+}
+
 /* The highest fixed version among the ranges (what the distribution shipped). */
 static const char *max_fixed(const struct vg_advisory *a)
 {
@@ -306,7 +344,19 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
                 continue;
             }
             f.backport_possible = true;
-            set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
+            const char *end = distro_data_end(db, c);
+            long before = days_before(c->changelog.newest, a->published);
+            if (before > PREDATES_DAYS) {
+                f.backport_possible = false;
+                set_note(&f, "the package's newest changelog entry (%s) is %ld days older than this CVE (published %s): "
+                         "no fix can be in it (upstream %s is affected)", c->changelog.newest, before, a->published, up);
+            } else if (end[0] && a->published[0] && strcmp(a->published, end) > 0) {
+                f.kind = VG_FIND_UNDECIDED;
+                set_note(&f, "%.*s's security data here was copied on %s, before this CVE (published %s), and the "
+                         "package's changelog does not name it: not decided (upstream %s is affected)",
+                         (int)strcspn(c->distro, ":"), c->distro, end, a->published, up);
+            } else
+                set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
         } else if (c->upstream_why[0]) {
             set_note(&f, "upstream %s compared: %s", up, c->upstream_why);
         }

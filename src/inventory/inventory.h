@@ -26,6 +26,8 @@ struct vg_changelog {
     char path[160];        /* what was read ("/usr/share/doc/…/changelog.Debian.gz",
                               "rpm -q --changelog NAME"), "" when the package has none */
     bool read;             /* asked for already (vg_inventory_changelogs) */
+    char newest[16];       /* the date of its newest entry at or below the installed version
+                              ("YYYY-MM-DD": when the package was last built), "" unknown */
 };
 
 struct vg_component {
@@ -148,6 +150,9 @@ void vg_rpm_changelogs_split(struct vg_component *const *comps, size_t n, const 
 int vg_rpm_changelogs_load(struct vg_inventory *inv, struct vg_component *const *comps, size_t n);
 /* Shared by both (changelog.c): records the CVE ids of one line with the entry's version. */
 void vg_changelog_scan_line(const char *l, size_t len, const char *version, struct vg_changelog *cl);
+/* Keeps the newest entry date: day, month name ("May") and year as an entry
+ * writes them; a date that is not one is ignored. */
+void vg_changelog_saw_date(struct vg_changelog *cl, int day, const char *mon, int year);
 /* Reads the changelogs of these package components (dpkg: the file; rpm: one
  * rpm run for all), once each; a changelog that cannot be read is warned
  * about and says nothing. */

@@ -49,7 +49,8 @@ static const char *finding_cves(const struct vg_finding *f, char *buf, size_t n)
 static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
-    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "id", f->adv->id);
+    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED || f->kind == VG_FIND_UNDECIDED)
+        vg_json_set_str(o, "id", f->adv->id);
     else vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
     if (f->adv && f->adv->cves && *f->adv->cves) {
         json_t *cl = json_array();
@@ -93,13 +94,15 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array(), *xa = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
     for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
+    for (size_t i = 0; i < a->nundecided; i++) json_array_append_new(ua, finding_json(&a->undecided[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
     json_object_set_new(doc, "fixed_by_distribution", xa);
+    json_object_set_new(doc, "undecided_by_distribution", ua);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -108,6 +111,7 @@ json_t *vg_audit_json(const struct vg_audit *a)
     }
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
     json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
+    json_object_set_new(sum, "undecided_by_distribution", json_integer((json_int_t)a->nundecided));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -211,6 +215,19 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
+    if (a->nundecided) {
+        static const char *const hu[] = { "COMPONENT", "INSTALLED", "CVE", "SEVERITY", "WHY" };
+        struct vg_table *t = vg_table_new(5, hu);
+        for (size_t i = 0; i < a->nundecided; i++) {
+            const struct vg_finding *x = &a->undecided[i];
+            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, vg_severity_name(x->severity), x->note };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sNot decided by the distribution (%zu): not findings; update the advisory data "
+                             "(`vigil advisories status`)", "", a->nundecided);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
     if (a->noutdated) {
         static const char *const ho[] = { "COMPONENT", "INSTALLED", "WHY", "UPGRADE TO", "REFERENCE" };
         struct vg_table *t = vg_table_new(5, ho);
@@ -225,8 +242,10 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         vg_table_free(t);
     }
     if (!a->nfindings && !a->noutdated) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
-    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution\n",
+    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, "
+               "%zu not decided by it\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
-            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed);
+            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed,
+            a->nundecided);
 }
