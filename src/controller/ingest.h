@@ -5,7 +5,8 @@
  * (seq: the agent's message number, increasing within one life of its spool;
  * spool: that life's id, "" when absent (older agents); (node, spool, seq,
  * index) makes each delivery idempotent).  Validation names the field at
- * fault: node names (letters, digits, '.', '-', '_', at most 63 bytes), kinds
+ * fault: node names (letters, digits, '.', '-', '_', not starting with '-'
+ * or '.': never an option to a command, at most 63 bytes), kinds
  * from the catalog's vocabulary, every string printable UTF-8 within its
  * length (never truncated), at most VG_WIRE_MAX_EVENTS events. */
 #ifndef VG_INGEST_H
