@@ -21,6 +21,7 @@
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
+#include "controller/schednodes.h"
 #include "controller/store.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
@@ -64,6 +65,7 @@ struct serve {
     const struct vg_catalog *cat;
     struct vg_store *reader;
     struct vg_fleetview *view;
+    struct vg_schednodes *known;
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -133,10 +135,13 @@ static int state_dir(const char *db)
                           "directory", db, dir, strerror(errno));
 }
 
-static void on_beat(void *ctx, const char *node, const char *jobs)
+static int on_beat(void *ctx, const char *node, const char *jobs, char *err, size_t errlen)
 {
     struct serve *s = ctx;
-    vg_heartbeat_beat(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), node, jobs);
+    struct vg_heartbeats *hb = __atomic_load_n(&s->hb, __ATOMIC_ACQUIRE);
+    if (hb) return vg_heartbeat_beat(hb, node, jobs, err, errlen);
+    snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
+    return 503;
 }
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
@@ -150,6 +155,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     struct serve *s = ctx;
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
+    vg_schednodes_metrics(s->known, out);
     if (s->reader) incident_states(s->reader, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
@@ -356,7 +362,17 @@ int cmd_serve(int argc, char **argv)
     hopts.reader = rstore;
     hopts.audits = astore;
     struct serve sv = { .cat = cat, .reader = rstore };
-    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .view = &sv.view };
+    /* the nodes the scheduler lists: the only ones the intake and the heartbeat
+     * monitor believe, read through a handle of their own (now, then when old) */
+    struct vg_orch_conf koc = oc;
+    koc.timeout_ms = 5000;
+    sv.known = vg_schednodes_new(vg_orch_open(orchestrator, &koc, err, sizeof err), 0, 0);
+    if (vg_schednodes_poll(sv.known, err, sizeof err))
+        vg_warn("serve: the scheduler's node list cannot be read (%s): heartbeats and node reports are refused "
+                "(503) until it can", err);
+    hopts.known = sv.known;
+    hbo.known = sv.known;
+    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .known = sv.known };
     hopts.fleet = vg_serve_fleet;
     hopts.fleet_ctx = &sf;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
@@ -415,6 +431,7 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(hb_orch);
     vg_executor_stop(exec);
     vg_fleetview_free(sv.view);
+    vg_schednodes_free(sv.known);
     vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);

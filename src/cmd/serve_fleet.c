@@ -1,33 +1,17 @@
 /* serve_fleet.c — the controller's fleet audit (GET /v1/audit): the reports
  * the agents sent (POST /v1/inventory), merged as `vigil audit merge` does,
  * with when each node reported; a report older than --audit-stale is stale,
- * and a node the controller knows but never heard an audit from is "not
- * reporting".  The controller knows a node from the dashboard's view of
- * the fleet (the scheduler's node list, read at most every few seconds
- * whatever the requests, and the nodes with incidents) and from the agents'
- * heartbeats.  A scheduler that cannot be read leaves the heartbeats. */
+ * and a node the scheduler lists that never sent an audit is "not
+ * reporting" (the scheduler's list is the same the intake believes:
+ * schednodes.h).  A scheduler that was never read leaves no coverage. */
 #include "cmd/serve_fleet.h"
-#include "controller/fleetview.h"
+#include "orch/orch.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* The names of the nodes the dashboard's view knows (the scheduler's list,
- * read at most every few seconds, and the nodes with incidents). */
-static size_t view_nodes(struct vg_fleetview *v, char ***out)
-{
-    json_t *nodes = v ? vg_fleetview_nodes(v) : NULL;
-    size_t n = json_array_size(nodes), k = 0, i;
-    json_t *nd;
-    *out = vg_xcalloc(n + 1, sizeof **out);
-    json_array_foreach(nodes, i, nd)
-        if (*vg_json_str(nd, "node", "")) (*out)[k++] = vg_xstrdup(vg_json_str(nd, "node", ""));
-    json_decref(nodes);
-    return k;
-}
 
 json_t *vg_serve_fleet(void *ctx, json_t *reports)
 {
@@ -45,16 +29,10 @@ json_t *vg_serve_fleet(void *ctx, json_t *reports)
         }
     }
     json_decref(reports);
-    char **beat = NULL, **sched;
-    size_t nbeat = vg_heartbeats_nodes(sf->hb ? __atomic_load_n(sf->hb, __ATOMIC_ACQUIRE) : NULL, &beat);
-    size_t nsched = view_nodes(sf->view ? __atomic_load_n(sf->view, __ATOMIC_ACQUIRE) : NULL, &sched);
-    const char **known = vg_xcalloc(nsched + nbeat + 1, sizeof *known);
-    for (size_t k = 0; k < nsched; k++) known[k] = sched[k];
-    for (size_t k = 0; k < nbeat; k++) known[nsched + k] = beat[k];
-    vg_fleet_coverage(fl, known, nsched + nbeat, vg_now_ms(), sf->stale_after_ms);
-    free(known);
-    vg_strv_free(beat, nbeat);
-    vg_strv_free(sched, nsched);
+    char **known = NULL;
+    size_t nknown = sf->known ? vg_schednodes_list(sf->known, &known, NULL) : 0;
+    vg_fleet_coverage(fl, (const char *const *)known, nknown, vg_now_ms(), sf->stale_after_ms);
+    vg_strv_free(known, nknown);
     json_t *doc = vg_fleet_json(fl);
     vg_fleet_free(fl);
     return doc;

@@ -209,8 +209,10 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
     } else {
-        h->o.on_beat(h->o.beat_ctx, node, jobs);
-        r = vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
+        char err[320];
+        int code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);
+        if (code) vg_http_count(h, code == 403 ? &h->rejected_unknown : &h->rejected_busy, 1);
+        r = code ? vg_http_error(c, (unsigned)code, "%s", err) : vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
     }
     json_decref(j);
     return r;

@@ -85,6 +85,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
                 "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n"
                 "vigil_rejected_total{reason=\"storage\"} %lu\nvigil_rejected_total{reason=\"busy\"} %lu\n"
+                "vigil_rejected_total{reason=\"unknown_node\"} %lu\n"
                 "# HELP vigil_http_deadline_closed_total Connections closed for missing their request deadline.\n"
                 "# TYPE vigil_http_deadline_closed_total counter\nvigil_http_deadline_closed_total %lu\n"
                 "# HELP vigil_http_body_bytes_inflight Request body bytes buffered now.\n"
@@ -94,7 +95,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_store_messages_total Agent messages committed.\n"
                 "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
                 (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input,
-                h->rejected_storage, h->rejected_busy, deadline_closed, h->body_inflight, commits, committed);
+                h->rejected_storage, h->rejected_busy, h->rejected_unknown, deadline_closed, h->body_inflight, commits, committed);
     pthread_mutex_unlock(&h->lock);
     if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
