@@ -21,6 +21,7 @@
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
+#include "controller/nodereport.h"
 #include "controller/schednodes.h"
 #include "controller/store.h"
 #include "report/audit_report.h"
@@ -47,13 +48,16 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "                   [--audit-stale S]\n"                                                                  \
+    "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
-    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"
+    "report) and lists the nodes the scheduler lists that never sent one.  Each event's action is the\n"   \
+    "controller's own: the fault catalog (--catalog, default the bundled one) with the site policy\n"    \
+    "(--fault-policy, default /etc/vigil/policy.tsv when present), whatever the agent said.  Above\n"   \
+    "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -66,6 +70,7 @@ struct serve {
     struct vg_store *reader;
     struct vg_fleetview *view;
     struct vg_schednodes *known;
+    struct vg_nodereports *reports;
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -156,6 +161,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
     vg_schednodes_metrics(s->known, out);
+    vg_nodereports_metrics(s->reports, out);
     if (s->reader) incident_states(s->reader, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
@@ -234,7 +240,8 @@ int cmd_serve(int argc, char **argv)
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
-    long audit_stale = VG_AUDIT_STALE_DEFAULT_S;
+    long audit_stale = VG_AUDIT_STALE_DEFAULT_S, alarm_mb = VG_STORE_ALARM_DEFAULT_MB;
+    const char *catalog_file = NULL, *fault_policy = NULL;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
@@ -246,7 +253,8 @@ int cmd_serve(int argc, char **argv)
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
-        { "audit-stale", required_argument, 0, 'A' },
+        { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
+        { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -289,6 +297,12 @@ int cmd_serve(int argc, char **argv)
             if (!vg_parse_long(optarg, &audit_stale) || audit_stale < 1 || audit_stale > 365L * 86400)
                 return vg_input_error("--audit-stale: '%s' is not seconds from 1 to 31536000", optarg);
             break;
+        case 'K': catalog_file = optarg; break;
+        case 'F': fault_policy = optarg; break;
+        case 'Z':
+            if (!vg_parse_long(optarg, &alarm_mb) || alarm_mb < 0 || alarm_mb > 1L << 30)
+                return vg_input_error("--store-alarm-mb: '%s' is not a size in MiB (0: no alarm)", optarg);
+            break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -320,7 +334,8 @@ int cmd_serve(int argc, char **argv)
                               listen);
     }
     if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any local client may post events");
-    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
+    /* the one source of verdicts, with the site policy, as the agents load it */
+    struct vg_catalog *cat = vg_catalog_open(NULL, catalog_file, fault_policy, err, sizeof err);
     if (!cat) {
         vg_auth_free(&auth);
         vg_policy_free(&policy);
@@ -360,7 +375,6 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     hopts.reader = rstore;
-    hopts.audits = astore;
     struct serve sv = { .cat = cat, .reader = rstore };
     /* the nodes the scheduler lists: the only ones the intake and the heartbeat
      * monitor believe, read through a handle of their own (now, then when old) */
@@ -372,6 +386,9 @@ int cmd_serve(int argc, char **argv)
                 "(503) until it can", err);
     hopts.known = sv.known;
     hbo.known = sv.known;
+    sv.reports = vg_nodereports_new(&(struct vg_nodereports_opts){
+        .store = astore, .known = sv.known, .alarm_bytes = (int64_t)alarm_mb << 20 });
+    hopts.reports = sv.reports;
     struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .known = sv.known };
     hopts.fleet = vg_serve_fleet;
     hopts.fleet_ctx = &sf;
@@ -394,7 +411,7 @@ int cmd_serve(int argc, char **argv)
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
         .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
-    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
+    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
@@ -431,6 +448,7 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(hb_orch);
     vg_executor_stop(exec);
     vg_fleetview_free(sv.view);
+    vg_nodereports_free(sv.reports);
     vg_schednodes_free(sv.known);
     vg_orch_close(view_orch);
     vg_orch_close(orch);

@@ -3,32 +3,38 @@
  * with when each node reported; a report older than --audit-stale is stale,
  * and a node the scheduler lists that never sent an audit is "not
  * reporting" (the scheduler's list is the same the intake believes:
- * schednodes.h).  A scheduler that was never read leaves no coverage. */
+ * schednodes.h).  A scheduler that was never read leaves no coverage.  The
+ * reports are read and merged one at a time: the memory is the merge's
+ * (bounded: report/audit_report.h), never every report at once. */
 #include "cmd/serve_fleet.h"
 #include "orch/orch.h"
 #include "report/audit_report.h"
+#include "controller/store.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
 
-json_t *vg_serve_fleet(void *ctx, json_t *reports)
+/* One stored report into the merge (a report that does not read back is left out). */
+static int add_one(void *ctx, const char *node, int64_t at, const char *text)
+{
+    struct vg_fleet *fl = ctx;
+    char err[256];
+    json_t *rep = json_loads(text, 0, NULL);
+    if (rep && vg_fleet_add_json(fl, rep, node, err, sizeof err) == 0) vg_fleet_reported(fl, node, at);
+    json_decref(rep);
+    return 0;
+}
+
+json_t *vg_serve_fleet(void *ctx, struct vg_store *reader)
 {
     struct vg_serve_fleet *sf = ctx;
     struct vg_fleet *fl = vg_fleet_new();
-    size_t i;
-    json_t *r;
-    char err[256];
-    json_array_foreach(reports, i, r) {
-        const char *node = vg_json_str(r, "node", "?");
-        int64_t at = 0;
-        if (vg_fleet_add_json(fl, json_object_get(r, "report"), node, err, sizeof err) == 0) {
-            vg_parse_time(vg_json_str(r, "at", ""), &at);
-            vg_fleet_reported(fl, node, at);
-        }
+    if (vg_store_audits_each(reader, NULL, 0, add_one, fl)) {
+        vg_fleet_free(fl);
+        return NULL;
     }
-    json_decref(reports);
     char **known = NULL;
     size_t nknown = sf->known ? vg_schednodes_list(sf->known, &known, NULL) : 0;
     vg_fleet_coverage(fl, (const char *const *)known, nknown, vg_now_ms(), sf->stale_after_ms);

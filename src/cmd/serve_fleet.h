@@ -4,6 +4,7 @@
 #ifndef VG_SERVE_FLEET_H
 #define VG_SERVE_FLEET_H
 #include "controller/schednodes.h"
+#include "controller/store.h"
 #include <jansson.h>
 #include <stdint.h>
 
@@ -14,7 +15,8 @@ struct vg_serve_fleet {
     struct vg_schednodes *known;           /* the scheduler's nodes (NULL: none) */
 };
 
-/* The httpapi.h fleet callback (ctx: the struct vg_serve_fleet). */
-json_t *vg_serve_fleet(void *ctx, json_t *reports);
+/* The httpapi.h fleet callback (ctx: the struct vg_serve_fleet): NULL when
+ * the store cannot be read. */
+json_t *vg_serve_fleet(void *ctx, struct vg_store *reader);
 
 #endif

@@ -133,6 +133,7 @@ int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, s
         }
         vg_strlcpy(m->events[i].node, node, sizeof m->events[i].node);
         if (!m->events[i].seen_ms) m->events[i].seen_ms = now;
+        if (in->cat) vg_catalog_classify(in->cat, &m->events[i]);
     }
     vg_strlcpy(m->node, node, sizeof m->node);
     vg_strlcpy(m->spool, spoolv ? json_string_value(spoolv) : "", sizeof m->spool);

@@ -130,6 +130,15 @@ size_t vg_schednodes_list(struct vg_schednodes *s, char ***out, uint64_t *genera
     return n;
 }
 
+size_t vg_schednodes_count(struct vg_schednodes *s)
+{
+    vg_schednodes_poll(s, NULL, 0);
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->n;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 uint64_t vg_schednodes_generation(struct vg_schednodes *s)
 {
     pthread_mutex_lock(&s->lock);

@@ -38,6 +38,8 @@ int vg_schednodes_poll(struct vg_schednodes *s, char *err, size_t errlen);
  * *generation (may be NULL) changes whenever the list's content does.
  * Returns the count (0 before the first read). */
 size_t vg_schednodes_list(struct vg_schednodes *s, char ***out, uint64_t *generation);
+/* How many nodes the list holds (0 before the first read). */
+size_t vg_schednodes_count(struct vg_schednodes *s);
 /* The generation alone (cheap: no copy). */
 uint64_t vg_schednodes_generation(struct vg_schednodes *s);
 /* Prometheus lines: nodes listed, reads, failed reads. */
