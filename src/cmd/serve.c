@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -138,6 +139,29 @@ static int state_dir(const char *db)
     }
     return vg_input_error("serve: --db %s: cannot create %s (%s): create it, or give --db a file in a writable "
                           "directory", db, dir, strerror(errno));
+}
+
+/* The store holds what every node reported: readable by its owner only.  A
+ * new one is created 0600 (SQLite gives its WAL and shared-memory files the
+ * same mode); one readable by others is made so, and said. */
+static int private_store(const char *db)
+{
+    int fd = open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return close(fd), 0;
+    if (errno != EEXIST) return vg_input_error("serve: --db %s: %s", db, strerror(errno));
+    static const char *const suffix[] = { "", "-wal", "-shm" };
+    for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s%s", db, suffix[i]);
+        if (stat(path, &st) || !(st.st_mode & 077)) continue;
+        if (chmod(path, 0600))
+            return vg_input_error("serve: --db %s: %s is readable by others and cannot be made 0600: %s", db, path,
+                                  strerror(errno));
+        vg_warn("serve: %s was readable by others (mode %03o): made 0600, as the store holds every node's reports",
+                path, (unsigned)(st.st_mode & 0777));
+    }
+    return 0;
 }
 
 static int on_beat(void *ctx, const char *node, const char *jobs, char *err, size_t errlen)
@@ -351,7 +375,7 @@ int cmd_serve(int argc, char **argv)
     }
     const char **kinds;
     size_t nkinds = catalog_kinds(cat, &kinds);
-    if (state_dir(db)) {
+    if (state_dir(db) || private_store(db)) {
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);

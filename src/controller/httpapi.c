@@ -117,6 +117,14 @@ static void release(struct vg_http *h, struct upload *up)
     pthread_mutex_unlock(&h->lock);
 }
 
+/* The most body bytes a POST may carry: an agent message VG_WIRE_MAX_BODY; a
+ * node report (an audit report, burn-in passes) VG_NODE_REPORT_MAX_BODY, so a
+ * bigger one is refused at its headers, before a byte of it is read. */
+static size_t body_limit(const struct upload *up)
+{
+    return up->kind == POST_INVENTORY || up->kind == POST_BURNIN ? VG_NODE_REPORT_MAX_BODY : VG_WIRE_MAX_BODY;
+}
+
 /* Decides the answer of a POST before its body is read: limits, token, budget.
  * Returns 0 when the body may come, else the status (up->resp set). */
 static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
@@ -125,9 +133,9 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
     const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     long len = 0;
     if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
-    if ((unsigned long)len > VG_WIRE_MAX_BODY) {
+    if ((unsigned long)len > body_limit(up)) {
         vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %u", len, VG_WIRE_MAX_BODY);
+        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %zu", len, body_limit(up));
         up->resp = json_pack("{s:s}", "error", err);
         return 413;
     }
@@ -159,9 +167,9 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
 static int post_data(struct vg_http *h, struct upload *up, const char *data, size_t n)
 {
     char err[160];
-    if (up->body.len + n > VG_WIRE_MAX_BODY) {
+    if (up->body.len + n > body_limit(up)) {
         vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %u", up->body.len + n, VG_WIRE_MAX_BODY);
+        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %zu", up->body.len + n, body_limit(up));
         up->resp = json_pack("{s:s}", "error", err);
         return 413;
     }

@@ -24,6 +24,9 @@
 
 #define VG_REPORT_MAX_ITEMS 4096          /* components, findings, outdated … each */
 #define VG_REPORT_MAX_BYTES (1u << 20)    /* one node's audit report */
+/* A POST of a node report: bigger is refused at its headers (413), its body
+ * never read; room for a 1 MiB report as a MUNGE credential (base64). */
+#define VG_NODE_REPORT_MAX_BODY ((size_t)2 << 20)
 #define VG_STORE_ALARM_DEFAULT_MB 4096
 
 struct vg_nodereports_opts {

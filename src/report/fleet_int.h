@@ -25,11 +25,6 @@ struct mreported {         /* a node's latest report, by the name the controller
     char *node;
     int64_t at;            /* ms since the epoch */
 };
-/* The merge holds at most this many components, versions (all components
- * together) and findings; the rest are counted, not kept, so a fleet whose
- * reports are all different stays a bounded document. */
-#define VG_FLEET_MAX_ENTRIES 50000
-
 struct vg_fleet {
     struct mcomp *c;
     int nc, nvariants;
