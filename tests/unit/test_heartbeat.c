@@ -87,6 +87,17 @@ static void beat_all_but(struct rig *r, int n, const char *skip, int64_t then_ms
     clock_ms += then_ms;
 }
 
+/* ms of the monitor's life: the nodes but skip beat every second, the
+ * monitor ticks every 100 ms. */
+static void run(struct rig *r, int n, const char *skip, int ms)
+{
+    for (int t = 0; t < ms / 100; t++) {
+        if (t % 10 == 0) beat_all_but(r, n, skip, 0);
+        clock_ms += 100;
+        vg_heartbeats_tick(r->hb);
+    }
+}
+
 static void test_only_scheduler_nodes(void **state)
 {
     (void)state;
@@ -162,20 +173,12 @@ static void test_probe_backs_off(void **state)
     rig_up(&r, 10, 0);
     beat_all_but(&r, 10, "", 0);
     fake.probe_fails = true;
-    for (int t = 0; t < 230; t++) {   /* 23 s */
-        if (t % 10 == 0) beat_all_but(&r, 10, "n7,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 10, "n7,", 23000);   /* 23 s */
     /* silent after 2.5 s; probed at 2.6, 3.6, 5.6, 9.6, 17.6 s */
     assert_int_equal(fake.probes, 5);
     fake.probe_fails = false;
     fake_node("n7")->responding = false;
-    for (int t = 0; t < 170; t++) {   /* the next try, 16 s after the last */
-        if (t % 10 == 0) beat_all_but(&r, 10, "n7,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 10, "n7,", 17000);   /* the next try, 16 s after the last */
     assert_int_equal(fake.probes, 6);
     assert_string_equal(confirmed_log, "n7;");
     rig_down(&r);
@@ -192,21 +195,13 @@ static void test_held_node_decided_again(void **state)
     beat_all_but(&r, 6, "", 0);
     fake_node("n2")->responding = false;
     fake_node("n5")->responding = false;
-    for (int t = 0; t < 30; t++) {   /* 3 s: both silent at once */
-        if (t % 10 == 0) beat_all_but(&r, 6, "n2,n5,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 6, "n2,n5,", 3000);   /* 3 s: both silent at once */
     size_t held;
     vg_heartbeats_tracked(r.hb, &held);
     assert_int_equal(held, 2);
     assert_int_equal(fake.probes, 0);
     assert_string_equal(confirmed_log, "");
-    for (int t = 0; t < 50; t++) {   /* 5 s more: still held */
-        if (t % 10 == 0) beat_all_but(&r, 6, "n2,n5,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 6, "n2,n5,", 5000);   /* 5 s more: still held */
     assert_string_equal(confirmed_log, "");
     fake_node("n5")->responding = true;   /* n5 comes back and beats */
     beat_all_but(&r, 6, "n2,", 0);
@@ -255,18 +250,10 @@ static void test_decided_nodes_do_not_hold(void **state)
     struct rig r;
     rig_up(&r, 8, 0);
     beat_all_but(&r, 8, "", 0);
-    for (int t = 0; t < 30; t++) {   /* the agent on n1 dies; the node answers */
-        if (t % 10 == 0) beat_all_but(&r, 8, "n1,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 8, "n1,", 3000);   /* the agent on n1 dies; the node answers */
     assert_int_equal(fake.probes, 1);
     fake_node("n4")->responding = false;
-    for (int t = 0; t < 30; t++) {
-        if (t % 10 == 0) beat_all_but(&r, 8, "n1,n4,", 0);
-        clock_ms += 100;
-        vg_heartbeats_tick(r.hb);
-    }
+    run(&r, 8, "n1,n4,", 3000);
     assert_string_equal(confirmed_log, "n4;");
     rig_down(&r);
 }
