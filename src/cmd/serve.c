@@ -67,7 +67,6 @@ struct serve {
     struct vg_executor *exec;
     struct vg_http *http;
     struct vg_heartbeats *hb;
-    const struct vg_catalog *cat;
     struct vg_store *reader;
     struct vg_fleetview *view;
     struct vg_schednodes *known;
@@ -99,8 +98,8 @@ static void incident_states(struct vg_store *reader, struct sbuf *out)
 }
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
- * the same intake as an agent's (its verdict from the catalog), under a spool
- * id no agent has. */
+ * the same intake as an agent's (which gives it its verdict from the
+ * catalog), under a spool id no agent has. */
 static void node_silent(void *ctx, const char *node, const char *jobs, const char *why)
 {
     struct serve *s = ctx;
@@ -112,7 +111,6 @@ static void node_silent(void *ctx, const char *node, const char *jobs, const cha
     vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
     e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
     snprintf(e.raw, sizeof e.raw, "%s", why);
-    vg_catalog_classify(s->cat, &e);
     json_t *msg = json_pack("{s:s, s:s, s:I, s:[o]}", "node", node, "spool", "00000000000000000000000000000000", "seq",
                             (json_int_t)e.seen_ms, "events", vg_event_to_json(&e));
     char *text = json_dumps(msg, JSON_COMPACT);
@@ -399,7 +397,7 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     hopts.reader = rstore;
-    struct serve sv = { .cat = cat, .reader = rstore };
+    struct serve sv = { .reader = rstore };
     /* the nodes the scheduler lists: the only ones the intake and the heartbeat
      * monitor believe, read through a handle of their own (now, then when old) */
     struct vg_orch_conf koc = oc;

@@ -214,9 +214,9 @@ static bool current(const struct kv *kv, int k, const char *st, int64_t out_ms)
 /* A --no-kill job that lost a node when the nodes went out: the DOWN takes
  * the node out of the job's NodeList and stamps ResizeTime (to the second)
  * in the same request, so nothing else in the record names the node.  A
- * shrink at out_ms (or after it: a read retried later) is the scheduler's
- * word that the allocation held a node that went out; an agent's list alone
- * is not (any node could name any job). */
+ * shrink during that request (which ended at out_ms) or after it (a read
+ * retried later) is the scheduler's word that the allocation held a node that
+ * went out; an agent's list alone is not (any node could name any job). */
 static bool shrunk_since(const struct kv *kv, int k, int64_t out_ms)
 {
     char buf[32];
