@@ -56,7 +56,7 @@ struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, str
 int vg_heartbeat_beat(struct vg_heartbeats *h, const char *node, const char *jobs, char *err, size_t errlen);
 /* One pass of the monitor (its thread calls it every 100 ms). */
 void vg_heartbeats_tick(struct vg_heartbeats *h);
-/* Nodes in the table now, and of those held (for tests and metrics). */
+/* Nodes in the table now, and of those held. */
 size_t vg_heartbeats_tracked(struct vg_heartbeats *h, size_t *held);
 /* Prometheus lines: nodes beating, silent, held; beats, refused beats,
  * probes, confirmed, agent-only, holds. */

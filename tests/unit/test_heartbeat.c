@@ -87,6 +87,22 @@ static void beat_all_but(struct rig *r, int n, const char *skip, int64_t then_ms
     clock_ms += then_ms;
 }
 
+/* The monitor's /metrics lines hold line ("vigil_heartbeat_holds_total 1\n"). */
+static void metric_is(struct rig *r, const char *line)
+{
+    struct sbuf m = SBUF_INIT;
+    vg_heartbeats_metrics(r->hb, &m);
+    if (!strstr(m.s, line)) fail_msg("no '%s' in the metrics", line);
+    sbuf_free(&m);
+}
+
+static size_t held(struct rig *r)
+{
+    size_t k;
+    vg_heartbeats_tracked(r->hb, &k);
+    return k;
+}
+
 /* ms of the monitor's life: the nodes but skip beat every second, the
  * monitor ticks every 100 ms. */
 static void run(struct rig *r, int n, const char *skip, int ms)
@@ -125,14 +141,9 @@ static void test_only_scheduler_nodes(void **state)
         vg_heartbeats_tick(r.hb);
     }
     assert_string_equal(confirmed_log, "n2;");
-    size_t held;
-    vg_heartbeats_tracked(r.hb, &held);
-    assert_int_equal(held, 0);
-    struct sbuf m = SBUF_INIT;
-    vg_heartbeats_metrics(r.hb, &m);
-    assert_non_null(strstr(m.s, "vigil_heartbeat_refused_total 100001\n"));
-    assert_non_null(strstr(m.s, "vigil_heartbeat_holds_total 0\n"));
-    sbuf_free(&m);
+    assert_int_equal(held(&r), 0);
+    metric_is(&r, "vigil_heartbeat_refused_total 100001\n");
+    metric_is(&r, "vigil_heartbeat_holds_total 0\n");
     rig_down(&r);
 }
 
@@ -196,9 +207,7 @@ static void test_held_node_decided_again(void **state)
     fake_node("n2")->responding = false;
     fake_node("n5")->responding = false;
     run(&r, 6, "n2,n5,", 3000);   /* 3 s: both silent at once */
-    size_t held;
-    vg_heartbeats_tracked(r.hb, &held);
-    assert_int_equal(held, 2);
+    assert_int_equal(held(&r), 2);
     assert_int_equal(fake.probes, 0);
     assert_string_equal(confirmed_log, "");
     run(&r, 6, "n2,n5,", 5000);   /* 5 s more: still held */
@@ -206,14 +215,10 @@ static void test_held_node_decided_again(void **state)
     fake_node("n5")->responding = true;   /* n5 comes back and beats */
     beat_all_but(&r, 6, "n2,", 0);
     vg_heartbeats_tick(r.hb);
-    vg_heartbeats_tracked(r.hb, &held);
-    assert_int_equal(held, 0);
+    assert_int_equal(held(&r), 0);
     assert_string_equal(confirmed_log, "n2;");
-    struct sbuf m = SBUF_INIT;
-    vg_heartbeats_metrics(r.hb, &m);
-    assert_non_null(strstr(m.s, "vigil_heartbeat_holds_total 1\n"));
-    assert_non_null(strstr(m.s, "vigil_heartbeat_confirmed_total 1\n"));
-    sbuf_free(&m);
+    metric_is(&r, "vigil_heartbeat_holds_total 1\n");
+    metric_is(&r, "vigil_heartbeat_confirmed_total 1\n");
     rig_down(&r);
 }
 
@@ -234,9 +239,7 @@ static void test_long_mass_silence_stays_held(void **state)
         clock_ms += 6000;
         vg_heartbeats_tick(r.hb);
     }
-    size_t held;
-    vg_heartbeats_tracked(r.hb, &held);
-    assert_int_equal(held, 5);
+    assert_int_equal(held(&r), 5);
     assert_int_equal(fake.probes, 0);
     assert_string_equal(confirmed_log, "");
     rig_down(&r);
