@@ -3,6 +3,7 @@
  * with "Fixed by the distribution" and "Outdated (not a CVE)" sections.
  * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
+#include "report/escape.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
@@ -171,9 +172,16 @@ static const char *upstream_fix(const struct vg_finding *x, char *buf, size_t n)
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
 {
     const struct vg_inventory *inv = &a->inv;
-    fprintf(f, "%svigil audit — %s (root %s), %s, kernel %s, %zu components, advisories as of %s\n",
-            markdown ? "## " : "", inv->hostname[0] ? inv->hostname : "?", inv->root,
-            inv->os_pretty[0] ? inv->os_pretty : "unknown OS", inv->kernel[0] ? inv->kernel : "?", inv->n, a->date);
+    /* the host's own words (os-release, the kernel's) are text from the audited root: escaped */
+    fputs(markdown ? "## vigil audit — " : "vigil audit — ", f);
+    vg_put_text(f, inv->hostname[0] ? inv->hostname : "?", markdown);
+    fputs(" (root ", f);
+    vg_put_text(f, inv->root, markdown);
+    fputs("), ", f);
+    vg_put_text(f, inv->os_pretty[0] ? inv->os_pretty : "unknown OS", markdown);
+    fputs(", kernel ", f);
+    vg_put_text(f, inv->kernel[0] ? inv->kernel : "?", markdown);
+    fprintf(f, ", %zu components, advisories as of %s\n", inv->n, a->date);
     static const char *const h[] = { "COMPONENT", "INSTALLED", "SOURCE", "CVE", "FIXED", "EVIDENCE", "ADVISORY" };
     bool any_backport = false;
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_NONE; s--) {
