@@ -119,7 +119,7 @@ static void finish(struct agent *a)
     char reason[256] = "";
     if (p->gpu_only) {
         struct vg_gpu_probe_result r;
-        vg_gpu_probe_collect(&p->p, &r);
+        vg_gpu_probe_collect(&p->p, NULL, &r);
         if (r.error[0] && !r.hung) vg_debug("agent: GPU probe: %s", r.error);
         vg_gpu_probe_events(&r, a->node, ev, &n, MAXEV);
         vg_gpu_probe_free(&r);

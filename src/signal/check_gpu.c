@@ -62,8 +62,7 @@ static bool t_links(const struct vg_gpu_state *s, long lim, char *w, size_t n)
     struct sbuf b = SBUF_INIT;
     for (int l = 0; l < s->links && l < VG_GPU_LINKS_MAX; l++)
         if (s->link[l] == 0) sbuf_printf(&b, "%s%d", b.len ? "," : "", l);
-    const struct vg_gpu_vendor *v = vg_gpu_vendor_find(s->vendor);
-    snprintf(w, n, "%s %s down", v && v->link_name ? v->link_name : "link", b.s ? b.s : "");
+    snprintf(w, n, "%s %s down", s->v && s->v->link_name ? s->v->link_name : "link", b.s ? b.s : "");
     bool ok = b.len == 0;
     sbuf_free(&b);
     return ok;
@@ -87,8 +86,7 @@ static bool t_thermal(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 /* The vendor's name for the kind at offset k of vg_gpu_kinds, or NULL. */
 static const char *kind_of(const struct vg_gpu_state *s, size_t k)
 {
-    const struct vg_gpu_vendor *v = vg_gpu_vendor_find(s->vendor);
-    return v && k != NOKIND ? *(const char *const *)((const char *)&v->kinds + k) : NULL;
+    return s->v && k != NOKIND ? *(const char *const *)((const char *)&s->v->kinds + k) : NULL;
 }
 
 static const struct {

@@ -82,7 +82,7 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
     memset(&gr, 0, sizeof gr);
     if (want_gpu) {
         if (gpu_started)
-            vg_gpu_probe_collect(&probes[c->n], &gr);
+            vg_gpu_probe_collect(&probes[c->n], o->vendors, &gr);
         else {
             gr.count = -1;
             gr.hung_gpu = -1;

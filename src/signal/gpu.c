@@ -107,11 +107,12 @@ json_t *vg_gpu_state_to_json(const struct vg_gpu_state *st)
     return j;
 }
 
-int vg_gpu_state_from_json(const json_t *j, struct vg_gpu_state *st)
+int vg_gpu_state_from_json(const json_t *j, const struct vg_gpu_vendor *const *vendors, struct vg_gpu_state *st)
 {
     if (!json_is_object(j) || !json_is_integer(json_object_get(j, "index"))) return -1;
     vg_gpu_state_init(st, (int)vg_json_int(j, "index", -1));
     vg_strlcpy(st->vendor, vg_json_str(j, "vendor", ""), sizeof st->vendor);
+    st->v = vg_gpu_vendor_find(vendors, st->vendor);
     vg_strlcpy(st->source, vg_json_str(j, "source", ""), sizeof st->source);
     vg_strlcpy(st->model, vg_json_str(j, "model", ""), sizeof st->model);
     vg_strlcpy(st->uuid, vg_json_str(j, "uuid", ""), sizeof st->uuid);
@@ -146,9 +147,9 @@ static struct vg_event *add(const struct vg_gpu_state *st, const char *node, str
 void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,
                          int max)
 {
-    const struct vg_gpu_vendor *v = vg_gpu_vendor_find(st->vendor);
-    /* A state names its vendor (vg_gpu_set_read, the JSON form); one that does
-     * not cannot be told apart, but a lost GPU is still reported. */
+    const struct vg_gpu_vendor *v = st->v;
+    /* A state knows its vendor (vg_gpu_set_read, the JSON form); of one that
+     * does not, only a lost GPU can be told. */
     static const struct vg_gpu_kinds unknown = { .lost = "gpu-lost" };
     const struct vg_gpu_kinds *k = v ? &v->kinds : &unknown;
     const char *links = v && v->link_name ? v->link_name : "link";

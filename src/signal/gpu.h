@@ -16,6 +16,8 @@
 #define VG_GPU_EXTRA_MAX 8
 #define VG_GPU_VENDORS_MAX 8
 
+struct vg_gpu_vendor;
+
 /* Throttle reasons, vigil's own bits (each backend maps its vendor's). */
 #define VG_THROTTLE_POWER_CAP   0x1LL   /* software power cap */
 #define VG_THROTTLE_HW_SLOWDOWN 0x2LL   /* hardware slowdown (thermal or power) */
@@ -29,7 +31,8 @@
  * missing or unsupported): "unknown", never a fake zero. */
 struct vg_gpu_state {
     int index;                  /* the vendor's own device index (as its tools number it) */
-    char vendor[16];            /* the vendor's name in the table ("nvidia") */
+    const struct vg_gpu_vendor *v;   /* its vendor, NULL when unknown */
+    char vendor[16];            /* the vendor's name ("nvidia") */
     char source[8];             /* the event source of its backend ("nvml") */
     char model[96];
     char uuid[96];
@@ -98,10 +101,11 @@ struct vg_gpu_vendor {
     void (*close)(void);
 };
 
-/* The vendors table (gpuset.c), NULL-terminated; and one by name (NULL when unknown). */
+/* The vendors table (gpuset.c), NULL-terminated; and one of vendors (NULL:
+ * the table) by name, NULL when it is not there. */
 extern const struct vg_gpu_vendor *const vg_gpu_vendors[];
 extern const struct vg_gpu_vendor vg_gpu_nvidia;
-const struct vg_gpu_vendor *vg_gpu_vendor_find(const char *name);
+const struct vg_gpu_vendor *vg_gpu_vendor_find(const struct vg_gpu_vendor *const *vendors, const char *name);
 
 /* Every vendor of a table opened together: the devices of each, in table order. */
 struct vg_gpu_set {
@@ -137,15 +141,16 @@ bool vg_gpu_extra_set(struct vg_gpu_state *st, const char *key, const char *fmt,
 /* The value of a vendor extra, or NULL. */
 const char *vg_gpu_extra(const struct vg_gpu_state *st, const char *key);
 json_t *vg_gpu_state_to_json(const struct vg_gpu_state *st);
-/* Fills st from JSON; -1 when j is not a GPU state object. */
-int vg_gpu_state_from_json(const json_t *j, struct vg_gpu_state *st);
+/* Fills st from JSON, its vendor looked up in vendors (NULL: the table); -1
+ * when j is not a GPU state object. */
+int vg_gpu_state_from_json(const json_t *j, const struct vg_gpu_vendor *const *vendors, struct vg_gpu_state *st);
 /* "0000:bb:dd.f" from NVML's busId ("00000000:18:00.0", 8-digit domain) or
  * any form vg_pci_normalize (kmsg.h) reads; false when malformed. */
 bool vg_gpu_pci_id(const char *bus_id, char out[16]);
 /* The throttle bits as words ("hw-thermal,power-brake") into buf. */
 const char *vg_gpu_throttle_names(long long bits, char *buf, size_t n);
 /* Appends to ev[*n] (room for max) the faults st shows, with the source and
- * kinds of its vendor (st->vendor), node `node`: lost, uncorrectable ECC,
+ * kinds of its vendor (st->v), node `node`: lost, uncorrectable ECC,
  * row-remap failure and pending, retired pages pending, PCIe degraded, a link
  * down, thermal slowdown. */
 void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,

@@ -99,7 +99,7 @@ static void collect(struct vg_probe *p, const struct vg_gpu_vendor *const *vendo
     for (char *line = p->out.s ? strtok_r(p->out.s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
         json_t *j = json_loads(line, 0, NULL);
         if (!j) continue;   /* a line cut by the kill */
-        const struct vg_gpu_vendor *v = vg_gpu_vendor_find(vg_json_str(j, "vendor", NULL));
+        const struct vg_gpu_vendor *v = vg_gpu_vendor_find(vendors, vg_json_str(j, "vendor", NULL));
         struct vg_gpu_probe_vendor *s = v ? slot(r, v) : NULL;
         json_t *x;
         if (s && (x = json_object_get(j, "step")) && json_is_string(x)) {
@@ -121,7 +121,7 @@ static void collect(struct vg_probe *p, const struct vg_gpu_vendor *const *vendo
         }
         if ((x = json_object_get(j, "gpu"))) {
             struct vg_gpu_state st;
-            if (vg_gpu_state_from_json(x, &st) == 0) {
+            if (vg_gpu_state_from_json(x, vendors, &st) == 0) {
                 r->gpus = vg_xrealloc(r->gpus, sizeof *r->gpus * (size_t)(r->n + 1));
                 r->gpus[r->n++] = st;
                 reading = -1;
@@ -145,11 +145,9 @@ static void collect(struct vg_probe *p, const struct vg_gpu_vendor *const *vendo
         snprintf(r->error, sizeof r->error, "the %s probe died at step %s", p->name, what);
 }
 
-void vg_gpu_probe_collect(struct vg_probe *p, struct vg_gpu_probe_result *r)
+void vg_gpu_probe_collect(struct vg_probe *p, const struct vg_gpu_vendor *const *vendors, struct vg_gpu_probe_result *r)
 {
-    /* The child was started over the vendors given to vg_gpu_probe_start; the
-     * names it wrote are looked up in the table, which holds every vendor. */
-    collect(p, vg_gpu_vendors, r);
+    collect(p, vendors ? vendors : vg_gpu_vendors, r);
 }
 
 void vg_gpu_probe(const struct vg_gpu_vendor *const *vendors, int timeout_ms, struct vg_gpu_probe_result *r)

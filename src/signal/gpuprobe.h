@@ -33,7 +33,7 @@ struct vg_probe;
 /* Starts the probe child over vendors (NULL: the table; to wait for it with
  * other probes: vg_probe_wait), then rebuilds the result from what it wrote. */
 int vg_gpu_probe_start(struct vg_probe *p, const struct vg_gpu_vendor *const *vendors);
-void vg_gpu_probe_collect(struct vg_probe *p, struct vg_gpu_probe_result *r);
+void vg_gpu_probe_collect(struct vg_probe *p, const struct vg_gpu_vendor *const *vendors, struct vg_gpu_probe_result *r);
 /* Start, wait up to timeout_ms, collect: always fills r (free with vg_gpu_probe_free). */
 void vg_gpu_probe(const struct vg_gpu_vendor *const *vendors, int timeout_ms, struct vg_gpu_probe_result *r);
 void vg_gpu_probe_free(struct vg_gpu_probe_result *r);

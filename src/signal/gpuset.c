@@ -11,10 +11,11 @@ const struct vg_gpu_vendor *const vg_gpu_vendors[] = {
     NULL,
 };
 
-const struct vg_gpu_vendor *vg_gpu_vendor_find(const char *name)
+const struct vg_gpu_vendor *vg_gpu_vendor_find(const struct vg_gpu_vendor *const *vendors, const char *name)
 {
-    for (size_t i = 0; name && vg_gpu_vendors[i]; i++)
-        if (strcmp(vg_gpu_vendors[i]->name, name) == 0) return vg_gpu_vendors[i];
+    if (!vendors) vendors = vg_gpu_vendors;
+    for (size_t i = 0; name && vendors[i]; i++)
+        if (strcmp(vendors[i]->name, name) == 0) return vendors[i];
     return NULL;
 }
 
@@ -76,6 +77,7 @@ int vg_gpu_set_read(const struct vg_gpu_set *set, int i, struct vg_gpu_state *st
     }
     int rc = v->read(index, st);
     st->index = index;
+    st->v = v;
     vg_strlcpy(st->vendor, v->name, sizeof st->vendor);
     vg_strlcpy(st->source, v->source, sizeof st->source);
     return rc;

@@ -366,7 +366,8 @@ static void test_state_json_and_pci(void **st)
     a.link[1] = 0;
     assert_true(vg_gpu_extra_set(&a, "clock_reasons", "0x%x", 0x40));
     json_t *j = vg_gpu_state_to_json(&a);
-    assert_int_equal(vg_gpu_state_from_json(j, &b), 0);
+    assert_int_equal(vg_gpu_state_from_json(j, NULL, &b), 0);
+    assert_ptr_equal(b.v, &vg_gpu_nvidia);
     json_decref(j);
     assert_int_equal(b.index, 6);
     assert_string_equal(b.pci, "0000:ba:00.0");
@@ -378,7 +379,7 @@ static void test_state_json_and_pci(void **st)
     assert_int_equal(b.link[2], -1);
     assert_string_equal(vg_gpu_extra(&b, "clock_reasons"), "0x40");
     assert_null(vg_gpu_extra(&b, "hive"));
-    assert_int_equal(vg_gpu_state_from_json(json_null(), &b), -1);
+    assert_int_equal(vg_gpu_state_from_json(json_null(), NULL, &b), -1);
 }
 
 int main(void)
