@@ -37,10 +37,11 @@ static bool driver_version(const char *root, char *buf, size_t n)
 
 static const char *const driver_keys[] = { "version=*", "nvml=match", NULL };
 
-/* nvml=match: the driver version NVML reports (the user-space library) is the
- * loaded kernel module's.  They differ after a driver update without a
- * reboot, and then nvmlInit itself fails (NVML_ERROR_LIB_RM_VERSION_MISMATCH).
- * Runs in the line's watchdog child, so a hung NVML costs the deadline only. */
+/* nvml=match: the driver version the NVIDIA vendor's library reports (the
+ * user-space side) is the loaded kernel module's.  They differ after a
+ * driver update without a reboot, and then the library's init itself fails
+ * (an RM version mismatch).  Runs in the line's watchdog child, so a hung
+ * library costs the deadline only. */
 static void driver_nvml(const struct vg_check_ctx *ctx, const struct vg_check_line *l, bool loaded, const char *mod,
                         struct vg_check_results *out)
 {
