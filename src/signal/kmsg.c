@@ -132,6 +132,7 @@ static void flush(struct vg_kmsg *k)
     k->have_pend = false;
     k->pend_owner = -1;
     map_gpu(k, &k->pend);
+    k->last = k->pend;   /* as completed by its continuation lines */
     k->events++;
     if (k->emit) k->emit(&k->pend, k->arg);
 }
