@@ -104,17 +104,24 @@ static const char *detail(const char *msg, char pci[16])
     return kind;
 }
 
+/* Starts the event of a message at line m. */
+static void begin(struct vg_kmsg *k, const struct vg_kmsg_msg *m, struct aer_state *s, const char *kind,
+                  const char *pci, bool detail_seen)
+{
+    vg_kmsg_start(k, m, kind, -1, pci, -1);
+    s->header_line = k->lines;
+    s->header_ms = line_ms(m);
+    vg_strlcpy(s->kind, kind, sizeof s->kind);
+    s->detail_seen = detail_seen;
+}
+
 static int aer_line(struct vg_kmsg *k, const struct vg_kmsg_msg *m, void *state)
 {
     struct aer_state *s = state;
     char pci[16];
     const char *kind = header(m->msg, pci);
     if (kind) {
-        vg_kmsg_start(k, m, kind, -1, pci, -1);
-        s->header_line = k->lines;
-        s->header_ms = line_ms(m);
-        vg_strlcpy(s->kind, kind, sizeof s->kind);
-        s->detail_seen = false;
+        begin(k, m, s, kind, pci, false);
         return 1;
     }
     if (!(kind = detail(m->msg, pci))) return 0;
@@ -126,11 +133,7 @@ static int aer_line(struct vg_kmsg *k, const struct vg_kmsg_msg *m, void *state)
         return 1;
     }
     if (vg_kmsg_recent(k, kind, -1, pci)) return 1;   /* another device's detail of the message just seen */
-    vg_kmsg_start(k, m, kind, -1, pci, -1);
-    s->header_line = k->lines;
-    s->header_ms = line_ms(m);
-    vg_strlcpy(s->kind, kind, sizeof s->kind);
-    s->detail_seen = true;
+    begin(k, m, s, kind, pci, true);
     return 1;
 }
 

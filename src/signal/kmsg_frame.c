@@ -124,16 +124,24 @@ static int parse_month(const char *p, int *month)
 }
 
 /* "Nov 25 10:00:00[.frac]" (syslog, no year); returns bytes used or 0. */
+/* "Nov 25", "Dec  4", "Feb23": a month token, spaces, a day of one or two
+ * digits; returns bytes used or 0. */
+static int parse_month_day(const char *p, int *mo, int *d)
+{
+    int n = parse_month(p, mo);
+    if (!n) return 0;
+    while (p[n] == ' ') n++;
+    if (!isdigit((unsigned char)p[n])) return 0;
+    *d = p[n++] - '0';
+    if (isdigit((unsigned char)p[n])) *d = *d * 10 + (p[n++] - '0');
+    return n;
+}
+
 static int parse_syslog_time(const char *p, int year, int64_t *ms)
 {
     int mo, d, h, mi, s, f;
-    int n = parse_month(p, &mo);
+    int n = parse_month_day(p, &mo, &d);
     if (!n || p[n] != ' ') return 0;
-    while (p[n] == ' ') n++;
-    if (!isdigit((unsigned char)p[n])) return 0;
-    d = p[n++] - '0';
-    if (isdigit((unsigned char)p[n])) d = d * 10 + (p[n++] - '0');
-    if (p[n] != ' ') return 0;
     n++;
     int t = parse_hms(p + n, &h, &mi, &s, &f);
     if (!t || !civil_ms(year, mo, d, h, mi, s, f, ms)) return 0;
@@ -148,13 +156,9 @@ static int parse_ctime_bracket(const char *p, int64_t *ms)
     while (isalpha((unsigned char)p[n]) || (unsigned char)p[n] >= 0x80 || p[n] == '.') n++;
     if (n == 1 || p[n] != ' ') return 0;
     n++;
-    int m = parse_month(p + n, &mo);
+    int m = parse_month_day(p + n, &mo, &d);
     if (!m) return 0;
     n += m;
-    while (p[n] == ' ') n++;
-    if (!isdigit((unsigned char)p[n])) return 0;
-    d = p[n++] - '0';
-    if (isdigit((unsigned char)p[n])) d = d * 10 + (p[n++] - '0');
     if (p[n++] != ' ') return 0;
     int t = parse_hms(p + n, &h, &mi, &s, &f);
     if (!t) return 0;
@@ -247,13 +251,9 @@ static int parse_reltime(struct vg_kmsg *k, const char *p, int64_t *abs_ms)
         return n + d + 2;
     }
     int mo, d, h, mi;
-    int m = parse_month(p + n, &mo);
+    int m = parse_month_day(p + n, &mo, &d);
     if (!m) return 0;
     n += m;
-    while (p[n] == ' ') n++;
-    if (!isdigit((unsigned char)p[n])) return 0;
-    d = p[n++] - '0';
-    if (isdigit((unsigned char)p[n])) d = d * 10 + (p[n++] - '0');
     if (p[n++] != ' ' || !digits(p + n, 2, &h) || p[n + 2] != ':' || !digits(p + n + 3, 2, &mi) || p[n + 5] != ']')
         return 0;
     if (!civil_ms(k->o.year, mo, d, h, mi, 0, 0, abs_ms)) return 0;

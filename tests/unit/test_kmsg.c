@@ -137,19 +137,6 @@ static void test_fallen_off_bus(void **s)
     kmsg_fixture_run("fallen-off-bus.log", 0, w, 3, 7, 0);
 }
 
-/* AER: fatal record with its detail lines joined, corrected (new and old kernels); GSP timeout without Xid. */
-static void test_aer_gsp(void **s)
-{
-    (void)s;
-    const struct want w[] = {
-        { "2024-11-25T10:00:00.000Z", "0000:3b:00.0", -1, -1, "aer-fatal", 1 },
-        { "2024-11-25T10:00:10.000Z", "0000:c1:00.0", -1, -1, "aer-corrected", 5 },
-        { "2024-11-25T10:00:20.000Z", "0000:00:03.0", -1, -1, "aer-corrected", 6 },
-        { "2024-11-25T10:00:40.000Z", "", 1, -1, "gsp-timeout", 8 },
-    };
-    kmsg_fixture_run("aer-gsp.log", 0, w, 4, 8, 0);
-}
-
 /* A real r535 log (GPUd): five Xid 119 with GPU4, the RPC history and stack dump not counted. */
 static void test_gpud_xid119(void **s)
 {
@@ -315,7 +302,7 @@ int main(void)
         cmocka_unit_test(test_syslog_old),       cmocka_unit_test(test_dmesg_ctime),
         cmocka_unit_test(test_kmsg_records),     cmocka_unit_test(test_iso_rfc),
         cmocka_unit_test(test_syslog_localized), cmocka_unit_test(test_sxid),
-        cmocka_unit_test(test_fallen_off_bus),   cmocka_unit_test(test_aer_gsp),
+        cmocka_unit_test(test_fallen_off_bus),
         cmocka_unit_test(test_gpud_xid119),      cmocka_unit_test(test_gpud_noise),
         cmocka_unit_test(test_malformed),        cmocka_unit_test(test_pci_normalize),
         cmocka_unit_test(test_dmesg_reltime),    cmocka_unit_test(test_dmesg_delta),

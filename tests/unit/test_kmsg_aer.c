@@ -54,8 +54,9 @@ static void test_port_and_source(void **s)
     kmsg_fixture_run("aer-port-source.log", 0, w, 4, 12, 0);
 }
 
-/* A detail line seconds after a header of the same severity is another
- * message, and a detail line alone is an event (aer-gsp.log's lines 5-6). */
+/* A fatal message with its detail lines joined; a detail line seconds after
+ * a header of the same severity is another message, and a detail line alone
+ * is an event (aer-gsp.log's lines 5-6); the GSP timeout is NVIDIA's. */
 static void test_apart_in_time(void **s)
 {
     (void)s;
