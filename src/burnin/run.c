@@ -231,8 +231,8 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
     vg_strlcpy(out->node, o->node, sizeof out->node);
     out->suite = o->suite;
     struct vg_gpu_probe_result probe;
-    vg_gpu_probe(&vg_nvml_backend, 10000, &probe);
-    if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].name, sizeof out->model);
+    vg_gpu_probe(NULL, 10000, &probe);
+    if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].model, sizeof out->model);
     out->gpus = probe.count;
     struct vg_bi_ctx c = { .o = o, .model = out->model, .gpus = probe.count, .probe = &probe };
     struct vg_ib_port *ports;
