@@ -22,6 +22,7 @@
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
+#include "controller/storeguard.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
 #include "orch/orch.h"
@@ -46,13 +47,15 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "                   [--audit-stale S]\n"                                                                  \
+    "                   [--audit-stale S] [--new-store]\n"                                                                  \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
-    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"
+    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"            \
+    "One controller per store (a lock beside it).  A corrupt store is refused; --new-store moves it aside\n" \
+    "and starts a new one.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -64,30 +67,26 @@ struct serve {
     const struct vg_catalog *cat;
     struct vg_store *reader;
     struct vg_fleetview *view;
+    struct vg_storeguard *guard;
 };
 
-/* Open incidents by what became of them ("isolated", "failed", "held",
- * "recorded", "dry run", "open": not acted on yet), from the read connection. */
+/* Open incidents by their state (store.h: every state but closed), from the
+ * read connection. */
 static void incident_states(struct vg_store *reader, struct sbuf *out)
 {
-    static const char *const states[] = { "open", "isolated", "failed", "held", "recorded", "dry run" };
-    size_t count[6] = { 0 };
-    json_t *open = vg_store_incidents(reader, NULL, true, 0);
+    size_t count[VG_INC_COUNT] = { 0 };
+    json_t *open = vg_store_open_states(reader);
     size_t i;
     json_t *inc;
     json_array_foreach(open, i, inc) {
-        const char *st = vg_json_str(inc, "state", "");
-        for (size_t k = 0; k < 6; k++)
-            if (!strncmp(st, states[k], strlen(states[k]))) {
-                count[k]++;
-                break;
-            }
+        int st = vg_inc_state_parse(vg_json_str(inc, "state", ""));
+        if (st >= 0) count[st]++;
     }
     json_decref(open);
-    sbuf_puts(out, "# HELP vigil_open_incidents Open incidents by what became of them.\n"
+    sbuf_puts(out, "# HELP vigil_open_incidents Open incidents by state.\n"
                    "# TYPE vigil_open_incidents gauge\n");
-    for (size_t k = 0; k < 6; k++)
-        sbuf_printf(out, "vigil_open_incidents{state=\"%s\"} %zu\n", states[k], count[k]);
+    for (int k = 0; k < VG_INC_CLOSED; k++)
+        sbuf_printf(out, "vigil_open_incidents{state=\"%s\"} %zu\n", vg_inc_state_name((enum vg_inc_state)k), count[k]);
 }
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
@@ -151,6 +150,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
     if (s->reader) incident_states(s->reader, out);
+    vg_storeguard_metrics(s->guard, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
 
@@ -224,7 +224,7 @@ int cmd_serve(int argc, char **argv)
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
                *policy_file = NULL;
     const char *orchestrator = NULL, *orch_config = NULL;
-    bool act = true;
+    bool act = true, new_store = false;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
@@ -240,7 +240,7 @@ int cmd_serve(int argc, char **argv)
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
-        { "audit-stale", required_argument, 0, 'A' },
+        { "audit-stale", required_argument, 0, 'A' }, { "new-store", no_argument, 0, 'N' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -258,6 +258,7 @@ int cmd_serve(int argc, char **argv)
         case 'S': orch_config = optarg; break;
         case 'O': orchestrator = optarg; break;
         case 'n': act = false; break;
+        case 'N': new_store = true; break;
         case 'C':
             if (parse_count("--max-connections", optarg, &hopts.max_connections)) return VG_EXIT_INPUT;
             break;
@@ -338,24 +339,33 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return VG_EXIT_INPUT;
     }
+    /* One writer: the store's lock first (nothing is read or moved aside under
+     * another controller), then a corrupt store refused or moved aside. */
+    struct vg_storeguard *guard = vg_storeguard_lock(db, err, sizeof err);
+    if (guard && vg_storeguard_verify(guard, new_store, err, sizeof err)) {
+        vg_storeguard_close(guard);
+        guard = NULL;
+    }
     /* Four connections: the executor's, the intake's (group commit), the
      * nodes' audit reports' and the reads'. */
     struct vg_store *store = NULL, *wstore = NULL, *astore = NULL, *rstore = NULL;
-    if (vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
+    if (!guard || vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
         vg_store_open(db, &astore, err, sizeof err) || vg_store_open_reader(db, &rstore, err, sizeof err)) {
         vg_store_close(store);
         vg_store_close(wstore);
         vg_store_close(astore);
+        vg_storeguard_close(guard);
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
         vg_policy_free(&policy);
-        return vg_input_error("%s", err);
+        return vg_input_error("serve: %s", err);
     }
+    vg_storeguard_watch(guard, (struct vg_store *const[]){ store, wstore, astore, rstore }, 4);
     hopts.reader = rstore;
     hopts.audits = astore;
-    struct serve sv = { .cat = cat, .reader = rstore };
+    struct serve sv = { .cat = cat, .reader = rstore, .guard = guard };
     struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .view = &sv.view };
     hopts.fleet = vg_serve_fleet;
     hopts.fleet_ctx = &sf;
@@ -378,7 +388,7 @@ int cmd_serve(int argc, char **argv)
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
         .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
-    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
+    struct vg_ingest ingest = { .store = wstore, .guard = guard, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
@@ -422,6 +432,7 @@ int cmd_serve(int argc, char **argv)
     vg_store_close(astore);
     vg_store_close(wstore);
     vg_store_close(store);
+    vg_storeguard_close(guard);   /* the lock last: the store is closed */
     free(kinds);
     vg_catalog_free(cat);
     vg_auth_free(&auth);

@@ -4,7 +4,9 @@
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
 #include "controller/burnin_hist.h"
+#include "controller/clock.h"
 #include "controller/commit.h"
+#include "controller/storeguard.h"
 #include "core/event.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -279,7 +281,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     if (up->kind == POST_INVENTORY) return inventory(h, c, json);
     if (up->kind == POST_BURNIN) return burnin(h, c, json);
     json_t *resp = NULL;
-    int64_t now = vg_now_ms();
+    int64_t now = vg_clock_ms();   /* the detected stamp: never before an earlier one */
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
     free(json);
     if (code) {
@@ -334,7 +336,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         up->h = h;
         up->c = c;
         up->kind = beat_url ? POST_BEAT : inv_url ? POST_INVENTORY : burnin_url ? POST_BURNIN : POST_EVENTS;
-        up->code = post_headers(h, c, up);
+        const char *lost = up->kind == POST_BEAT ? NULL : vg_storeguard_lost(h->ingest->guard);
+        if (lost) {   /* nothing is acknowledged into a store that is gone: the sender keeps its data */
+            vg_http_count(h, &h->rejected_storage, 1);
+            up->resp = json_pack("{s:s+}", "error", "storage: the store is lost: ", lost);
+            up->code = 503;
+        } else
+            up->code = post_headers(h, c, up);
         /* An early answer: the body is never read. */
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
         return MHD_YES;
@@ -535,7 +543,7 @@ int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen
 {
     struct vg_commit_req *r = vg_xcalloc(1, sizeof *r);
     json_t *resp = NULL;
-    r->now = vg_now_ms();
+    r->now = vg_clock_ms();
     if (vg_ingest_parse(h->ingest, json, r->now, &r->msg, &resp)) {
         snprintf(err, errlen, "%s", json_string_value(json_object_get(resp, "error")));
         json_decref(resp);

@@ -15,8 +15,12 @@
 #include <jansson.h>
 #include <stdint.h>
 
+struct vg_storeguard;
+
 struct vg_ingest {
     struct vg_store *store;
+    struct vg_storeguard *guard;   /* the store file's (storeguard.h); NULL: none.  Once it says the store is
+                                    * lost, nothing is acknowledged (503) */
     int64_t window_ms;   /* fold identical events into one incident within this window */
     const char *const *kinds; /* the kinds an event may have (the catalog's); NULL: any */
     size_t nkinds;

@@ -98,7 +98,7 @@ static void test_store_fold_and_duplicates(void **state)
     assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
     assert_int_equal(total, 1);
     assert_int_equal(msgs, 2);
-    assert_int_equal(vg_store_set_state(st, id, "closed"), 0);
+    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, NULL), 0);
     assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
     assert_int_equal(open, 0);
     vg_store_close(st);

@@ -87,9 +87,10 @@ static void policy(struct fx *f, const char *text)
 
 static void start(struct fx *f, bool act) { f->x = vg_executor_start(f->st, &f->p, f->o, act); }
 
-/* An incident from node's agent, which saw jobs there: stored, then handed to the executor. */
-static int64_t incident_jobs(struct fx *f, const char *node, const char *kind, int code, enum vg_action a,
-                             const char *jobs)
+/* An incident from node's agent, which saw jobs there, accepted at `at`:
+ * stored, then handed to the executor. */
+static int64_t incident_at(struct fx *f, const char *node, const char *kind, int code, enum vg_action a,
+                           const char *jobs, int64_t at)
 {
     struct vg_event e;
     vg_event_init(&e);
@@ -105,11 +106,17 @@ static int64_t incident_jobs(struct fx *f, const char *node, const char *kind, i
     bool is_new, dup;
     /* as the intake does: a write transaction taken up front (BEGIN IMMEDIATE) */
     assert_int_equal(vg_store_begin(f->in), 0);
-    assert_int_equal(vg_store_accept(f->in, node, "", ++f->seq, 0, &e, vg_now_ms(), 60000, &id, &is_new, &dup), 0);
+    assert_int_equal(vg_store_accept(f->in, node, "", ++f->seq, 0, &e, at, 60000, &id, &is_new, &dup), 0);
     assert_int_equal(vg_store_commit(f->in), 0);
     assert_true(is_new);
     if (f->x) vg_executor_submit(f->x, id, &e);
     return id;
+}
+
+static int64_t incident_jobs(struct fx *f, const char *node, const char *kind, int code, enum vg_action a,
+                             const char *jobs)
+{
+    return incident_at(f, node, kind, code, a, jobs, vg_now_ms());
 }
 
 static int64_t incident(struct fx *f, const char *node, const char *kind, int code, enum vg_action a)
@@ -117,10 +124,13 @@ static int64_t incident(struct fx *f, const char *node, const char *kind, int co
     return incident_jobs(f, node, kind, code, a, "");
 }
 
+/* The incident's state and its detail, "STATE: DETAIL" ("STATE" without one); malloc'd. */
 static char *state_of(struct fx *f, int64_t id)
 {
     json_t *inc = vg_store_incident(f->st, id);
-    char *s = vg_xstrdup(vg_json_str(inc, "state", ""));
+    const char *st = vg_json_str(inc, "state", ""), *detail = vg_json_str(inc, "detail", "");
+    char *s;
+    if (asprintf(&s, "%s%s%s", st, *detail ? ": " : "", detail) < 0) s = NULL;
     json_decref(inc);
     return s;
 }
@@ -440,7 +450,7 @@ static void test_scheduler_down_then_back(void **state)
         if (failed) break;
         vg_sleep_ms(10);
     }
-    assert_state_prefix(f, id, "failed, retrying");
+    assert_state_prefix(f, id, "failed: retrying");
     struct sbuf m = SBUF_INIT;
     vg_executor_metrics(f->x, &m);
     assert_non_null(strstr(m.s, "vigil_action_retries_pending 1\n"));
@@ -463,7 +473,7 @@ static void test_restart_recovers_failed(void **state)
     struct fx *f = *state;
     policy(f, "breaker = 100% / 600s\n");
     int64_t id = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);   /* no executor yet */
-    assert_int_equal(vg_store_set_state(f->st, id, "failed, retrying in 1 s (attempt 1): connect failure"), 0);
+    assert_int_equal(vg_store_set_state(f->st, id, VG_INC_FAILED, "retrying in 1 s (attempt 1): connect failure"), 0);
     int64_t never = incident(f, "n6", "xid", 79, VG_ACT_REBOOT);
     start(f, true);   /* a controller restarting */
     assert_true(vg_executor_idle(f->x, 5000));
@@ -565,7 +575,7 @@ static void test_ladder_exhausted_rma(void **state)
     policy(f, text);
     start(f, true);
     int64_t id = incident(f, "n3", "xid", 48, VG_ACT_REBOOT);
-    wait_state(f, id, "handed off for RMA");
+    wait_state(f, id, "rma: handed off for RMA");
     assert_true(fake_node("n3")->down);
     assert_true(has_step(f, id, "rma"));
     char path[128];
@@ -596,7 +606,7 @@ static void test_ladder_repeat_and_cause(void **state)
     policy(f, "repair reset = true {node}\nrepair reboot = true {node}\nrepair bmc = true {node}\n"
               "ladder = reset reboot bmc\nladder xid 94 = bmc\nhealthcheck = true {node}\nbreaker = 100% / 600s\n");
     int64_t before = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);   /* last week's, repaired */
-    assert_int_equal(vg_store_set_state(f->st, before, "closed"), 0);
+    assert_int_equal(vg_store_set_state(f->st, before, VG_INC_CLOSED, NULL), 0);
     start(f, true);
     int64_t id = incident(f, "n4", "xid", 79, VG_ACT_REBOOT);
     wait_state(f, id, "closed");
@@ -645,7 +655,7 @@ static void test_burnin_gate_fail(void **state)
               "burnin_suite = long\nbreaker = 100% / 600s\n" GATE("fail"));
     start(f, true);
     int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
-    wait_state(f, id, "burn-in failed, node stays isolated: fail");
+    wait_state(f, id, "unrepaired: burn-in failed, node stays isolated: fail");
     assert_true(has_step(f, id, "burn-in long after reset"));
     assert_true(has_step(f, id, "burn-in long after reboot"));
     assert_false(has_step(f, id, "returned"));
@@ -661,7 +671,7 @@ static void test_burnin_gate_fail(void **state)
     policy(f, "repair reset = true {node}\nhealthcheck = true {node}\nburnin_gate = true {node}\nbreaker = 100% / 600s\n");
     start(f, true);
     int64_t other = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
-    wait_state(f, other, "burn-in failed, node stays isolated: no burn-in result for n3");
+    wait_state(f, other, "unrepaired: burn-in failed, node stays isolated: no burn-in result for n3");
     assert_true(fake_node("n3")->down);
 }
 
@@ -851,7 +861,7 @@ static void test_bmc_never_answers(void **state)
     policy(f, b.policy);
     start(f, true);
     int64_t id = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
-    wait_state(f, id, "handed off for RMA");
+    wait_state(f, id, "rma: handed off for RMA");
     assert_detail_has(f, id, "repair power-cycle", "ipmitool did not finish within 2 s (the BMC does not answer)");
     assert_true(fake_node("n3")->down);
     char path[128];
@@ -895,7 +905,7 @@ static void test_rma_hook_fails(void **state)
     policy(f, text);
     start(f, true);
     int64_t id = incident(f, "n3", "xid", 48, VG_ACT_REBOOT);
-    wait_state(f, id, "health check failed, node stays isolated");
+    wait_state(f, id, "unrepaired: health check failed, node stays isolated");
     char *s = state_of(f, id);
     if (!strstr(s, "RMA hand-off failed: rma_command false: failed")) fail_msg("state: %s", s);
     free(s);
@@ -913,7 +923,7 @@ static void test_rma_hook_fails(void **state)
     policy(f, text);
     start(f, true);
     int64_t other = incident(f, "n4", "xid", 48, VG_ACT_REBOOT);
-    wait_state(f, other, "health check failed, node stays isolated");
+    wait_state(f, other, "unrepaired: health check failed, node stays isolated");
     s = state_of(f, other);
     if (!strstr(s, "RMA hand-off failed: rma_command /nonexistent/open-ticket: failed")) fail_msg("state: %s", s);
     free(s);
@@ -943,7 +953,7 @@ static void test_rma_attachments(void **state)
     policy(f, text);
     start(f, true);
     int64_t id = incident(f, "n3", "xid", 79, VG_ACT_REBOOT);
-    wait_state(f, id, "handed off for RMA");
+    wait_state(f, id, "rma: handed off for RMA");
     char path[128];
     snprintf(path, sizeof path, "%s/vigil-rma-%lld.json", dir, (long long)id);
     json_t *t = json_load_file(path, 0, NULL);
@@ -972,7 +982,7 @@ static void test_dry_run_changes_nothing(void **state)
     int64_t id = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
     assert_true(vg_executor_idle(f->x, 5000));
     assert_false(fake_node("n2")->down);
-    assert_state_prefix(f, id, "dry run: would down and requeue");
+    assert_state_prefix(f, id, "dry-run: would down and requeue");
     assert_null(strstr(fake.log, "down"));
 }
 
@@ -988,20 +998,20 @@ static void test_stop_is_bounded(void **state)
     assert_true(vg_mono_ms() - t < 5000);
 }
 
-/* The state of a node from its open incident's state string. */
+/* The state of a node from its open incident's state. */
 static void test_fleetview_incident_states(void **state)
 {
     (void)state;
-    assert_string_equal(vg_fleetview_incident_state("isolated: domain rule", false), "isolated");
+    assert_string_equal(vg_fleetview_incident_state("isolated", false), "isolated");
     assert_string_equal(vg_fleetview_incident_state("isolated", true), "repairing");
-    assert_string_equal(vg_fleetview_incident_state("handed off for RMA (/x.json); health check failed", false), "rma");
-    assert_string_equal(vg_fleetview_incident_state("health check failed, node stays isolated: false", false),
-                        "isolated");
-    assert_string_equal(vg_fleetview_incident_state("repair failed, node stays isolated: x", false), "isolated");
-    assert_string_equal(vg_fleetview_incident_state("failed, retrying in 1 s (attempt 1): down", false), "failed");
-    assert_string_equal(vg_fleetview_incident_state("held: breaker: 2 isolations", false), "held");
-    assert_string_equal(vg_fleetview_incident_state("recorded: ignore: recorded only", false), "suspect");
-    assert_string_equal(vg_fleetview_incident_state("dry run: would drain", false), "suspect");
+    assert_string_equal(vg_fleetview_incident_state("repairing", false), "repairing");
+    assert_string_equal(vg_fleetview_incident_state("acting", false), "isolated");
+    assert_string_equal(vg_fleetview_incident_state("rma", false), "rma");
+    assert_string_equal(vg_fleetview_incident_state("unrepaired", false), "isolated");
+    assert_string_equal(vg_fleetview_incident_state("failed", false), "failed");
+    assert_string_equal(vg_fleetview_incident_state("held", false), "held");
+    assert_string_equal(vg_fleetview_incident_state("recorded", false), "suspect");
+    assert_string_equal(vg_fleetview_incident_state("dry-run", false), "suspect");
     assert_string_equal(vg_fleetview_incident_state("open", false), "suspect");
 }
 
@@ -1029,7 +1039,7 @@ static void test_fleetview_nodes(void **state)
     start(f, true);
     assert_true(vg_executor_idle(f->x, 2000));
     int64_t a = incident(f, "n2", "xid", 79, VG_ACT_REBOOT);
-    wait_state(f, a, "health check failed");
+    wait_state(f, a, "unrepaired: health check failed");
     incident(f, "n3", "xid", 48, VG_ACT_REBOOT);   /* its repair step runs 3 s */
     int64_t rec = incident(f, "n6", "xid", 43, VG_ACT_IGNORE);
     int64_t held = incident(f, "n5", "xid", 79, VG_ACT_REBOOT);
@@ -1087,9 +1097,10 @@ static void test_fleetview_nodes(void **state)
  * thread writes one: its `returned` step at back (0: none). */
 static int64_t closed_incident(struct fx *f, const char *node, int64_t back)
 {
-    int64_t id = incident(f, node, "xid", 79, VG_ACT_REBOOT);
+    /* detected an hour before it returned (a step is never recorded before the incident's latest) */
+    int64_t id = incident_at(f, node, "xid", 79, VG_ACT_REBOOT, "", back ? back - 3600 * 1000 : vg_now_ms());
     if (back) assert_int_equal(vg_store_step(f->in, id, VG_STEP_RETURNED, back, "to production"), 0);
-    assert_int_equal(vg_store_set_state(f->in, id, "closed"), 0);
+    assert_int_equal(vg_store_set_state(f->in, id, VG_INC_CLOSED, NULL), 0);
     return id;
 }
 
