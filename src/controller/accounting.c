@@ -143,7 +143,9 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
         rma += ladder_outcomes(inc, returned != 0, rungs);
         if (!isolated) continue;
         interruptions++;
-        if (returned) repair_s += (double)(returned - detected) / 1000.0, repaired++;
+        /* a store written while the wall clock was stepped back may hold a return before its
+         * detection: counted as 0, never negative */
+        if (returned) repair_s += (double)(returned > detected ? returned - detected : 0) / 1000.0, repaired++;
         struct span *x = &s[ns++];
         vg_strlcpy(x->node, node, sizeof x->node);
         x->from = isolated < since ? since : isolated;
