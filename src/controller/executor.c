@@ -807,7 +807,7 @@ static void resume_work(struct vg_executor *x)
                    st == VG_INC_REPAIRING) {
             it->rung = (int)vg_json_int(inc, "rung", -1);
             it->rung_done = json_is_true(json_object_get(inc, "rung_done"));
-            vg_info("resuming incident %lld (%s, %s): repair%s", (long long)id, it->node, vg_inc_state_name(st),
+            vg_warn("resuming incident %lld (%s, %s): repair%s", (long long)id, it->node, vg_inc_state_name(st),
                     it->rung < 0 ? "" : it->rung_done ? ": the health check after its last rung" : " at its last rung");
             vg_exec_repairing(x, id, true);
             vg_exec_push(&x->repair, vg_exec_copy(it));
@@ -815,11 +815,11 @@ static void resume_work(struct vg_executor *x)
         if (unread) {
             struct item *r = vg_exec_copy(it);
             r->jobs_unread_ms = unread;
-            vg_info("resuming incident %lld (%s): the jobs read after the DOWN", (long long)id, it->node);
+            vg_warn("resuming incident %lld (%s): the jobs read after the DOWN", (long long)id, it->node);
             vg_exec_push(&x->work, r);
         }
         if (what) {
-            vg_info("resuming incident %lld (%s, %s): %s", (long long)id, it->node, vg_inc_state_name(st), what);
+            vg_warn("resuming incident %lld (%s, %s): %s", (long long)id, it->node, vg_inc_state_name(st), what);
             vg_exec_push(&x->work, it);
         } else
             vg_exec_item_free(it);

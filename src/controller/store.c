@@ -139,6 +139,8 @@ int vg_store_verify(const char *path, char *why, size_t n)
     }
     sqlite3_finalize(s);
     sqlite3_close(db);
+    for (char *c = why; *c; c++)   /* quick_check's report spans lines: the caller's message is one */
+        if (*c == '\n') *c = ' ';
     return verdict;
 }
 
