@@ -133,10 +133,13 @@ static void print_accounting(const json_t *doc)
     json_array_foreach(json_object_get(doc, "causes"), i, x)
         printf("%-40s %lld\n", vg_json_str(x, "cause", "?"), vg_json_int(x, "count", 0));
     if (json_array_size(json_object_get(doc, "racks"))) printf("\n%-16s %-6s %-13s %s\n", "rack", "nodes", "availability", "SLA down");
-    json_array_foreach(json_object_get(doc, "racks"), i, x)
-        printf("%-16s %-6lld %-13.1f %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0),
-               100.0 * json_number_value(json_object_get(x, "availability")),
+    json_array_foreach(json_object_get(doc, "racks"), i, x) {
+        char av[16] = "unknown";
+        if (json_is_number(json_object_get(x, "availability")))
+            snprintf(av, sizeof av, "%.1f", 100.0 * json_number_value(json_object_get(x, "availability")));
+        printf("%-16s %-6lld %-13s %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), av,
                json_number_value(json_object_get(x, "sla_down_s")));
+    }
     if (json_array_size(json_object_get(doc, "repairs")))
         printf("\n%-20s %-6s %-7s %s\n", "repair step", "tried", "failed", "returned the node");
     json_array_foreach(json_object_get(doc, "repairs"), i, x)
@@ -148,8 +151,8 @@ static void print_accounting(const json_t *doc)
 
 /* The accounting over the incidents (stolen; NULL: none asked for), with the
  * goodput of the jobs (stolen; NULL: none asked for). */
-static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until, long nodes,
-                      bool json, const char *html)
+static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until, bool now,
+                      long nodes, bool json, const char *html)
 {
     char err[512];
     struct vg_policy p;
@@ -159,8 +162,13 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
         json_decref(goodput);
         return vg_input_error("report: %s", err);
     }
-    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
+    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p,
+                              .until_now = now };
     json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
+    if (json_object_get(doc, "clock_behind_s"))
+        vg_warn("report: this machine's clock is %.0f s behind the store's newest record (stepped back?): "
+                "availability and MTBI cannot be known; give --until",
+                json_real_value(json_object_get(doc, "clock_behind_s")));
     json_decref(incs);
     vg_policy_free(&p);
     if (goodput) json_object_set_new(doc, "goodput", goodput);
@@ -192,6 +200,7 @@ int cmd_report(int argc, char **argv)
     const char *jobs[MAX_JOB_PATHS];
     size_t njobs = 0;
     int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
+    bool until_given = false;
     long nodes = 0;
     bool json = false;
     int c;
@@ -214,6 +223,7 @@ int cmd_report(int argc, char **argv)
             break;
         case 'u':
             if (!when(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            until_given = true;
             break;
         case 'n':
             if (!vg_parse_long(optarg, &nodes) || nodes < 1 || nodes > 1000000)
@@ -238,10 +248,10 @@ int cmd_report(int argc, char **argv)
         json_t *incs = NULL;
         int rc = db ? from_db(db, &incs) : from_controller(controller, token, &incs);
         if (rc) return json_decref(goodput), rc;
-        return accounting(incs, goodput, policy, since, until, nodes, json, html);
+        return accounting(incs, goodput, policy, since, until, !until_given, nodes, json, html);
     }
     if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
-                                                     : accounting(NULL, goodput, policy, since, until, nodes, json, html);
+                                                     : accounting(NULL, goodput, policy, since, until, !until_given, nodes, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);
     json_t *reps[MAX_REPORTS];

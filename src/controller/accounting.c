@@ -49,6 +49,23 @@ static int64_t step_at(const json_t *inc, const char *step)
     return vg_json_get_time(json_object_get(json_object_get(inc, "steps"), step), "at");
 }
 
+/* The incidents' latest stamp. */
+static int64_t newest_stamp(const json_t *incidents)
+{
+    int64_t newest = 0;
+    size_t i;
+    const json_t *inc;
+    json_array_foreach(incidents, i, inc) {
+        const char *k;
+        json_t *step;
+        json_object_foreach(json_object_get(inc, "steps"), k, step) {
+            int64_t at = vg_json_get_time(step, "at");
+            if (at > newest) newest = at;
+        }
+    }
+    return newest;
+}
+
 static int by_node_then_start(const void *a, const void *b)
 {
     const struct span *x = a, *y = b;
@@ -116,6 +133,8 @@ static int64_t over_limit(const struct span *s, size_t n, const struct vg_policy
 json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
 {
     int64_t since = o->since_ms, until = o->until_ms, window = until > since ? until - since : 1;
+    int64_t newest = o->until_now ? newest_stamp(incidents) : 0;
+    bool behind = newest > until;   /* the clock stepped back: the window ends before what it holds */
     size_t n = json_array_size(incidents), ns = 0, nnodes = 0, interruptions = 0, counted = 0, repaired = 0;
     struct span *s = vg_xcalloc(n + 1, sizeof *s);
     char (*nodes)[64] = vg_xcalloc(n + 1, sizeof *nodes);
@@ -178,8 +197,9 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
             const char *nd = vg_policy_domain(p, s[i].node);
             if (nd && !strcmp(nd, dom)) out += (double)(s[i].to - s[i].from);
         }
-        json_array_append_new(racks, json_pack("{s:s, s:I, s:f, s:f}", "rack", dom, "nodes", (json_int_t)members,
-                                               "availability", 1.0 - out / ((double)members * (double)window),
+        json_array_append_new(racks, json_pack("{s:s, s:I, s:o, s:f}", "rack", dom, "nodes", (json_int_t)members,
+                                               "availability", behind ? json_null()
+                                                   : json_real(1.0 - out / ((double)members * (double)window)),
                                                "sla_down_s",
                                                (double)over_limit(s, ns, p, dom, p->domain_max_unavailable) / 1000.0));
     }
@@ -197,10 +217,11 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     json_t *doc = json_pack("{s:{s:o, s:o, s:f}, s:I, s:I, s:I}", "window", "since", vg_json_time(since), "until",
                             vg_json_time(until), "s", (double)window / 1000.0, "nodes", (json_int_t)cluster,
                             "incidents", (json_int_t)counted, "interruptions", (json_int_t)interruptions);
+    if (behind) json_object_set_new(doc, "clock_behind_s", json_real((double)(newest - until) / 1000.0));
     json_object_set_new(doc, "availability",
-                        cluster ? json_real(1.0 - lost_ms / ((double)cluster * (double)window)) : json_null());
+                        cluster && !behind ? json_real(1.0 - lost_ms / ((double)cluster * (double)window)) : json_null());
     json_object_set_new(doc, "mttr_s", repaired ? json_real(repair_s / (double)repaired) : json_null());
-    json_object_set_new(doc, "mtbi_s", interruptions && cluster
+    json_object_set_new(doc, "mtbi_s", interruptions && cluster && !behind
                                            ? json_real((double)cluster * (double)window / 1000.0 / (double)interruptions)
                                            : json_null());
     json_object_set_new(doc, "node_hours_lost", json_real(lost_ms / 3.6e6));

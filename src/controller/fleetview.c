@@ -225,7 +225,7 @@ static void gather(struct vg_fleetview *v, struct fleet *f)
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
         if (n) n->counts = x;
     }
-    f->returns = vg_store_returns(v->o.reader, vg_now_ms() - RETURNED_MS);
+    f->returns = vg_store_returns(v->o.reader, vg_clock_ms() - RETURNED_MS);
     json_array_foreach(f->returns, i, x) {
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
         if (n) n->returned = x, raise_state(n, ST_RETURNED, 0);
@@ -298,7 +298,7 @@ static json_t *accounting(struct vg_fleetview *v, size_t nodes)
         int64_t now = vg_clock_ms();   /* never behind the store's stamps: a clock stepped back does not hide an outage */
         json_t *incs = vg_store_incidents_since(v->o.reader, now - ACCT_WINDOW_MS);
         struct vg_acct_opts ao = { .since_ms = now - ACCT_WINDOW_MS, .until_ms = now, .nodes = nodes,
-                                   .policy = v->o.policy };
+                                   .policy = v->o.policy, .until_now = true };
         json_t *doc = vg_accounting(incs, &ao);
         json_decref(incs);
         json_t *keep = json_object();

@@ -59,7 +59,9 @@ static void racks(struct sbuf *b, const json_t *doc)
     json_array_foreach(rl, i, r) {
         char nodes[24], av[32], down[32];
         snprintf(nodes, sizeof nodes, "%lld", vg_json_int(r, "nodes", 0));
-        snprintf(av, sizeof av, "%.1f %%", 100.0 * json_number_value(json_object_get(r, "availability")));
+        const json_t *ra = json_object_get(r, "availability");
+        if (json_is_number(ra)) snprintf(av, sizeof av, "%.1f %%", 100.0 * json_number_value(ra));
+        else snprintf(av, sizeof av, "unknown");
         snprintf(down, sizeof down, "%.3f s", json_number_value(json_object_get(r, "sla_down_s")));
         sbuf_puts(b, "<tr>");
         cell(b, vg_json_str(r, "rack", "?")), cell(b, nodes), cell(b, av), cell(b, down);

@@ -178,6 +178,9 @@ if [ -e "$FAKETIME_LIB" ]; then
     av=$(curl -s -H "$RH" "$URL/v1/summary" | jq '.accounting.availability')
     check "availability below 1 while the clock is back ($av)" awk "BEGIN { exit !($av < 1) }"
     is "vigil_clock_steps_total" "$(metric vigil_clock_steps_total)" 1
+    $PRE "$VIGIL" report --db "$W/f.db" --json >"$W/report.json" 2>"$W/report.err"
+    is "vigil report on the stepped clock: availability unknown, not 1" "$(jq -c '.availability' "$W/report.json")" null
+    check "… and it says the clock is behind the store" grep -q "clock is 56[0-9] s behind the store's newest record" "$W/report.err"
     touch "$W/go-n4"
     check "n4 repaired and back" wait_for '[ "$(state_of n4)" = closed ]' 15
     i=$(inc n4)

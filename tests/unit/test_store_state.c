@@ -220,6 +220,13 @@ static void test_steps_never_go_back(void **state)
     doc = vg_accounting(all, &o);
     assert_true(json_real_value(json_object_get(doc, "mttr_s")) >= 0);
     json_decref(doc);
+    /* a report whose clock reads 563 s before the node went out: availability unknown, never 1 */
+    struct vg_acct_opts behind = { .since_ms = now - 3600000, .until_ms = now - 563000, .until_now = true };
+    json_object_del(json_object_get(json_array_get(all, 0), "steps"), "returned");
+    doc = vg_accounting(all, &behind);
+    assert_true(json_is_null(json_object_get(doc, "availability")));
+    assert_true(json_real_value(json_object_get(doc, "clock_behind_s")) >= 563.0);
+    json_decref(doc);
     json_decref(all);
     vg_store_close(st);
 }
