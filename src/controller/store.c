@@ -148,6 +148,15 @@ int vg_store_open_reader(const char *path, struct vg_store **out, char *err, siz
 {
     sqlite3 *db;
     if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
+    /* a store no controller has opened since the state became a word (read by
+     * `vigil report`): its incidents read with an empty detail, the file untouched */
+    if (vg_store_legacy(db) &&
+        sqlite3_exec(db, "CREATE TEMP VIEW incidents AS SELECT *, '' AS detail FROM main.incidents", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
     if (sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);

@@ -31,5 +31,7 @@ void vg_store_note(struct vg_store *st);
 /* The columns and tables added since the first release, and the incidents'
  * free-text states of stores written before the state was an enum (store_state.c). */
 int vg_store_migrate(sqlite3 *db, char *err, size_t errlen);
+/* Whether db holds incidents written before they had a detail (not migrated yet). */
+bool vg_store_legacy(sqlite3 *db);
 
 #endif

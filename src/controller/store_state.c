@@ -70,6 +70,17 @@ static bool has_column(sqlite3 *db, const char *col)
     return found;
 }
 
+bool vg_store_legacy(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='incidents'", -1, &s, NULL) !=
+        SQLITE_OK)
+        return false;
+    bool table = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return table && !has_column(db, "detail");
+}
+
 int vg_store_migrate(sqlite3 *db, char *err, size_t errlen)
 {
     size_t missing = 0;
