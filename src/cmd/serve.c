@@ -47,13 +47,13 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "                   [--audit-stale S] [--new-store]\n"                                                                  \
+    "                   [--audit-stale S] [--new-store]\n"                                                    \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
-    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"            \
+    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"             \
     "One controller per store (a lock beside it).  A corrupt store is refused; --new-store moves it aside\n" \
     "and starts a new one.\n"
 
