@@ -195,7 +195,7 @@ static void print_accounting(const json_t *doc)
 /* The accounting over the incidents (stolen; NULL: none asked for), with the
  * goodput of the jobs (stolen; NULL: none asked for). */
 static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until,
-                      const struct history *h, bool json, const char *html)
+                      const struct history *h, bool now, bool json, const char *html)
 {
     char err[512];
     struct vg_policy p;
@@ -206,8 +206,12 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
         return vg_input_error("report: %s", err);
     }
     struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .first_ms = h->first_ms, .nodes = h->nodes,
-                              .policy = &p };
+                              .policy = &p, .until_now = now };
     json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
+    if (json_object_get(doc, "clock_behind_s"))
+        vg_warn("report: this machine's clock is %.0f s behind the store's newest record (stepped back?): "
+                "availability and MTBI cannot be known; give --until",
+                json_real_value(json_object_get(doc, "clock_behind_s")));
     json_decref(incs);
     vg_policy_free(&p);
     if (goodput) json_object_set_new(doc, "goodput", goodput);
@@ -239,6 +243,7 @@ int cmd_report(int argc, char **argv)
     const char *jobs[MAX_JOB_PATHS];
     size_t njobs = 0;
     int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
+    bool until_given = false;
     long nodes = 0;
     bool json = false;
     int c;
@@ -261,6 +266,7 @@ int cmd_report(int argc, char **argv)
             break;
         case 'u':
             if (!vg_parse_day_or_time(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            until_given = true;
             break;
         case 'n':
             if (!vg_parse_long(optarg, &nodes) || nodes < 1 || nodes > 1000000)
@@ -287,11 +293,11 @@ int cmd_report(int argc, char **argv)
         int rc = db ? from_db(db, &incs, &h) : from_controller(controller, token, &incs, &h);
         if (rc) return json_decref(goodput), rc;
         if (nodes) h.nodes = (size_t)nodes;   /* --nodes overrides the scheduler's list */
-        return accounting(incs, goodput, policy, since, until, &h, json, html);
+        return accounting(incs, goodput, policy, since, until, &h, !until_given, json, html);
     }
     struct history none = { 0, (size_t)nodes };
     if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
-                                                     : accounting(NULL, goodput, policy, since, until, &none, json, html);
+                                                     : accounting(NULL, goodput, policy, since, until, &none, !until_given, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);
     json_t *reps[MAX_REPORTS];

@@ -24,6 +24,7 @@
 #include "controller/nodereport.h"
 #include "controller/schednodes.h"
 #include "controller/store.h"
+#include "controller/storeguard.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
 #include "orch/orch.h"
@@ -50,6 +51,7 @@
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
+    "                   [--new-store]\n"                                                                     \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
@@ -58,7 +60,9 @@
     "report) and lists the nodes the scheduler lists that never sent one.  Each event's action is the\n"   \
     "controller's own: the fault catalog (--catalog, default the bundled one) with the site policy\n"    \
     "(--fault-policy, default /etc/vigil/policy.tsv when present), whatever the agent said.  Above\n"   \
-    "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"
+    "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"     \
+    "One controller per store (a lock beside it).  A corrupt store is refused; --new-store moves it aside\n" \
+    "and starts a new one.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -71,30 +75,26 @@ struct serve {
     struct vg_fleetview *view;
     struct vg_schednodes *known;
     struct vg_nodereports *reports;
+    struct vg_storeguard *guard;
 };
 
-/* Open incidents by what became of them ("isolated", "failed", "held",
- * "recorded", "dry run", "open": not acted on yet), from the read connection. */
+/* Open incidents by their state (store.h: every state but closed), from the
+ * read connection. */
 static void incident_states(struct vg_store *reader, struct sbuf *out)
 {
-    static const char *const states[] = { "open", "isolated", "failed", "held", "recorded", "dry run" };
-    size_t count[6] = { 0 };
-    json_t *open = vg_store_incidents(reader, NULL, true, 0);
+    size_t count[VG_INC_COUNT] = { 0 };
+    json_t *open = vg_store_open_states(reader);
     size_t i;
     json_t *inc;
     json_array_foreach(open, i, inc) {
-        const char *st = vg_json_str(inc, "state", "");
-        for (size_t k = 0; k < 6; k++)
-            if (!strncmp(st, states[k], strlen(states[k]))) {
-                count[k]++;
-                break;
-            }
+        int st = vg_inc_state_parse(vg_json_str(inc, "state", ""));
+        if (st >= 0) count[st]++;
     }
     json_decref(open);
-    sbuf_puts(out, "# HELP vigil_open_incidents Open incidents by what became of them.\n"
+    sbuf_puts(out, "# HELP vigil_open_incidents Open incidents by state.\n"
                    "# TYPE vigil_open_incidents gauge\n");
-    for (size_t k = 0; k < 6; k++)
-        sbuf_printf(out, "vigil_open_incidents{state=\"%s\"} %zu\n", states[k], count[k]);
+    for (int k = 0; k < VG_INC_CLOSED; k++)
+        sbuf_printf(out, "vigil_open_incidents{state=\"%s\"} %zu\n", vg_inc_state_name((enum vg_inc_state)k), count[k]);
 }
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
@@ -191,6 +191,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     vg_schednodes_metrics(s->known, out);
     vg_nodereports_metrics(s->reports, out);
     if (s->reader) incident_states(s->reader, out);
+    vg_storeguard_metrics(s->guard, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
 
@@ -276,7 +277,7 @@ int cmd_serve(int argc, char **argv)
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
                *policy_file = NULL;
     const char *orchestrator = NULL, *orch_config = NULL;
-    bool act = true;
+    bool act = true, new_store = false;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
@@ -295,6 +296,7 @@ int cmd_serve(int argc, char **argv)
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
         { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
         { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
+        { "new-store", no_argument, 0, 'N' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -312,6 +314,7 @@ int cmd_serve(int argc, char **argv)
         case 'S': orch_config = optarg; break;
         case 'O': orchestrator = optarg; break;
         case 'n': act = false; break;
+        case 'N': new_store = true; break;
         case 'C':
             if (parse_count("--max-connections", optarg, &hopts.max_connections)) return VG_EXIT_INPUT;
             break;
@@ -399,23 +402,32 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return VG_EXIT_INPUT;
     }
+    /* One writer: the store's lock first (nothing is read or moved aside under
+     * another controller), then a corrupt store refused or moved aside. */
+    struct vg_storeguard *guard = vg_storeguard_lock(db, err, sizeof err);
+    if (guard && vg_storeguard_verify(guard, new_store, err, sizeof err)) {
+        vg_storeguard_close(guard);
+        guard = NULL;
+    }
     /* Four connections: the executor's, the intake's (group commit), the
      * nodes' audit reports' and the reads'. */
     struct vg_store *store = NULL, *wstore = NULL, *astore = NULL, *rstore = NULL;
-    if (vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
+    if (!guard || vg_store_open(db, &store, err, sizeof err) || vg_store_open(db, &wstore, err, sizeof err) ||
         vg_store_open(db, &astore, err, sizeof err) || vg_store_open_reader(db, &rstore, err, sizeof err)) {
         vg_store_close(store);
         vg_store_close(wstore);
         vg_store_close(astore);
+        vg_storeguard_close(guard);
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
         vg_policy_free(&policy);
-        return vg_input_error("%s", err);
+        return vg_input_error("serve: %s", err);
     }
+    vg_storeguard_watch(guard, (struct vg_store *const[]){ store, wstore, astore, rstore }, 4);
     hopts.reader = rstore;
-    struct serve sv = { .reader = rstore };
+    struct serve sv = { .reader = rstore, .guard = guard };
     /* the nodes the scheduler lists: the only ones the intake and the heartbeat
      * monitor believe, read through a handle of their own (now, then when old) */
     struct vg_orch_conf koc = oc;
@@ -451,7 +463,7 @@ int cmd_serve(int argc, char **argv)
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
         .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
-    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
+    struct vg_ingest ingest = { .store = wstore, .guard = guard, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
@@ -501,6 +513,7 @@ int cmd_serve(int argc, char **argv)
     vg_store_close(astore);
     vg_store_close(wstore);
     vg_store_close(store);
+    vg_storeguard_close(guard);   /* the lock last: the store is closed */
     free(kinds);
     vg_catalog_free(cat);
     vg_auth_free(&auth);

@@ -49,6 +49,23 @@ static int64_t step_at(const json_t *inc, const char *step)
     return vg_json_get_time(json_object_get(json_object_get(inc, "steps"), step), "at");
 }
 
+/* The incidents' latest stamp. */
+static int64_t newest_stamp(const json_t *incidents)
+{
+    int64_t newest = 0;
+    size_t i;
+    const json_t *inc;
+    json_array_foreach(incidents, i, inc) {
+        const char *k;
+        json_t *step;
+        json_object_foreach(json_object_get(inc, "steps"), k, step) {
+            int64_t at = vg_json_get_time(step, "at");
+            if (at > newest) newest = at;
+        }
+    }
+    return newest;
+}
+
 static int by_node_then_start(const void *a, const void *b)
 {
     const struct span *x = a, *y = b;
@@ -128,6 +145,8 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     if (since > until) since = until;
     int64_t window = until - since;
     bool history = window >= VG_ACCT_MIN_HISTORY_MS;
+    int64_t newest = o->until_now ? newest_stamp(incidents) : 0;
+    bool behind = newest > until;   /* the clock stepped back: the window ends before what it holds */
     size_t n = json_array_size(incidents), ns = 0, nnodes = 0, interruptions = 0, counted = 0, repaired = 0;
     struct span *s = vg_xcalloc(n + 1, sizeof *s);
     char (*nodes)[64] = vg_xcalloc(n + 1, sizeof *nodes);
@@ -155,7 +174,9 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
         rma += ladder_outcomes(inc, returned != 0, rungs);
         if (!isolated) continue;
         interruptions++;
-        if (returned) repair_s += (double)(returned - detected) / 1000.0, repaired++;
+        /* a store written while the wall clock was stepped back may hold a return before its
+         * detection: counted as 0, never negative */
+        if (returned) repair_s += (double)(returned > detected ? returned - detected : 0) / 1000.0, repaired++;
         struct span *x = &s[ns++];
         vg_strlcpy(x->node, node, sizeof x->node);
         x->from = isolated < since ? since : isolated;
@@ -189,7 +210,7 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
             if (nd && !strcmp(nd, dom)) out += (double)(s[i].to - s[i].from);
         }
         json_array_append_new(racks, json_pack("{s:s, s:I, s:o, s:f}", "rack", dom, "nodes", (json_int_t)members,
-                                               "availability", history ? json_real(1.0 - out / ((double)members * (double)window))
+                                               "availability", history && !behind ? json_real(1.0 - out / ((double)members * (double)window))
                                                                        : json_null(),
                                                "sla_down_s",
                                                (double)over_limit(s, ns, p, dom, p->domain_max_unavailable) / 1000.0));
@@ -210,14 +231,18 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
                             vg_json_time(o->since_ms), "history_since", vg_json_time(o->first_ms), "nodes",
                             cluster ? json_integer((json_int_t)cluster) : json_null(), "incidents", (json_int_t)counted,
                             "interruptions", (json_int_t)interruptions);
+    if (behind) json_object_set_new(doc, "clock_behind_s", json_real((double)(newest - until) / 1000.0));
     /* why a figure is null */
     json_t *why = json_object();
     char have[32], need[32], reason[160];
     span(window, have, sizeof have);
     span(VG_ACCT_MIN_HISTORY_MS, need, sizeof need);
-    if (!history) snprintf(reason, sizeof reason, "not enough history: %s in the window, at least %s needed", have, need);
+    if (behind)
+        snprintf(reason, sizeof reason, "the clock is %.0f s behind the store's newest record (stepped back)",
+                 (double)(newest - until) / 1000.0);
+    else if (!history) snprintf(reason, sizeof reason, "not enough history: %s in the window, at least %s needed", have, need);
     else if (!cluster) snprintf(reason, sizeof reason, "the fleet size is unknown (no scheduler node list; give --nodes)");
-    bool rates = history && cluster;
+    bool rates = history && cluster && !behind;
     if (!rates) {
         json_object_set_new(why, "availability", json_string(reason));
         json_object_set_new(why, "mtbi_s", json_string(reason));

@@ -23,6 +23,9 @@ struct vg_acct_opts {
                                       * so the window starts there at the earliest; 0 unknown */
     size_t nodes;                    /* the cluster's size (the scheduler's node list, or given); 0 unknown */
     const struct vg_policy *policy;  /* its domains and domain_max_unavailable; NULL: none */
+    bool until_now;                  /* until_ms is this machine's clock now: when the store holds a later
+                                      * stamp, the clock is behind (stepped back) and the time-based
+                                      * figures cannot be known */
 };
 
 /* incidents: the store's JSON (vg_store_incidents).  Returns {window {since,
@@ -34,7 +37,10 @@ struct vg_acct_opts {
  * figure that cannot be known is null and `unmeasured` says why: no repair
  * finished (mttr_s), no interruption (mtbi_s), the fleet size unknown
  * (availability, mtbi_s), less than VG_ACCT_MIN_HISTORY_MS of history in
- * the window ("not enough history": availability, mtbi_s, racks'). */
+ * the window ("not enough history": availability, mtbi_s, racks').  With until_now and a
+ * clock behind the store's newest stamp: clock_behind_s, and availability (of
+ * the cluster and of each rack) and mtbi_s null — never 1 for a window that
+ * ends before the outages it holds began. */
 json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o);
 
 #endif

@@ -1,5 +1,6 @@
 /* commit.c — the group-commit writer; see commit.h. */
 #include "controller/commit.h"
+#include "controller/storeguard.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -44,7 +45,11 @@ static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
     int codes[VG_COMMIT_BATCH];
     json_t *resp[VG_COMMIT_BATCH];
     size_t n = 0;
-    bool began = vg_store_begin(st) == 0;
+    /* a store deleted, replaced or corrupt is never written to, and a commit
+     * into a file that went away meanwhile is not acknowledged: the agents
+     * keep their messages */
+    const char *lost = vg_storeguard_check(c->in->guard);
+    bool began = !lost && vg_store_begin(st) == 0;
     for (struct vg_commit_req *r = batch; r; r = r->next, n++) {
         if (!began) {
             codes[n] = 500;
@@ -54,6 +59,7 @@ static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
         codes[n] = vg_ingest_store(c->in, &r->msg, r->now, &resp[n]);
     }
     bool committed = began && vg_store_commit(st) == 0;
+    if (committed && (lost = vg_storeguard_check(c->in->guard))) committed = false;
     pthread_mutex_lock(&c->lock);
     c->commits += committed;
     pthread_mutex_unlock(&c->lock);
@@ -64,15 +70,16 @@ static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
             vg_ingest_notify(c->in, &r->msg, resp[n]);
         } else {
             json_decref(resp[n]);
-            char why[320];
-            snprintf(why, sizeof why, "storage: %s", vg_store_error(st));
+            char why[400];
+            if (lost) snprintf(why, sizeof why, "storage: the store is lost: %s", lost);
+            else snprintf(why, sizeof why, "storage: %s", vg_store_error(st));
             resp[n] = json_pack("{s:s}", "error", why);
             codes[n] = 503;
         }
         pthread_mutex_lock(&c->lock);
         if (codes[n] == 202) c->messages++;
         else c->failures++;
-        if (codes[n] != 202) log_failure(c, r->msg.node, vg_store_error(st));
+        if (codes[n] != 202) log_failure(c, r->msg.node, lost ? lost : vg_store_error(st));
         pthread_mutex_unlock(&c->lock);
         vg_message_free(&r->msg);
         r->done(r->arg, codes[n], resp[n]);

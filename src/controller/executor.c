@@ -1,6 +1,7 @@
 /* executor.c — the executor's queues, threads, batches and retries; the
  * steps themselves are in remedy.c.  See executor.h. */
 #include "controller/executor_int.h"
+#include "controller/clock.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -32,8 +33,8 @@ void vg_exec_push(struct queue *q, struct item *it)
 static struct item *take_all(struct queue *q, int64_t timeout_ms, bool *stopped)
 {
     pthread_mutex_lock(&q->lock);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    struct timespec until;   /* the queue's condition waits on the monotonic clock: a wall step changes nothing */
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += (time_t)(timeout_ms / 1000);
     until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
@@ -47,23 +48,39 @@ static struct item *take_all(struct queue *q, int64_t timeout_ms, bool *stopped)
     return all;
 }
 
+void vg_exec_item_free(struct item *it)
+{
+    if (!it) return;
+    free(it->plan);
+    free(it);
+}
+
 static void free_items(struct item *it)
 {
     while (it) {
         struct item *next = it->next;
-        free(it);
+        vg_exec_item_free(it);
         it = next;
     }
 }
 
-void vg_exec_state(struct vg_executor *x, int64_t id, const char *fmt, ...)
+struct item *vg_exec_copy(const struct item *it)
+{
+    struct item *r = vg_xcalloc(1, sizeof *r);
+    *r = *it;
+    r->plan = NULL;
+    r->next = NULL;
+    return r;
+}
+
+void vg_exec_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
 {
     char s[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(s, sizeof s, fmt, ap);
     va_end(ap);
-    vg_store_set_state(x->store, id, s);
+    vg_store_set_state(x->store, id, state, s);
 }
 
 bool vg_in_list(char *const *v, size_t n, const char *s)
@@ -73,9 +90,48 @@ bool vg_in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
+/* Reads the scheduler's epoch (orch.h: changes when its controller restarts
+ * or fails over) into x->epoch; 0, or -1 (unknown: none, or the call failed). */
+static int epoch_read(struct vg_executor *x)
+{
+    if (!x->orch->ops->epoch) return -1;
+    char e[sizeof x->epoch];
+    pthread_mutex_lock(&x->orch_lock);
+    int rc = x->orch->ops->epoch(x->orch, e, sizeof e);
+    if (rc) vg_warn("the scheduler's epoch: %s", x->orch->err);
+    pthread_mutex_unlock(&x->orch_lock);
+    x->epoch_stale = rc != 0;
+    if (rc) return -1;
+    if (x->epoch[0] && strcmp(x->epoch, e)) vg_info("the scheduler restarted (epoch %s, was %s)", e, x->epoch);
+    vg_strlcpy(x->epoch, e, sizeof x->epoch);
+    return 0;
+}
+
+/* Another controller's stamp on a node vigil isolated ("[controller ID]"
+ * after its reason): two controllers on one cluster each keep their own
+ * breaker and act on each other's nodes.  Said loudly, once per controller. */
+static void note_foreign(struct vg_executor *x)
+{
+    for (size_t i = 0; i < x->nview; i++) {
+        const char *at = vg_orch_ours(&x->view[i]) ? strstr(x->view[i].reason, "[controller ") : NULL;
+        char id[16];
+        if (!at || sscanf(at, "[controller %15[0-9a-f]]", id) != 1 || !strcmp(id, x->id)) continue;
+        size_t k = 0, n = __atomic_load_n(&x->nforeign, __ATOMIC_SEQ_CST);
+        while (k < n && strcmp(x->foreign[k], id)) k++;
+        if (k < n || n == sizeof x->foreign / sizeof *x->foreign) continue;
+        vg_strlcpy(x->foreign[n], id, sizeof x->foreign[n]);
+        __atomic_store_n(&x->nforeign, n + 1, __ATOMIC_SEQ_CST);
+        vg_err("ALERT another vigil controller (%s; this one is %s) acts on this cluster: %s carries its reason "
+               "\"%s\"; each keeps its own breaker and both act on every fault, so more nodes can go out than the "
+               "policy allows: run one controller per cluster",
+               id, x->id, x->view[i].name, x->view[i].reason);
+    }
+}
+
 /* Reads the cluster view (every node's state) into x->view; periodic reads
  * are counted apart from those an incident causes.  0, or -1 with the
- * orchestrator's error in err. */
+ * orchestrator's error in err.  After a failed call the scheduler's epoch
+ * is read again with the next view (it may have restarted meanwhile). */
 static int view_read(struct vg_executor *x, bool periodic, char *err, size_t n)
 {
     struct vg_orch_node *ns = NULL;
@@ -88,12 +144,15 @@ static int view_read(struct vg_executor *x, bool periodic, char *err, size_t n)
     pthread_mutex_unlock(&x->orch_lock);
     if (rc) {
         free(ns);
+        x->epoch_stale = true;
         return -1;
     }
     free(x->view);
     x->view = ns;
     x->nview = nn;
     x->view_mono = vg_mono_ms();
+    note_foreign(x);
+    if (x->epoch_stale) epoch_read(x);
     return 0;
 }
 
@@ -191,7 +250,9 @@ static void retry_later(struct vg_executor *x, struct item *it, const char *why)
     vg_strlcpy(node, it->node, sizeof node);
     int attempt = it->attempts + 1;
     int64_t wait = queue_retry(x, it);
-    vg_exec_state(x, id, "failed, retrying in %lld s (attempt %d): %s", (long long)(wait / 1000), attempt, why);
+    char detail[512];
+    snprintf(detail, sizeof detail, "retrying in %lld s (attempt %d): %s", (long long)(wait / 1000), attempt, why);
+    vg_store_set_failed(x->store, id, detail, attempt);
     vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)id, node, why, (long long)(wait / 1000));
 }
 
@@ -227,15 +288,14 @@ static int64_t jobs_read_retry(struct vg_executor *x, struct item *r, const char
  * answers.  Said once in the incident's steps.  it is copied; the caller keeps it. */
 static void jobs_read_later(struct vg_executor *x, const struct item *it, int64_t out_ms, const char *why)
 {
-    struct item *r = vg_xcalloc(1, sizeof *r);
-    *r = *it;
+    struct item *r = vg_exec_copy(it);
     r->attempts = 0;
     r->jobs_unread_ms = out_ms;
-    r->next = NULL;
+    vg_store_set_jobs_unread(x->store, it->incident, out_ms);   /* a restart reads them too */
     int64_t wait = jobs_read_retry(x, r, why);
     char detail[400];
     snprintf(detail, sizeof detail, "%s (read again in %lld s)", why, (long long)(wait / 1000));
-    vg_store_step_named(x->store, it->incident, "jobs unread", vg_now_ms(), detail);
+    vg_store_step_named(x->store, it->incident, "jobs unread", vg_clock_ms(), detail);
 }
 
 /* A retried jobs read (jobs_read_later): list, tell, requeue on the node;
@@ -248,8 +308,12 @@ static bool late_jobs(struct vg_executor *x, struct item *it)
     a.d.isolate[a.d.nisolate++] = vg_xstrdup(it->node);
     bool ok = run_steps(x, vg_remedy_late_jobs_steps, &a);
     if (!ok) jobs_read_retry(x, it, a.err);
-    else if (!a.njobs && !a.nmoved && !a.ntold)
-        vg_store_step_named(x->store, it->incident, "jobs read", vg_now_ms(), "none left on the node after the DOWN");
+    else {
+        vg_store_set_jobs_unread(x->store, it->incident, 0);
+        if (!a.njobs && !a.nmoved && !a.ntold)
+            vg_store_step_named(x->store, it->incident, "jobs read", vg_clock_ms(),
+                                "none left on the node after the DOWN");
+    }
     act_free(&a);
     return ok;
 }
@@ -279,18 +343,22 @@ static struct item *due_retries(struct vg_executor *x, struct item *batch)
  * a burst of new incidents costs the store one commit, not one each. */
 struct states {
     int64_t *ids;
-    char **s;
+    enum vg_inc_state *state;
+    char **s;                  /* the details */
     size_t n, cap;
 };
 
-static void states_add(struct states *st, int64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void states_add(struct states *st, int64_t id, const char *fmt, ...)
+static void states_add(struct states *st, int64_t id, enum vg_inc_state state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void states_add(struct states *st, int64_t id, enum vg_inc_state state, const char *fmt, ...)
 {
     if (st->n == st->cap) {
         st->cap = st->cap ? 2 * st->cap : 16;
         st->ids = vg_xrealloc(st->ids, st->cap * sizeof *st->ids);
+        st->state = vg_xrealloc(st->state, st->cap * sizeof *st->state);
         st->s = vg_xrealloc(st->s, st->cap * sizeof *st->s);
     }
+    st->state[st->n] = state;
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&st->s[st->n], fmt, ap) < 0) st->s[st->n] = NULL;
@@ -300,10 +368,11 @@ static void states_add(struct states *st, int64_t id, const char *fmt, ...)
 
 static void states_flush(struct vg_executor *x, struct states *st)
 {
-    if (st->n && vg_store_set_states(x->store, st->ids, (const char *const *)st->s, st->n))
+    if (st->n && vg_store_set_states(x->store, st->ids, st->state, (const char *const *)st->s, st->n))
         vg_err("recording %zu incident state(s) failed", st->n);
     for (size_t i = 0; i < st->n; i++) free(st->s[i]);
     free(st->s);
+    free(st->state);
     free(st->ids);
     *st = (struct states){ 0 };
 }
@@ -329,32 +398,101 @@ static struct vg_node_view *views_of(struct vg_executor *x, const struct vg_orch
     return v;
 }
 
-/* Decides and applies one incident; false when it failed and goes to retry. */
+/* The decision as the store keeps it (the plan): op, the nodes it takes
+ * out, the spares it claims, the reason, the note. */
+static char *plan_json(const struct vg_decision *d)
+{
+    json_t *iso = json_array(), *pro = json_array();
+    for (size_t i = 0; i < d->nisolate; i++) json_array_append_new(iso, json_string(d->isolate[i]));
+    for (size_t i = 0; i < d->npromote; i++) json_array_append_new(pro, json_string(d->promote[i]));
+    json_t *j = json_pack("{s:s, s:o, s:o, s:s, s:s}", "op", d->op == VG_OP_DOWN ? "down" : "drain", "isolate", iso,
+                          "promote", pro, "reason", d->reason, "note", d->note);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return text;
+}
+
+static void strv_from(const json_t *a, char ***v, size_t *n)
+{
+    size_t i;
+    json_t *e;
+    *v = vg_xcalloc(json_array_size(a) + 1, sizeof **v);
+    *n = 0;
+    json_array_foreach(a, i, e) if (json_is_string(e)) (*v)[(*n)++] = vg_xstrdup(json_string_value(e));
+}
+
+/* A committed plan back into a decision; -1 when it is not one. */
+static int plan_load(const char *text, struct vg_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    json_t *j = json_loads(text, 0, NULL);
+    const char *op = vg_json_str(j, "op", "");
+    int rc = -1;
+    if (json_is_array(json_object_get(j, "isolate")) && (!strcmp(op, "down") || !strcmp(op, "drain"))) {
+        d->op = !strcmp(op, "down") ? VG_OP_DOWN : VG_OP_DRAIN;
+        strv_from(json_object_get(j, "isolate"), &d->isolate, &d->nisolate);
+        strv_from(json_object_get(j, "promote"), &d->promote, &d->npromote);
+        vg_strlcpy(d->reason, vg_json_str(j, "reason", VG_REASON_PREFIX), sizeof d->reason);
+        vg_strlcpy(d->note, vg_json_str(j, "note", ""), sizeof d->note);
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* The epoch to stamp on an incident whose node vigil just isolated: the
+ * scheduler's as last read (read now when never read). */
+static const char *epoch_now(struct vg_executor *x)
+{
+    if (!x->epoch[0] || x->epoch_stale) epoch_read(x);
+    return x->epoch[0] ? x->epoch : NULL;
+}
+
+/* Decides and applies one incident (or, resumed after a restart, applies the
+ * plan committed before it); false when it failed and goes to retry.  The
+ * plan is committed before the first step changes the cluster, so a restart
+ * at any moment finds the decision, its nodes and its spares in the store. */
 static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *views, size_t nn, struct states *st)
 {
     struct act a = { .it = it };
     describe(&it->e, a.what, sizeof a.what);
-    pthread_mutex_lock(&x->pool_lock);
-    vg_policy_decide(x->policy, views, nn, it->node, it->e.action, a.what, vg_now_ms(), &x->log, &a.d);
-    pthread_mutex_unlock(&x->pool_lock);
+    bool resumed = it->plan && !plan_load(it->plan, &a.d);
+    free(it->plan);
+    it->plan = NULL;
+    if (!resumed) {
+        pthread_mutex_lock(&x->pool_lock);
+        vg_policy_decide(x->policy, views, nn, it->node, it->e.action, a.what, vg_clock_boot_ms(), &x->log, &a.d);
+        pthread_mutex_unlock(&x->pool_lock);
+        size_t l = strlen(a.d.reason);   /* whose reason it is: a second controller on the cluster shows */
+        if (a.d.nisolate && x->id[0]) snprintf(a.d.reason + l, sizeof a.d.reason - l, " [controller %s]", x->id);
+    }
     bool ok = true;
     if (a.d.held) {
         x->holds++;
-        states_add(st, it->incident, "held: %s", a.d.note);
+        states_add(st, it->incident, VG_INC_HELD, "%s", a.d.note);
         vg_err("ALERT incident %lld on %s (%s): %s", (long long)it->incident, it->node, a.what, a.d.note);
     } else if (!x->act) {
-        states_add(st, it->incident, "dry run: would %s (%s)", a.d.op == VG_OP_DOWN ? "down and requeue" : "drain",
+        states_add(st, it->incident, VG_INC_DRY_RUN, "would %s (%s)", a.d.op == VG_OP_DOWN ? "down and requeue" : "drain",
                    a.d.reason);
     } else if (!a.d.nisolate) {
-        states_add(st, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+        states_add(st, it->incident, VG_INC_ISOLATED, "%s", a.d.note);
     } else {
+        const char *epoch = epoch_now(x);
+        if (!resumed) {
+            char *plan = plan_json(&a.d);
+            if (vg_store_set_plan(x->store, it->incident, plan, vg_clock_ms(), vg_clock_boot_id(), vg_clock_boot_ms(),
+                                  epoch))
+                vg_err("incident %lld: the plan is not in the store (%s): a restart now would decide again",
+                       (long long)it->incident, vg_store_error(x->store));
+            free(plan);
+        }
         ok = run_steps(x, vg_remedy_steps(a.d.op, x->orch->ops), &a);
         if (ok) {
             x->actions++;
             int64_t from = it->e.time_ms ? it->e.time_ms : it->e.seen_ms;
             if (from > 0) vg_histogram_observe(&x->to_isolated, (double)(vg_now_ms() - from) / 1000.0);
-            it->isolated_ms = vg_now_ms();
-            vg_exec_state(x, it->incident, "isolated%s%s", a.d.note[0] ? ": " : "", a.d.note);
+            it->isolated_ms = vg_clock_ms();
+            vg_exec_state(x, it->incident, VG_INC_ISOLATED, "%s", a.d.note);
             if (a.jobs_unread) jobs_read_later(x, it, a.out_ms, a.err);
             /* later decisions (in this batch, and those the view serves until it is read again) see
              * these nodes out */
@@ -362,8 +500,8 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
                 if (vg_in_list(a.d.isolate, a.d.nisolate, views[i].name)) views[i].unavailable = views[i].ours = true;
             view_isolated(x, &a.d);
             if (x->policy->ladder.nrung || x->policy->healthcheck) {
-                struct item *r = vg_xcalloc(1, sizeof *r);
-                *r = *it;
+                struct item *r = vg_exec_copy(it);
+                r->rung = -1;
                 vg_exec_repairing(x, r->incident, true);
                 vg_exec_push(&x->repair, r);
             }
@@ -386,7 +524,7 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
     for (struct item *it = batch, *next; it; it = next) {
         next = it->next;
         if (it->jobs_unread_ms) {   /* a jobs read tried again: no decision, no cluster read */
-            if (late_jobs(x, it)) free(it);
+            if (late_jobs(x, it)) vg_exec_item_free(it);
         } else if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
         else rec[nrec++] = it;
     }
@@ -415,44 +553,110 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
         free(views);
     }
     for (size_t i = 0; i < nrec; i++)
-        states_add(&st, rec[i]->incident, "recorded: %s: recorded only (below drain_at)",
+        states_add(&st, rec[i]->incident, VG_INC_RECORDED, "%s: recorded only (below drain_at)",
                    vg_action_name(rec[i]->e.action));
     x->recorded += nrec;
     states_flush(x, &st);
-    for (size_t i = 0; i < nact; i++) free(act[i]);
-    for (size_t i = 0; i < nrec; i++) free(rec[i]);
+    for (size_t i = 0; i < nact; i++) vg_exec_item_free(act[i]);
+    for (size_t i = 0; i < nrec; i++) vg_exec_item_free(rec[i]);
     free(act);
     free(rec);
 }
 
-/* A node vigil isolated that is back in service (an operator or a drill
- * resumed it) closes its incident with a `returned` step, so the next fault
- * on it opens a new incident instead of folding into the old one.  One
- * `nodes` call for all nodes (the cluster view read afresh), only while such
- * incidents exist. */
+/* Puts back vigil's isolation of a node the scheduler lost (it restarted or
+ * failed over since vigil last knew its state there): the same DOWN/DRAIN
+ * and reason as the incident's plan. */
+static void reassert(struct vg_executor *x, const json_t *inc, const char *was)
+{
+    const char *node = vg_json_str(inc, "node", "");
+    int64_t id = vg_json_int(inc, "id", 0);
+    struct vg_decision d;
+    const json_t *plan = json_object_get(inc, "plan");
+    char *text = plan ? json_dumps(plan, JSON_COMPACT) : NULL;
+    if (!text || plan_load(text, &d)) {   /* a store from before plans: DOWN with a reason naming the incident */
+        memset(&d, 0, sizeof d);
+        d.op = VG_OP_DOWN;
+        snprintf(d.reason, sizeof d.reason, VG_REASON_PREFIX " incident %lld [controller %s]", (long long)id, x->id);
+    }
+    free(text);
+    char err[256] = "";
+    pthread_mutex_lock(&x->orch_lock);
+    int rc = x->orch->ops->isolate(x->orch, &node, 1, d.op == VG_OP_DOWN ? VG_ISOLATE_DOWN : VG_ISOLATE_DRAIN,
+                                   d.reason);
+    if (rc) vg_strlcpy(err, x->orch->err, sizeof err);
+    pthread_mutex_unlock(&x->orch_lock);
+    char detail[600];
+    if (rc) {
+        vg_err("incident %lld: %s lost vigil's %s when the scheduler restarted; putting it back failed: %s "
+               "(tried again in %d s)", (long long)id, node, d.op == VG_OP_DOWN ? "DOWN" : "DRAIN", err,
+               RECONCILE_MS / 1000);
+    } else {
+        x->reasserted++;
+        snprintf(detail, sizeof detail, "%s %s (%s): the scheduler lost it (epoch %s, now %s)",
+                 d.op == VG_OP_DOWN ? "DOWN" : "DRAIN", node, d.reason, was, x->epoch);
+        vg_store_step_named(x->store, id, "re-isolated", vg_clock_ms(), detail);
+        vg_store_set_epoch(x->store, id, x->epoch);
+        vg_warn("incident %lld: %s", (long long)id, detail);
+        for (size_t i = 0; i < x->nview; i++)   /* the view: this node is out again */
+            if (!strcmp(x->view[i].name, node)) {
+                if (d.op == VG_OP_DOWN) x->view[i].down = true;
+                else x->view[i].drain = true;
+                vg_strlcpy(x->view[i].reason, d.reason, sizeof x->view[i].reason);
+            }
+    }
+    vg_decision_free(&d);
+}
+
+/* A node vigil isolated that is back in service.  Either the scheduler lost
+ * vigil's state (slurmctld restarted from an old state or failed over: its
+ * epoch changed since the incident last saw the node out) — the state is put
+ * back — or someone resumed it while the scheduler stayed up (an operator,
+ * a drill): the incident closes with a `returned` step, so the next fault on
+ * the node opens a new incident.  One `nodes` call for all nodes (the view
+ * read afresh), only while such incidents exist, and one epoch read when a
+ * node is found back.  Incidents under repair are the repair's. */
 static bool reconcile(struct vg_executor *x)
 {
-    json_t *open = vg_store_incidents(x->store, NULL, true, 0);
-    bool watching = false, read = false;
-    for (size_t i = 0; i < json_array_size(open); i++) {
-        json_t *inc = json_array_get(open, i);
-        if (!vg_startswith(vg_json_str(inc, "state", ""), "isolated")) continue;
+    json_t *work = vg_store_work(x->store);
+    bool watching = false, read = false, epoch_read_now = false;
+    json_t *inc;
+    size_t i;
+    json_array_foreach(work, i, inc) {
+        int st = vg_inc_state_parse(vg_json_str(inc, "state", ""));
+        if (st != VG_INC_ISOLATED && st != VG_INC_UNREPAIRED && st != VG_INC_RMA) continue;
         watching = true;
         if (!read) {
             if (view_read(x, true, NULL, 0)) break;
             read = true;
         }
-        const struct vg_orch_node *ns = x->view;
-        for (size_t k = 0; k < x->nview; k++)
-            if (!strcmp(ns[k].name, vg_json_str(inc, "node", "")) && !ns[k].drain && !ns[k].down) {
-                int64_t now = vg_now_ms();
-                vg_store_step(x->store, vg_json_int(inc, "id", 0), VG_STEP_RETURNED, now,
-                              "back in service outside vigil (resumed by someone else)");
-                vg_exec_observe_mttr(x, inc, now);
-                vg_store_set_state(x->store, vg_json_int(inc, "id", 0), "closed");
-            }
+        const char *node = vg_json_str(inc, "node", ""), *was = vg_json_str(inc, "epoch", "");
+        const struct vg_orch_node *n = NULL;
+        for (size_t k = 0; k < x->nview && !n; k++)
+            if (!strcmp(x->view[k].name, node)) n = &x->view[k];
+        if (!n) continue;
+        int64_t id = vg_json_int(inc, "id", 0);
+        if (n->drain || n->down) {   /* still out: the epoch it was last seen out in */
+            if (x->epoch[0] && !x->epoch_stale && vg_orch_ours(n) && strcmp(was, x->epoch))
+                vg_store_set_epoch(x->store, id, x->epoch);
+            continue;
+        }
+        /* back in service: did the scheduler restart since vigil last knew the node out? */
+        if (was[0] && x->orch->ops->epoch && !epoch_read_now) {
+            if (epoch_read(x)) continue;   /* cannot tell now: the next round */
+            epoch_read_now = true;
+        }
+        if (was[0] && x->epoch[0] && strcmp(was, x->epoch)) {
+            reassert(x, inc, was);
+            continue;
+        }
+        int64_t now = vg_clock_ms();
+        vg_store_step(x->store, id, VG_STEP_RETURNED, now, "back in service outside vigil (resumed by someone else)");
+        json_t *full = vg_store_incident(x->store, id);
+        vg_exec_observe_mttr(x, full, now);
+        json_decref(full);
+        vg_store_set_state(x->store, id, VG_INC_CLOSED, "resumed by someone else");
     }
-    json_decref(open);
+    json_decref(work);
     return watching;
 }
 
@@ -461,7 +665,8 @@ static void *worker_main(void *arg)
     struct vg_executor *x = arg;
     pool_init(x);
     int64_t every = x->policy->view_max_age_ms / 2;   /* 0: no kept view */
-    if (every) view_read(x, true, NULL, 0);
+    /* the first look: the scheduler's epoch, and another controller's nodes */
+    if (every || x->act) view_read(x, true, NULL, 0);
     __atomic_store_n(&x->busy, false, __ATOMIC_SEQ_CST);   /* set by vg_executor_start */
     bool watching = x->act, stopped = false, looking = x->act && x->policy->ladder.new_node_suite[0];
     int64_t next_reconcile = vg_mono_ms() + RECONCILE_MS, next_look = vg_mono_ms();
@@ -532,7 +737,11 @@ static void queue_init(struct queue *q)
 {
     memset(q, 0, sizeof *q);
     pthread_mutex_init(&q->lock, NULL);
-    pthread_cond_init(&q->cond, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->cond, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 static void queue_stop(struct queue *q)
@@ -543,23 +752,99 @@ static void queue_stop(struct queue *q)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Incidents accepted but never acted on, or whose action failed (the
- * controller stopped in between): their work starts again. */
-static void requeue_pending(struct vg_executor *x)
+/* The item of a stored incident (its event as accepted); NULL when the
+ * event does not read back. */
+static struct item *stored_item(const json_t *inc)
 {
-    json_t *open = vg_store_incidents(x->store, NULL, true, 0);
-    for (size_t i = json_array_size(open); i-- > 0;) { /* oldest first */
-        json_t *inc = json_array_get(open, i);
-        const char *st = vg_json_str(inc, "state", "");
-        if (strcmp(st, "open") && !vg_startswith(st, "failed")) continue;
-        struct vg_event e;
-        char err[128];
-        if (vg_event_from_json(json_object_get(inc, "event"), &e, err, sizeof err)) continue;
-        vg_strlcpy(e.node, vg_json_str(inc, "node", ""), sizeof e.node);
-        vg_info("resuming work on incident %lld (%s, %s)", (long long)vg_json_int(inc, "id", 0), e.node, st);
-        vg_executor_submit(x, vg_json_int(inc, "id", 0), &e);
+    struct vg_event e;
+    char err[128];
+    if (vg_event_from_json(json_object_get(inc, "event"), &e, err, sizeof err)) return NULL;
+    vg_strlcpy(e.node, vg_json_str(inc, "node", ""), sizeof e.node);
+    struct item *it = vg_xcalloc(1, sizeof *it);
+    it->incident = vg_json_int(inc, "id", 0);
+    it->e = e;
+    vg_strlcpy(it->node, e.node, sizeof it->node);
+    it->rung = -1;
+    return it;
+}
+
+/* At start: every incident the store says is not finished is taken up again,
+ * once, by the rule of its state (docs/controller.md, "Restarts"):
+ *   open, failed    decided and acted on (failed: its attempts count on);
+ *   acting          the committed plan's steps run again (each is idempotent:
+ *                   the same DOWN and reason, the jobs read after it, the
+ *                   requeue, the spares it claimed), nothing decided again;
+ *   isolated        the node is out: its repair starts (when the policy has one);
+ *   repairing       the repair goes on at the rung it was at: that rung's
+ *                   command runs again unless it had finished ok, then its
+ *                   health check runs;
+ *   and wherever a jobs read after the DOWN was still to do, it is done.
+ * Unrepaired and RMA incidents wait for a human (reconcile watches them). */
+static void resume_work(struct vg_executor *x)
+{
+    bool repairs = x->policy->ladder.nrung || x->policy->healthcheck;
+    json_t *work = vg_store_work(x->store), *inc;
+    size_t i;
+    json_array_foreach(work, i, inc) {
+        int st = vg_inc_state_parse(vg_json_str(inc, "state", ""));
+        int64_t id = vg_json_int(inc, "id", 0), unread = vg_json_int(inc, "jobs_unread", 0);
+        struct item *it = stored_item(inc);
+        if (!it) {
+            vg_err("incident %lld: its event does not read back; left as it is", (long long)id);
+            continue;
+        }
+        const json_t *plan = json_object_get(inc, "plan");
+        const char *what = NULL;
+        if (st == VG_INC_OPEN || st == VG_INC_FAILED) {
+            it->attempts = (int)vg_json_int(inc, "attempts", 0);
+            what = "deciding again";
+        } else if (st == VG_INC_ACTING && json_is_object(plan)) {
+            it->plan = json_dumps(plan, JSON_COMPACT);
+            what = "its committed plan runs again";
+        } else if (st == VG_INC_ACTING) {
+            what = "deciding again (no plan kept)";
+        } else if ((st == VG_INC_ISOLATED && json_is_true(json_object_get(inc, "took_out")) && repairs) ||
+                   st == VG_INC_REPAIRING) {
+            it->rung = (int)vg_json_int(inc, "rung", -1);
+            it->rung_done = json_is_true(json_object_get(inc, "rung_done"));
+            vg_warn("resuming incident %lld (%s, %s): repair%s", (long long)id, it->node, vg_inc_state_name(st),
+                    it->rung < 0 ? "" : it->rung_done ? ": the health check after its last rung" : " at its last rung");
+            vg_exec_repairing(x, id, true);
+            vg_exec_push(&x->repair, vg_exec_copy(it));
+        }
+        if (unread) {
+            struct item *r = vg_exec_copy(it);
+            r->jobs_unread_ms = unread;
+            vg_warn("resuming incident %lld (%s): the jobs read after the DOWN", (long long)id, it->node);
+            vg_exec_push(&x->work, r);
+        }
+        if (what) {
+            vg_warn("resuming incident %lld (%s, %s): %s", (long long)id, it->node, vg_inc_state_name(st), what);
+            vg_exec_push(&x->work, it);
+        } else
+            vg_exec_item_free(it);
     }
-    json_decref(open);
+    json_decref(work);
+}
+
+/* The breaker's window as the store has it: the nodes decisions took out
+ * within it, their times on this boot's clock (a store from another boot:
+ * from the stamps, never in the future). */
+static void breaker_load(struct vg_executor *x)
+{
+    int64_t now = vg_clock_ms(), boot_now = vg_clock_boot_ms(), window = x->policy->breaker_window_ms;
+    json_t *iso = vg_store_isolations_since(x->store, now - window), *e;
+    size_t i;
+    json_array_foreach(iso, i, e) {
+        int64_t at = vg_json_int(e, "at", 0), boot_ms = vg_json_int(e, "boot_ms", 0);
+        int64_t age = now > at ? now - at : 0;
+        bool same_boot = boot_ms > 0 && !strcmp(vg_json_str(e, "boot", ""), vg_clock_boot_id()) && boot_ms <= boot_now;
+        vg_isolation_log_add(&x->log, same_boot ? boot_ms : boot_now - age, vg_json_str(e, "node", ""));
+    }
+    if (json_array_size(iso))
+        vg_info("breaker: %zu isolation(s) within the last %lld s, from the store", json_array_size(iso),
+                (long long)(window / 1000));
+    json_decref(iso);
 }
 
 struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, struct vg_orch *orch,
@@ -578,7 +863,11 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
     vg_histogram_init(&x->to_requeued);
     vg_histogram_init(&x->repair_s);
     vg_histogram_init(&x->mttr);
-    requeue_pending(x);
+    if (vg_store_controller_id(st, x->id, sizeof x->id)) vg_warn("no controller id kept in the store: %s",
+                                                                 vg_store_error(st));
+    x->epoch_stale = true;   /* read with the first view */
+    breaker_load(x);
+    resume_work(x);
     x->busy = true;   /* until the worker has the spare pool and its first view of the cluster */
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
@@ -632,9 +921,14 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
                 "# TYPE vigil_orchestrator_reconcile_calls_total counter\n"
                 "vigil_orchestrator_reconcile_calls_total{orchestrator=\"%s\"} %u\n"
                 "# HELP vigil_spare_pool_nodes Nodes in the hot-spare pool.\n# TYPE vigil_spare_pool_nodes gauge\n"
-                "vigil_spare_pool_nodes %zu\n",
+                "vigil_spare_pool_nodes %zu\n"
+                "# HELP vigil_reisolated_total Nodes isolated again after the scheduler lost vigil's state on them (it "
+                "restarted or failed over).\n# TYPE vigil_reisolated_total counter\nvigil_reisolated_total %lu\n"
+                "# HELP vigil_other_controllers Other vigil controllers whose stamp is on this cluster's nodes.\n"
+                "# TYPE vigil_other_controllers gauge\nvigil_other_controllers %zu\n",
                 x->actions, x->holds, x->recorded, x->failures, x->retried, __atomic_load_n(&x->nretries, __ATOMIC_SEQ_CST),
-                x->returned, o, x->orch->calls, o, x->reconcile_calls, x->npool);
+                x->returned, o, x->orch->calls, o, x->reconcile_calls, x->npool, x->reasserted,
+                __atomic_load_n(&x->nforeign, __ATOMIC_SEQ_CST));
     vg_histogram_print(&x->to_isolated, "vigil_fault_to_isolated_seconds",
                        "From the fault's time (as the node logged it) to the node isolated.", out);
     vg_histogram_print(&x->to_requeued, "vigil_fault_to_requeued_seconds",
@@ -654,14 +948,14 @@ void vg_executor_stop(struct vg_executor *x)
     pthread_join(x->worker, NULL);
     queue_stop(&x->repair);
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += STOP_REPAIR_WAIT_S;
     if (!vg_newnode_stop(x, vg_mono_ms() + STOP_REPAIR_WAIT_S * 1000)) {
         vg_warn("stopping with a new node's burn-in still running (the node stays drained; the next start runs it "
                 "again)");
         return;
     }
-    if (pthread_timedjoin_np(x->repairer, NULL, &until)) {
+    if (pthread_clockjoin_np(x->repairer, NULL, CLOCK_MONOTONIC, &until)) {
         /* a repair command is still running: leave it to its own timeout;
          * the process is on its way out */
         vg_warn("stopping with a repair still running (its incident stays isolated)");

@@ -12,12 +12,16 @@
  *     spare; DRAIN: isolate, promote);
  *   - an incident whose action failed (the scheduler was down, a timeout) is
  *     retried with backoff (1 s doubling to 60 s) until it succeeds or the
- *     node is no longer vigil's to act on; restart recovery picks up failed
- *     and never-handled incidents alike.
+ *     node is no longer vigil's to act on;
+ *   - the decision (the plan) is committed to the store before its first step,
+ *     and the repair's rung, a jobs read still to do and the scheduler's epoch
+ *     are kept there too: a restart takes up every unfinished incident by the
+ *     rule of its state (resume_work in executor.c, docs/controller.md).
  * A second thread runs repairs (remediation command, then the health check,
  * then back to the spare pool) so a slow repair never delays isolating the
  * next failed node.  While nodes vigil isolated are out, one `nodes` call
- * every 2 s notices those someone else returned to service. */
+ * every 2 s notices those back in service: put out again when the scheduler
+ * lost vigil's state (its epoch changed), closed when someone resumed them. */
 #ifndef VG_EXECUTOR_H
 #define VG_EXECUTOR_H
 #include "controller/policy.h"

@@ -14,10 +14,14 @@ struct item {
     struct vg_event e;
     char node[64];
     int attempts;              /* failed tries so far */
-    int64_t isolated_ms;       /* when the node went out (vg_now_ms) */
+    int64_t isolated_ms;       /* when the node went out (vg_clock_ms), 0: before this process */
     int64_t due;               /* vg_mono_ms() of the next try (retries) */
     int64_t jobs_unread_ms;    /* the node went out then (vg_now_ms) and the jobs read after it
                                 * failed: this retry reads them, tells and requeues, nothing else */
+    char *plan;                /* a committed decision resumed after a restart (its JSON): its steps run
+                                * again, nothing is decided; NULL: decide.  Owned (item_free) */
+    int rung;                  /* repair: the rung to resume at (its index among the cause's), -1: start */
+    bool rung_done;            /* repair: that rung's command finished ok before the restart */
     struct item *next;
 };
 
@@ -65,6 +69,12 @@ struct vg_executor {
     unsigned long new_passed, new_failed; /* atomics */
     int64_t *repairing;               /* incidents queued for or in repair (under pool_lock) */
     size_t nrepairing;
+    char id[16];                      /* this controller's (the store's): stamped in every reason it writes */
+    char epoch[64];                   /* the scheduler's epoch as last read (the worker's); "" unknown */
+    bool epoch_stale;                 /* a call failed since: read it again with the next view */
+    char foreign[8][16];              /* other controllers' ids seen in node reasons (the worker's) */
+    size_t nforeign;                  /* atomic for /metrics */
+    unsigned long reasserted;         /* node states put back after the scheduler lost them */
 };
 
 /* One incident being acted on: the decision and what the steps did. */
@@ -112,8 +122,12 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it);
 /* executor.c, for the steps: the pool as the orchestrator should hold it. */
 int vg_pool_sync(struct vg_executor *x);
 bool vg_in_list(char *const *v, size_t n, const char *s);
-void vg_exec_state(struct vg_executor *x, int64_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vg_exec_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void vg_exec_push(struct queue *q, struct item *it);
+/* A copy of it for another queue (the plan stays with it). */
+struct item *vg_exec_copy(const struct item *it);
+void vg_exec_item_free(struct item *it);
 /* executor_view.c: marks an incident as queued for or in repair (on) or done. */
 void vg_exec_repairing(struct vg_executor *x, int64_t id, bool on);
 /* The repair ladder's counters in Prometheus lines. */

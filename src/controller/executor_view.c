@@ -2,6 +2,7 @@
  * while it runs: the spare pool, the incidents queued for or in repair, the
  * breaker's recent isolations, and the repair ladder's counters. */
 #include "controller/executor_int.h"
+#include "controller/clock.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -33,7 +34,7 @@ json_t *vg_executor_view(struct vg_executor *x)
 {
     const struct vg_policy *p = x->policy;
     json_t *pool = json_array(), *rep = json_array();
-    int64_t now = vg_now_ms();
+    int64_t now = vg_clock_boot_ms();   /* the breaker's clock */
     size_t recent = 0;
     pthread_mutex_lock(&x->pool_lock);
     for (size_t i = 0; i < x->npool; i++) json_array_append_new(pool, json_string(x->pool[i]));

@@ -2,6 +2,7 @@
  * and the dashboard's summary (spares, breaker, accounting); see fleetview.h. */
 #include "controller/fleetview.h"
 #include "controller/accounting.h"
+#include "controller/clock.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -62,15 +63,15 @@ struct fleet {
 
 const char *vg_fleetview_incident_state(const char *st, bool repairing)
 {
-    static const char *const out_prefixes[] = { "isolated", "repair failed", "health check failed", "burn-in failed",
-                                                "remediated", "health check passed" };
-    if (repairing) return state_names[ST_REPAIRING];
-    if (vg_startswith(st, "handed off for RMA")) return state_names[ST_RMA];
-    for (size_t i = 0; i < sizeof out_prefixes / sizeof *out_prefixes; i++)
-        if (vg_startswith(st, out_prefixes[i])) return state_names[ST_ISOLATED];
-    if (vg_startswith(st, "failed")) return state_names[ST_FAILED];
-    if (vg_startswith(st, "held")) return state_names[ST_HELD];
-    return state_names[ST_SUSPECT];   /* open, recorded, dry run */
+    int s = vg_inc_state_parse(st);
+    if (repairing || s == VG_INC_REPAIRING) return state_names[ST_REPAIRING];
+    switch (s) {
+    case VG_INC_RMA: return state_names[ST_RMA];
+    case VG_INC_ACTING: case VG_INC_ISOLATED: case VG_INC_UNREPAIRED: return state_names[ST_ISOLATED];
+    case VG_INC_FAILED: return state_names[ST_FAILED];
+    case VG_INC_HELD: return state_names[ST_HELD];
+    default: return state_names[ST_SUSPECT];   /* open, recorded, dry run */
+    }
 }
 
 static int state_index(const char *name)
@@ -224,7 +225,7 @@ static void gather(struct vg_fleetview *v, struct fleet *f)
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
         if (n) n->counts = x;
     }
-    f->returns = vg_store_returns(v->o.reader, vg_now_ms() - RETURNED_MS);
+    f->returns = vg_store_returns(v->o.reader, vg_clock_ms() - RETURNED_MS);
     json_array_foreach(f->returns, i, x) {
         struct fnode *n = node_of(f, vg_json_str(x, "node", ""));
         if (n) n->returned = x, raise_state(n, ST_RETURNED, 0);
@@ -295,11 +296,11 @@ static json_t *accounting(struct vg_fleetview *v, size_t nodes)
 {
     pthread_mutex_lock(&v->lock);
     if (!v->acct || vg_mono_ms() - v->acct_mono >= v->o.acct_max_age_ms) {
-        int64_t now = vg_now_ms();
+        int64_t now = vg_clock_ms();   /* never behind the store's stamps: a clock stepped back does not hide an outage */
         json_t *incs = vg_store_incidents_since(v->o.reader, now - ACCT_WINDOW_MS);
         struct vg_acct_opts ao = { .since_ms = now - ACCT_WINDOW_MS, .until_ms = now,
                                    .first_ms = vg_store_first_record(v->o.reader), .nodes = nodes,
-                                   .policy = v->o.policy };
+                                   .policy = v->o.policy, .until_now = true };
         json_t *doc = vg_accounting(incs, &ao);
         json_decref(incs);
         json_t *keep = json_object();
@@ -326,7 +327,8 @@ static json_t *breaker_json(const struct fleet *f, const struct vg_policy *p, js
     size_t allowed = p ? cluster * (size_t)p->breaker_percent / 100 : 0;
     if (allowed < 1) allowed = 1;
     json_t *x;
-    json_array_foreach(open, i, x) held += vg_startswith(vg_json_str(x, "state", ""), "held: breaker");
+    json_array_foreach(open, i, x)
+        held += !strcmp(vg_json_str(x, "state", ""), "held") && vg_startswith(vg_json_str(x, "detail", ""), "breaker");
     json_int_t recent = vg_json_int(b, "isolations_in_window", 0);
     json_object_set_new(b, "allowed", json_integer((json_int_t)allowed));
     json_object_set_new(b, "held_open", json_integer((json_int_t)held));

@@ -54,7 +54,7 @@ json_t *vg_fleetview_nodes(struct vg_fleetview *v);
 json_t *vg_fleetview_summary(struct vg_fleetview *v);
 /* vigil_nodes{state="…"} for every state, and the view's scheduler reads. */
 void vg_fleetview_metrics(struct vg_fleetview *v, struct sbuf *out);
-/* The rank of an open incident's state string as above (pure; tests). */
+/* The node state an open incident (its state, store.h) gives its node (pure; tests). */
 const char *vg_fleetview_incident_state(const char *state, bool repairing);
 
 #endif

@@ -3,9 +3,11 @@
  * read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
+#include "controller/clock.h"
 #include "controller/commit.h"
 #include "controller/nodereport.h"
 #include "controller/store.h"
+#include "controller/storeguard.h"
 #include "core/event.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -276,7 +278,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     if (up->kind == POST_BEAT) return beat(h, c, json);
     if (up->kind == POST_INVENTORY || up->kind == POST_BURNIN) return node_report(h, c, up, json);
     json_t *resp = NULL;
-    int64_t now = vg_now_ms();
+    int64_t now = vg_clock_ms();   /* the detected stamp: never before an earlier one */
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
     free(json);
     if (code) {
@@ -336,7 +338,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         up->h = h;
         up->c = c;
         up->kind = beat_url ? POST_BEAT : inv_url ? POST_INVENTORY : burnin_url ? POST_BURNIN : POST_EVENTS;
-        up->code = post_headers(h, c, up);
+        const char *lost = up->kind == POST_BEAT ? NULL : vg_storeguard_lost(h->ingest->guard);
+        if (lost) {   /* nothing is acknowledged into a store that is gone: the sender keeps its data */
+            vg_http_count(h, &h->rejected_storage, 1);
+            up->resp = json_pack("{s:s+}", "error", "storage: the store is lost: ", lost);
+            up->code = 503;
+        } else
+            up->code = post_headers(h, c, up);
         /* An early answer: the body is never read. */
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
         return MHD_YES;
@@ -537,7 +545,7 @@ int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen
 {
     struct vg_commit_req *r = vg_xcalloc(1, sizeof *r);
     json_t *resp = NULL;
-    r->now = vg_now_ms();
+    r->now = vg_clock_ms();
     if (vg_ingest_parse(h->ingest, json, r->now, &r->msg, &resp)) {
         snprintf(err, errlen, "%s", json_string_value(json_object_get(resp, "error")));
         json_decref(resp);

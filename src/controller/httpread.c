@@ -10,6 +10,7 @@
 #include "controller/fleetview.h"
 #include "controller/schednodes.h"
 #include "util/jsonutil.h"
+#include "controller/storeguard.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -234,7 +235,13 @@ static enum MHD_Result audit_raw(struct vg_http *h, struct MHD_Connection *c)
 
 enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
-    if (!strcmp(url, "/healthz")) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
+    if (!strcmp(url, "/healthz")) {
+        const char *lost = vg_storeguard_lost(h->ingest->guard);
+        if (!lost) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
+        char *body;
+        if (asprintf(&body, "store lost: %s\n", lost) < 0) body = vg_xstrdup("store lost\n");
+        return vg_http_reply(c, 503, "text/plain", body);
+    }
     if (!strcmp(url, "/")) return dashboard(h, c);
     if (!read_allowed(h, c)) {
         vg_http_count(h, &h->rejected_auth, 1);

@@ -19,8 +19,12 @@
 #include <jansson.h>
 #include <stdint.h>
 
+struct vg_storeguard;
+
 struct vg_ingest {
     struct vg_store *store;
+    struct vg_storeguard *guard;   /* the store file's (storeguard.h); NULL: none.  Once it says the store is
+                                    * lost, nothing is acknowledged (503) */
     int64_t window_ms;   /* fold identical events into one incident within this window */
     /* The controller's own verdicts: every event's action is the catalog's
      * (with the site policy), whatever the agent sent; NULL: the agent's. */

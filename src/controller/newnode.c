@@ -9,6 +9,7 @@
  * (they are not gated).  What was seen is kept in the store (nodes_seen), so
  * a restart neither gates a known node again nor forgets one being gated. */
 #include "controller/executor_int.h"
+#include "controller/clock.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -26,7 +27,7 @@ struct vg_gate {
 
 static void seen(struct vg_executor *x, const char *node, const char *state, const char *detail)
 {
-    if (vg_store_set_seen(x->store, node, state, vg_now_ms(), detail))
+    if (vg_store_set_seen(x->store, node, state, vg_clock_ms(), detail))
         vg_warn("new-node gate: %s: %s not kept: %s", node, state, vg_store_error(x->store));
 }
 

@@ -242,7 +242,7 @@ static size_t recent(struct vg_isolation_log *log, int64_t now, int64_t window, 
     return out;
 }
 
-static void log_add(struct vg_isolation_log *log, int64_t now, const char *node)
+void vg_isolation_log_add(struct vg_isolation_log *log, int64_t now, const char *node)
 {
     if (log->n == log->cap) {
         log->cap = log->cap ? log->cap * 2 : 16;
@@ -320,7 +320,7 @@ void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *clus
                  already + d->nisolate, (long long)(p->breaker_window_ms / 1000), p->breaker_percent, n, allowed);
         return;
     }
-    for (size_t i = 0; i < d->nisolate; i++) log_add(log, now, d->isolate[i]);
+    for (size_t i = 0; i < d->nisolate; i++) vg_isolation_log_add(log, now, d->isolate[i]);
 
     size_t want = 0;
     for (size_t i = 0; i < d->nisolate; i++) {
@@ -345,9 +345,13 @@ void vg_decision_free(struct vg_decision *d)
 
 void vg_isolation_log_undo(struct vg_isolation_log *log, const struct vg_decision *d)
 {
-    /* vg_policy_decide appends d's nodes last, and the caller undoes before deciding again */
-    for (size_t i = d->nisolate; i-- > 0 && log->n > 0;)
-        if (!strcmp(log->e[log->n - 1].node, d->isolate[i])) log->n--;
+    for (size_t i = 0; i < d->nisolate; i++)
+        for (size_t k = log->n; k-- > 0;)
+            if (!strcmp(log->e[k].node, d->isolate[i])) {
+                memmove(&log->e[k], &log->e[k + 1], (log->n - k - 1) * sizeof *log->e);
+                log->n--;
+                break;
+            }
 }
 
 void vg_isolation_log_free(struct vg_isolation_log *log)

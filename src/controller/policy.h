@@ -51,7 +51,8 @@ struct vg_node_view {
     const char *domain; /* the orchestrator's domain for it (a node label); NULL or "": none */
 };
 
-/* Isolations vigil made recently (for the breaker). */
+/* Isolations vigil made recently (for the breaker); at: on a clock that
+ * never steps (the executor's: the machine's boot-time clock). */
 struct vg_isolation {
     int64_t at;
     char node[64];
@@ -98,15 +99,18 @@ bool vg_policy_acts(const struct vg_policy *p, enum vg_action action);
 
 /* Decides what to do about `node` given a verdict `action` (what: a short
  * description for the reason, e.g. "xid 79 gpu 2").  cluster: all nodes.
- * Records the isolations it decides in log.  Fill d; free with
- * vg_decision_free. */
+ * now: the log's clock.  Records the isolations it decides in log.  Fill d;
+ * free with vg_decision_free. */
 void vg_policy_decide(const struct vg_policy *p, const struct vg_node_view *cluster, size_t n, const char *node,
                       enum vg_action action, const char *what, int64_t now, struct vg_isolation_log *log,
                       struct vg_decision *d);
 void vg_decision_free(struct vg_decision *d);
 void vg_isolation_log_free(struct vg_isolation_log *log);
 /* Takes back the isolations decision d recorded (its action failed: the
- * nodes did not go out, so the breaker must not count them). */
+ * nodes did not go out, so the breaker must not count them): the latest
+ * entry of each of its nodes. */
 void vg_isolation_log_undo(struct vg_isolation_log *log, const struct vg_decision *d);
+/* One isolation at `at` (the breaker's window read back from the store). */
+void vg_isolation_log_add(struct vg_isolation_log *log, int64_t at, const char *node);
 
 #endif

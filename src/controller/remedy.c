@@ -9,6 +9,7 @@
  * the first pass, the RMA hand-off (rma.h) when none passes.  A new action is one function, one struct, one
  * line in a table (and its test in tests/unit/test_executor.c). */
 #include "controller/executor_int.h"
+#include "controller/clock.h"
 #include "controller/burnin_hist.h"
 #include "controller/rma.h"
 #include "util/jsonutil.h"
@@ -87,8 +88,8 @@ static int step_isolate(struct vg_executor *x, struct act *a)
     char detail[1024];
     snprintf(detail, sizeof detail, "%s %s (%s)%s%s", how == VG_ISOLATE_DOWN ? "DOWN" : "DRAIN", a->d.isolate[0],
              a->d.reason, a->d.note[0] ? "; " : "", a->d.note);
-    a->out_ms = vg_now_ms();
-    vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, a->out_ms, detail);
+    a->out_ms = vg_now_ms();   /* on the scheduler's clock: the jobs read compares it with job end times */
+    vg_store_step(x->store, a->it->incident, VG_STEP_ISOLATED, vg_clock_ms(), detail);
     return 0;
 }
 
@@ -105,12 +106,12 @@ static int step_requeue(struct vg_executor *x, struct act *a)
     if (a->njobs && ORCH(x, err, x->orch->ops->requeue(x->orch, (const char *const *)a->jobs, a->njobs)) < 0) {
         /* the node stays out (isolation is what must hold); the incident says the job was not moved */
         vg_err("ALERT incident %lld: requeue: %s", (long long)a->it->incident, err);
-        vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_now_ms(), err);
+        vg_store_step_named(x->store, a->it->incident, "requeue failed", vg_clock_ms(), err);
         return -1;
     }
-    int64_t at = vg_now_ms();
+    int64_t at = vg_clock_ms();
     int64_t from = a->it->e.time_ms ? a->it->e.time_ms : a->it->e.seen_ms;
-    if ((a->njobs || a->nmoved) && from > 0) vg_histogram_observe(&x->to_requeued, (double)(at - from) / 1000.0);
+    if ((a->njobs || a->nmoved) && from > 0) vg_histogram_observe(&x->to_requeued, (double)(vg_now_ms() - from) / 1000.0);
     char *ids = join(a->jobs, a->njobs), *told = join(a->told, a->ntold), *by_down = join(a->moved, a->nmoved);
     struct sbuf b = SBUF_INIT;
     sbuf_puts(&b, ids);
@@ -138,7 +139,7 @@ static int step_promote(struct vg_executor *x, struct act *a)
     pthread_mutex_unlock(&x->pool_lock);
     char *names = join(a->d.promote, a->d.npromote);
     if (rc) vg_warn("incident %lld: promoting %s: %s", (long long)a->it->incident, names, x->orch->err);
-    else vg_store_step(x->store, a->it->incident, VG_STEP_SPARE_PROMOTED, vg_now_ms(), names);
+    else vg_store_step(x->store, a->it->incident, VG_STEP_SPARE_PROMOTED, vg_clock_ms(), names);
     free(names);
     return rc ? -1 : 0;
 }
@@ -201,7 +202,7 @@ static size_t first_rung(struct vg_executor *x, const struct item *it, size_t n)
 {
     const struct vg_ladder *l = &x->policy->ladder;
     if (n < 2 || !l->repeat_window_ms) return 0;
-    int back = vg_store_repeats(x->store, it->node, &it->e, vg_now_ms() - l->repeat_window_ms, it->incident);
+    int back = vg_store_repeats(x->store, it->node, &it->e, vg_clock_ms() - l->repeat_window_ms, it->incident);
     return back <= 0 ? 0 : (size_t)back < n ? (size_t)back : n - 1;
 }
 
@@ -210,7 +211,7 @@ static void return_node(struct vg_executor *x, struct item *it);
 static void record_attempt(struct vg_executor *x, const struct item *it, json_t *attempts, const char *step,
                            const char *result)
 {
-    int64_t now = vg_now_ms();
+    int64_t now = vg_clock_ms();
     vg_store_step_named(x->store, it->incident, step, now, result);
     json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", step, "result", result, "at", vg_json_time(now)));
 }
@@ -235,7 +236,7 @@ int vg_remedy_gate(struct vg_executor *x, const char *node, const char *suite, c
     else {
         json_t *rec = json_pack("{s:[O]}", "nodes", one);
         if (json_object_get(doc, "time")) json_object_set(rec, "time", json_object_get(doc, "time"));
-        if (vg_burnin_record(x->store, rec, source, node, vg_now_ms(), err, sizeof err) < 0)
+        if (vg_burnin_record(x->store, rec, source, node, vg_clock_ms(), err, sizeof err) < 0)
             vg_warn("burn-in result of %s not kept: %s", node, err);
         json_decref(rec);
         const char *res = vg_json_str(one, "result", "unknown");
@@ -270,8 +271,21 @@ static int proven(struct vg_executor *x, const struct item *it, const char *afte
     return rc;
 }
 
+/* Where the repair stands, in the store: a restart resumes it there. */
+static void at_rung(struct vg_executor *x, const struct item *it, size_t i, size_t n, const char *name, bool done)
+{
+    char detail[160];
+    if (!n) snprintf(detail, sizeof detail, "health check");
+    else snprintf(detail, sizeof detail, "rung %zu of %zu: %s%s", i + 1, n, name, done ? " ok; health check" : "");
+    if (vg_store_set_rung(x->store, it->incident, (int)i, done, detail))
+        vg_warn("incident %lld: the repair's position is not in the store: %s", (long long)it->incident,
+                vg_store_error(x->store));
+}
+
 /* The repair ladder: each rung's command, then the health check; the first
- * pass returns the node; every rung failed: the RMA hand-off. */
+ * pass returns the node; every rung failed: the RMA hand-off.  Resumed after
+ * a restart at it->rung: that rung's command runs again unless it had
+ * finished ok (it->rung_done), then its health check. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it)
 {
     const struct vg_policy *p = x->policy;
@@ -279,32 +293,39 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
     char cause[64], out[256], step[64], last[320] = "";
     vg_event_cause_name(&it->e, cause, sizeof cause);
     const struct vg_rung *rungs[VG_RUNGS_MAX];
-    size_t n = vg_ladder_for(l, cause, rungs), i = first_rung(x, it, n);
-    if (i) {
+    size_t n = vg_ladder_for(l, cause, rungs), i;
+    bool skip_command = false;
+    if (it->rung >= 0) {   /* resumed */
+        i = (size_t)it->rung < (n ? n : 1) ? (size_t)it->rung : (n ? n - 1 : 0);
+        skip_command = it->rung_done;
+    } else if ((i = first_rung(x, it, n))) {
         snprintf(out, sizeof out, "%s came back within %lld h: starting at %s", cause,
                  (long long)(l->repeat_window_ms / 3600000), rungs[i]->name);
-        vg_store_step_named(x->store, it->incident, "escalated", vg_now_ms(), out);
+        vg_store_step_named(x->store, it->incident, "escalated", vg_clock_ms(), out);
     }
     json_t *attempts = json_array();
-    for (; i < (n ? n : 1); i++) {   /* no rung: the health check alone */
+    for (; i < (n ? n : 1); i++, skip_command = false) {   /* no rung: the health check alone */
         const char *name = n ? rungs[i]->name : "none";
-        if (n) {
+        at_rung(x, it, i, n, name, !n || skip_command);
+        if (n && !skip_command) {
             int rc = run_command(rungs[i]->argv, it, NULL, rungs[i]->timeout_ms ? rungs[i]->timeout_ms : l->timeout_ms,
                                  out, sizeof out, NULL);
             size_t r = (size_t)(rungs[i] - l->rung);
             __atomic_add_fetch(rc ? &x->rung_failed[r] : &x->rung_ok[r], 1, __ATOMIC_SEQ_CST);
             snprintf(step, sizeof step, "repair %s", name);
-            vg_store_step_named(x->store, it->incident, step, vg_now_ms(), out);
+            vg_store_step_named(x->store, it->incident, step, vg_clock_ms(), out);
             json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "step", name, "result", out, "at",
-                                                      vg_json_time(vg_now_ms())));
+                                                      vg_json_time(vg_clock_ms())));
             if (rc) {
                 snprintf(last, sizeof last, "repair failed, node stays isolated: %s", out);
                 continue;
             }
-            vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_now_ms(), out);
+            vg_store_step(x->store, it->incident, VG_STEP_REMEDIATED, vg_clock_ms(), out);
+            at_rung(x, it, i, n, name, true);
         }
         if (!p->healthcheck) {
-            vg_exec_state(x, it->incident, "remediated; no health check configured, node stays isolated");
+            vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "remediated; no health check configured, node stays "
+                                                              "isolated");
             json_decref(attempts);
             return;
         }
@@ -322,15 +343,15 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
         __atomic_add_fetch(&x->rma_failed, 1, __ATOMIC_SEQ_CST);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; RMA hand-off failed: %s", (long long)it->incident,
                it->node, err);
-        vg_exec_state(x, it->incident, "%s; RMA hand-off failed: %s", last, err);
+        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "%s; RMA hand-off failed: %s", last, err);
     } else if (ticket[0]) {
         __atomic_add_fetch(&x->rma_handoffs, 1, __ATOMIC_SEQ_CST);
-        vg_store_step_named(x->store, it->incident, "rma", vg_now_ms(), ticket);
+        vg_store_step_named(x->store, it->incident, "rma", vg_clock_ms(), ticket);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; handed off for RMA: %s", (long long)it->incident,
                it->node, ticket);
-        vg_exec_state(x, it->incident, "handed off for RMA (%s); %s", ticket, last);
+        vg_exec_state(x, it->incident, VG_INC_RMA, "handed off for RMA (%s); %s", ticket, last);
     } else
-        vg_exec_state(x, it->incident, "%s", last);
+        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "%s", last);
     json_decref(attempts);
 }
 
@@ -352,15 +373,15 @@ static void return_node(struct vg_executor *x, struct item *it)
     const char *node = it->node;
     if (rc) vg_warn("returning %s to the spare pool: %s", node, err);
     if (ORCH(x, err, vg_orch_resume_ours(x->orch, &node, 1)) < 0) {
-        vg_exec_state(x, it->incident, "health check passed, resume failed: %s", err);
+        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "health check passed, resume failed: %s", err);
         return;
     }
     x->returned++;
-    int64_t now = vg_now_ms();
+    int64_t now = vg_clock_ms();
     if (it->isolated_ms) vg_histogram_observe(&x->repair_s, (double)(now - it->isolated_ms) / 1000.0);
     vg_store_step(x->store, it->incident, VG_STEP_RETURNED, now, rc ? "to production" : "to the spare pool");
     json_t *inc = vg_store_incident(x->store, it->incident);
     vg_exec_observe_mttr(x, inc, now);
     json_decref(inc);
-    vg_store_set_state(x->store, it->incident, "closed");
+    vg_store_set_state(x->store, it->incident, VG_INC_CLOSED, rc ? "returned to production" : "returned to the spare pool");
 }

@@ -1,5 +1,5 @@
 /* store.c — the incident store on SQLite (WAL, synchronous=FULL); see store.h. */
-#include "controller/store.h"
+#include "controller/store_int.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include <sqlite3.h>
@@ -9,20 +9,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
     "detected", "isolated", "jobs_requeued", "spare_promoted", "remediated", "returned",
 };
 
 const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names[s] : "?"; }
-
-#define VG_STMT_CACHE 24 /* prepared statements kept per connection */
-
-struct vg_store {
-    sqlite3 *db;
-    struct { const char *sql; sqlite3_stmt *s; bool busy; } cache[VG_STMT_CACHE]; /* keyed by the SQL's address */
-    char err[256];   /* SQLite's reason for the last failure (vg_store_error) */
-};
 
 /* An event's identity: the agent's node, its spool's life ("" for agents that
  * send none), the message number and the index in the message. */
@@ -56,9 +49,22 @@ static const char schema[] =
     "  detail TEXT);"
     /* when the store began (the controller's first record): a store from before
      * this row gets its oldest record's time */
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-    "INSERT OR IGNORE INTO meta(key, value) SELECT 'created', min(t) FROM (" OLDEST_RECORD
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value NOT NULL);";
+
+/* The store's creation time, once (a store from before the row: its oldest
+ * record's); later opens do not scan the tables for it. */
+static const char created[] =
+    "INSERT INTO meta(key, value) SELECT 'created', min(t) FROM (" OLDEST_RECORD
     "  UNION ALL SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));";
+
+static bool has_created(sqlite3 *db)
+{
+    sqlite3_stmt *s = NULL;
+    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM meta WHERE key = 'created'", -1, &s, NULL) == SQLITE_OK &&
+               sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return yes;
+}
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -113,10 +119,17 @@ int vg_store_open(const char *path, struct vg_store **out, char *err, size_t err
     if (open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err, errlen)) return -1;
     char *msg = NULL;
     if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        (!has_spool_column(db) && sqlite3_exec(db, migrate_spool, NULL, NULL, &msg) != SQLITE_OK)) {
+        (!has_spool_column(db) && sqlite3_exec(db, migrate_spool, NULL, NULL, &msg) != SQLITE_OK) ||
+        (!has_created(db) && sqlite3_exec(db, created, NULL, NULL, &msg) != SQLITE_OK)) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         snprintf(err, errlen, "%s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
+        sqlite3_close(db);
+        return -1;
+    }
+    char why[256];
+    if (vg_store_migrate(db, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", path, why);
         sqlite3_close(db);
         return -1;
     }
@@ -126,10 +139,49 @@ int vg_store_open(const char *path, struct vg_store **out, char *err, size_t err
     return 0;
 }
 
+int vg_store_verify(const char *path, char *why, size_t n)
+{
+    sqlite3 *db;
+    if (access(path, F_OK)) return 0;   /* a new store */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(why, n, "%s", db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_handler(db, busy_wait, NULL);
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    int verdict;
+    if (rc == SQLITE_ROW) {
+        const char *res = (const char *)sqlite3_column_text(s, 0);
+        verdict = res && !strcmp(res, "ok") ? 0 : 1;
+        if (verdict) snprintf(why, n, "%s", res ? res : "quick_check failed");
+    } else {
+        int c = sqlite3_errcode(db);
+        verdict = c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? 1 : -1;
+        snprintf(why, n, "%s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    for (char *c = why; *c; c++)   /* quick_check's report spans lines: the caller's message is one */
+        if (*c == '\n') *c = ' ';
+    return verdict;
+}
+
 int vg_store_open_reader(const char *path, struct vg_store **out, char *err, size_t errlen)
 {
     sqlite3 *db;
     if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
+    /* a store no controller has opened since the state became a word (read by
+     * `vigil report`): its incidents read with an empty detail, the file untouched */
+    if (vg_store_legacy(db) &&
+        sqlite3_exec(db, "CREATE TEMP VIEW incidents AS SELECT *, '' AS detail FROM main.incidents", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
     if (sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
@@ -144,14 +196,14 @@ int vg_store_open_reader(const char *path, struct vg_store **out, char *err, siz
 int vg_store_begin(struct vg_store *st)
 {
     if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
-    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    vg_store_note(st);
     return -1;
 }
 
 int vg_store_commit(struct vg_store *st)
 {
     if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
-    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    vg_store_note(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
 }
@@ -170,7 +222,7 @@ void vg_store_close(struct vg_store *st)
 
 /* Prepares sql and binds the arguments described by fmt: i = int64, s = text
  * (NULL binds NULL), d = int (-1 binds NULL). */
-static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt, ...)
+sqlite3_stmt *vg_store_prep(struct vg_store *st, const char *sql, const char *fmt, ...)
 {
     /* A statement is prepared once per connection and reused (done() resets
      * it): preparing costs more than running these.  One in use by another
@@ -210,29 +262,55 @@ static sqlite3_stmt *prep(struct vg_store *st, const char *sql, const char *fmt,
 }
 
 /* Ends the use of a statement from prep(): back to the cache, or finalized. */
-static void done(struct vg_store *st, sqlite3_stmt *s)
+void vg_store_done(struct vg_store *st, sqlite3_stmt *s)
 {
     if (!s) return;
+    int rc = SQLITE_OK;
+    bool cached = false;
     sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
-    for (int i = 0; i < VG_STMT_CACHE; i++)
+    for (int i = 0; i < VG_STMT_CACHE && !cached; i++)
         if (st->cache[i].s == s) {
-            sqlite3_reset(s);
+            rc = sqlite3_reset(s);   /* the last step's result: a read that met a corrupt page says so here */
             sqlite3_clear_bindings(s);
             st->cache[i].busy = false;
-            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
-            return;
+            cached = true;
         }
+    if (!cached) rc = sqlite3_finalize(s);
+    int primary = rc & 0xff;
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) vg_store_note(st);
     sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
-    sqlite3_finalize(s);
 }
 
 /* Runs a statement that returns no rows; returns 0 or -1. */
-static int run(struct vg_store *st, sqlite3_stmt *s)
+int vg_store_run(struct vg_store *st, sqlite3_stmt *s)
 {
-    if (!s) return -1;
+    if (!s) {
+        vg_store_note(st);
+        return -1;
+    }
     int rc = sqlite3_step(s);
-    done(st, s);
+    if (rc != SQLITE_DONE) vg_store_note(st);
+    vg_store_done(st, s);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+void vg_store_note(struct vg_store *st)
+{
+    st->code = sqlite3_extended_errcode(st->db);
+    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    if (st->on_corrupt && vg_store_corrupt(st)) st->on_corrupt(st->corrupt_ctx, st->err);
+}
+
+void vg_store_watch_corrupt(struct vg_store *st, void (*on_corrupt)(void *ctx, const char *why), void *ctx)
+{
+    st->corrupt_ctx = ctx;
+    st->on_corrupt = on_corrupt;
+}
+
+bool vg_store_corrupt(const struct vg_store *st)
+{
+    int c = st->code & 0xff;
+    return c == SQLITE_CORRUPT || c == SQLITE_NOTADB;
 }
 
 /* The savepoints the intake uses, as statements prepared once (run for every
@@ -247,9 +325,9 @@ int vg_store_savepoint(struct vg_store *st, const char *name, int what)
     int rc = -1;
     for (size_t i = 0; i < sizeof savepoint_sql / sizeof savepoint_sql[0]; i++) {
         if (strcmp(savepoint_sql[i][0], name)) continue;
-        if (what == 0) rc = run(st, prep(st, savepoint_sql[i][1], ""));
-        else if (what > 0) rc = run(st, prep(st, savepoint_sql[i][2], ""));
-        else rc = run(st, prep(st, savepoint_sql[i][3], "")) || run(st, prep(st, savepoint_sql[i][2], "")) ? -1 : 0;
+        if (what == 0) rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][1], ""));
+        else if (what > 0) rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], ""));
+        else rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][3], "")) || vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], "")) ? -1 : 0;
         goto out;
     }
     char sql[96];
@@ -259,7 +337,7 @@ int vg_store_savepoint(struct vg_store *st, const char *name, int what)
     rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 out:
     if (rc) {
-        snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+        vg_store_note(st);
     }
     return rc;
 }
@@ -279,7 +357,7 @@ out:
 static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
                            int64_t window_ms, int64_t *id)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT i.id, i.last, r.at FROM incidents i JOIN steps r ON r.incident = i.id"
                            " AND r.step = 'returned' WHERE i.node=?1 AND i.key=?2 AND i.open=0"
                            " ORDER BY i.id DESC LIMIT 1",
@@ -289,31 +367,31 @@ static int returned_before(struct vg_store *st, const char *node, const char *ke
     if (sqlite3_step(s) == SQLITE_ROW && when + RETURN_UNSEEN_MS <= sqlite3_column_int64(s, 2) &&
         start - sqlite3_column_int64(s, 1) <= window_ms)
         *id = sqlite3_column_int64(s, 0);
-    done(st, s);
+    vg_store_done(st, s);
     return 0;
 }
 
 int64_t vg_store_first_record(struct vg_store *st)
 {
     /* a store only ever opened read-only since it was written has no meta row */
-    sqlite3_stmt *s = prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
+    sqlite3_stmt *s = vg_store_prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
     int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    done(st, s);
+    vg_store_done(st, s);
     if (at) return at;
-    s = prep(st, "SELECT min(t) FROM (" OLDEST_RECORD ")", "");
+    s = vg_store_prep(st, "SELECT min(t) FROM (" OLDEST_RECORD ")", "");
     at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    done(st, s);
+    vg_store_done(st, s);
     return at;
 }
 
 int64_t vg_store_last_return(struct vg_store *st, const char *node)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT max(r.at) FROM incidents i JOIN steps r ON r.incident = i.id"
                            " AND r.step = 'returned' WHERE i.node=?1",
                            "s", node);
     int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    done(st, s);
+    vg_store_done(st, s);
     return at;
 }
 
@@ -325,17 +403,17 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     *is_new = false;
     *incident = 0;
     if (vg_store_savepoint(st, "accept", 0)) return -1;
-    sqlite3_stmt *s = prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
+    sqlite3_stmt *s = vg_store_prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
                            "ssid", node, spool, seq, idx);
     if (!s) goto fail;
     if (sqlite3_step(s) == SQLITE_ROW) {
         *duplicate = true;
         *incident = sqlite3_column_int64(s, 0);
-        done(st, s);
+        vg_store_done(st, s);
         vg_store_savepoint(st, "accept", -1);
         return 0;
     }
-    done(st, s);
+    vg_store_done(st, s);
 
     char key[128];
     vg_event_key(e, key, sizeof key);
@@ -344,17 +422,17 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
      * of the incident's last event: an agent's folded repeats (first = the
      * incident's first event) join it however long the storm went on. */
     int64_t start = e->first_ms && e->first_ms < when ? e->first_ms : when;
-    s = prep(st, "SELECT id, last FROM incidents WHERE node=?1 AND key=?2 AND open=1 ORDER BY id DESC LIMIT 1",
+    s = vg_store_prep(st, "SELECT id, last FROM incidents WHERE node=?1 AND key=?2 AND open=1 ORDER BY id DESC LIMIT 1",
              "ss", node, key);
     if (!s) goto fail;
     int64_t id = 0;
     if (sqlite3_step(s) == SQLITE_ROW && start - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
-    done(st, s);
+    vg_store_done(st, s);
     if (!id && returned_before(st, node, key, start, when, window_ms, &id)) goto fail;
 
     if (id) {
-        if (run(st, prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
+        if (vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
                      (int64_t)e->count, when, id)))
             goto fail;
     } else {
@@ -363,7 +441,7 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
         char *ev = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         int64_t first = e->first_ms ? e->first_ms : when;
-        int rc = run(st, prep(st,
+        int rc = vg_store_run(st, vg_store_prep(st,
                           "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
                           " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open')",
                           "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
@@ -372,18 +450,18 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
         if (rc) goto fail;
         id = sqlite3_last_insert_rowid(st->db);
         *is_new = true;
-        if (run(st, prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
+        if (vg_store_run(st, vg_store_prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
                      now, e->source[0] ? e->source : NULL)))
             goto fail;
     }
-    if (run(st, prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
+    if (vg_store_run(st, vg_store_prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
                  "ssidii", node, spool, seq, idx, now, id)))
         goto fail;
     if (vg_store_savepoint(st, "accept", 1)) goto fail;
     *incident = id;
     return 0;
 fail:
-    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    vg_store_note(st);
     vg_store_savepoint(st, "accept", -1);
     return -1;
 }
@@ -396,27 +474,25 @@ int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int6
 
 int vg_store_step_named(struct vg_store *st, int64_t incident, const char *step, int64_t at, const char *detail)
 {
-    return run(st, prep(st, "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1,?2,?3,?4)", "isis",
-                    incident, step, at, detail));
+    /* never before the incident's latest step: a wall clock stepped back
+     * (or a restart on a machine whose clock is behind) cannot make a
+     * duration negative */
+    return vg_store_run(st, vg_store_prep(st,
+                                          "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1, ?2,"
+                                          " max(?3, coalesce((SELECT max(at) FROM steps WHERE incident=?1), ?3)), ?4)",
+                                          "isis", incident, step, at, detail));
 }
 
 int vg_store_repeats(struct vg_store *st, const char *node, const struct vg_event *e, int64_t since_ms,
                      int64_t before_id)
 {
-    sqlite3_stmt *q = prep(st,
+    sqlite3_stmt *q = vg_store_prep(st,
                            "SELECT COUNT(*) FROM incidents i JOIN steps s ON s.incident = i.id AND s.step = 'detected'"
                            " WHERE i.node = ?1 AND i.kind = ?2 AND i.code IS ?3 AND i.gpu IS ?4 AND s.at >= ?5 AND i.id < ?6",
                            "ssddii", node, e->kind, e->code, e->gpu, since_ms, before_id);
     int n = q && sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
-    done(st, q);
+    vg_store_done(st, q);
     return n;
-}
-
-int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
-{
-    int open = strcmp(state, "closed") != 0;
-    return run(st, prep(st, "UPDATE incidents SET state=?1, open=?2 WHERE id=?3", "sii", state, (int64_t)open,
-                    incident));
 }
 
 static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
@@ -436,23 +512,24 @@ static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
     json_object_set_new(j, "first", vg_json_time(sqlite3_column_int64(s, 8)));
     json_object_set_new(j, "last", vg_json_time(sqlite3_column_int64(s, 9)));
     json_object_set_new(j, "state", json_string((const char *)sqlite3_column_text(s, 11)));
+    json_object_set_new(j, "detail", json_string((const char *)sqlite3_column_text(s, 12)));
     json_t *ev = json_loads((const char *)sqlite3_column_text(s, 10), 0, NULL);
     json_object_set_new(j, "event", ev ? ev : json_null());
     json_t *steps = json_object();
     for (int i = 0; i < VG_STEP_COUNT; i++) json_object_set_new(steps, step_names[i], json_null());
-    sqlite3_stmt *q = prep(st, "SELECT step, at, detail FROM steps WHERE incident=?1", "i", id);
+    sqlite3_stmt *q = vg_store_prep(st, "SELECT step, at, detail FROM steps WHERE incident=?1", "i", id);
     while (q && sqlite3_step(q) == SQLITE_ROW) {
         json_t *step = json_object();
         json_object_set_new(step, "at", vg_json_time(sqlite3_column_int64(q, 1)));
         vg_json_set_str(step, "detail", (const char *)sqlite3_column_text(q, 2));
         json_object_set_new(steps, (const char *)sqlite3_column_text(q, 0), step);
     }
-    done(st, q);
+    vg_store_done(st, q);
     json_object_set_new(j, "steps", steps);
     return j;
 }
 
-#define INCIDENT_COLS "id, node, kind, code, pci, gpu, action, count, first, last, event, state"
+#define INCIDENT_COLS "id, node, kind, code, pci, gpu, action, count, first, last, event, state, detail"
 
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit)
 {
@@ -461,27 +538,27 @@ json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only
 
 json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE (?1 IS NULL OR node=?1)"
                            " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) ORDER BY id DESC LIMIT ?4",
                            "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : -1));
     json_t *arr = json_array();
     while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
-    done(st, s);
+    vg_store_done(st, s);
     return arr;
 }
 
 json_t *vg_store_incident(struct vg_store *st, int64_t id)
 {
-    sqlite3_stmt *s = prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
+    sqlite3_stmt *s = vg_store_prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
     json_t *j = s && sqlite3_step(s) == SQLITE_ROW ? incident_row(st, s) : NULL;
-    done(st, s);
+    vg_store_done(st, s);
     return j;
 }
 
 json_t *vg_store_nodes(struct vg_store *st)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT node, sum(open), count(*), max(last),"
                            " max(CASE WHEN open=1 THEN CASE action WHEN 'drain-rma' THEN 4 WHEN 'reboot' THEN 3"
                            " WHEN 'reset-gpu' THEN 2 WHEN 'restart-app' THEN 1 ELSE 0 END END)"
@@ -500,25 +577,13 @@ json_t *vg_store_nodes(struct vg_store *st)
                                 : json_string(vg_action_name((enum vg_action)sqlite3_column_int(s, 4))));
         json_array_append_new(arr, j);
     }
-    done(st, s);
-    return arr;
-}
-
-json_t *vg_store_open_states(struct vg_store *st)
-{
-    sqlite3_stmt *s = prep(st, "SELECT id, node, state FROM incidents WHERE open=1 ORDER BY id", "");
-    json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW)
-        json_array_append_new(arr, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)sqlite3_column_int64(s, 0), "node",
-                                             (const char *)sqlite3_column_text(s, 1), "state",
-                                             (const char *)sqlite3_column_text(s, 2)));
-    done(st, s);
+    vg_store_done(st, s);
     return arr;
 }
 
 json_t *vg_store_returns(struct vg_store *st, int64_t since_ms)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT i.node, i.id, s.at, s.detail FROM incidents i JOIN steps s ON s.incident = i.id"
                            " AND s.step = 'returned' WHERE i.open = 0 AND s.at >= ?1"
                            " AND i.id = (SELECT max(id) FROM incidents j WHERE j.node = i.node) ORDER BY i.node",
@@ -530,62 +595,51 @@ json_t *vg_store_returns(struct vg_store *st, int64_t since_ms)
         vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
         json_array_append_new(arr, j);
     }
-    done(st, s);
+    vg_store_done(st, s);
     return arr;
 }
 
 json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE open=1"
                            " OR id IN (SELECT incident FROM steps WHERE at >= ?1) ORDER BY id DESC",
                            "i", since_ms);
     json_t *arr = json_array();
     while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
-    done(st, s);
+    vg_store_done(st, s);
     return arr;
 }
 
 int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int64_t *messages)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT (SELECT count(*) FROM incidents), (SELECT count(*) FROM incidents WHERE open=1),"
                            " (SELECT count(*) FROM messages)",
                            "");
     if (!s || sqlite3_step(s) != SQLITE_ROW) {
-        done(st, s);
+        vg_store_done(st, s);
         return -1;
     }
     *incidents = sqlite3_column_int64(s, 0);
     *open = sqlite3_column_int64(s, 1);
     *messages = sqlite3_column_int64(s, 2);
-    done(st, s);
+    vg_store_done(st, s);
     return 0;
-}
-
-int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n)
-{
-    /* one transaction when the connection has none open (else each joins it) */
-    bool tx = vg_store_begin(st) == 0;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) rc = vg_store_set_state(st, ids[i], states[i] ? states[i] : "recorded");
-    if (tx && !rc) rc = vg_store_commit(st);
-    else if (tx) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
 }
 
 int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report)
 {
-    int rc = run(st, prep(st, "INSERT OR REPLACE INTO audits(node, at, report) VALUES(?1,?2,?3)", "sis", node, at,
+    int rc = vg_store_run(st, vg_store_prep(st, "INSERT OR REPLACE INTO audits(node, at, report) VALUES(?1,?2,?3)", "sis", node, at,
                           report));
-    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    if (rc) vg_store_note(st);
     return rc;
 }
 
 int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
                          int (*cb)(void *ctx, const char *node, int64_t at, const char *report), void *ctx)
 {
-    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
+    sqlite3_stmt *s = vg_store_prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
                                " LIMIT ?2", "si", after, (int64_t)(limit > 0 ? limit : -1));
     if (!s) return -1;
     int rc;
@@ -593,22 +647,22 @@ int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
         if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
                (const char *)sqlite3_column_text(s, 2)))
             break;
-    done(st, s);
+    vg_store_done(st, s);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
                         const char *tests, const char *source)
 {
-    int rc = run(st, prep(st, "INSERT INTO burnin(node, at, suite, result, tests, source) VALUES(?1,?2,?3,?4,?5,?6)",
+    int rc = vg_store_run(st, vg_store_prep(st, "INSERT INTO burnin(node, at, suite, result, tests, source) VALUES(?1,?2,?3,?4,?5,?6)",
                           "sissss", node, at, suite, result, tests, source));
-    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    if (rc) vg_store_note(st);
     return rc;
 }
 
 json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT node, at, suite, result, tests, source FROM burnin WHERE at >= ?1 AND"
                            " (?2 IS NULL OR node = ?2) ORDER BY node, at",
                            "is", since_ms, node);
@@ -623,7 +677,7 @@ json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
                                              tests ? tests : json_array(), "source",
                                              (const char *)sqlite3_column_text(s, 5)));
     }
-    done(st, s);
+    vg_store_done(st, s);
     return arr;
 }
 
@@ -632,7 +686,7 @@ int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms
                                    const char *tests),
                          void *ctx)
 {
-    sqlite3_stmt *s = prep(st,
+    sqlite3_stmt *s = vg_store_prep(st,
                            "SELECT node, at, suite, result, tests FROM burnin WHERE at >= ?1 AND"
                            " (?2 IS NULL OR node = ?2) ORDER BY node, at",
                            "is", since_ms, node);
@@ -643,13 +697,13 @@ int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms
                (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
                (const char *)sqlite3_column_text(s, 4)))
             break;
-    done(st, s);
+    vg_store_done(st, s);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int vg_store_burnin_trim(struct vg_store *st, const char *node, int keep)
 {
-    int rc = run(st, prep(st,
+    int rc = vg_store_run(st, vg_store_prep(st,
                           "DELETE FROM burnin WHERE node = ?1 AND rowid NOT IN"
                           " (SELECT rowid FROM burnin WHERE node = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)",
                           "si", node, (int64_t)keep));
@@ -670,15 +724,15 @@ int64_t vg_store_bytes(struct vg_store *st)
 
 int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail)
 {
-    int rc = run(st, prep(st, "INSERT OR REPLACE INTO nodes_seen(node, state, at, detail) VALUES(?1,?2,?3,?4)", "ssis",
+    int rc = vg_store_run(st, vg_store_prep(st, "INSERT OR REPLACE INTO nodes_seen(node, state, at, detail) VALUES(?1,?2,?3,?4)", "ssis",
                           node, state, at, detail));
-    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    if (rc) vg_store_note(st);
     return rc;
 }
 
 json_t *vg_store_seen(struct vg_store *st)
 {
-    sqlite3_stmt *s = prep(st, "SELECT node, state, at, detail FROM nodes_seen ORDER BY node", "");
+    sqlite3_stmt *s = vg_store_prep(st, "SELECT node, state, at, detail FROM nodes_seen ORDER BY node", "");
     json_t *obj = json_object();
     while (s && sqlite3_step(s) == SQLITE_ROW) {
         json_t *j = json_pack("{s:s, s:o}", "state", (const char *)sqlite3_column_text(s, 1), "at",
@@ -686,6 +740,6 @@ json_t *vg_store_seen(struct vg_store *st)
         vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
         json_object_set_new(obj, (const char *)sqlite3_column_text(s, 0), j);
     }
-    done(st, s);
+    vg_store_done(st, s);
     return obj;
 }

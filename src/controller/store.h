@@ -21,6 +21,28 @@ enum vg_step {
 };
 const char *vg_step_name(enum vg_step s);
 
+/* What became of an incident: its state (one of these words in the store and
+ * in the API's `state`), with `detail` saying the rest in words.  Every state
+ * but closed is open; what a restarted controller does with each is in
+ * docs/controller.md ("Restarts"). */
+enum vg_inc_state {
+    VG_INC_OPEN,        /* accepted, not acted on yet */
+    VG_INC_ACTING,      /* the decision is committed (the plan); its steps are under way */
+    VG_INC_FAILED,      /* a required step failed; tried again with backoff */
+    VG_INC_HELD,        /* the policy held it: breaker, ownership, not in the cluster */
+    VG_INC_RECORDED,    /* below drain_at: recorded only */
+    VG_INC_DRY_RUN,     /* --dry-run: what it would have done */
+    VG_INC_ISOLATED,    /* the node is out; its repair is queued (or none is configured) */
+    VG_INC_REPAIRING,   /* a rung of the repair ladder (or the health check after it) runs */
+    VG_INC_UNREPAIRED,  /* the repair ended without returning the node: it stays out */
+    VG_INC_RMA,         /* every rung failed: handed off to the vendor */
+    VG_INC_CLOSED,      /* the node is back in service */
+    VG_INC_COUNT
+};
+const char *vg_inc_state_name(enum vg_inc_state s);
+/* The state named s; -1 when none is. */
+int vg_inc_state_parse(const char *s);
+
 struct vg_store;
 
 /* Opens (creating) the database; a store written before messages carried a
@@ -73,10 +95,55 @@ int vg_store_step_named(struct vg_store *st, int64_t incident, const char *step,
  * GPU and were detected at or after since_ms (a fault that came back). */
 int vg_store_repeats(struct vg_store *st, const char *node, const struct vg_event *e, int64_t since_ms,
                      int64_t before_id);
-/* Sets the incident's free-text state ("open", "isolated", "held: breaker", "closed"…). */
-int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state);
+/* Sets the incident's state and its detail (NULL: none). */
+int vg_store_set_state(struct vg_store *st, int64_t incident, enum vg_inc_state state, const char *detail);
 /* Sets the states of many incidents in one transaction (one fsync). */
-int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n);
+int vg_store_set_states(struct vg_store *st, const int64_t *ids, const enum vg_inc_state *states,
+                        const char *const *details, size_t n);
+
+/* ---- what the executor keeps to resume after a restart (store_state.c) ---- */
+
+/* The decision an incident acts on, committed before its first step (state
+ * acting, in one statement): plan, a JSON object (op, isolate, promote,
+ * reason); at, when it was taken (the controller's clock), and boot /
+ * boot_ms, the machine's boot id and its boot-time clock then, so the
+ * breaker's window is measured on one clock after a restart on the same boot;
+ * epoch, the scheduler's (vg_orch_ops.epoch; NULL: unknown). */
+int vg_store_set_plan(struct vg_store *st, int64_t incident, const char *plan, int64_t at, const char *boot,
+                      int64_t boot_ms, const char *epoch);
+/* A required step failed: state failed with detail, the plan dropped (its
+ * nodes did not go out: the breaker must not count them), attempts kept. */
+int vg_store_set_failed(struct vg_store *st, int64_t incident, const char *detail, int attempts);
+/* The repair ladder's position: the rung in hand (its index among the
+ * cause's rungs) and whether its command finished ok (the health check comes
+ * next); state repairing with detail. */
+int vg_store_set_rung(struct vg_store *st, int64_t incident, int rung, bool done, const char *detail);
+/* The jobs read after the node went out at out_ms is still to do (0: done). */
+int vg_store_set_jobs_unread(struct vg_store *st, int64_t incident, int64_t out_ms);
+/* The scheduler's epoch at which vigil last set or saw its state on the node. */
+int vg_store_set_epoch(struct vg_store *st, int64_t incident, const char *epoch);
+/* Open incidents a restarted executor resumes or watches (open, acting,
+ * failed, isolated, repairing, unrepaired, rma), oldest first: [{id, node,
+ * state, detail, event, plan (object or null), rung (-1: none), rung_done,
+ * jobs_unread, attempts, epoch}]. */
+json_t *vg_store_work(struct vg_store *st);
+/* The nodes decisions took out since since_ms (the breaker's window at
+ * start): [{node, at, boot, boot_ms}], oldest first. */
+json_t *vg_store_isolations_since(struct vg_store *st, int64_t since_ms);
+/* This store's controller id (8 hex digits), made once and kept: the stamp
+ * in every reason the controller writes, so a second controller on the same
+ * cluster shows. */
+int vg_store_controller_id(struct vg_store *st, char *buf, size_t n);
+/* Whether the connection's last failure was SQLite finding the file corrupt
+ * (or not a database at all). */
+bool vg_store_corrupt(const struct vg_store *st);
+/* Calls on_corrupt (from the failing thread) whenever SQLite finds the file
+ * corrupt on this connection: the controller's store guard stops
+ * acknowledging. */
+void vg_store_watch_corrupt(struct vg_store *st, void (*on_corrupt)(void *ctx, const char *why), void *ctx);
+/* Checks the database at path (PRAGMA quick_check) before it is opened for
+ * writing: 0 sound or absent, 1 corrupt (why says how), -1 cannot tell. */
+int vg_store_verify(const char *path, char *why, size_t n);
 /* The latest audit report of a node (`vigil audit --json` text), replacing
  * the one before; and, one row at a time by node, the reports of the nodes
  * after `after` (NULL: from the first), at most limit (<= 0: all): cb
@@ -112,7 +179,7 @@ json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open
 json_t *vg_store_incident(struct vg_store *st, int64_t id);
 /* Per-node summary: open incidents, worst open action, last event time. */
 json_t *vg_store_nodes(struct vg_store *st);
-/* Open incidents, light: [{id, node, state}], oldest first. */
+/* Open incidents, light: [{id, node, state, detail}], oldest first. */
 json_t *vg_store_open_states(struct vg_store *st);
 /* The nodes whose latest incident is closed with a `returned` step at or
  * after since_ms: [{node, incident, at, detail}] by node. */

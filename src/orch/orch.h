@@ -160,6 +160,13 @@ struct vg_orch_ops {
      * frozen): 1 yes, 0 no, -1 cannot tell (o->err says why).  Used to
      * confirm a node whose agent fell silent. */
     int (*node_alive)(struct vg_orch *o, const char *node, int timeout_ms);
+    /* The scheduler's epoch: a word that changes when its controller
+     * restarts or fails over (Slurm: slurmctld's BOOT_TIME).  A node state
+     * vigil set that is gone while the epoch changed was lost by the
+     * scheduler, not undone by a person, and vigil sets it again.  NULL: the
+     * scheduler never loses a node state it acknowledged (Kubernetes keeps
+     * it in etcd). */
+    int (*epoch)(struct vg_orch *o, char *buf, size_t n);
     /* This machine's node name as the scheduler knows it, from the
      * environment it sets; false when it sets none. */
     bool (*local_node)(char *buf, size_t n);

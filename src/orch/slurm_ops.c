@@ -337,6 +337,21 @@ static int sl_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
     return a == VG_TCP_ALIVE;
 }
 
+/* slurmctld's BOOT_TIME from `scontrol show config` (one RPC): it changes
+ * when slurmctld restarts or a backup takes over. */
+static int sl_epoch(struct vg_orch *o, char *buf, size_t n)
+{
+    struct vg_slurm_kv *kv;
+    size_t k;
+    if (vg_slurm_show_config(S(o), &kv, &k)) return done(o, -1);
+    const char *boot = vg_slurm_kv_get(kv, k, "BOOT_TIME");
+    bool found = boot && *boot;
+    if (found) vg_strlcpy(buf, boot, n);
+    vg_slurm_kv_free(kv, k);
+    done(o, 0);
+    return found ? 0 : vg_orch_fail(o, "scontrol show config: no BOOT_TIME");
+}
+
 static bool sl_local_node(char *buf, size_t n)
 {
     const char *v = getenv("SLURMD_NODENAME");
@@ -367,6 +382,7 @@ const struct vg_orch_ops vg_orch_slurm = {
     .job_cancel = sl_job_cancel,
     .exec_on = sl_exec_on,
     .node_alive = sl_node_alive,
+    .epoch = sl_epoch,
     .local_node = sl_local_node,
     .node_procs = slurm_procs,
     .node_daemons = slurm_daemons,

@@ -147,7 +147,7 @@ is "… the rung's step is vigil bmc's line" "$(inc n1 | jq -r '.[0].steps."repa
 check "… n1 is back in Slurm" sh -c "! scontrol show node n1 | grep -q 'State=DOWN'"
 mode refuse
 xid n2 1
-check "XID 79 on n2, the BMC refuses: handed off for RMA" wait_state n2 "handed off for RMA"
+check "XID 79 on n2, the BMC refuses: handed off for RMA" wait_state n2 rma
 is "… the rung recorded as failed with the BMC's message" "$(inc n2 | jq -r '.[0].steps."repair power-cycle".detail')" \
     "$VIGIL: failed: power-cycle n2: refused: POST /redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset: HTTP 400: Unable to process the request because an error occurred."
 T=$(ls "$W"/rma/vigil-rma-*.json 2>/dev/null | head -1)

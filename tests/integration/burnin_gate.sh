@@ -97,13 +97,13 @@ xid() { # node → HTTP status (the message number lives in a file: callers use 
     curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
         -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: x$SEQ-$$" --data-binary @"$W/body" "$URL/v1/events"
 }
-state_of() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | jq -r '.[0].state // empty'; }
+state_of() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | jq -r '.[0] // empty | .state + (if .detail != "" then ": " + .detail else "" end)'; }
 state_is() { case "$(state_of "$1")" in "$2"*) return 0 ;; esac; return 1; }
 wait_for 60 sh -c "[ -z \"\$(squeue -h)\" ]"
 "$VIGIL" inject sdc --node n2 --gpu 1 --lab --dir "$LAB_DIR" >/dev/null
 is "XID 79 on n2 (whose GPU 1 corrupts data) accepted" "$(xid n2)" 202
 check "n2: repaired, health check passed, burn-in failed: stays isolated" \
-    wait_for 60 state_is n2 "burn-in failed, node stays isolated: fail: vigil: burnin gemm-small: GPU 1: 17 elements differ"
+    wait_for 60 state_is n2 "unrepaired: burn-in failed, node stays isolated: fail: vigil: burnin gemm-small: GPU 1: 17 elements differ"
 inc=$(curl -s -H "$RH" "$URL/v1/incidents?node=n2&limit=1" | jq '.[0]')
 is "… the steps: repair, health check, burn-in quick after it; not returned" \
     "$(echo "$inc" | jq -r '.steps | [.["repair quick"], .["health check after quick"], .["burn-in quick after quick"], .returned] | map(. != null) | join(" ")')" \

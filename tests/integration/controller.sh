@@ -152,7 +152,7 @@ kill "$ctld"
 wait_for 15 sh -c "! kill -0 $ctld 2>/dev/null"
 is "XID 79 accepted while slurmctld is down" "$(post_xid n2 79)" 202
 check "incident failed, retrying (the scheduler's words kept)" wait_for 30 sh -c \
-    "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q 'failed, retrying in [0-9]* s (attempt [0-9]*): .*slurm'"
+    "curl -s -H '$RH' '$URL/v1/incidents?node=n2' | grep -q '\"state\":\"failed\",\"detail\":\"retrying in [0-9]* s (attempt [0-9]*): .*slurm'"
 check "metrics show a pending retry" sh -c "curl -s -H '$RH' $URL/metrics | grep -q '^vigil_action_retries_pending 1'"
 # slurmctld comes back (tagged as a lab daemon, so lab down stops it)
 VIGIL_LAB_DAEMON=$LAB_DIR slurmctld -f "$SLURM_CONF"

@@ -58,7 +58,7 @@ wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
 }
-state_of() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | jq -r '.[0].state // empty'; }
+state_of() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | jq -r '.[0] // empty | .state + (if .detail != "" then ": " + .detail else "" end)'; }
 state_is() { case "$(state_of "$1")" in "$2"*) return 0 ;; esac; return 1; }
 NB=0
 browse() { # what URL → the page as the browser has it after 5 s, or its screenshot (what = dom | FILE.png)
@@ -94,9 +94,9 @@ check "the breaker is shown armed" grep -q '<td>armed</td>' "$W/dom1.html"
 job=$(sbatch --parsable --requeue -N1 -w n2 -o /dev/null --wrap 'sleep 600')
 check "a job runs on n2" wait_for 20 sh -c "scontrol show job -o $job | grep -q 'JobState=RUNNING'"
 is "XID 79 on n2 accepted" "$(xid n2 79 "$job")" 202
-check "n2: repaired, health check failed, stays isolated" wait_for 20 state_is n2 "health check failed, node stays isolated"
+check "n2: repaired, health check failed, stays isolated" wait_for 20 state_is n2 "unrepaired: health check failed, node stays isolated"
 is "XID 48 on n3 accepted" "$(xid n3 48)" 202
-check "n3: isolated, its slow repair step running" wait_for 20 state_is n3 isolated
+check "n3: isolated, its slow repair step running" wait_for 20 state_is n3 repairing
 scontrol update NodeName=n4 State=DRAIN Reason="bad DIMM, ticket 4711"
 is "XID 79 on n4 (drained by an administrator) accepted" "$(xid n4 79)" 202
 check "n4: held, left alone" wait_for 10 state_is n4 "held: left alone"

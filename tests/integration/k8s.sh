@@ -261,7 +261,7 @@ is "a silent node the API no longer knows: 'cannot be probed' said once" "$(grep
 fault_case() { # name node expected-error-text — run after the fault is armed
     is "$1: XID accepted" "$(post_xid "$2" 79)" 202
     if wait_for 10 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=$2' | grep -q '\"state\":\"failed'"; then
-        st=$(curl -s -H "$RH" "$URL/v1/incidents?node=$2" | jq -r '.[0].state')
+        st=$(curl -s -H "$RH" "$URL/v1/incidents?node=$2" | jq -r '.[0] | .state + ": " + .detail')
         case "$st" in *"$3"*) ok "$1: failed with a clear error" ;; *) nok "$1: error names '$3': $st" ;; esac
     else nok "$1: incident recorded as failed ($(curl -s -H "$RH" "$URL/v1/incidents?node=$2"))"; fi
 }
@@ -325,7 +325,7 @@ ctl DELETE deny ''
 fresh "breaker = 100% / 600s"
 kd delete node n1 >/dev/null 2>&1
 is "a node gone from the cluster: XID accepted" "$(post_xid n1 79)" 202
-check "… held, with the reason" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q 'held: node n1 is not in the cluster'"
+check "… held, with the reason" wait_for 5 sh -c "curl -s -H '$RH' '$URL/v1/incidents?node=n1' | grep -q '\"state\":\"held\",\"detail\":\"node n1 is not in the cluster'"
 # deleted between vigil's read of the nodes and its PATCH: the API answers 404
 ctl POST fault '{"code":404,"method":"PATCH","path":"/api/v1/nodes/n3","count":1,"message":"nodes \"n3\" not found"}'
 fault_case "node vanished before the PATCH" n3 'nodes "n3" not found'

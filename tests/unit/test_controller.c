@@ -98,7 +98,7 @@ static void test_store_fold_and_duplicates(void **state)
     assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
     assert_int_equal(total, 1);
     assert_int_equal(msgs, 2);
-    assert_int_equal(vg_store_set_state(st, id, "closed"), 0);
+    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, NULL), 0);
     assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
     assert_int_equal(open, 0);
     vg_store_close(st);
@@ -141,7 +141,7 @@ static void test_store_repeats_before_return(void **state)
     assert_true(is_new);
     assert_int_equal(vg_store_last_return(st, "n2"), 0);
     assert_int_equal(vg_store_step(st, id, VG_STEP_RETURNED, T + 30000, "back in service"), 0);
-    assert_int_equal(vg_store_set_state(st, id, "closed"), 0);
+    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, ""), 0);
     assert_int_equal(vg_store_last_return(st, "n2"), T + 30000);
     assert_int_equal(vg_store_last_return(st, "n9"), 0);
     /* two repeats while the node was out, counted after the return */
@@ -156,7 +156,7 @@ static void test_store_repeats_before_return(void **state)
     int64_t id2 = accept_xid(st, 3, T, T + 29000, 1, &is_new);
     assert_true(is_new);
     assert_true(id2 > id);
-    assert_int_equal(vg_store_set_state(st, id2, "closed"), 0);
+    assert_int_equal(vg_store_set_state(st, id2, VG_INC_CLOSED, ""), 0);
     /* the fold's count holding a repeat after the return: a new incident */
     int64_t id3 = accept_xid(st, 4, T, T + 31000, 1, &is_new);
     assert_true(is_new);

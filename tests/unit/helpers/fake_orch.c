@@ -235,13 +235,21 @@ static int f_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
     return n->responding ? 1 : 0;
 }
 
+static int f_epoch(struct vg_orch *o, char *buf, size_t n)
+{
+    fake.epoch_reads++;
+    if (call(o, "epoch")) return -1;
+    vg_strlcpy(buf, fake.epoch[0] ? fake.epoch : "1", n);
+    return 0;
+}
+
 static const char *const procs[] = { "fake-noded", NULL };
 
 /* The calls both doubles share (an initializer list: C11 takes no const object here). */
 #define FAKE_CALLS                                                                                         \
     .help = "an in-memory double for tests", .nodes = f_nodes, .isolate = f_isolate, .resume = f_resume,   \
     .jobs_on = f_jobs_on, .requeue = f_requeue, .pool_get = f_pool_get, .pool_set = f_pool_set,            \
-    .job_submit = f_job_submit, .job_get = f_job_get, .node_alive = f_node_alive, .node_procs = procs
+    .job_submit = f_job_submit, .job_get = f_job_get, .node_alive = f_node_alive, .epoch = f_epoch, .node_procs = procs
 
 const struct vg_orch_ops fake_orch_ops = { .name = "fake", FAKE_CALLS };
 const struct vg_orch_ops fake_slurm_orch_ops = { .name = "fake-slurm", .down_requeues = true, FAKE_CALLS };

@@ -34,6 +34,8 @@ struct fake_orch {
     unsigned node_reads;  /* nodes() calls */
     unsigned probes;      /* node_alive() calls: a node that is not responding does not answer */
     bool probe_fails;     /* node_alive cannot tell (-1), as when the scheduler cannot be asked */
+    char epoch[32];       /* the scheduler's epoch (its controller's start); "" = "1" */
+    unsigned epoch_reads; /* epoch() calls */
     int next_job;         /* the id job_submit gives next (from 100) */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
