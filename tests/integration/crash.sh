@@ -193,3 +193,4 @@ if [ -e "$FAKETIME_LIB" ]; then
 else
     skip "the clock step needs libfaketime (Debian: faketime)"
 fi
+done_testing
