@@ -78,7 +78,7 @@ KAPI_SRC := $(sort $(wildcard tests/k8s/*.c))
 build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lgnutls -lpthread
+	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lgnutls -lpthread -lz
 
 # The Redfish service double (tests/redfish/): curl and `vigil bmc --redfish` run against it.
 build/tests/redfish: tests/redfish/redfish.c
