@@ -19,7 +19,7 @@
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
-    "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
+    "                   [--orchestrator NAME] [--orch-config FILE] [--insecure-http] [--gpus-per-node G]\n" \
     "                   [--spares-in-job K] [--kmsg PATH]\n"                                                        \
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
@@ -53,6 +53,7 @@ int cmd_drill(int argc, char **argv)
         { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
         { "kmsg", required_argument, 0, 'x' },    { "shared-workdir", no_argument, 0, 'W' },
+        { "insecure-http", no_argument, 0, 'I' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -102,6 +103,7 @@ int cmd_drill(int argc, char **argv)
             o.kmsg = optarg;
             break;
         case 'W': o.shared_workdir = true; break;
+        case 'I': o.insecure_http = true; break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -129,7 +131,7 @@ int cmd_drill(int argc, char **argv)
     }
     char err[512];
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */
-        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000 };
+        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000, .insecure_http = o.insecure_http };
         if (!(o.orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err)))
             return vg_input_error("drill: --orchestrator %s: %s", o.orchestrator ? o.orchestrator : "slurm", err);
     }

@@ -46,9 +46,10 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "                   [--audit-stale S]\n"                                                                  \
+    "                   [--audit-stale S] [--insecure-http]\n"                                                \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
-    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
+    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster;\n"   \
+    "an http:// API server only with --insecure-http, and then without credentials, as kubectl).\n"      \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
@@ -224,7 +225,7 @@ int cmd_serve(int argc, char **argv)
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
                *policy_file = NULL;
     const char *orchestrator = NULL, *orch_config = NULL;
-    bool act = true;
+    bool act = true, insecure_http = false;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
@@ -240,7 +241,7 @@ int cmd_serve(int argc, char **argv)
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
-        { "audit-stale", required_argument, 0, 'A' },
+        { "audit-stale", required_argument, 0, 'A' }, { "insecure-http", no_argument, 0, 'I' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -257,6 +258,7 @@ int cmd_serve(int argc, char **argv)
         case 'P': policy_file = optarg; break;
         case 'S': orch_config = optarg; break;
         case 'O': orchestrator = optarg; break;
+        case 'I': insecure_http = true; break;
         case 'n': act = false; break;
         case 'C':
             if (parse_count("--max-connections", optarg, &hopts.max_connections)) return VG_EXIT_INPUT;
@@ -320,7 +322,7 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
-    struct vg_orch_conf oc = { .config = orch_config };
+    struct vg_orch_conf oc = { .config = orch_config, .insecure_http = insecure_http };
     struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
     if (!orch) {
         vg_catalog_free(cat);

@@ -540,7 +540,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
 json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
 {
     err[0] = 0;
-    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000 };
+    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000, .insecure_http = o->insecure_http };
     struct vg_orch *orch = o->orch ? o->orch : vg_orch_open(o->orchestrator, &oc, err, errlen);
     if (!orch) return NULL;
     char base[1024];

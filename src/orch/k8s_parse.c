@@ -120,6 +120,39 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     return 0;
 }
 
+/* Copies o[k] into dst when it is there. */
+static void keep(json_t *dst, const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (v) json_object_set_new(dst, k, json_deep_copy(v));
+}
+
+json_t *vg_k8s_node_trim(const json_t *node)
+{
+    const json_t *md = json_object_get(node, "metadata"), *spec = json_object_get(node, "spec"),
+                 *st = json_object_get(node, "status");
+    if (!json_is_object(node) || !*str(md, "name")) return NULL;
+    json_t *t = json_object(), *tmd = json_object(), *tspec = json_object(), *tst = json_object();
+    keep(t, node, "apiVersion");
+    keep(t, node, "kind");
+    keep(tmd, md, "name");
+    keep(tmd, md, "uid");
+    keep(tmd, md, "resourceVersion");
+    keep(tmd, md, "labels");
+    const json_t *ann = json_object_get(json_object_get(md, "annotations"), VG_K8S_ANNOTATION);
+    if (ann) json_object_set_new(tmd, "annotations", json_pack("{s:O}", VG_K8S_ANNOTATION, ann));
+    keep(tspec, spec, "unschedulable");
+    keep(tspec, spec, "taints");
+    keep(tst, st, "conditions");
+    keep(tst, st, "addresses");
+    keep(tst, st, "daemonEndpoints");
+    keep(tst, st, "allocatable");
+    json_object_set_new(t, "metadata", tmd);
+    json_object_set_new(t, "spec", tspec);
+    json_object_set_new(t, "status", tst);
+    return t;
+}
+
 int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
 {
     memset(out, 0, sizeof *out);

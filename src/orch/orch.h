@@ -86,6 +86,7 @@ struct vg_orch_jobspec {
 struct vg_orch_conf {
     const char *config;          /* slurm.conf / kubeconfig; NULL: the backend's default */
     int timeout_ms;              /* per call; 0 = 10 s */
+    bool insecure_http;          /* Kubernetes: an http:// API server is accepted (no credentials sent over it) */
 };
 
 struct vg_orch;

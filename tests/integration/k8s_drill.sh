@@ -28,6 +28,7 @@ echo "# $(kubectl version --client 2>/dev/null | head -1)"
 
 # the kubelet finds vigil on its PATH, as the image would have it
 KAPI_EXEC=$W/containers
+make_ca; TOKEN="drill-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"   # vigil speaks HTTPS only (no --insecure-http here)
 export PATH="$(dirname "$VIGIL"):$PATH" VIGIL_K8S_IMAGE=vigil:test
 mkdir -p "$W/nodes"
 umask 077; echo "agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
@@ -37,8 +38,8 @@ export VIGIL_READ_TOKEN="$(cat "$W/read.token")"
 fresh() { # a fresh cluster with the fixture's Jobs deleted (kubectl), the controller, an agent per GPU node
     stop_agents; stop_serve; stop_kapi
     : >"$W/api.log"
-    start_kapi
-    kubeconfig "$W/kc"
+    start_kapi --token "$TOKEN"
+    kubeconfig "$W/kc" "$TOKEN"
     export KUBECONFIG="$W/kc"
     wait_for 5 running 4
     kubectl delete jobs train other >"$W/out" 2>&1
