@@ -19,7 +19,7 @@ TEST_HELPER_SRC := $(sort $(wildcard tests/unit/helpers/*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
-.PHONY: all check unit integration bench fuzz demo install deb clean cuda
+.PHONY: all check unit integration bench fuzz demo install deb image clean cuda
 all: build/vigil build/tests/libnvidia-ml.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
@@ -134,6 +134,11 @@ install: build/vigil
 # A Debian package (dpkg-deb): /usr/bin/vigil, /usr/share/vigil, systemd units.
 deb: build/vigil
 	@scripts/mkdeb.sh
+
+# The container image (an OCI archive under build/) from Debian packages and that .deb, as root:
+# mmdebstrap, umoci, skopeo (docs/kubernetes.md).
+image: deb
+	@scripts/mkimage.sh
 
 clean:
 	rm -rf build

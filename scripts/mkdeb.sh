@@ -126,7 +126,7 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINT
 Installed-Size: $SIZE
-Depends: adduser, libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, zlib1g
+Depends: adduser, libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, libyaml-0-2, zlib1g
 Recommends: munge, libcurl4
 Suggests: slurm-client
 Section: admin
