@@ -64,6 +64,7 @@ static void release(void *priv)
     vg_k8s_workers_fini(&k->workers);
     pthread_mutex_destroy(&k->lock);
     json_decref(k->cache);
+    json_decref(k->attempts);
     free(k->recent.pods);
     vg_k8s_conf_free(&k->h.conf);
     free(k);
@@ -91,6 +92,7 @@ static int k8s_open(struct vg_orch *o, const struct vg_orch_conf *c)
     k->h.retries = 4;
     k->h.backoff_ms = 200;
     k->cache = json_object();
+    k->attempts = json_object();
     k->refs = 1;
     pthread_mutex_init(&k->lock, NULL);
     vg_k8s_workers_init(&k->workers, o->ops, k, o->timeout_ms, node_write, hold, release);
@@ -544,6 +546,11 @@ static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, co
         pthread_mutex_unlock(&k->lock);
         for (size_t j = 0; j < np; j++) {
             if (!ps[j].workload[0] || ps[j].gone) continue;
+            if (strstr(ps[j].workload, "/JobSet/")) {
+                pthread_mutex_lock(&k->lock);
+                json_object_set_new(k->attempts, ps[j].workload, json_integer(ps[j].attempt));
+                pthread_mutex_unlock(&k->lock);
+            }
             bool seen = false;
             for (size_t m = 0; m < nv && !seen; m++) seen = !strcmp(v[m], ps[j].workload);
             if (seen) continue;
@@ -560,22 +567,33 @@ static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, co
 
 void vg_k8s_gang_selector(const char *kind, const char *name, char *sel, size_t n)
 {
-    if (!strcmp(kind, "JobSet")) snprintf(sel, n, "jobset.sigs.k8s.io/jobset-name=%s", name);
+    if (!strcmp(kind, "JobSet")) snprintf(sel, n, VG_K8S_JOBSET_LABEL "=%s", name);
     else snprintf(sel, n, "batch.kubernetes.io/job-name=%s", name);
 }
 
 /* The whole gang restarted with one request: DELETE of the pod collection
- * the workload's label selects (what JobSet's own failurePolicy does), so its
- * controller recreates every pod at once, the replacement of a pod evicted at
- * DOWN included.  Each pod still gets its grace period; a PodDisruptionBudget
- * is not consulted (a gang with a dead member is disrupted already). */
+ * the workload's label selects, so its controller recreates every pod at
+ * once, the replacement of a pod evicted at DOWN included.  A JobSet's gang
+ * is the pods of the restart attempt seen on the node: the JobSet's own
+ * failure policy may have restarted it already (the pod evicted at DOWN
+ * failed its Job), and the new gang is left alone.  Each pod still gets its
+ * grace period; a PodDisruptionBudget is not consulted (a gang with a dead
+ * member is disrupted already). */
 static int k8s_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char ns[64], kind[16], name[256], sel[320];
+        char ns[64], kind[16], name[256], sel[512];
         if (!vg_k8s_workload_split(jobs[i], ns, sizeof ns, kind, sizeof kind, name, sizeof name))
             return vg_orch_fail(o, "requeue: '%s' is not a workload (NAMESPACE/Job/NAME or NAMESPACE/JobSet/NAME)", jobs[i]);
         vg_k8s_gang_selector(kind, name, sel, sizeof sel);
+        pthread_mutex_lock(&P(o)->lock);
+        json_t *attempt = json_object_get(P(o)->attempts, jobs[i]);
+        if (attempt) {
+            size_t l = strlen(sel);
+            snprintf(sel + l, sizeof sel - l, "," VG_K8S_JOBSET_ATTEMPT "=%lld", (long long)json_integer_value(attempt));
+            json_object_del(P(o)->attempts, jobs[i]);
+        }
+        pthread_mutex_unlock(&P(o)->lock);
         struct sbuf p = SBUF_INIT;
         sbuf_printf(&p, "/api/v1/namespaces/%s/pods?labelSelector=", ns);
         vg_k8s_qenc(&p, sel);

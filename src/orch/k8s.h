@@ -23,6 +23,8 @@
 #define VG_K8S_EXEC_LABEL "vigil.dev/exec"     /* a one-shot pod running a command on a node (its name) */
 #define VG_K8S_BURNIN_LABEL "vigil.dev/burnin" /* a burn-in pass's pod (its node's name); its PriorityClass */
 #define VG_K8S_GPU "nvidia.com/gpu"
+#define VG_K8S_JOBSET_LABEL "jobset.sigs.k8s.io/jobset-name"        /* every pod of a JobSet */
+#define VG_K8S_JOBSET_ATTEMPT "jobset.sigs.k8s.io/restart-attempt"  /* … and the restart it belongs to */
 /* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
  * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
 #define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
@@ -164,6 +166,7 @@ json_t *vg_k8s_node_trim(const json_t *node);
 struct vg_k8s_pod {
     char ns[64], name[256], node[64];
     char workload[320];      /* "NS/Job/NAME" or "NS/JobSet/NAME"; "" when none */
+    int attempt;             /* a JobSet's pod: the restart it belongs to (label jobset.sigs.k8s.io/restart-attempt) */
     bool daemon;             /* owned by a DaemonSet (drain leaves those), a mirror pod, or vigil's own
                               * one-shot pod (label vigil.dev/exec: it may be injecting the very fault) */
     bool gone;               /* terminating, Succeeded or Failed */

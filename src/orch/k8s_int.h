@@ -9,7 +9,7 @@
 
 struct k8s {
     struct vg_k8s_http h;        /* read-only once open: the workers share it */
-    pthread_mutex_t lock;        /* cache, recent, event_warned */
+    pthread_mutex_t lock;        /* cache, recent, event_warned, attempts */
     int refs;                    /* the handle and each running node write (atomics) */
     json_t *cache;               /* node name → the Node as last read or written, trimmed (vg_k8s_node_trim) */
     char ns[64];                 /* namespace of drill workloads */
@@ -18,6 +18,8 @@ struct k8s {
      * NoExecute taint anyway. */
     struct { char node[64]; int64_t at; struct vg_k8s_pod *pods; size_t n; } recent;
     bool event_warned;           /* an Event failed and that was logged */
+    json_t *attempts;            /* "NS/JobSet/NAME" → the restart attempt jobs_on saw on the node (requeue
+                                  * restarts that one gang, not one its failure policy made since) */
     struct vg_k8s_workers workers;
 };
 

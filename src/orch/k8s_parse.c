@@ -185,7 +185,8 @@ int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
         if (!strcmp(str(r, "kind"), "DaemonSet")) out->daemon = true;
         if (!strcmp(str(r, "kind"), "Job") && *str(r, "name")) job = str(r, "name");
     }
-    const char *jobset = str(labels, "jobset.sigs.k8s.io/jobset-name");
+    const char *jobset = str(labels, VG_K8S_JOBSET_LABEL);
+    out->attempt = atoi(str(labels, VG_K8S_JOBSET_ATTEMPT));
     if (!job && *str(labels, "batch.kubernetes.io/job-name")) job = str(labels, "batch.kubernetes.io/job-name");
     if (!job && *str(labels, "job-name")) job = str(labels, "job-name");
     if (*jobset) snprintf(out->workload, sizeof out->workload, "%s/JobSet/%.200s", out->ns, jobset);

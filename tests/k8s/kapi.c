@@ -918,6 +918,7 @@ static enum MHD_Result route(struct req *r)
         MHD_add_response_header(resp, "Content-Type", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
         enum MHD_Result rc = MHD_queue_response(r->c, 200, resp);
         MHD_destroy_response(resp);
+        if (logf) fprintf(logf, "GET /openapi/v2 200 user=%s ua=%.20s\n", r->user, hdr(r, "User-Agent") ?: "-"), fflush(logf);
         return rc;
     }
     if (!strcmp(r->path, "/version") || !strcmp(r->path, "/api") || !strcmp(r->path, "/apis") ||

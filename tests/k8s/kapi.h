@@ -46,6 +46,8 @@ bool kapi_tolerates(const json_t *pod, const json_t *node, const char *effect);
 /* One step of the simulated controllers (scheduler, kubelet, taint
  * manager, Job controller); the caller holds K.lock. */
 void kapi_sim_step(void);
+/* One step of the JobSet controller (kapi_jobset.c); the caller holds K.lock. */
+void kapi_jobsets(void);
 /* A pod leaves before it ended (deleted, evicted, its node gone): its Job
  * counts it failed, as the Job controller does.  Caller holds K.lock. */
 void kapi_pod_lost(const json_t *pod);
