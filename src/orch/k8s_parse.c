@@ -120,36 +120,31 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     return 0;
 }
 
-/* Copies o[k] into dst when it is there. */
-static void keep(json_t *dst, const json_t *o, const char *k)
+/* A new object with o's fields of those keys that are there (copies). */
+static json_t *kept(const json_t *o, const char *const *keys)
 {
-    json_t *v = json_object_get(o, k);
-    if (v) json_object_set_new(dst, k, json_deep_copy(v));
+    json_t *t = json_object();
+    for (size_t i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (v) json_object_set_new(t, keys[i], json_deep_copy(v));
+    }
+    return t;
 }
 
 json_t *vg_k8s_node_trim(const json_t *node)
 {
-    const json_t *md = json_object_get(node, "metadata"), *spec = json_object_get(node, "spec"),
-                 *st = json_object_get(node, "status");
+    static const char *const top[] = { "apiVersion", "kind", NULL },
+                             *const meta[] = { "name", "uid", "resourceVersion", "labels", NULL },
+                             *const spec[] = { "unschedulable", "taints", NULL },
+                             *const status[] = { "conditions", "addresses", "daemonEndpoints", "allocatable", NULL };
+    const json_t *md = json_object_get(node, "metadata");
     if (!json_is_object(node) || !*str(md, "name")) return NULL;
-    json_t *t = json_object(), *tmd = json_object(), *tspec = json_object(), *tst = json_object();
-    keep(t, node, "apiVersion");
-    keep(t, node, "kind");
-    keep(tmd, md, "name");
-    keep(tmd, md, "uid");
-    keep(tmd, md, "resourceVersion");
-    keep(tmd, md, "labels");
+    json_t *t = kept(node, top), *tmd = kept(md, meta);
     const json_t *ann = json_object_get(json_object_get(md, "annotations"), VG_K8S_ANNOTATION);
     if (ann) json_object_set_new(tmd, "annotations", json_pack("{s:O}", VG_K8S_ANNOTATION, ann));
-    keep(tspec, spec, "unschedulable");
-    keep(tspec, spec, "taints");
-    keep(tst, st, "conditions");
-    keep(tst, st, "addresses");
-    keep(tst, st, "daemonEndpoints");
-    keep(tst, st, "allocatable");
     json_object_set_new(t, "metadata", tmd);
-    json_object_set_new(t, "spec", tspec);
-    json_object_set_new(t, "status", tst);
+    json_object_set_new(t, "spec", kept(json_object_get(node, "spec"), spec));
+    json_object_set_new(t, "status", kept(json_object_get(node, "status"), status));
     return t;
 }
 

@@ -22,13 +22,10 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8s.XXXXXX")
-SERVE_PID=
 . "$ROOT/tests/k8s/harness.sh"
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'stop_serve; stop_kapi; rm -rf "$W"' EXIT
 
-command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
-echo "# $(kubectl version --client 2>/dev/null | head -1)"
+need_kubectl
 
 # ---- 1. the double, driven by kubectl -------------------------------------------
 start_kapi

@@ -12,9 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8sapi.XXXXXX")
-SERVE_PID=
 . "$ROOT/tests/k8s/harness.sh"
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'ctl DELETE hang "" 2>/dev/null; stop_serve; stop_kapi; rm -rf "$W"' EXIT
 
 make_ca

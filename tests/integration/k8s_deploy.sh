@@ -18,8 +18,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8sdeploy.XXXXXX")
 . "$ROOT/tests/k8s/harness.sh"
 trap 'stop_kapi; rm -rf "$W"' EXIT
-command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
-echo "# $(kubectl version --client 2>/dev/null | head -1)"
+need_kubectl
 D=$ROOT/deploy/kubernetes
 
 # ---- rendering

@@ -22,14 +22,12 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8sdrill.XXXXXX")
-SERVE_PID= AGENT_PIDS= DRILL_PID=
+AGENT_PIDS= DRILL_PID=
 . "$ROOT/tests/k8s/harness.sh"
 stop_agents() { for p in $AGENT_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; AGENT_PIDS=; }
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'kill $DRILL_PID 2>/dev/null; stop_agents; stop_serve; stop_kapi; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
 
-command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
-echo "# $(kubectl version --client 2>/dev/null | head -1)"
+need_kubectl
 
 # the kubelet finds vigil on its PATH, as the image would have it
 KAPI_EXEC=$W/containers

@@ -4,7 +4,8 @@
 # temporary directory), ROOT, and optionally CACERT / TOKEN / KAPI_EXEC.
 KAPI=$ROOT/build/tests/kapi
 FIX=$ROOT/tests/fixtures/k8s/cluster.json
-KAPI_PID=
+KAPI_PID= SERVE_PID=
+stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 stop_kapi() { [ -n "$KAPI_PID" ] && kill "$KAPI_PID" 2>/dev/null && wait "$KAPI_PID" 2>/dev/null; KAPI_PID=; }
 start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT once it is known; HTTPS when $CACERT;
                # the kubelet runs containers when $KAPI_EXEC names a directory
@@ -15,6 +16,10 @@ start_kapi() { # [--token T] — a fresh cluster from the fixture, on $KPORT onc
     i=0; while [ ! -s "$W/kport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     KPORT=$(cat "$W/kport")
     API="http${CACERT:+s}://127.0.0.1:$KPORT"
+}
+need_kubectl() { # the suite ends here (skipped) without kubectl; it says which kubectl drives the double
+    command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
+    echo "# $(kubectl version --client 2>/dev/null | head -1)"
 }
 make_ca() { # a self-signed certificate for 127.0.0.1 in $W: the double serves HTTPS with it (vigil refuses plain HTTP)
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.pem" -days 2 -subj /CN=kapi \
