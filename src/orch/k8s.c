@@ -124,7 +124,6 @@ int vg_k8s_call(struct vg_orch *o, const char *method, const char *path, const c
     json_decref(ans);
     return -1;
 }
-#define call vg_k8s_call
 
 /* ---- the node cache ---------------------------------------------------------- */
 
@@ -154,7 +153,7 @@ static json_t *fetch_node_st(struct vg_orch *o, const char *name, long *status)
     snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
     json_t *n;
     long st;
-    if (call(o, "GET", path, NULL, NULL, &n, &st)) {
+    if (vg_k8s_call(o, "GET", path, NULL, NULL, &n, &st)) {
         if (st == 409) vg_orch_fail(o, "GET %s: 409 Conflict", path);
         if (status) *status = st;
         return NULL;
@@ -323,7 +322,7 @@ static int change_node(struct vg_orch *o, const char *name, const struct node_ch
         node = NULL;
         json_t *ans;
         long st;
-        rc = call(o, "PATCH", path, SMP, body, &ans, &st);
+        rc = vg_k8s_call(o, "PATCH", path, SMP, body, &ans, &st);
         free(body);
         if (!rc) {
             remember(o, ans);
@@ -349,7 +348,7 @@ static int set_condition(struct vg_orch *o, const char *name, bool healthy, cons
     char *body = json_dumps(patch, JSON_COMPACT);
     json_decref(patch);
     json_t *ans;
-    int rc = call(o, "PATCH", path, SMP, body, &ans, NULL);
+    int rc = vg_k8s_call(o, "PATCH", path, SMP, body, &ans, NULL);
     free(body);
     if (!rc) remember(o, ans);
     json_decref(ans);
@@ -597,7 +596,7 @@ static int k8s_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
         struct sbuf p = SBUF_INIT;
         sbuf_printf(&p, "/api/v1/namespaces/%s/pods?labelSelector=", ns);
         vg_k8s_qenc(&p, sel);
-        int rc = call(o, "DELETE", p.s, NULL, NULL, NULL, NULL);
+        int rc = vg_k8s_call(o, "DELETE", p.s, NULL, NULL, NULL, NULL);
         sbuf_free(&p);
         if (rc) return -1;
     }
