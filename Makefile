@@ -124,6 +124,7 @@ demo:
 
 install: build/vigil
 	install -D -m 0755 build/vigil $(DESTDIR)/usr/local/bin/vigil
+	install -D -m 0644 docs/vigil.1 $(DESTDIR)/usr/local/share/man/man1/vigil.1
 	install -D -m 0644 dist/vigil-agent.service $(DESTDIR)/etc/systemd/system/vigil-agent.service
 	install -D -m 0644 dist/vigil-serve.service $(DESTDIR)/etc/systemd/system/vigil-serve.service
 	mkdir -p $(DESTDIR)/usr/local/share/vigil && cp -r data/. $(DESTDIR)/usr/local/share/vigil/

@@ -1,16 +1,28 @@
 #!/bin/sh
 # mkdeb.sh — `make deb`: a Debian package of vigil built from this tree with
 # dpkg-deb (no debhelper needed): /usr/bin/vigil (stripped), the bundled data
-# in /usr/share/vigil, the docs, a man page made from the commands' --help,
-# the agent and controller as systemd units (disabled until the operator
-# enables them) with their settings in /etc/default as conffiles, and the
+# in /usr/share/vigil, the docs, the man page (docs/vigil.1), the agent and
+# controller as systemd units (disabled until the operator enables them: the
+# postinst says so) with their settings in /etc/default as conffiles, and the
 # maintainer scripts that make the `vigil` system user the controller runs as.
+# Depends: the libraries the binary links, as dpkg-shlibdeps (dpkg-dev)
+# computes them, and what it loads or runs but does not link (DLOPENED, RUNS).
 # Prints the package's path.
 set -eu
 cd "$(dirname "$0")/.."
 VERSION=$(sed -n 's/^#define VIGIL_VERSION "\(.*\)"/\1/p' src/cmd/version.c)
 ARCH=$(dpkg --print-architecture)
-ROOT=build/deb/vigil_${VERSION}_$ARCH
+# the package is staged as debian/vigil of a source tree of its own, the layout
+# dpkg-shlibdeps reads (it also needs that tree's debian/control)
+SRC=build/deb
+ROOT=$SRC/debian/vigil
+# libraries vigil loads with dlopen (src/util/*so.c), by package: the controller's
+# HTTP server (libmicrohttpd), the agent's and the clients' HTTP (libcurl), the TLS
+# key check (GnuTLS)
+DLOPENED="libmicrohttpd12, libcurl4, libgnutls30"
+# programs the default configuration runs: munged, which --auth munge (the units'
+# default) asks for every credential
+RUNS="munge"
 rm -rf "$ROOT"
 install -D -m 0755 build/vigil "$ROOT/usr/bin/vigil"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$ROOT/usr/bin/vigil"
@@ -41,21 +53,9 @@ License: other
  Published advisory records (NVIDIA CSAF bulletins, GitHub advisory database
  and Ubuntu OSV records), copied unchanged under their publishers' terms.
 COPYRIGHT
-# the man page: the subcommand table and each command's usage, from --help
-{
-    printf '.TH VIGIL 1 "%s" "vigil %s" "User Commands"\n' "$(date -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%d)" "$VERSION"
-    printf '.SH NAME\nvigil \\- keeps GPU training clusters running, and proves it\n.SH SYNOPSIS\n.B vigil\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n'
-    printf '.SH COMMANDS\n.nf\n'
-    build/vigil --help 2>&1 | sed -n 's/^  \([a-z]\)/\1/p' | sed 's/\\/\\\\/g; s/^\./\\\&./'
-    printf '.fi\n'
-    for c in $(build/vigil --help 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p'); do
-        printf '.SH "vigil %s"\n.nf\n' "$c"
-        build/vigil "$c" --help 2>&1 | sed 's/\\/\\\\/g; s/^\./\\\&./; s/^'"'"'/\\\&'"'"'/'
-        printf '.fi\n'
-    done
-    printf '.SH FILES\n/etc/vigil/vigil.conf, /etc/vigil/policy.tsv, /etc/default/vigil-agent, /etc/default/vigil-serve, /var/lib/vigil (the controller, user vigil), /var/lib/vigil-agent (the agent)\n'
-    printf '.SH SEE ALSO\n/usr/share/doc/vigil/README.md and the other documents there.\n'
-} | gzip -9n >"$ROOT/usr/share/man/man1/vigil.1.gz"
+# the man page, written by hand (docs/vigil.1), with this build's version and date
+sed "s/^\.TH VIGIL 1 .*/.TH VIGIL 1 $(date -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%d) \"vigil $VERSION\" \"User Commands\"/" \
+    docs/vigil.1 | gzip -9n >"$ROOT/usr/share/man/man1/vigil.1.gz"
 # settings the units read, kept across upgrades
 mkdir -p "$ROOT/etc/default"
 cat >"$ROOT/etc/default/vigil-agent" <<'AGENT'
@@ -93,6 +93,17 @@ cat >"$ROOT/DEBIAN/postinst" <<'POSTINST'
 # and its state directory /var/lib/vigil, 0700, unless the administrator set
 # other owners with dpkg-statoverride.
 set -e
+if [ "$1" = configure ] && [ -z "$2" ]; then
+    # a first install: the units are there, not enabled (the operator picks which node runs which)
+    cat <<'MSG'
+vigil: the units vigil-agent.service and vigil-serve.service are installed but not enabled.
+vigil: set the controller's URL in /etc/default/vigil-agent, then on every node:
+vigil:     systemctl enable --now vigil-agent
+vigil: and once per cluster, on the node that runs the controller (/etc/default/vigil-serve):
+vigil:     systemctl enable --now vigil-serve
+vigil: see /usr/share/doc/vigil/agent.md and controller.md.
+MSG
+fi
 if [ "$1" = configure ]; then
     if ! getent passwd vigil >/dev/null; then
         adduser --system --group --quiet --home /var/lib/vigil --no-create-home \
@@ -119,6 +130,10 @@ fi
 exit 0
 POSTRM
 chmod 0755 "$ROOT/DEBIAN/postinst" "$ROOT/DEBIAN/postrm"
+# what the binary links, computed (libc6, libjansson4, libyaml-0-2 ... with their versions)
+printf 'Source: vigil\n\nPackage: vigil\nArchitecture: any\n' >"$SRC/debian/control"
+SHLIBS=$(cd "$SRC" && dpkg-shlibdeps -O debian/vigil/usr/bin/vigil | sed -n 's/^shlibs:Depends=//p')
+[ -n "$SHLIBS" ] || { echo "mkdeb: dpkg-shlibdeps found no library" >&2; exit 1; }
 SIZE=$(du -sk "$ROOT" | cut -f1)
 cat >"$ROOT/DEBIAN/control" <<CONTROL
 Package: vigil
@@ -126,9 +141,9 @@ Version: $VERSION
 Architecture: $ARCH
 Maintainer: $MAINT
 Installed-Size: $SIZE
-Depends: adduser, libc6, libjansson4, libsqlite3-0, libmicrohttpd12, libmunge2, libyaml-0-2, zlib1g
-Recommends: munge, libcurl4
-Suggests: slurm-client
+Depends: adduser, $SHLIBS, $DLOPENED, $RUNS
+Recommends: slurm-client
+Suggests: ipmitool, openssh-client
 Section: admin
 Priority: optional
 Description: keeps GPU training clusters running, and proves it

@@ -3,6 +3,8 @@
  * src/cmd/<name>.c. */
 #include "cmd/cmd.h"
 #include "util/log.h"
+#include "util/strutil.h"
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +16,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
-    { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
+    { "agent", cmd_agent, "the per-node daemon: kernel log, GPU events, periodic checks → the controller" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "bmc", cmd_bmc, "power-cycle, power on/off or read the power state of a node through its BMC (Redfish, IPMI)" },
     { "burnin", cmd_burnin, "active tests now (DCGM diag, nccl-tests, ib_write_bw, GEMM): quick, standard, long" },
@@ -34,9 +36,37 @@ static const struct subcommand commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vigil [-v|-q] <command> [options]   (vigil <command> --help)\n\ncommands:\n");
+    fprintf(f, "usage: vigil [-v|-q] <command> [options]   (vigil help <command>, vigil <command> --help)\n"
+               "       vigil --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nExit status: 0 healthy or clean, 1 unhealthy or findings, 2 usage or input error.\n"
+               "See vigil(1) and the documents in docs/ (installed: /usr/share/doc/vigil).\n");
+}
+
+static const struct subcommand *find(const char *name)
+{
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (!strcmp(name, commands[c].name)) return &commands[c];
+    return NULL;
+}
+
+/* `vigil help COMMAND [ACTION…]`: that command's own help, as
+ * `vigil COMMAND [ACTION…] --help` prints it. */
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    const struct subcommand *c = find(argv[1]);
+    if (!c) return vg_input_error("help: unknown command '%s' (vigil help)", argv[1]);
+    char **av = vg_xcalloc((size_t)argc + 1, sizeof *av);
+    for (int i = 1; i < argc; i++) av[i - 1] = argv[i];
+    av[argc - 1] = "--help";
+    int rc = c->fn(argc, av);
+    free(av);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -46,14 +76,15 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-v")) vg_log_level(vg_log_get_level() + 1);
         else if (!strcmp(argv[i], "-q")) vg_log_level(0);
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) return cmd_version(1, (char *[]){ "version", NULL });
         else return vg_input_error("unknown option '%s' (vigil --help)", argv[i]);
     }
     if (i >= argc) {
         usage(stderr);
         return VG_EXIT_INPUT;
     }
-    if (!strcmp(argv[i], "help")) { usage(stdout); return 0; }
-    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-        if (!strcmp(argv[i], commands[c].name)) return commands[c].fn(argc - i, argv + i);
+    if (!strcmp(argv[i], "help")) return help(argc - i, argv + i);
+    const struct subcommand *c = find(argv[i]);
+    if (c) return c->fn(argc - i, argv + i);
     return vg_input_error("unknown command '%s' (vigil help)", argv[i]);
 }

@@ -4,7 +4,7 @@
 # for building and running the lab only (`make demo`: no test tools, no browser).
 RUN="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev
 libmicrohttpd-dev libgnutls28-dev libyaml-dev libmunge-dev munge slurmctld slurmd slurm-client procps util-linux curl ca-certificates jq"
-TEST="openssl libcmocka-dev clang libclang-rt-14-dev rpm iproute2 sqlite3 chromium lintian python3 prometheus
+TEST="openssl libcmocka-dev clang libclang-rt-14-dev rpm iproute2 sqlite3 chromium lintian dpkg-dev man-db python3 prometheus
 mmdebstrap umoci skopeo"
 PKGS="$RUN"
 [ "${1:-}" = demo ] || PKGS="$RUN $TEST"
@@ -19,5 +19,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "vigil: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $missing >/dev/null || {
-    echo "vigil: apt-get install failed for:$missing" >&2; exit 1; }
+if ! { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $missing >/dev/null; }; then
+    echo "vigil: apt-get install failed for:$missing" >&2
+    exit 1
+fi
+exit 0

@@ -4,12 +4,16 @@
  * pass splitting lines in place.  Text, one record per line, fields separated
  * by tabs; tab, newline and backslash inside a field are written \t \n \\.
  *
- *   #vigil-advisory-index 1 STAMP
- *   A id component ecosystem severity cvss url published distro package cves summary ranges
+ *   #vigil-advisory-index 2 STAMP
+ *   G generated
+ *   S name path repository commit snapshot about
+ *   A id component ecosystem severity cvss url published distro package cves source summary ranges
  *   E component branch below date url note
  *   M component branch version url reason
  *
- * `ranges` is "introduced|fixed|last_affected" joined by ';'.  Advisories are
+ * `ranges` is "introduced|fixed|last_affected|models" joined by ';'.  An
+ * index of another format version is stale: it is passed over like one
+ * written for another JSON file.  Advisories are
  * written in the database's (component, id, distro, package) order, so the
  * loaded database needs no sort.  STAMP is the size and FNV-1a hash (over 8-byte words) of the
  * JSON file it was written with: the index stands for that file only while
@@ -26,7 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "#vigil-advisory-index 1 "
+#define MAGIC_ANY "#vigil-advisory-index "
+#define MAGIC MAGIC_ANY "2 "
 #define INDEX_MAX (64u << 20)
 
 static void put(struct sbuf *b, const char *s, bool last)
@@ -40,13 +45,17 @@ static void put(struct sbuf *b, const char *s, bool last)
     sbuf_putc(b, last ? '\n' : '\t');
 }
 
-/* The ranges field; '|' and ';' never occur in version strings we store, and
- * a bound that has one is refused by the loader, so none is written. */
+/* The ranges field; '|' and ';' never occur in version strings or model
+ * lists we store (the importers drop them), and a bound that has one is
+ * refused by the loader, so none is written. */
 static void put_ranges(struct sbuf *b, const struct vg_advisory *a)
 {
-    for (size_t i = 0; i < a->nranges; i++)
-        sbuf_printf(b, "%s%s|%s|%s", i ? ";" : "", a->ranges[i].introduced, a->ranges[i].fixed,
-                    a->ranges[i].last_affected);
+    for (size_t i = 0; i < a->nranges; i++) {
+        const struct vg_range *r = &a->ranges[i];
+        sbuf_printf(b, "%s%s|%s|%s|", i ? ";" : "", r->introduced, r->fixed, r->last_affected);
+        for (const char *m = r->models; *m; m++)   /* a model list carries no tab or newline */
+            if (*m != '\t' && *m != '\n' && *m != '\\') sbuf_putc(b, *m);
+    }
     sbuf_putc(b, '\n');
 }
 
@@ -73,13 +82,22 @@ int vg_advdb_save_index(const struct vg_advdb *db, const char *stamp, const char
     vg_advdb_sort((struct vg_advdb *)db);
     struct sbuf b = SBUF_INIT;
     sbuf_printf(&b, "%s%s\n", MAGIC, stamp && *stamp ? stamp : "-");
+    sbuf_puts(&b, "G\t");
+    put(&b, db->generated, true);
+    for (size_t i = 0; i < db->nsrc; i++) {
+        const struct vg_source *sr = &db->src[i];
+        sbuf_puts(&b, "S\t");
+        put(&b, sr->name, false), put(&b, sr->path, false), put(&b, sr->repository, false);
+        put(&b, sr->commit, false), put(&b, sr->snapshot, false), put(&b, sr->about, true);
+    }
     for (size_t i = 0; i < db->n; i++) {
         const struct vg_advisory *a = &db->advs[i];
         char cvss[32];
         snprintf(cvss, sizeof cvss, "%.1f", a->cvss);
         sbuf_puts(&b, "A\t");
         const char *f[] = { a->id,     a->component, vg_eco_name(a->eco), vg_severity_name(a->severity), cvss, a->url,
-                            a->published, a->distro, a->package,           a->cves,                         a->summary };
+                            a->published, a->distro, a->package,           a->cves,                         a->source,
+                            a->summary };
         for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) put(&b, f[k], false);
         put_ranges(&b, a);
     }
@@ -145,13 +163,13 @@ static bool copy(char *dst, size_t n, char *src)
     return vg_strlcpy(dst, src, n) < n;
 }
 
-/* "introduced|fixed|last" → f[0..2]. */
+/* "introduced|fixed|last|models" → f[0..3]. */
 static bool split_bar(char *s, char **f)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         f[i] = s;
         char *bar = strchr(s, '|');
-        if (i == 2) return !bar;
+        if (i == 3) return !bar;
         if (!bar) return false;
         *bar = 0;
         s = bar + 1;
@@ -167,11 +185,11 @@ static bool parse_ranges(char *s, struct vg_advisory *a)
     for (char *r = s; n && r;) {
         char *next = strchr(r, ';');
         if (next) *next++ = 0;
-        char *f[3];
+        char *f[4];
         if (!split_bar(r, f)) return false;
         struct vg_range *g = &a->ranges[a->nranges++];
         if (!copy(g->introduced, sizeof g->introduced, f[0]) || !copy(g->fixed, sizeof g->fixed, f[1]) ||
-            !copy(g->last_affected, sizeof g->last_affected, f[2]))
+            !copy(g->last_affected, sizeof g->last_affected, f[2]) || !copy(g->models, sizeof g->models, f[3]))
             return false;
         r = next;
     }
@@ -180,8 +198,8 @@ static bool parse_ranges(char *s, struct vg_advisory *a)
 
 static bool advisory_line(struct vg_advdb *db, char *line)
 {
-    char *f[12];
-    if (!split(line, f, 12)) return false;
+    char *f[13];
+    if (!split(line, f, 13)) return false;
     if (db->n == db->cap) {
         db->cap = db->cap ? db->cap * 2 : 256;
         db->advs = vg_xrealloc(db->advs, db->cap * sizeof *db->advs);
@@ -191,14 +209,15 @@ static bool advisory_line(struct vg_advdb *db, char *line)
     bool ok = copy(a->id, sizeof a->id, f[0]) && copy(a->component, sizeof a->component, f[1]) &&
               vg_eco_parse(f[2], &a->eco) && vg_severity_parse(f[3], &a->severity) &&
               copy(a->url, sizeof a->url, f[5]) && copy(a->published, sizeof a->published, f[6]) &&
-              copy(a->distro, sizeof a->distro, f[7]) && copy(a->package, sizeof a->package, f[8]);
+              copy(a->distro, sizeof a->distro, f[7]) && copy(a->package, sizeof a->package, f[8]) &&
+              copy(a->source, sizeof a->source, f[10]);
     a->cvss = strtod(f[4], NULL);
     a->cves = vg_xstrdup(unescape(f[9]));
-    a->summary = vg_xstrdup(unescape(f[10]));
+    a->summary = vg_xstrdup(unescape(f[11]));
     db->n++;   /* counted even when bad, so that free releases it */
     /* in the database's order (component first): the binary search relies on it */
     if (db->n > 1 && strcmp(db->advs[db->n - 2].component, a->component) > 0) return false;
-    return ok && parse_ranges(f[11], a);
+    return ok && parse_ranges(f[12], a);
 }
 
 int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *stamp, struct vg_advdb **out,
@@ -206,11 +225,15 @@ int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *st
 {
     *out = NULL;
     char *first = memchr(buf, '\n', len);
-    if (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) || !first) {
+    if (len < sizeof MAGIC_ANY - 1 || memcmp(buf, MAGIC_ANY, sizeof MAGIC_ANY - 1) || !first) {
         snprintf(err, errlen, "%s:1: not a vigil advisory index", path);
         return -1;
     }
     *first = 0;
+    if ((size_t)(first - buf) < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1)) {
+        snprintf(err, errlen, "%s:1: another format version of the index", path);
+        return 1;
+    }
     if (stamp && strcmp(buf + sizeof MAGIC - 1, stamp)) {
         snprintf(err, errlen, "%s:1: written for another version of the JSON database", path);
         return 1;
@@ -226,6 +249,14 @@ int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *st
         char *f[7];
         if (p[0] == 'A' && p[1] == '\t') {
             ok = advisory_line(db, p + 2);
+        } else if (p[0] == 'G' && p[1] == '\t') {
+            ok = copy(db->generated, sizeof db->generated, p + 2);
+        } else if (p[0] == 'S' && p[1] == '\t' && split(p + 2, f, 6)) {
+            struct vg_source sr;
+            ok = copy(sr.name, sizeof sr.name, f[0]) && copy(sr.path, sizeof sr.path, f[1]) &&
+                 copy(sr.repository, sizeof sr.repository, f[2]) && copy(sr.commit, sizeof sr.commit, f[3]) &&
+                 copy(sr.snapshot, sizeof sr.snapshot, f[4]) && copy(sr.about, sizeof sr.about, f[5]);
+            if (ok) vg_advdb_add_source(db, &sr);
         } else if (p[0] == 'E' && p[1] == '\t' && split(p + 2, f, 6)) {
             struct vg_eol e;
             ok = copy(e.component, sizeof e.component, f[0]) && copy(e.branch, sizeof e.branch, f[1]) &&

@@ -18,7 +18,9 @@ struct vg_audit {
     size_t noutdated;
     struct vg_finding *fixed;    /* upstream-affected, fixed by the distribution (with evidence) */
     size_t nfixed;
-    size_t cap_f, cap_o, cap_x;
+    struct vg_finding *undecided;/* upstream-affected, the distribution's records too old to tell */
+    size_t nundecided;
+    size_t cap_f, cap_o, cap_x, cap_u;
     char date[16];               /* the audit date EOL is judged on */
     int64_t generated_ms;
 };

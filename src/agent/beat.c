@@ -1,9 +1,15 @@
 /* beat.c — the agent's heartbeat: every interval, POST {"node": NAME} to the
  * controller's /v1/heartbeat, authenticated like a message, with a short
  * timeout and nothing written to disk.  When the node crashes or freezes the
- * beats stop, and the controller's heartbeat monitor takes it from there. */
+ * beats stop, and the controller's heartbeat monitor takes it from there.
+ * While the agent folds repeats of an incident it says so ("folds": N), and
+ * the answer says when the node was last returned to service: the folds
+ * begun before then are closed (their repeats sent), so the same fault
+ * coming back on the returned node is a new incident at once, not a repeat
+ * counted into the old one until the fold window ends. */
 #include "agent/agent_int.h"
 #include "agent/slurmjobs.h"
+#include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -21,20 +27,40 @@ int beat_wait_ms(const struct agent *a)
     return left > 0 ? (int)left : 0;
 }
 
+/* The controller's answer names when the node was last returned to service:
+ * the folds begun before then are closed and their repeats sent now. */
+static void returned(struct agent *a, const char *resp)
+{
+    json_t *ans = resp ? json_loads(resp, 0, NULL) : NULL;
+    int64_t at = vg_json_get_time(ans, "returned");
+    json_decref(ans);
+    size_t n = at > 0 ? vg_dedup_close_before(a->dd, at) : 0;
+    if (!n) return;
+    char when[40];
+    vg_format_time(at, when);
+    vg_info("agent: node returned to service at %s: %zu folded incident%s closed, the same fault again is new",
+            when, n, n == 1 ? "" : "s");
+    snd_flush(a);
+    snd_deliver(a, false);
+}
+
 void beat_due(struct agent *a)
 {
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
-    char url[600], body[192], err[256], jobs[VG_EVENT_JOBS] = "";
+    char url[600], body[224], err[256], jobs[VG_EVENT_JOBS] = "", folds[32] = "";
     snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
     if (a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs);
-    snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
-             jobs[0] ? "\"" : "");
+    size_t open = vg_dedup_open_count(a->dd);
+    if (open) snprintf(folds, sizeof folds, ",\"folds\":%zu", open);
+    snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
+             jobs[0] ? "\"" : "", folds);
     long status = 0;
     char *resp = NULL;
     int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);
-    free(resp);
     bool ok = rc == 0 && status == 200;
+    if (ok && open) returned(a, resp);
+    free(resp);
     a->beats += ok;
     if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, rc ? err : "refused");
     else if (ok && a->beat_failing) vg_info("agent: heartbeats reach the controller again");

@@ -30,7 +30,8 @@ struct vg_bi_test {
     unsigned suites;                         /* VG_BI_QUICK | VG_BI_STANDARD | VG_BI_LONG */
     const char *kind;                        /* the fault a failure means */
     const char *tool;                        /* program (PATH or --tool NAME=PATH); NULL = built in */
-    const char *args[VG_BI_MAX_ARGS];        /* its arguments; "{gpus}" becomes the GPU count; with
+    const char *args[VG_BI_MAX_ARGS];        /* its arguments; "{gpus}" becomes the GPU count, "{nccl_size}"
+                                              * the message size the model's busbw floor is defined at; with
                                               * "{ibdev}" and "{ibport}" it runs once per ACTIVE
                                               * InfiniBand port and the worst figure counts */
     const char *server[VG_BI_MAX_ARGS];      /* a loopback server started first with these arguments, or {NULL} */

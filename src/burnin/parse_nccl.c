@@ -2,7 +2,8 @@
  * collectives): the size rows (…  time algbw busbw #wrong  time algbw busbw
  * #wrong, out-of-place then in-place; legacy builds print "N/A" for #wrong
  * and no redop/root columns), the "# Out of bounds values" and "# Avg bus
- * bandwidth" footer, and the "Test … failure" lines.  Format facts:
+ * bandwidth" footer, and the "Test … failure" lines; each row's size and
+ * busbw are kept, for the floors defined at one message size.  Format facts:
  * NVIDIA/nccl-tests src/util.cu (see tests/fixtures/burnin/README.md). */
 #include "burnin/lines.h"
 #include "burnin/parsers.h"
@@ -43,7 +44,24 @@ static bool size_row(char *line, struct vg_nccl_result *r, double *sum)
     if (ip > r->max_busbw) r->max_busbw = ip;
     *sum += (oop + ip) / 2;
     r->rows++;
+    if (r->nrow == VG_NCCL_ROWS) {   /* keep the largest sizes: drop the first (smallest) row */
+        memmove(r->row, r->row + 1, (VG_NCCL_ROWS - 1) * sizeof r->row[0]);
+        r->nrow--;
+    }
+    r->row[r->nrow].bytes = strtoll(tok[0], NULL, 10);
+    r->row[r->nrow].oop = oop;
+    r->row[r->nrow++].ip = ip;
     return true;
+}
+
+int vg_nccl_row_at(const struct vg_nccl_result *r, long long bytes)
+{
+    int best = -1;
+    for (int i = 0; i < r->nrow; i++) {
+        if (r->row[i].bytes == bytes) return i;
+        if (r->row[i].bytes < bytes && (best < 0 || r->row[i].bytes > r->row[best].bytes)) best = i;
+    }
+    return best;
 }
 
 int vg_parse_nccl(const char *text, size_t len, struct vg_nccl_result *r, char *err, size_t errlen)

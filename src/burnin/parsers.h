@@ -10,8 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define VG_NCCL_ROWS 64
 struct vg_nccl_result {
     int rows;              /* size rows in the table */
+    struct { long long bytes; double oop, ip; } row[VG_NCCL_ROWS];   /* each row's size and busbw (the
+                                                                         * largest sizes when there are more) */
+    int nrow;
     double avg_busbw;      /* "# Avg bus bandwidth" (GB/s), or the mean of the rows' busbw */
     bool has_avg;          /* the footer line was there */
     double max_busbw;      /* the largest busbw of any row (out-of-place or in-place) */
@@ -20,6 +24,8 @@ struct vg_nccl_result {
     char error[200];       /* "Test NCCL failure …" / "Test CUDA failure …" / "Test failure …", or "" */
 };
 int vg_parse_nccl(const char *text, size_t len, struct vg_nccl_result *r, char *err, size_t errlen);
+/* The index of the row of message size bytes, else of the largest row below it; -1 none. */
+int vg_nccl_row_at(const struct vg_nccl_result *r, long long bytes);
 
 struct vg_perftest_result {
     int rows;              /* size rows */
@@ -34,8 +40,10 @@ int vg_parse_perftest(const char *text, size_t len, struct vg_perftest_result *r
 struct vg_dcgm_result {
     bool json;             /* read from `-j` output */
     char version[32];      /* DCGM version from the metadata, or "" */
-    int tests;             /* test rows / test results read */
-    int failed, skipped;
+    int tests;             /* tests read (a test row and its per-GPU rows are one test) */
+    int passed, failed, skipped;   /* tests by outcome: failed on any GPU, else passed on one, else skipped */
+    int hw_tests, hw_ran;  /* tests outside the Deployment section, and those of them that ran */
+    char skipped_names[160];   /* the hardware tests skipped: "memory, diagnostic, pcie", or "" */
     char first_fail[240];  /* "Targeted Power: Fail - GPU: 1: GPU 1 Max power …", or "" */
 };
 int vg_parse_dcgm(const char *text, size_t len, struct vg_dcgm_result *r, char *err, size_t errlen);

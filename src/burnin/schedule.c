@@ -49,6 +49,32 @@ static bool text_result(const char *text, const char *node, char *result, size_t
     return found;
 }
 
+/* The job's standard error beside its output: NODE-TIME.err for NODE-TIME.out. */
+static void error_path(const char *out, char *buf, size_t n)
+{
+    size_t l = strlen(out);
+    if (l > 4 && !strcmp(out + l - 4, ".out")) l -= 4;
+    snprintf(buf, n, "%.*s.err", (int)l, out);
+}
+
+/* The last line the job wrote to its standard error ("" none), for the
+ * detail of a pass whose output holds no result. */
+static void last_error_line(const struct vg_bi_pass *p, char *buf, size_t n)
+{
+    char path[600], *text = NULL;
+    size_t len;
+    buf[0] = 0;
+    if (!*p->output) return;
+    error_path(p->output, path, sizeof path);
+    if (vg_read_file(NULL, path, 1u << 20, &text, &len)) return;
+    char *end = text + len;
+    while (end > text && (end[-1] == '\n' || end[-1] == ' ')) end--;
+    *end = 0;
+    char *line = strrchr(text, '\n');
+    vg_strlcpy(buf, line ? line + 1 : text, n);
+    free(text);
+}
+
 /* The same from the job's output: the file it wrote, or what the scheduler
  * keeps of it (job_output: a pod's log). */
 static bool output_result(struct vg_orch *o, const struct vg_bi_pass *p, char *result, size_t n, int64_t *end_ms)
@@ -96,8 +122,11 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
             vg_strlcpy(p->result, res, sizeof p->result);
             p->detail[0] = 0;
         } else {
+            char last[160];
+            last_error_line(p, last, sizeof last);
             vg_strlcpy(p->result, "unknown", sizeof p->result);
-            snprintf(p->detail, sizeof p->detail, "the job ended %s and its output holds no result", j.state);
+            snprintf(p->detail, sizeof p->detail, "the job ended %s and its output holds no result%s%s%s", j.state,
+                     last[0] ? " (its stderr ends: " : "", last, last[0] ? ")" : "");
         }
     }
     if (p->start_ms > p->end_ms) p->start_ms = p->end_ms;   /* ended before it ever ran */
@@ -142,11 +171,15 @@ static int submit(struct vg_orch *o, const struct vg_bi_sched_opts *so, struct v
     const char **argv = vg_xcalloc(n + 3, sizeof *argv);
     memcpy(argv, so->argv, n * sizeof *argv);
     argv[n] = so->node_flag, argv[n + 1] = node;
-    char name[96], out[512];
+    char name[96], out[512], errf[512];
     snprintf(name, sizeof name, "vigil-burnin-%s", node);
     snprintf(out, sizeof out, "%s/%s-%lld.out", so->jobs_dir, node, (long long)now);
+    error_path(out, errf, sizeof errf);
+    /* the document alone in its file: srun writes its own lines ("srun: error: n3:
+     * task 0: Exited with exit code 1") to stderr at the moment the task ends,
+     * which in a shared file can land inside the document */
     struct vg_orch_jobspec spec = { .name = name, .nodes = 1, .tasks_per_node = 1, .partition = so->partition,
-                                    .argv = argv, .output = out, .workdir = so->jobs_dir, .nodelist = node,
+                                    .argv = argv, .output = out, .error = errf, .workdir = so->jobs_dir, .nodelist = node,
                                     .exclusive = true, .time_limit_s = limit_s };
     int rc = o->ops->job_submit(o, &spec, job, joblen);
     free(argv);

@@ -54,13 +54,20 @@ static void rule_dcgm(const struct vg_bi_ctx *c, const char *out, size_t len, in
     if (vg_parse_dcgm(out, len, &r, err, sizeof err) || r.tests == 0) {
         return unknown(oc, "dcgmi diag (exit %d): %s", status, r.tests ? err : "no test result in its output");
     }
+    const char *ver = r.version[0] ? r.version : "?";
+    if (!r.failed && !r.hw_ran) {   /* only software checks ran: nothing tested the GPUs */
+        if (r.hw_tests)
+            return unknown(oc, "every hardware test was skipped (%d: %s; DCGM %s): nothing tested the GPUs",
+                           r.hw_tests, r.skipped_names, ver);
+        return unknown(oc, "no hardware test in its output, only the %d deployment checks (DCGM %s)", r.tests, ver);
+    }
     oc->has_value = true;
     oc->value = r.failed;
     vg_strlcpy(oc->unit, "failed", sizeof oc->unit);
     oc->result = r.failed ? VG_BI_FAIL : VG_BI_PASS;
     if (r.failed) snprintf(oc->detail, sizeof oc->detail, "%s", r.first_fail);
-    else snprintf(oc->detail, sizeof oc->detail, "%d tests passed, %d skipped (DCGM %s)", r.tests - r.skipped,
-                  r.skipped, r.version[0] ? r.version : "?");
+    else snprintf(oc->detail, sizeof oc->detail, "%d tests passed, %d skipped%s%s (DCGM %s)", r.passed, r.skipped,
+                  r.skipped_names[0] ? ": " : "", r.skipped_names, ver);
 }
 
 static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
@@ -81,7 +88,34 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
     }
     if (!r.rows && !r.has_avg)
         return unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
-    vg_bi_compare(c, "nccl-busbw", "avg busbw", r.avg_busbw, "GB/s", oc);
+    const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, "nccl-busbw");
+    if (!t) return vg_bi_compare(c, "nccl-busbw", "avg busbw", r.avg_busbw, "GB/s", oc);
+    /* the floor is defined at one message size (the large-message plateau):
+     * that row, or the largest below it when it is at least half of it; the
+     * average over a sweep, small sizes included, is far below any floor */
+    int i = vg_nccl_row_at(&r, t->at_bytes);
+    if (i < 0 || 2 * r.row[i].bytes < t->at_bytes) {
+        oc->has_value = true;
+        oc->value = r.avg_busbw;
+        vg_strlcpy(oc->unit, "GB/s", sizeof oc->unit);
+        snprintf(oc->expected, sizeof oc->expected, ">= %g %s at %s", t->min, t->unit, t->at);
+        vg_strlcpy(oc->source, t->source, sizeof oc->source);
+        if (i < 0) return unknown(oc, "no size row at or below %s, the message size the floor is defined at "
+                                      "(avg busbw %.2f GB/s over the run is not judged)", t->at, r.avg_busbw);
+        return unknown(oc, "the largest message measured (%lld bytes) is under half of %s, the size the floor is "
+                           "defined at", r.row[i].bytes, t->at);
+    }
+    char what[64], sz[24];
+    long long b = r.row[i].bytes;
+    if (b % (1LL << 30) == 0) snprintf(sz, sizeof sz, "%lldG", b >> 30);
+    else if (b % (1LL << 20) == 0) snprintf(sz, sizeof sz, "%lldM", b >> 20);
+    else snprintf(sz, sizeof sz, "%lld B", b);
+    snprintf(what, sizeof what, "busbw at %s%s", sz, t->in_place ? " in-place" : "");
+    vg_bi_compare(c, "nccl-busbw", what, t->in_place ? r.row[i].ip : (r.row[i].oop + r.row[i].ip) / 2, "GB/s", oc);
+    if (b != t->at_bytes) {
+        size_t have = strlen(oc->detail);
+        snprintf(oc->detail + have, sizeof oc->detail - have, " (the floor is defined at %s)", t->at);
+    }
 }
 
 static void rule_perftest(const struct vg_bi_ctx *c, const char *out, size_t len, int status,
@@ -258,7 +292,7 @@ static const struct vg_bi_test tests[] = {
     { "h2d-bw", Q | S | L, "h2d-bw-low", "vigil-gpu", { "copy", "--bytes", "268435456" }, { NULL }, 30, rule_copy, NULL },
     { "gemm-small", Q, "gpu-slow", "vigil-gpu", { "gemm", "--n", "2048", "--iters", "10" }, { NULL }, 20, rule_gemm, NULL },
     { "dcgm-diag", S, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "2" }, { NULL }, 240, rule_dcgm, NULL },
-    { "nccl-allreduce", S | L, "nccl-slow", "all_reduce_perf", { "-b", "8G", "-e", "8G", "-f", "2", "-g", "{gpus}" },
+    { "nccl-allreduce", S | L, "nccl-slow", "all_reduce_perf", { "-b", "{nccl_size}", "-e", "{nccl_size}", "-f", "2", "-g", "{gpus}" },
       { NULL }, 180, rule_nccl, NULL },
     { "ib-write-bw", S | L, "ib-bw-low", "ib_write_bw", { IB_BW, "127.0.0.1" }, { IB_BW }, 60, rule_perftest, NULL },
     { "gemm", S, "gpu-slow", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "50" }, { NULL }, 120, rule_gemm, NULL },

@@ -13,6 +13,21 @@
 
 static const char *const metrics[] = { "nccl-busbw", "ib-write-bw", "ib-rate", "h2d-bw", "gemm-ratio" };
 
+/* "16G", "8G in-place", "512M": the message size a figure is defined at. */
+static bool parse_at(const char *s, struct vg_bi_threshold *t)
+{
+    char *end;
+    long long n = strtoll(s, &end, 10);
+    long long mult = *end == 'K' ? 1LL << 10 : *end == 'M' ? 1LL << 20 : *end == 'G' ? 1LL << 30 : 1;
+    if (mult > 1) end++;
+    if (end == s || n <= 0 || n > (1LL << 40) / mult) return false;
+    if (*end && strcmp(end, " in-place")) return false;
+    t->at_bytes = n * mult;
+    t->in_place = *end != 0;
+    snprintf(t->at, sizeof t->at, "%.*s", (int)(end - s), s);
+    return true;
+}
+
 int vg_bi_thresholds_parse(const char *text, size_t len, const char *name, struct vg_bi_thresholds *out,
                            char *err, size_t errlen)
 {
@@ -24,31 +39,36 @@ int vg_bi_thresholds_parse(const char *text, size_t len, const char *name, struc
     while (vg_lines_next(&it, line, sizeof line)) {
         lineno++;
         if (!line[0] || line[0] == '#') continue;
-        char *f[6];
-        int nf = vg_split(line, "\t", f, 6);
+        char *f[7];
+        int nf = vg_split(line, "\t", f, 7);
         const char *why = NULL;
         if (!header) {
-            if (nf != 5 || strcmp(f[0], "model") || strcmp(f[1], "metric") || strcmp(f[2], "min"))
-                why = "expected the header 'model<TAB>metric<TAB>min<TAB>unit<TAB>source'";
+            if (nf != 6 || strcmp(f[0], "model") || strcmp(f[1], "metric") || strcmp(f[2], "min") ||
+                strcmp(f[4], "at"))
+                why = "expected the header 'model<TAB>metric<TAB>min<TAB>unit<TAB>at<TAB>source'";
             header = true;
-        } else if (nf != 5) why = "expected 5 tab-separated columns";
+        } else if (nf != 6) why = "expected 6 tab-separated columns";
         else {
-            bool known = false;
+            bool known = false, sized = !strcmp(f[1], "nccl-busbw");
             for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) known |= !strcmp(f[1], metrics[i]);
             char *end;
             double min = strtod(f[2], &end);
-            if (!f[0][0] || strlen(f[0]) >= sizeof out->t->model) why = "bad model pattern";
+            struct vg_bi_threshold t = { 0 };
+            if (!f[0][0] || strlen(f[0]) >= sizeof t.model) why = "bad model pattern";
             else if (!known) why = "unknown metric";
             else if (end == f[2] || *end || !(min > 0)) why = "min is not a positive number";
-            else if (!f[4][0]) why = "the source is empty (every figure names where it comes from)";
+            else if (sized && !parse_at(f[4], &t))
+                why = "at: a busbw figure names the message size it is defined at (e.g. 16G, 8G in-place)";
+            else if (!sized && strcmp(f[4], "-")) why = "at: '-' (only nccl-busbw figures are per message size)";
+            else if (!f[5][0]) why = "the source is empty (every figure names where it comes from)";
             else {
+                vg_strlcpy(t.model, f[0], sizeof t.model);
+                vg_strlcpy(t.metric, f[1], sizeof t.metric);
+                t.min = min;
+                vg_strlcpy(t.unit, f[3], sizeof t.unit);
+                vg_strlcpy(t.source, f[5], sizeof t.source);
                 out->t = vg_xrealloc(out->t, (out->n + 1) * sizeof *out->t);
-                struct vg_bi_threshold *t = &out->t[out->n++];
-                vg_strlcpy(t->model, f[0], sizeof t->model);
-                vg_strlcpy(t->metric, f[1], sizeof t->metric);
-                t->min = min;
-                vg_strlcpy(t->unit, f[3], sizeof t->unit);
-                vg_strlcpy(t->source, f[4], sizeof t->source);
+                out->t[out->n++] = t;
             }
         }
         if (why) {

@@ -68,24 +68,37 @@ static void close_slot(struct vg_dedup *d, struct slot *s)
     s->used = false;
 }
 
-/* Closes open incidents (all, or those idle since before `before`), oldest first. */
-static void close_some(struct vg_dedup *d, bool all, int64_t before)
+enum close_what { CLOSE_ALL, CLOSE_IDLE, CLOSE_BEGUN };
+
+/* Closes open incidents, oldest first: all, those idle since before t, or
+ * those begun before t.  Returns how many. */
+static size_t close_some(struct vg_dedup *d, enum close_what what, int64_t t)
 {
-    for (;;) {
+    for (size_t n = 0;; n++) {
         struct slot *best = NULL;
         for (int i = 0; i < VG_DEDUP_OPEN; i++) {
             struct slot *s = &d->open[i];
-            if (!s->used || (!all && s->last_t >= before)) continue;
+            if (!s->used || (what == CLOSE_IDLE && s->last_t >= t) || (what == CLOSE_BEGUN && s->first_t >= t))
+                continue;
             if (!best || s->first_t < best->first_t) best = s;
         }
-        if (!best) return;
+        if (!best) return n;
         close_slot(d, best);
     }
 }
 
-void vg_dedup_tick(struct vg_dedup *d, int64_t now_ms) { close_some(d, false, now_ms - d->o.window_ms); }
+void vg_dedup_tick(struct vg_dedup *d, int64_t now_ms) { close_some(d, CLOSE_IDLE, now_ms - d->o.window_ms); }
 
-void vg_dedup_finish(struct vg_dedup *d) { close_some(d, true, 0); }
+void vg_dedup_finish(struct vg_dedup *d) { close_some(d, CLOSE_ALL, 0); }
+
+size_t vg_dedup_close_before(struct vg_dedup *d, int64_t t) { return close_some(d, CLOSE_BEGUN, t); }
+
+size_t vg_dedup_open_count(const struct vg_dedup *d)
+{
+    size_t n = 0;
+    for (int i = 0; i < VG_DEDUP_OPEN; i++) n += d->open[i].used;
+    return n;
+}
 
 static bool storm(struct vg_dedup *d, const char *gid, int64_t t)
 {

@@ -8,6 +8,7 @@
 #define VG_DEDUP_H
 #include "catalog/catalog.h"
 #include "core/event.h"
+#include <stddef.h>
 #include <stdint.h>
 
 #define VG_DEDUP_OPEN 256     /* open incidents; the oldest closes when full */
@@ -39,6 +40,12 @@ void vg_dedup_add(struct vg_dedup *d, const struct vg_event *e);
 void vg_dedup_tick(struct vg_dedup *d, int64_t now_ms);
 /* Emits every open incident, oldest first. */
 void vg_dedup_finish(struct vg_dedup *d);
+/* Emits the open incidents that began before t, oldest first (the node was
+ * returned to service at t: an identical event after it is a new fault, not
+ * a repeat of the old one); returns how many. */
+size_t vg_dedup_close_before(struct vg_dedup *d, int64_t t);
+/* The incidents open (folding repeats) now. */
+size_t vg_dedup_open_count(const struct vg_dedup *d);
 const struct vg_dedup_stats *vg_dedup_stats(const struct vg_dedup *d);
 void vg_dedup_free(struct vg_dedup *d);
 

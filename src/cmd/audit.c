@@ -16,19 +16,28 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MERGE_SYN "vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
+#define FLEET_SYN                                                                                        \
+    "vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n" \
+    "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"       \
+    "       report is stale or that never sent one: exit 1 then, like version skew)\n"
 static const char usage_text[] =
     "usage: vigil audit [--root DIR] [--db FILE] [--json] [--format table|json|markdown]\n"
     "                   [--fail-on none|low|medium|high|critical] [--now YYYY-MM-DD] [--components]\n"
     "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
-    "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
-    "       vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n"
-    "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"
-    "       report is stale or that never sent one: exit 1 then, like version skew)\n";
+    "       " MERGE_SYN "       " FLEET_SYN;
+static const char merge_usage[] = "usage: " MERGE_SYN
+    "Merges per-node reports of `vigil audit --json` (files, or every *.json in DIR) into one fleet\n"
+    "view; exit 1 on a finding at or above SEV (default high) or version skew, 2 bad input.\n";
+static const char fleet_usage[] = "usage: " FLEET_SYN
+    "URL defaults to $VIGIL_CONTROLLER, the read token to $VIGIL_READ_TOKEN.  Exit 0 clean, 1 a finding\n"
+    "at or above SEV (default high), skew, or a node stale or silent; 2 bad input or no answer.\n";
 
 struct opts {
     const char *root, *db, *now;
@@ -54,6 +63,7 @@ static int parse_opts(const char *what, int argc, char **argv, struct opts *o, b
     optind = 1;
     opterr = 0;
     int c;
+    int64_t day;
     while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
         bool merge_ok = c == O_JSON || c == O_FORMAT || c == O_FAILON || c == O_HELP || c == 'h';
         if (merge && !merge_ok) return vg_input_error("%s: unknown option '%s'", what, argv[optind - 1]);
@@ -65,8 +75,8 @@ static int parse_opts(const char *what, int argc, char **argv, struct opts *o, b
         case 'h':
         case O_HELP: o->help = true; break;
         case O_NOW:
-            if (strlen(optarg) != 10 || optarg[4] != '-' || optarg[7] != '-')
-                return vg_input_error("%s: --now '%s': expected YYYY-MM-DD", what, optarg);
+            if (strlen(optarg) != 10 || !vg_parse_day_or_time(optarg, &day))
+                return vg_input_error("%s: --now '%s': expected a date YYYY-MM-DD", what, optarg);
             o->now = optarg;
             break;
         case O_FORMAT:
@@ -87,7 +97,7 @@ static int audit_merge(int argc, char **argv)
 {
     struct opts o;
     if (parse_opts("audit merge", argc, argv, &o, true)) return VG_EXIT_INPUT;
-    if (o.help) return fputs(usage_text, stdout), VG_EXIT_OK;
+    if (o.help) return fputs(merge_usage, stdout), VG_EXIT_OK;
     if (optind >= argc) return vg_input_error("usage: vigil audit merge REPORT.json…|DIR [--json|--format markdown]");
     struct vg_fleet *fl = vg_fleet_new();
     char err[1024];
@@ -116,7 +126,8 @@ static int audit_fleet(int argc, char **argv)
     static const struct option lo[] = {
         { "controller", required_argument, 0, 'c' }, { "read-token-file", required_argument, 0, 't' },
         { "json", no_argument, 0, 'j' },             { "format", required_argument, 0, 'f' },
-        { "fail-on", required_argument, 0, 'F' },    { 0, 0, 0, 0 },
+        { "fail-on", required_argument, 0, 'F' },    { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     const char *url = getenv("VIGIL_CONTROLLER"), *token = getenv("VIGIL_READ_TOKEN"), *tfile = NULL;
     enum vg_out_fmt fmt = VG_FMT_TABLE;
@@ -125,8 +136,9 @@ static int audit_fleet(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
+        case 'h': return fputs(fleet_usage, stdout), VG_EXIT_OK;
         case 'c': url = optarg; break;
         case 't': tfile = optarg; break;
         case 'j': fmt = VG_FMT_JSON; break;

@@ -5,6 +5,7 @@
  * same node-apply function `vigil check --drain` uses, with a "vigil:
  * burnin …" reason naming the test and the figure.  See docs/burnin.md. */
 #include "cmd/cmd.h"
+#include "catalog/catalog.h"
 #include "cmd/burnin_opts.h"
 #include "burnin/burnin.h"
 #include "burnin/schedule.h"
@@ -17,6 +18,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,9 +145,16 @@ static json_t *run_here(const struct vg_burnin_opts *o, const struct vg_bi_thres
     struct vg_bi_opts bo = { .node = node, .root = o->root, .suite = o->suite, .th = th, .tools = o->tools,
                              .ntools = o->ntools, .only = o->only };
     struct vg_bi_node n;
-    if (vg_bi_run(&bo, &n, err, errlen)) return NULL;
-    json_t *j = vg_bi_node_to_json(&n);
+    /* the verdicts of its failures: the one loader, with the site policy (ROOT/etc/vigil/policy.tsv) */
+    struct vg_catalog *cat = vg_catalog_open(o->root, NULL, NULL, err, errlen);
+    if (!cat) return NULL;
+    if (vg_bi_run(&bo, &n, err, errlen)) {
+        vg_catalog_free(cat);
+        return NULL;
+    }
+    json_t *j = vg_bi_node_to_json(&n, cat);
     vg_bi_node_free(&n);
+    vg_catalog_free(cat);
     return j;
 }
 
@@ -320,7 +329,8 @@ int cmd_burnin(int argc, char **argv)
     struct vg_orch *s = NULL;
     struct vg_lab_info info;
     if (o.lab) {
-        const char *dir = vg_lab_resolve_dir(o.dir);
+        char dirbuf[PATH_MAX];
+        const char *dir = vg_lab_resolve_dir(o.dir, dirbuf, sizeof dirbuf);
         if (!vg_lab_is_lab(dir) || vg_lab_info(dir, &info)) {
             vg_bi_thresholds_free(&th);
             json_decref(nodes);

@@ -14,6 +14,7 @@
 #include "util/timeutil.h"
 #include "util/hostlist.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,8 @@ int vg_burnin_schedule(const struct vg_burnin_opts *o)
     self[l > 0 ? l : 0] = 0;
     argv[a++] = self, argv[a++] = "burnin";
     if (o->lab) {
-        const char *dir = vg_lab_resolve_dir(o->dir);
+        char dirbuf[PATH_MAX];
+        const char *dir = vg_lab_resolve_dir(o->dir, dirbuf, sizeof dirbuf);
         if (!vg_lab_is_lab(dir) || vg_lab_info(dir, &info))
             return vg_input_error("burnin: --dir: %s is not a vigil lab", dir);
         oc.config = info.conf;

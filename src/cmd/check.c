@@ -2,7 +2,7 @@
  * NHC, usable as Slurm's HealthCheckProgram.  Expectations come from
  * /etc/vigil/vigil.conf (checkconf.h); every check runs in a watchdog probe
  * under one deadline (default 50 s, under Slurm's 60 s HealthCheckTimeout),
- * so a hung NVML call is reported, never waited for.  Events get their
+ * so a hung GPU library call is reported, never waited for.  Events get their
  * verdicts from the catalog and site policy, as in scan and the agent.
  * --drain drains the node through the orchestrator with a "vigil: …" reason
  * and resumes it once vigil's drain is no longer needed (orch/healthcheck.h).
@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "orch/healthcheck.h"
 #include "signal/checkrun.h"
+#include "signal/checks.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/rootfs.h"
@@ -116,6 +117,36 @@ static void drain_reason(const struct vg_check_results *rs, char *buf, size_t n)
     snprintf(buf, n, VG_REASON_PREFIX " %s%s", what, more);
 }
 
+/* The line of a run where nothing failed: what ran, or why nothing did —
+ * never "0 checks passed".  missing: the config looked for when the
+ * built-in checks ran instead. */
+static void print_passed(const char *node, const struct vg_check_results *rs, const char *missing,
+                         const char *config, int64_t ms)
+{
+    char names[160] = "";   /* the checks that ran, once each: "gpu, driver, mount" */
+    for (size_t i = 0; i < rs->n; i++) {
+        int len = (int)strcspn(rs->r[i].name, " ");
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = (int)strcspn(rs->r[k].name, " ") == len && !strncmp(rs->r[k].name, rs->r[i].name, (size_t)len);
+        size_t l = strlen(names);
+        if (!seen) snprintf(names + l, sizeof names - l, "%s%.*s", l ? ", " : "", len, rs->r[i].name);
+    }
+    if (rs->n && missing)
+        printf("ok %s: %zu built-in checks passed (%s) in %lld ms; no %s\n", node, rs->n, names, (long long)ms, missing);
+    else if (rs->n)
+        printf("ok %s: %zu checks passed (%s) in %lld ms\n", node, rs->n, names, (long long)ms);
+    else if (missing) {
+        char all[128] = "";
+        for (size_t i = 0; vg_checks[i]; i++)
+            if (vg_checks[i]->defaults)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", *all ? ", " : "", vg_checks[i]->name);
+        printf("%s: nothing checked: no %s, and none of the built-in checks (%s) finds anything to check on "
+               "this node; write its expectations there (docs/check.md)\n", node, missing, all);
+    } else
+        printf("%s: nothing checked: no line of %s applies to this node\n", node, config);
+}
+
 static int do_init(struct opts *o, const struct vg_check_opts *co)
 {
     struct sbuf text = SBUF_INIT;
@@ -169,6 +200,7 @@ int cmd_check(int argc, char **argv)
     if (!cat) return vg_input_error("check: %s", err);
     /* The default path lives in the root; an explicit --config is taken as given. */
     int lrc;
+    const char *missing = NULL;   /* the config looked for, when the built-in checks run instead */
     if (!o.config_given && !vg_path_exists(o.root, o.config)) {
         /* zero configuration: the built-in checks for what this node has */
         struct sbuf text = SBUF_INIT;
@@ -182,6 +214,7 @@ int cmd_check(int argc, char **argv)
         }
         vg_warn("check: no %s: running the built-in checks for what this node has (%s); `vigil check --init "
                 "--config %s` writes this node's expectations there", o.config, *what ? what : "none apply", o.config);
+        missing = o.config;
         o.config = "built-in";
         sbuf_free(&text);
     } else if (o.config_given && !vg_path_exists(NULL, o.config)) {
@@ -243,7 +276,7 @@ int cmd_check(int argc, char **argv)
                 if (rs.r[i].line) printf("FAIL %s: %s (%s:%d)\n", rs.r[i].name, rs.r[i].detail, o.config, rs.r[i].line);
                 else printf("FAIL %s: %s\n", rs.r[i].name, rs.r[i].detail);
             }
-        if (!failed) printf("ok %s: %zu checks passed in %lld ms\n", node, rs.n, (long long)elapsed);
+        if (!failed) print_passed(node, &rs, missing, o.config, elapsed);
     }
     fflush(stdout);
     vg_check_results_free(&rs);

@@ -10,6 +10,7 @@
 #include "util/strutil.h"
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,9 @@ int cmd_drill(int argc, char **argv)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
     if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;
     struct vg_lab_info info;
+    char labdir[PATH_MAX];
     if (lab) {
-        o.lab = vg_lab_resolve_dir(dir);
+        o.lab = vg_lab_resolve_dir(dir, labdir, sizeof labdir);
         if (vg_lab_info(o.lab, &info)) return vg_input_error("drill: --dir: %s is not a vigil lab", o.lab);
         o.orch_config = info.conf;
         if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */

@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/strutil.h"
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,8 @@ int cmd_inject(int argc, char **argv)
         }
     }
     o.gpu = (int)gpu;
-    if (lab) o.lab = vg_lab_resolve_dir(dir);
+    char labdir[PATH_MAX];
+    if (lab) o.lab = vg_lab_resolve_dir(dir, labdir, sizeof labdir);
     if (!vg_orch_find(orchestrator))
         return vg_input_error("inject: --orchestrator '%s': expected one of %s", orchestrator, vg_orch_names());
     if (optind >= argc) return vg_input_error("inject: the fault kind is missing\n%s", INJECT_USAGE);

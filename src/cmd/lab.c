@@ -7,24 +7,50 @@
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
+#include "util/rootfs.h"
 #include "util/strutil.h"
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LAB_USAGE                                                                               \
+#define UP_USAGE                                                                                          \
     "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--cpus C] [--port-base P]\n" \
-    "                      [--wait SECS]\n"                                                        \
-    "                      [--conf-extra Key=Value]... [--policy-extra 'key = value']...\n"      \
-    "                      [--no-vigil] [--dir DIR] [--json]\n"                                    \
-    "       vigil lab status [--dir DIR] [--json]\n"                                                \
-    "       vigil lab down [--dir DIR]\n"                                                           \
-    "       vigil lab env [--dir DIR]\n"                                                            \
-    "DIR defaults to " VG_LAB_DEFAULT_DIR "\n"
+    "                      [--wait SECS]\n"                                                               \
+    "                      [--conf-extra Key=Value]... [--policy-extra 'key = value']...\n"             \
+    "                      [--no-vigil] [--dir DIR] [--json]\n"
+#define STATUS_SYN "vigil lab status [--dir DIR] [--json]\n"
+#define DOWN_SYN "vigil lab down [--dir DIR]\n"
+#define ENV_SYN "vigil lab env [--dir DIR]\n"
+#define STATUS_USAGE "usage: " STATUS_SYN
+#define DOWN_USAGE "usage: " DOWN_SYN
+#define ENV_USAGE "usage: " ENV_SYN
+#define DIR_HELP "DIR defaults to " VG_LAB_DEFAULT_DIR "; see docs/lab.md.\n"
+#define LAB_USAGE UP_USAGE "       " STATUS_SYN "       " DOWN_SYN "       " ENV_SYN DIR_HELP
+
+/* Each action's own help (`vigil lab ACTION --help`). */
+static const struct {
+    const char *name, *help;
+} actions[] = {
+    { "up", UP_USAGE "Starts munged, slurmctld and N slurmd (n1..nN, the last K spares) in DIR, with vigil's\n"
+            "controller and an agent per node unless --no-vigil; waits until every node is idle (SECS,\n"
+            "default 60) and prints the `export` lines a client needs: eval \"$(vigil lab up 5)\".\n"
+            "With vigil, stderr says where the dashboard is and which file holds its read token.\n" DIR_HELP
+            "Exit 0 up, 1 it did not come up (the half-started lab is taken down), 2 bad options or DIR.\n" },
+    { "status", STATUS_USAGE "The lab's daemons (alive or not) and its nodes' states.\n" DIR_HELP
+                "Exit 0 everything runs and responds, 1 otherwise, 2 DIR is not a lab.\n" },
+    { "down", DOWN_USAGE "Stops every process of the lab in DIR and removes DIR.\n" DIR_HELP
+              "Exit 0 done, 1 something of the lab still runs from DIR (named; DIR kept), 2 DIR is not a\n"
+              "lab (nothing touched).\n" },
+    { "env", ENV_USAGE "Prints the lab's `export` lines again (SLURM_CONF, VIGIL_LAB, the controller and its\n"
+             "read token, PATH with the burn-in stand-in tools): eval \"$(vigil lab env)\".\n" DIR_HELP
+             "Exit 0, 2 DIR is not a lab.\n" },
+};
 
 struct args {
     const char *dir;
+    char dirbuf[PATH_MAX];
     int json;
     struct vg_lab_opts o;
     const char **extra, **policy;
@@ -39,8 +65,8 @@ static int opt_int(const char *name, const char *v, int *out)
     return 0;
 }
 
-/* argv[1] is the subcommand; its options follow. */
-static int parse(int argc, char **argv, bool up, struct args *a)
+/* argv[1] is the subcommand; its options follow.  1 after --help. */
+static int parse(int argc, char **argv, bool up, struct args *a, const char *usage)
 {
     enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS, O_POLICY };
     static const struct option opts[] = {
@@ -49,15 +75,16 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         { "spares", required_argument, 0, O_SPARES }, { "rack-size", required_argument, 0, O_RACK },
         { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
         { "wait", required_argument, 0, O_WAIT },     { "gpus-per-node", required_argument, 0, O_GPUS },
-        { "policy-extra", required_argument, 0, O_POLICY }, { 0, 0, 0, 0 },
+        { "policy-extra", required_argument, 0, O_POLICY }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int c, *dst;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, "h", opts, NULL)) != -1) {
         const char *opt = argv[optind];   /* for messages: the option just read (or its value) */
+        if (c == 'h') return fputs(usage, stdout), 1;
         if (c != O_JSON && c != O_DIR && c > 0 && !up)
-            return vg_input_error("lab: unknown argument '%s'\n%s", argv[optind], LAB_USAGE);
+            return vg_input_error("lab %s: unknown argument '%s'\n%s", argv[1], argv[optind], usage);
         switch (c) {
         case O_JSON: a->json = 1; continue;
         case O_DIR: a->dir = optarg; continue;
@@ -76,7 +103,7 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         case O_PORT: dst = &a->o.port_base; break;
         case O_WAIT: dst = &a->o.wait_ms; break;
         case O_GPUS: dst = &a->o.gpus; break;
-        default: return vg_input_error("lab: unknown or incomplete option '%s'\n%s", opt, LAB_USAGE);
+        default: return vg_input_error("lab %s: unknown or incomplete option '%s'\n%s", argv[1], opt, usage);
         }
         char name[32];
         snprintf(name, sizeof name, "--%s", opts[c - O_JSON].name);
@@ -88,12 +115,13 @@ static int parse(int argc, char **argv, bool up, struct args *a)
         if (opt_int("N", argv[pos], &a->o.nodes)) return VG_EXIT_INPUT;
         pos++;
     } else if (up)
-        return vg_input_error("lab up: the number of nodes N is missing\n%s", LAB_USAGE);
-    if (pos < argc) return vg_input_error("lab: unknown argument '%s'\n%s", argv[pos], LAB_USAGE);
+        return vg_input_error("lab up: the number of nodes N is missing\n%s", usage);
+    if (pos < argc) return vg_input_error("lab %s: unknown argument '%s'\n%s", argv[1], argv[pos], usage);
     a->o.wait_ms *= 1000;
     a->o.conf_extra = a->extra;
     a->o.policy_extra = a->policy;
-    a->o.dir = a->dir = a->dir ? a->dir : VG_LAB_DEFAULT_DIR;
+    /* once, before anything uses it: the path every daemon is tagged with */
+    a->o.dir = a->dir = vg_lab_resolve_dir(a->dir ? a->dir : VG_LAB_DEFAULT_DIR, a->dirbuf, sizeof a->dirbuf);
     return 0;
 }
 
@@ -106,6 +134,15 @@ static int lab_up(struct args *a)
     if (rc) {
         vg_err("lab up: %s", err);
         return VG_EXIT_FINDINGS;
+    }
+    vg_info("lab up: %d nodes idle in %ld ms (ports %d-%d)", info.nodes, info.up_ms, info.port_base,
+            info.port_base + info.nodes);
+    if (info.controller[0]) {   /* where to look, on stderr: stdout is for eval */
+        char tok[256] = "", *tp = NULL;
+        if (asprintf(&tp, "%s/etc/read.token", info.dir) < 0) tp = NULL;
+        if (tp) vg_read_line(NULL, tp, tok, sizeof tok);
+        vg_notice("lab up: dashboard %s/?token=%s (the read token is in %s)", info.controller, tok, tp ? tp : "?");
+        free(tp);
     }
     if (a->json) {
         json_t *nodes = json_array(), *spares = json_array();
@@ -122,8 +159,6 @@ static int lab_up(struct args *a)
     char *env = vg_lab_env(info.dir);
     fputs(env, stdout);
     free(env);
-    vg_info("lab up: %d nodes idle in %ld ms (ports %d-%d)", info.nodes, info.up_ms, info.port_base,
-            info.port_base + info.nodes);
     return 0;
 }
 
@@ -188,21 +223,22 @@ int cmd_lab(int argc, char **argv)
         fputs(LAB_USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? VG_EXIT_INPUT : 0;
     }
-    const char *act = argv[1];
+    const char *act = argv[1], *usage = NULL;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
+        if (!strcmp(act, actions[i].name)) usage = actions[i].help;
+    if (!usage) return vg_input_error("lab: unknown action '%s' (up, status, down, env)", act);
     bool up = !strcmp(act, "up");
-    if (!up && strcmp(act, "status") && strcmp(act, "down") && strcmp(act, "env"))
-        return vg_input_error("lab: unknown action '%s' (up, status, down, env)", act);
     struct args a = { 0 };
-    int rc = parse(argc, argv, up, &a);
+    int rc = parse(argc, argv, up, &a, usage);
     if (rc) {
         free(a.extra);
         free(a.policy);
-        return rc;
+        return rc == 1 ? VG_EXIT_OK : rc;
     }
     if (up) rc = lab_up(&a);
     else if (!strcmp(act, "status")) rc = lab_status(&a);
     else if (!strcmp(act, "env")) {
-        if (!vg_lab_is_lab(a.dir)) return vg_input_error("lab env: %s: not a vigil lab (no %s)", a.dir, VG_LAB_MARKER);
+        if (!vg_lab_is_lab(a.dir)) return vg_input_error("lab env: %s: not a vigil lab (no %s marker)", a.dir, VG_LAB_MARKER);
         char *env = vg_lab_env(a.dir);
         fputs(env, stdout);
         free(env);

@@ -31,20 +31,22 @@
     "       vigil report --db FILE | --controller URL [--read-token-file F] [--policy FILE]\n"          \
     "                    [--since TIME] [--until TIME] [--nodes N] [--jobs PATH]… [--json] [--html FILE]\n" \
     "       vigil report --jobs PATH… [--json] [--html FILE]\n"                                        \
-    "TIME: RFC 3339 or YYYY-MM-DD; the window defaults to the last 30 days.\n"                          \
+    "TIME: RFC 3339 or YYYY-MM-DD; the window: the last 30 days (or from --since), starting no earlier than\n" \
+    "the controller's first record.  The fleet size: the scheduler's node list the controller serves (--nodes\n" \
+    "overrides; with --db, --nodes or unknown).\n"                                                    \
     "PATH: a vigil trainer job's log, a directory of them (*.log), or a drill report (.json).\n"
 #define MAX_REPORTS 16
 #define MAX_JOB_PATHS 64
 
-static bool when(const char *s, int64_t *ms)
-{
-    char buf[40];
-    if (strlen(s) == 10) snprintf(buf, sizeof buf, "%sT00:00:00Z", s), s = buf;
-    return vg_parse_time(s, ms);
-}
+/* What the accounting needs besides the incidents: the controller's first
+ * record and the fleet's size (0: unknown). */
+struct history {
+    int64_t first_ms;
+    size_t nodes;
+};
 
-/* The incidents of an incident store (--db). */
-static int from_db(const char *db, json_t **incs)
+/* The incidents of an incident store (--db), and its first record. */
+static int from_db(const char *db, json_t **incs, struct history *h)
 {
     char err[512];
     struct vg_store *st;
@@ -55,12 +57,40 @@ static int from_db(const char *db, json_t **incs)
         return vg_input_error("report: --db %s: not a vigil incident store", db);
     }
     *incs = vg_store_incidents(st, NULL, false, 0);
+    h->first_ms = vg_store_first_record(st);
     vg_store_close(st);
     return 0;
 }
 
-/* The incidents of a running controller (--controller), page by page. */
-static int from_controller(const char *url, const char *token, json_t **incs)
+/* The controller's first record and the scheduler's node list, from GET
+ * /v1/summary (what the dashboard shows); a controller with no view of the
+ * scheduler serves none: both stay unknown. */
+static void controller_history(const char *url, const char *token, struct history *h)
+{
+    char u[1100], err[256];
+    snprintf(u, sizeof u, "%.1000s/v1/summary", url);
+    long status = 0;
+    char *body = NULL;
+    if (vg_client_get(u, token, 10000, &status, &body, err, sizeof err) || status != 200) {
+        free(body);
+        return;
+    }
+    json_t *sum = json_loads(body, 0, NULL);
+    free(body);
+    h->first_ms = vg_json_get_time(json_object_get(json_object_get(sum, "accounting"), "window"), "history_since");
+    size_t i, n = 0;
+    json_t *nd;
+    json_array_foreach(json_object_get(sum, "nodes"), i, nd) {
+        const json_t *st = json_object_get(nd, "scheduler_state");   /* null: a node only the store knows */
+        if (st && !json_is_null(st)) n++;
+    }
+    h->nodes = n;
+    json_decref(sum);
+}
+
+/* The incidents of a running controller (--controller), page by page, and
+ * its history. */
+static int from_controller(const char *url, const char *token, json_t **incs, struct history *h)
 {
     *incs = NULL;
     if (!vg_startswith(url, "http://") && !vg_startswith(url, "https://"))
@@ -92,7 +122,10 @@ static int from_controller(const char *url, const char *token, json_t **incs)
         before = n ? vg_json_int(json_array_get(page, n - 1), "id", 0) : 0;
         json_array_extend(all, page);
         json_decref(page);
-        if (n < 1000 || before <= 1) return *incs = all, 0;
+        if (n < 1000 || before <= 1) {
+            controller_history(url, token, h);
+            return *incs = all, 0;
+        }
     }
 }
 
@@ -112,31 +145,44 @@ static int read_jobs(const char *const *paths, size_t n, json_t **goodput)
     return 0;
 }
 
+/* A figure of doc as text, or why it is not stated. */
+static void figure(const json_t *doc, const char *key, double scale, const char *fmt, char *buf, size_t n)
+{
+    const json_t *v = json_object_get(doc, key);
+    if (json_is_number(v)) snprintf(buf, n, fmt, json_number_value(v) * scale);
+    else snprintf(buf, n, "%s", vg_json_str(json_object_get(doc, "unmeasured"), key, "unknown"));
+}
+
 /* The accounting's terminal table. */
 static void print_accounting(const json_t *doc)
 {
-    const json_t *a = json_object_get(doc, "availability"), *m = json_object_get(doc, "mttr_s"),
-                 *b = json_object_get(doc, "mtbi_s");
-    printf("window: %s to %s, %lld nodes, %lld incidents, %lld interruptions\n",
-           vg_json_str(json_object_get(doc, "window"), "since", "?"), vg_json_str(json_object_get(doc, "window"), "until", "?"),
-           vg_json_int(doc, "nodes", 0), vg_json_int(doc, "incidents", 0), vg_json_int(doc, "interruptions", 0));
-    if (json_is_number(a)) printf("availability %.1f %%", 100.0 * json_number_value(a));
-    else printf("availability unknown");
-    printf(", node-hours lost %.3f, MTTR %s", json_number_value(json_object_get(doc, "node_hours_lost")),
-           json_is_number(m) ? "" : "unknown (no repair finished)");
-    if (json_is_number(m)) printf("%.3f s", json_number_value(m));
-    if (json_is_number(b)) printf(", MTBI %.1f node-hours\n", json_number_value(b) / 3600.0);
-    else printf(", MTBI unknown (no interruption)\n");
+    const json_t *w = json_object_get(doc, "window");
+    char nodes[32], av[200], mttr[200], mtbi[200];
+    if (json_is_integer(json_object_get(doc, "nodes"))) snprintf(nodes, sizeof nodes, "%lld nodes", vg_json_int(doc, "nodes", 0));
+    else snprintf(nodes, sizeof nodes, "fleet size unknown");
+    printf("window: %s to %s (%.0f s%s), %s, %lld incidents, %lld interruptions\n", vg_json_str(w, "since", "?"),
+           vg_json_str(w, "until", "?"), json_number_value(json_object_get(w, "s")),
+           !strcmp(vg_json_str(w, "history_since", ""), vg_json_str(w, "since", "?")) ? ", from the controller's first record"
+                                                                                     : "",
+           nodes, vg_json_int(doc, "incidents", 0), vg_json_int(doc, "interruptions", 0));
+    figure(doc, "availability", 100.0, "%.1f %%", av, sizeof av);
+    figure(doc, "mttr_s", 1.0, "%.3f s", mttr, sizeof mttr);
+    figure(doc, "mtbi_s", 1.0 / 3600.0, "%.1f node-hours", mtbi, sizeof mtbi);
+    printf("availability: %s\nnode-hours lost: %.3f\nMTTR: %s\nMTBI: %s\n", av,
+           json_number_value(json_object_get(doc, "node_hours_lost")), mttr, mtbi);
     size_t i;
     json_t *x;
     printf("\n%-40s %s\n", "cause", "incidents");
     json_array_foreach(json_object_get(doc, "causes"), i, x)
         printf("%-40s %lld\n", vg_json_str(x, "cause", "?"), vg_json_int(x, "count", 0));
     if (json_array_size(json_object_get(doc, "racks"))) printf("\n%-16s %-6s %-13s %s\n", "rack", "nodes", "availability", "SLA down");
-    json_array_foreach(json_object_get(doc, "racks"), i, x)
-        printf("%-16s %-6lld %-13.1f %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0),
-               100.0 * json_number_value(json_object_get(x, "availability")),
+    json_array_foreach(json_object_get(doc, "racks"), i, x) {
+        char ra[24] = "n/a";
+        if (json_is_number(json_object_get(x, "availability")))
+            snprintf(ra, sizeof ra, "%.1f", 100.0 * json_number_value(json_object_get(x, "availability")));
+        printf("%-16s %-6lld %-13s %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), ra,
                json_number_value(json_object_get(x, "sla_down_s")));
+    }
     if (json_array_size(json_object_get(doc, "repairs")))
         printf("\n%-20s %-6s %-7s %s\n", "repair step", "tried", "failed", "returned the node");
     json_array_foreach(json_object_get(doc, "repairs"), i, x)
@@ -148,8 +194,8 @@ static void print_accounting(const json_t *doc)
 
 /* The accounting over the incidents (stolen; NULL: none asked for), with the
  * goodput of the jobs (stolen; NULL: none asked for). */
-static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until, long nodes,
-                      bool json, const char *html)
+static int accounting(json_t *incs, json_t *goodput, const char *policy_file, int64_t since, int64_t until,
+                      const struct history *h, bool json, const char *html)
 {
     char err[512];
     struct vg_policy p;
@@ -159,7 +205,8 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
         json_decref(goodput);
         return vg_input_error("report: %s", err);
     }
-    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .nodes = (size_t)nodes, .policy = &p };
+    struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .first_ms = h->first_ms, .nodes = h->nodes,
+                              .policy = &p };
     json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
     json_decref(incs);
     vg_policy_free(&p);
@@ -210,10 +257,10 @@ int cmd_report(int argc, char **argv)
             jobs[njobs++] = optarg;
             break;
         case 's':
-            if (!when(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            if (!vg_parse_day_or_time(optarg, &since)) return vg_input_error("report: --since '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
         case 'u':
-            if (!when(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
+            if (!vg_parse_day_or_time(optarg, &until)) return vg_input_error("report: --until '%s': expected RFC 3339 or YYYY-MM-DD", optarg);
             break;
         case 'n':
             if (!vg_parse_long(optarg, &nodes) || nodes < 1 || nodes > 1000000)
@@ -236,12 +283,15 @@ int cmd_report(int argc, char **argv)
         if (!token_file && getenv("VIGIL_READ_TOKEN")) vg_strlcpy(token, getenv("VIGIL_READ_TOKEN"), sizeof token);
         if (read_jobs(jobs, njobs, &goodput)) return VG_EXIT_INPUT;
         json_t *incs = NULL;
-        int rc = db ? from_db(db, &incs) : from_controller(controller, token, &incs);
+        struct history h = { 0, 0 };
+        int rc = db ? from_db(db, &incs, &h) : from_controller(controller, token, &incs, &h);
         if (rc) return json_decref(goodput), rc;
-        return accounting(incs, goodput, policy, since, until, nodes, json, html);
+        if (nodes) h.nodes = (size_t)nodes;   /* --nodes overrides the scheduler's list */
+        return accounting(incs, goodput, policy, since, until, &h, json, html);
     }
+    struct history none = { 0, (size_t)nodes };
     if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
-                                                     : accounting(NULL, goodput, policy, since, until, nodes, json, html);
+                                                     : accounting(NULL, goodput, policy, since, until, &none, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);
     if (n > MAX_REPORTS) return vg_input_error("report: at most %d reports", MAX_REPORTS);
     json_t *reps[MAX_REPORTS];

@@ -163,6 +163,19 @@ static bool parse_boot_time(const char *s, int64_t *ms)
     return vg_parse_time(s, ms);
 }
 
+/* The live kernel log refused (EPERM, EACCES): why, and what to do instead. */
+static int kmsg_denied(const char *path, int err)
+{
+    char r[8] = "";
+    bool restricted = vg_read_line(NULL, "/proc/sys/kernel/dmesg_restrict", r, sizeof r) == 0 && !strcmp(r, "1");
+    return vg_input_error("scan: %s: %s: reading the kernel log needs root or CAP_SYSLOG%s; run it as root "
+                          "(sudo vigil scan), or scan a saved log: vigil scan FILE (/var/log/kern.log, or "
+                          "`journalctl -k > FILE` as a member of the adm or systemd-journal group)",
+                          path, strerror(err),
+                          restricted ? " (kernel.dmesg_restrict is 1 here: `sysctl kernel.dmesg_restrict=0` "
+                                       "lets every user read it)" : "");
+}
+
 /* Reads fd to its end (or forever with follow); returns 0 or -1 (errno). */
 static int read_all(struct scan *s, struct vg_kmsg *k, int fd, char *buf, bool is_kmsg)
 {
@@ -272,7 +285,9 @@ int cmd_scan(int argc, char **argv)
             fd = open(path, O_RDONLY | O_CLOEXEC | (is_kmsg && !s->follow ? O_NONBLOCK : 0));
         }
         if (fd < 0 || read_all(s, k, fd, buf, is_kmsg && fd >= 0)) {
-            rc = vg_input_error("scan: %s: %s", path ? path : "(stdin)", strerror(errno));
+            bool live = is_kmsg && (!root || !strcmp(root, "/"));
+            if (live && (errno == EPERM || errno == EACCES)) rc = kmsg_denied(path, errno);
+            else rc = vg_input_error("scan: %s: %s", path ? path : "(stdin)", strerror(errno));
         }
         if (fd > STDIN_FILENO) close(fd);
         free(path);

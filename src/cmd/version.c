@@ -14,12 +14,15 @@
 
 int cmd_version(int argc, char **argv)
 {
-    static const struct option opts[] = { { "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 } };
+    static const struct option opts[] = { { "json", no_argument, 0, 'j' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c, json = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
         if (c == 'j') json = 1;
+        else if (c == 'h') return fputs("usage: vigil version [--json]   (also: vigil --version)\n"
+                                        "The program's version and the data directory it reads its bundled advisory\n"
+                                        "database and fault catalog from ($VIGIL_DATA overrides it).  Exit 0.\n", stdout), 0;
         else return vg_input_error("usage: vigil version [--json]");
     if (optind < argc) return vg_input_error("usage: vigil version [--json]");
     if (json) {

@@ -113,9 +113,21 @@ static int64_t over_limit(const struct span *s, size_t n, const struct vg_policy
     return total;
 }
 
+/* "3 min", "5.2 h", "12.0 d": a span for the reasons. */
+static void span(int64_t ms, char *buf, size_t n)
+{
+    if (ms < 3600000) snprintf(buf, n, "%lld min", (long long)(ms / 60000));
+    else if (ms < 86400000) snprintf(buf, n, "%.1f h", (double)ms / 3.6e6);
+    else snprintf(buf, n, "%.1f d", (double)ms / 8.64e7);
+}
+
 json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
 {
-    int64_t since = o->since_ms, until = o->until_ms, window = until > since ? until - since : 1;
+    /* no node-time before the controller's first record counts: it watched nothing then */
+    int64_t until = o->until_ms, since = o->first_ms > o->since_ms ? o->first_ms : o->since_ms;
+    if (since > until) since = until;
+    int64_t window = until - since;
+    bool history = window >= VG_ACCT_MIN_HISTORY_MS;
     size_t n = json_array_size(incidents), ns = 0, nnodes = 0, interruptions = 0, counted = 0, repaired = 0;
     struct span *s = vg_xcalloc(n + 1, sizeof *s);
     char (*nodes)[64] = vg_xcalloc(n + 1, sizeof *nodes);
@@ -151,7 +163,7 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
         if (x->to <= x->from) ns--;
     }
     ns = merge(s, ns);
-    size_t cluster = o->nodes ? o->nodes : nnodes;
+    size_t cluster = o->nodes;
     double lost_ms = 0;
     json_t *per = json_array();
     for (size_t i = 0; i < ns; i++) lost_ms += (double)(s[i].to - s[i].from);
@@ -176,8 +188,9 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
             const char *nd = vg_policy_domain(p, s[i].node);
             if (nd && !strcmp(nd, dom)) out += (double)(s[i].to - s[i].from);
         }
-        json_array_append_new(racks, json_pack("{s:s, s:I, s:f, s:f}", "rack", dom, "nodes", (json_int_t)members,
-                                               "availability", 1.0 - out / ((double)members * (double)window),
+        json_array_append_new(racks, json_pack("{s:s, s:I, s:o, s:f}", "rack", dom, "nodes", (json_int_t)members,
+                                               "availability", history ? json_real(1.0 - out / ((double)members * (double)window))
+                                                                       : json_null(),
                                                "sla_down_s",
                                                (double)over_limit(s, ns, p, dom, p->domain_max_unavailable) / 1000.0));
     }
@@ -192,15 +205,34 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     for (size_t i = 0; i < nc; i++) json_array_append_new(cl, cv[i]);
     free(cv);
     json_decref(causes);
-    json_t *doc = json_pack("{s:{s:o, s:o, s:f}, s:I, s:I, s:I}", "window", "since", vg_json_time(since), "until",
-                            vg_json_time(until), "s", (double)window / 1000.0, "nodes", (json_int_t)cluster,
-                            "incidents", (json_int_t)counted, "interruptions", (json_int_t)interruptions);
+    json_t *doc = json_pack("{s:{s:o, s:o, s:f, s:o, s:o}, s:o, s:I, s:I}", "window", "since", vg_json_time(since),
+                            "until", vg_json_time(until), "s", (double)window / 1000.0, "requested_since",
+                            vg_json_time(o->since_ms), "history_since", vg_json_time(o->first_ms), "nodes",
+                            cluster ? json_integer((json_int_t)cluster) : json_null(), "incidents", (json_int_t)counted,
+                            "interruptions", (json_int_t)interruptions);
+    /* why a figure is null */
+    json_t *why = json_object();
+    char have[32], need[32], reason[160];
+    span(window, have, sizeof have);
+    span(VG_ACCT_MIN_HISTORY_MS, need, sizeof need);
+    if (!history) snprintf(reason, sizeof reason, "not enough history: %s in the window, at least %s needed", have, need);
+    else if (!cluster) snprintf(reason, sizeof reason, "the fleet size is unknown (no scheduler node list; give --nodes)");
+    bool rates = history && cluster;
+    if (!rates) {
+        json_object_set_new(why, "availability", json_string(reason));
+        json_object_set_new(why, "mtbi_s", json_string(reason));
+    } else if (!interruptions) {
+        snprintf(reason, sizeof reason, "no interruption in %s", have);
+        json_object_set_new(why, "mtbi_s", json_string(reason));
+    }
+    if (!repaired) json_object_set_new(why, "mttr_s", json_string("no repair finished in the window"));
     json_object_set_new(doc, "availability",
-                        cluster ? json_real(1.0 - lost_ms / ((double)cluster * (double)window)) : json_null());
+                        rates ? json_real(1.0 - lost_ms / ((double)cluster * (double)window)) : json_null());
     json_object_set_new(doc, "mttr_s", repaired ? json_real(repair_s / (double)repaired) : json_null());
-    json_object_set_new(doc, "mtbi_s", interruptions && cluster
+    json_object_set_new(doc, "mtbi_s", rates && interruptions
                                            ? json_real((double)cluster * (double)window / 1000.0 / (double)interruptions)
                                            : json_null());
+    json_object_set_new(doc, "unmeasured", why);
     json_object_set_new(doc, "node_hours_lost", json_real(lost_ms / 3.6e6));
     json_object_set_new(doc, "causes", cl);
     json_object_set_new(doc, "racks", racks);

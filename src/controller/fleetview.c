@@ -289,20 +289,23 @@ json_t *vg_fleetview_nodes(struct vg_fleetview *v)
     return j;
 }
 
-/* vg_accounting over the last 30 days, recomputed at most every acct_max_age_ms. */
+/* vg_accounting over the last 30 days, or since the controller's first
+ * record when that is later, recomputed at most every acct_max_age_ms. */
 static json_t *accounting(struct vg_fleetview *v, size_t nodes)
 {
     pthread_mutex_lock(&v->lock);
     if (!v->acct || vg_mono_ms() - v->acct_mono >= v->o.acct_max_age_ms) {
         int64_t now = vg_now_ms();
         json_t *incs = vg_store_incidents_since(v->o.reader, now - ACCT_WINDOW_MS);
-        struct vg_acct_opts ao = { .since_ms = now - ACCT_WINDOW_MS, .until_ms = now, .nodes = nodes,
+        struct vg_acct_opts ao = { .since_ms = now - ACCT_WINDOW_MS, .until_ms = now,
+                                   .first_ms = vg_store_first_record(v->o.reader), .nodes = nodes,
                                    .policy = v->o.policy };
         json_t *doc = vg_accounting(incs, &ao);
         json_decref(incs);
         json_t *keep = json_object();
         static const char *const keys[] = { "window", "nodes", "incidents", "interruptions", "availability",
-                                            "mttr_s", "mtbi_s", "node_hours_lost", "causes", "racks", "rma_handoffs" };
+                                            "mttr_s", "mtbi_s", "node_hours_lost", "causes", "racks", "rma_handoffs",
+                                            "unmeasured" };
         for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
             json_object_set(keep, keys[i], json_object_get(doc, keys[i]));
         json_decref(doc);

@@ -49,7 +49,8 @@ json_t *vg_fleetview_nodes(struct vg_fleetview *v);
  * domain_max_unavailable, open_incidents (count), incidents (the 100 newest
  * open, with their steps), spares {pool, nodes, configured}, breaker
  * {percent, window_s, isolations_in_window, allowed, holds_total, held_open,
- * state}, accounting (vg_accounting over the last 30 days)}. */
+ * state}, accounting (vg_accounting over the last 30 days, from the controller's
+ * first record when later)}. */
 json_t *vg_fleetview_summary(struct vg_fleetview *v);
 /* vigil_nodes{state="…"} for every state, and the view's scheduler reads. */
 void vg_fleetview_metrics(struct vg_fleetview *v, struct sbuf *out);

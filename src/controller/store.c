@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
@@ -30,6 +31,12 @@ struct vg_store {
     "  seq INTEGER NOT NULL, idx INTEGER NOT NULL, received INTEGER NOT NULL, incident INTEGER,"         \
     "  PRIMARY KEY(node, spool, seq, idx));"
 
+/* The time of the store's oldest record, one row per table (NULL when empty). */
+#define OLDEST_RECORD                                                                                   \
+    "SELECT min(received) AS t FROM messages UNION ALL SELECT min(at) FROM steps"                      \
+    " UNION ALL SELECT min(at) FROM audits UNION ALL SELECT min(at) FROM burnin"                        \
+    " UNION ALL SELECT min(at) FROM nodes_seen"
+
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
@@ -46,7 +53,12 @@ static const char schema[] =
     "  result TEXT NOT NULL, tests TEXT NOT NULL, source TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);"
     "CREATE TABLE IF NOT EXISTS nodes_seen(node TEXT PRIMARY KEY, state TEXT NOT NULL, at INTEGER NOT NULL,"
-    "  detail TEXT);";
+    "  detail TEXT);"
+    /* when the store began (the controller's first record): a store from before
+     * this row gets its oldest record's time */
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta(key, value) SELECT 'created', min(t) FROM (" OLDEST_RECORD
+    "  UNION ALL SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));";
 
 /* A store written before messages carried the spool id: rebuild the table
  * with the column (old rows get spool "") and the wider key, in one transaction. */
@@ -252,6 +264,59 @@ out:
     return rc;
 }
 
+/* How long before its `returned` step a node may already have been back: a
+ * resume by someone else is seen at the executor's next look (every 2 s
+ * while a node vigil isolated is out), so the step can be that late. */
+#define RETURN_UNSEEN_MS 3000
+
+/* The incident an event belongs to though it is closed: repeats that all
+ * happened before the node was returned to service (an agent's folded
+ * repeats, sent when it learns of the return or when its window closes) join
+ * the incident that was open then, the newest of that node and key, instead
+ * of opening a new one on a node just back in service.  A repeat in the last
+ * RETURN_UNSEEN_MS before the step may have come after an unseen resume: it
+ * opens an incident (a fault is never dropped on a guess).  *id 0: none. */
+static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
+                           int64_t window_ms, int64_t *id)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT i.id, i.last, r.at FROM incidents i JOIN steps r ON r.incident = i.id"
+                           " AND r.step = 'returned' WHERE i.node=?1 AND i.key=?2 AND i.open=0"
+                           " ORDER BY i.id DESC LIMIT 1",
+                           "ss", node, key);
+    if (!s) return -1;
+    *id = 0;
+    if (sqlite3_step(s) == SQLITE_ROW && when + RETURN_UNSEEN_MS <= sqlite3_column_int64(s, 2) &&
+        start - sqlite3_column_int64(s, 1) <= window_ms)
+        *id = sqlite3_column_int64(s, 0);
+    done(st, s);
+    return 0;
+}
+
+int64_t vg_store_first_record(struct vg_store *st)
+{
+    /* a store only ever opened read-only since it was written has no meta row */
+    sqlite3_stmt *s = prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
+    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    if (at) return at;
+    s = prep(st, "SELECT min(t) FROM (" OLDEST_RECORD ")", "");
+    at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    return at;
+}
+
+int64_t vg_store_last_return(struct vg_store *st, const char *node)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT max(r.at) FROM incidents i JOIN steps r ON r.incident = i.id"
+                           " AND r.step = 'returned' WHERE i.node=?1",
+                           "s", node);
+    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    done(st, s);
+    return at;
+}
+
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
@@ -286,6 +351,7 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     if (sqlite3_step(s) == SQLITE_ROW && start - sqlite3_column_int64(s, 1) <= window_ms)
         id = sqlite3_column_int64(s, 0);
     done(st, s);
+    if (!id && returned_before(st, node, key, start, when, window_ms, &id)) goto fail;
 
     if (id) {
         if (run(st, prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
@@ -516,18 +582,19 @@ int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const 
     return rc;
 }
 
-json_t *vg_store_audits(struct vg_store *st)
+int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *report), void *ctx)
 {
-    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits ORDER BY node", "");
-    json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *rep = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-        if (!rep) continue;
-        json_array_append_new(arr, json_pack("{s:s, s:o, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "at",
-                                             vg_json_time(sqlite3_column_int64(s, 1)), "report", rep));
-    }
+    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
+                               " LIMIT ?2", "si", after, (int64_t)(limit > 0 ? limit : -1));
+    if (!s) return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+               (const char *)sqlite3_column_text(s, 2)))
+            break;
     done(st, s);
-    return arr;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
@@ -558,6 +625,47 @@ json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
     }
     done(st, s);
     return arr;
+}
+
+int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *suite, const char *result,
+                                   const char *tests),
+                         void *ctx)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT node, at, suite, result, tests FROM burnin WHERE at >= ?1 AND"
+                           " (?2 IS NULL OR node = ?2) ORDER BY node, at",
+                           "is", since_ms, node);
+    if (!s) return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+               (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
+               (const char *)sqlite3_column_text(s, 4)))
+            break;
+    done(st, s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int vg_store_burnin_trim(struct vg_store *st, const char *node, int keep)
+{
+    int rc = run(st, prep(st,
+                          "DELETE FROM burnin WHERE node = ?1 AND rowid NOT IN"
+                          " (SELECT rowid FROM burnin WHERE node = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)",
+                          "si", node, (int64_t)keep));
+    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return rc ? -1 : sqlite3_changes(st->db);
+}
+
+int64_t vg_store_bytes(struct vg_store *st)
+{
+    const char *path = sqlite3_db_filename(st->db, "main");
+    if (!path || !*path) return -1;
+    struct stat a, w;
+    char wal[4200];
+    if (stat(path, &a)) return -1;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return (int64_t)a.st_size + (stat(wal, &w) ? 0 : (int64_t)w.st_size);
 }
 
 int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail)

@@ -273,7 +273,15 @@ static void poll_once(struct run *r)
             char d[256];
             snprintf(d, sizeof d, "%.60s %.60s%s%.100s", r->victim, ns[i].state, ns[i].reason[0] ? ": " : "",
                      ns[i].reason);
-            if (node_unavailable(&ns[i])) mark(r, VG_ST_DETECT, now, r->orch->ops->name, d);
+            /* vigil's incident may have been opened since it was looked for
+             * above; and a node out with a reason vigil wrote ("vigil:
+             * node-silent") was found by vigil even when its incident cannot
+             * be read */
+            if (node_unavailable(&ns[i]) && !r->at[VG_ST_DETECT]) {
+                int64_t at = o->controller ? vigil_detected(r) : 0;
+                if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
+                else mark(r, VG_ST_DETECT, now, vg_orch_ours(&ns[i]) ? "vigil" : r->orch->ops->name, d);
+            }
             if (node_isolated(&ns[i]) && r->orch->ops->stamped_times)
                 mark_stamped(r, VG_ST_ISOLATE, ns[i].isolated_ms, now);
             else if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");

@@ -31,6 +31,7 @@ struct lab {
     char tag[600], vlab[600], sconf[700];   /* environment entries of every daemon */
     char vigil[600];                        /* this vigil binary (serve and the agents) */
     char fake_nvml[600];                    /* the fake libnvidia-ml for the agents, or "" */
+    char tools[600];                        /* the burn-in stand-in tools' folder, or "" */
     char controller[64];                    /* http://127.0.0.1:PORT of the lab's serve */
     char *err;
     size_t errlen;
@@ -388,6 +389,25 @@ static void find_fake_nvml(struct lab *l)
     if (access(l->fake_nvml, R_OK)) l->fake_nvml[0] = 0;
 }
 
+/* The stand-in tools for the burn-in (dcgmi, all_reduce_perf, …: they print
+ * real runs of the tools, tests/standins/README.md) in the source tree this
+ * vigil was built in: <tree>/tests/standins beside <tree>/build/vigil. */
+static void find_tools(struct lab *l)
+{
+    char d[sizeof l->vigil];
+    l->tools[0] = 0;
+    vg_strlcpy(d, l->vigil, sizeof d);
+    for (int up = 0; up < 2 && !l->tools[0]; up++) {
+        char *slash = strrchr(d, '/');
+        if (!slash) return;
+        *slash = 0;
+        snprintf(l->tools, sizeof l->tools, "%.500s/tests/standins", d);
+        char *probe = dpath(l->tools, "dcgmi");
+        if (access(probe, X_OK)) l->tools[0] = 0;
+        free(probe);
+    }
+}
+
 /* The environment of a command run as a lab node (what its agent gets, and
  * the burn-in stand-in tools' state file). */
 int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6])
@@ -628,6 +648,7 @@ static int write_marker(struct lab *l)
     struct sbuf m = SBUF_INIT;
     sbuf_printf(&m, "nodes=%d\nspares=%d\nrack_size=%d\nport_base=%d\ngpus=%d\nconf=%s\n", l->o->nodes,
                 l->o->spares, l->o->rack_size, l->port_base, l->o->gpus, l->conf);
+    if (l->tools[0]) sbuf_printf(&m, "tools=%s\n", l->tools);
     char *p = dpath(l->dir, VG_LAB_MARKER);
     int rc = write_file(p, m.s, m.len, 0644);
     if (rc) lab_err(l, "%s: %s", p, strerror(errno));
@@ -690,13 +711,17 @@ static void lab_identity(struct lab *l)
     if (env && *env) vg_strlcpy(l->vigil, env, sizeof l->vigil);
     else if (!vg_startswith(base ? base + 1 : l->vigil, "vigil")) l->vigil[0] = 0;
     find_fake_nvml(l);
+    find_tools(l);
 }
 
 int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, size_t errlen)
 {
     int64_t t0 = vg_mono_ms();
-    const char *dir = o->dir && *o->dir ? o->dir : VG_LAB_DEFAULT_DIR;
+    const char *given = o->dir && *o->dir ? o->dir : VG_LAB_DEFAULT_DIR;
+    char dir[PATH_MAX];
     err[0] = 0;
+    if (vg_lab_canon_dir(given, dir, sizeof dir))
+        return snprintf(err, errlen, "--dir: %s: %s (its parent directory must exist)", given, strerror(errno)), -2;
     int rc = check_opts(o, dir, err, errlen);
     if (rc) return rc;
     if (vg_lab_is_lab(dir) && (rc = vg_lab_down(dir, err, errlen))) return rc;
@@ -732,6 +757,7 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
         info->port_base = l.port_base;
         info->up_ms = (long)(vg_mono_ms() - t0);
         vg_strlcpy(info->controller, l.controller, sizeof info->controller);
+        vg_strlcpy(info->tools, l.tools, sizeof info->tools);
     }
     return 0;
 }

@@ -20,7 +20,7 @@
 #define VG_LAB_BURNIN_PARTITION "vigil-burnin"
 
 struct vg_lab_opts {
-    const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR */
+    const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR; made canonical by vg_lab_up */
     int nodes;                       /* n1..nN, spares included */
     int spares;                      /* the last K nodes: Weight=100 Feature=spare */
     int rack_size;                   /* nodes per rack (switch); 0 = one rack */
@@ -43,6 +43,7 @@ struct vg_lab_info {
     int gpus;                        /* per node, as Slurm knows them (0: no Gres) */
     long up_ms;                      /* from the call to all nodes idle */
     char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
+    char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
 };
 
 /* Brings the lab up (a lab already in dir is taken down first).  Returns 0;
@@ -52,7 +53,9 @@ struct vg_lab_info {
 int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, size_t errlen);
 /* Stops every process of the lab (its daemons, anything carrying its tag, and
  * their descendants: SIGTERM, then SIGKILL after a grace) and removes dir.
- * 0 (also when dir is absent); -2 when dir is not a lab (no marker); -1 else. */
+ * 0; -2 when dir is not a lab (absent, or no marker: nothing touched); -1
+ * else, e.g. when a daemon the lab started still runs from dir (then dir is
+ * kept, and err names the daemon).  dir is made canonical first. */
 int vg_lab_down(const char *dir, char *err, size_t errlen);
 bool vg_lab_is_lab(const char *dir);
 /* Reads the lab's marker into info; 0 or -1. */
@@ -69,8 +72,15 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
 /* PIDs of the lab's live processes: those carrying its tag, and its
  * slurmstepds (found by their open files under dir); not their descendants. */
 int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
-/* dir when given, else $VIGIL_LAB, else VG_LAB_DEFAULT_DIR. */
-const char *vg_lab_resolve_dir(const char *dir);
+/* dir made canonical into out (n bytes, PATH_MAX is enough): the real path of
+ * the directory, or of its parent and its name when it does not exist yet;
+ * never a trailing slash.  What every lab function is given, since the tag
+ * every daemon carries is this path.  0, or -1 (errno) when neither resolves. */
+int vg_lab_canon_dir(const char *dir, char *out, size_t n);
+/* dir when given, else $VIGIL_LAB, else VG_LAB_DEFAULT_DIR, made canonical
+ * into buf (as given, less trailing slashes, when its parent is missing too);
+ * returns buf. */
+const char *vg_lab_resolve_dir(const char *dir, char *buf, size_t n);
 /* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
  * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
@@ -83,8 +93,9 @@ pid_t vg_lab_node_daemon(const char *dir, const char *node);
  * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
  * is too small. */
 int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
-/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL when
- * the lab runs vigil), malloc'd. */
+/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
+ * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
+ * tools first when the lab found them), malloc'd. */
 char *vg_lab_env(const char *dir);
 
 #endif

@@ -9,6 +9,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         *eq++ = 0;
         if (!strcmp(l, "conf")) vg_strlcpy(info->conf, eq, sizeof info->conf);
         if (!strcmp(l, "controller")) vg_strlcpy(info->controller, eq, sizeof info->controller);
+        if (!strcmp(l, "tools")) vg_strlcpy(info->tools, eq, sizeof info->tools);
         if (!vg_parse_long(eq, &v) || v < 0 || v > 1000000) continue;
         if (!strcmp(l, "nodes")) info->nodes = (int)v;
         else if (!strcmp(l, "spares")) info->spares = (int)v;
@@ -54,11 +56,36 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
     return info->nodes > 0 && info->conf[0] ? 0 : -1;
 }
 
-static char *tag_of(const char *dir)
+int vg_lab_canon_dir(const char *dir, char *out, size_t n)
 {
-    struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b, "%s=%s", VG_LAB_TAG, dir);
-    return sbuf_take(&b);
+    char path[PATH_MAX], real[PATH_MAX];
+    size_t l = strlen(dir);
+    if (!l || l >= sizeof path) return errno = l ? ENAMETOOLONG : ENOENT, -1;
+    memcpy(path, dir, l + 1);
+    while (l > 1 && path[l - 1] == '/') path[--l] = 0;
+    if (realpath(path, real)) return vg_strlcpy(out, real, n) < n ? 0 : (errno = ENAMETOOLONG, -1);
+    if (errno != ENOENT) return -1;
+    /* not there yet (`up` makes it): its parent resolved, and its own name */
+    char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (!strcmp(name, ".") || !strcmp(name, "..")) return errno = ENOENT, -1;
+    if (slash == path) strcpy(real, "/");
+    else {
+        if (slash) *slash = 0;
+        if (!realpath(slash ? path : ".", real)) return -1;
+    }
+    int k = snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", name);
+    return k > 0 && (size_t)k < n ? 0 : (errno = ENAMETOOLONG, -1);
+}
+
+/* Whether pid carries the tag of the lab in dir (canonical): the tag as this
+ * lab writes it, or another spelling of the same directory (a trailing slash,
+ * a symbolic link: labs started before --dir was made canonical). */
+static bool tagged_for(pid_t pid, const char *dir)
+{
+    char v[PATH_MAX], c[PATH_MAX];
+    if (vg_proc_env(pid, VG_LAB_TAG, v, sizeof v)) return false;
+    return !strcmp(v, dir) || (vg_lab_canon_dir(v, c, sizeof c) == 0 && !strcmp(c, dir));
 }
 
 int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
@@ -67,7 +94,7 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
     *n = 0;
     char *text;
     if (vg_read_file(dir, "/run/daemons", 1 << 20, &text, NULL)) return errno == ENOENT ? 0 : -1;
-    char *tag = tag_of(dir), *save = NULL;
+    char *save = NULL;
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *f[3];
         long pid;
@@ -79,9 +106,8 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
         if (strcmp(f[1], "-")) vg_strlcpy(x->node, f[1], sizeof x->node);
         x->pid = (pid_t)pid;
         /* the tag guards against a recycled PID */
-        x->alive = vg_proc_alive(x->pid) && vg_proc_has_env(x->pid, tag);
+        x->alive = vg_proc_alive(x->pid) && tagged_for(x->pid, dir);
     }
-    free(tag);
     free(text);
     return 0;
 }
@@ -89,10 +115,10 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
 /* A lab process: it carries the tag, or it is a slurmstepd writing to the
  * lab's logs (slurmstepd's setproctitle wipes most of its environment block,
  * tag included, from /proc/<pid>/environ). */
-static bool is_lab_proc(pid_t pid, const char *dir, const char *tag)
+static bool is_lab_proc(pid_t pid, const char *dir)
 {
     if (!vg_proc_alive(pid)) return false;
-    if (vg_proc_has_env(pid, tag)) return true;
+    if (tagged_for(pid, dir)) return true;
     char comm[32];
     return vg_proc_comm(pid, comm, sizeof comm) == 0 && !strcmp(comm, "slurmstepd") &&
            vg_proc_has_fd_under(pid, dir);
@@ -105,13 +131,11 @@ int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n)
     pid_t *all;
     int na = vg_proc_list(&all);
     if (na < 0) return -1;
-    char *tag = tag_of(dir);
     for (int i = 0; i < na; i++)
-        if (is_lab_proc(all[i], dir, tag)) {
+        if (is_lab_proc(all[i], dir)) {
             *pids = vg_xrealloc(*pids, (*n + 1) * sizeof **pids);
             (*pids)[(*n)++] = all[i];
         }
-    free(tag);
     free(all);
     return 0;
 }
@@ -193,11 +217,29 @@ static int wait_daemons(const char *dir, struct vg_lab_daemon *d, size_t n, int6
     }
 }
 
-int vg_lab_down(const char *dir, char *err, size_t errlen)
+/* A daemon the lab started that still runs from dir after the teardown: alive
+ * with the lab's tag (however spelled) or a file open under dir.  Names the
+ * first in err; -1, or 0 when none does. */
+static int still_running(const char *dir, const struct vg_lab_daemon *d, size_t n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        pid_t p = d[i].pid;
+        if (!vg_proc_alive(p) || vg_proc_is_self_or_ancestor(p)) continue;
+        if (tagged_for(p, dir) || vg_proc_has_fd_under(p, dir))
+            return snprintf(err, errlen, "%s: %s%s%s (pid %d) still runs from it; not removed (stop it, then run "
+                                         "`vigil lab down --dir %s` again)", dir, d[i].name, d[i].node[0] ? " of " : "",
+                            d[i].node, (int)p, dir), -1;
+    }
+    return 0;
+}
+
+int vg_lab_down(const char *given, char *err, size_t errlen)
 {
     err[0] = 0;
-    if (!dir || !*dir) dir = VG_LAB_DEFAULT_DIR;
-    if (access(dir, F_OK) && errno == ENOENT) return 0;
+    if (!given || !*given) given = VG_LAB_DEFAULT_DIR;
+    char dir[PATH_MAX];
+    if (vg_lab_canon_dir(given, dir, sizeof dir) || access(dir, F_OK))
+        return snprintf(err, errlen, "%s: not a vigil lab (%s); nothing to take down", given, strerror(errno)), -2;
     if (!vg_lab_is_lab(dir))
         return snprintf(err, errlen, "%s: not a vigil lab (no %s marker); refusing to touch it", dir,
                         VG_LAB_MARKER), -2;
@@ -245,6 +287,7 @@ int vg_lab_down(const char *dir, char *err, size_t errlen)
     }
     free(termed);
     int rc = wait_daemons(dir, dm, ndm, start, err, errlen);
+    if (!rc) rc = still_running(dir, dm, ndm, err, errlen);
     free(dm);
     if (rc) return rc;
     if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS))
@@ -263,14 +306,20 @@ char *vg_lab_env(const char *dir)
     if (asprintf(&tp, "%s/etc/read.token", dir) > 0 && vg_read_line(NULL, tp, tok, sizeof tok) == 0 && tok[0])
         sbuf_printf(&b, "export VIGIL_READ_TOKEN=%s\n", tok); /* the controller's read token (hex) */
     free(tp);
+    /* the burn-in's stand-in tools first on PATH: `vigil burnin --lab` runs them as each node */
+    if (info.tools[0] && !strchr(info.tools, '\'')) sbuf_printf(&b, "export PATH='%s':\"$PATH\"\n", info.tools);
     return sbuf_take(&b);
 }
 
-const char *vg_lab_resolve_dir(const char *dir)
+const char *vg_lab_resolve_dir(const char *dir, char *buf, size_t n)
 {
-    if (dir && *dir) return dir;
     const char *env = getenv("VIGIL_LAB");
-    return env && *env ? env : VG_LAB_DEFAULT_DIR;
+    if (!dir || !*dir) dir = env && *env ? env : VG_LAB_DEFAULT_DIR;
+    if (vg_lab_canon_dir(dir, buf, n)) {   /* its parent is missing too: not a lab, as given */
+        size_t l = vg_strlcpy(buf, dir, n);
+        while (l > 1 && l < n && buf[l - 1] == '/') buf[--l] = 0;
+    }
+    return buf;
 }
 
 pid_t vg_lab_node_daemon(const char *dir, const char *node)

@@ -69,6 +69,8 @@ struct vg_orch_jobspec {
     const char *const *argv;     /* what every task runs (NULL-terminated) */
     const char *script;          /* instead of argv: a user's own job script */
     const char *output;          /* the job's log, appended across restarts */
+    const char *error;           /* its standard error (the scheduler's own lines too) apart from
+                                  * output; NULL: in output */
     const char *workdir;         /* where generated files go (the job script) */
     bool requeue;                /* may be requeued when a node fails */
     bool self_launched;          /* argv starts its own steps (vigil launch): run once, not on every node */

@@ -214,7 +214,8 @@ static int write_script(struct vg_orch *o, const struct vg_orch_jobspec *j, char
 
 static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
 {
-    char script[1200], nodes[32], tasks[48], gres[48], out[1200], part[160], name[160], list[300], limit[48];
+    char script[1200], nodes[32], tasks[48], gres[48], out[1200], errf[1200], part[160], name[160], list[300],
+        limit[48];
     if (!j->script && !j->argv) return vg_orch_fail(o, "submit: no program and no script");
     if (!j->script && write_script(o, j, script, sizeof script)) return -1;
     const char *opts[16];
@@ -235,6 +236,10 @@ static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, cha
     if (j->output) {
         snprintf(out, sizeof out, "--output=%s", j->output);
         opts[k++] = out;
+    }
+    if (j->error) {
+        snprintf(errf, sizeof errf, "--error=%s", j->error);
+        opts[k++] = errf;
     }
     if (j->partition) {
         snprintf(part, sizeof part, "--partition=%s", j->partition);

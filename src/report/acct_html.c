@@ -23,6 +23,14 @@ static void figure(struct sbuf *b, const char *name, const json_t *v, double sca
     sbuf_puts(b, "</div></div>");
 }
 
+/* An accounting figure, or why it is not stated (the accounting's `unmeasured`). */
+static void acct_figure(struct sbuf *b, const json_t *doc, const char *key, const char *name, double scale,
+                        const char *fmt)
+{
+    figure(b, name, json_object_get(doc, key), scale, fmt,
+           vg_json_str(json_object_get(doc, "unmeasured"), key, "unknown"));
+}
+
 static void causes(struct sbuf *b, const json_t *doc)
 {
     const json_t *cl = json_object_get(doc, "causes");
@@ -59,7 +67,9 @@ static void racks(struct sbuf *b, const json_t *doc)
     json_array_foreach(rl, i, r) {
         char nodes[24], av[32], down[32];
         snprintf(nodes, sizeof nodes, "%lld", vg_json_int(r, "nodes", 0));
-        snprintf(av, sizeof av, "%.1f %%", 100.0 * json_number_value(json_object_get(r, "availability")));
+        if (json_is_number(json_object_get(r, "availability")))
+            snprintf(av, sizeof av, "%.1f %%", 100.0 * json_number_value(json_object_get(r, "availability")));
+        else snprintf(av, sizeof av, "not enough history");
         snprintf(down, sizeof down, "%.3f s", json_number_value(json_object_get(r, "sla_down_s")));
         sbuf_puts(b, "<tr>");
         cell(b, vg_json_str(r, "rack", "?")), cell(b, nodes), cell(b, av), cell(b, down);
@@ -171,12 +181,17 @@ static void incidents(struct sbuf *b, const json_t *doc)
     vg_html_escape(b, vg_json_str(w, "since", "?"));
     sbuf_puts(b, " to ");
     vg_html_escape(b, vg_json_str(w, "until", "?"));
-    sbuf_printf(b, ": %lld nodes, %lld incidents, %lld interruptions.</p><div class=figs>",
-                vg_json_int(doc, "nodes", 0), vg_json_int(doc, "incidents", 0), vg_json_int(doc, "interruptions", 0));
-    figure(b, "availability", json_object_get(doc, "availability"), 100.0, "%.1f %%", "unknown");
-    figure(b, "MTTR (fault to returned)", json_object_get(doc, "mttr_s"), 1.0, "%.3f s", "no repair finished");
-    figure(b, "MTBI (node-hours)", json_object_get(doc, "mtbi_s"), 1.0 / 3600.0, "%.1f", "no interruption");
-    figure(b, "node-hours lost", json_object_get(doc, "node_hours_lost"), 1.0, "%.3f", "0");
+    if (json_is_integer(json_object_get(doc, "nodes"))) sbuf_printf(b, ": %lld nodes", vg_json_int(doc, "nodes", 0));
+    else sbuf_puts(b, ": fleet size unknown");
+    sbuf_printf(b, ", %lld incidents, %lld interruptions", vg_json_int(doc, "incidents", 0),
+                vg_json_int(doc, "interruptions", 0));
+    if (vg_json_str(w, "history_since", NULL) && !strcmp(vg_json_str(w, "history_since", ""), vg_json_str(w, "since", "")))
+        sbuf_puts(b, " (the window starts at the controller's first record)");
+    sbuf_puts(b, ".</p><div class=figs>");
+    acct_figure(b, doc, "availability", "availability", 100.0, "%.1f %%");
+    acct_figure(b, doc, "mttr_s", "MTTR (fault to returned)", 1.0, "%.3f s");
+    acct_figure(b, doc, "mtbi_s", "MTBI (node-hours)", 1.0 / 3600.0, "%.1f");
+    acct_figure(b, doc, "node_hours_lost", "node-hours lost", 1.0, "%.3f");
     sbuf_puts(b, "</div>");
     causes(b, doc);
     racks(b, doc);

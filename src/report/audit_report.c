@@ -3,6 +3,7 @@
  * with "Fixed by the distribution" and "Outdated (not a CVE)" sections.
  * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
+#include "report/escape.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
@@ -26,6 +27,7 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv)
         if (c->changelog.path[0]) vg_json_set_str(o, "changelog", c->changelog.path);
         vg_json_set_str(o, "source", c->source);
         vg_json_set_str(o, "detail", c->detail);
+        if (c->model[0]) vg_json_set_str(o, "model", c->model);
         json_array_append_new(arr, o);
     }
     return arr;
@@ -48,7 +50,8 @@ static const char *finding_cves(const struct vg_finding *f, char *buf, size_t n)
 static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
-    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "id", f->adv->id);
+    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED || f->kind == VG_FIND_UNDECIDED)
+        vg_json_set_str(o, "id", f->adv->id);
     else vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
     if (f->adv && f->adv->cves && *f->adv->cves) {
         json_t *cl = json_array();
@@ -92,13 +95,15 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array(), *xa = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
     for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
+    for (size_t i = 0; i < a->nundecided; i++) json_array_append_new(ua, finding_json(&a->undecided[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
     json_object_set_new(doc, "fixed_by_distribution", xa);
+    json_object_set_new(doc, "undecided_by_distribution", ua);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -107,6 +112,7 @@ json_t *vg_audit_json(const struct vg_audit *a)
     }
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
     json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
+    json_object_set_new(sum, "undecided_by_distribution", json_integer((json_int_t)a->nundecided));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -166,9 +172,16 @@ static const char *upstream_fix(const struct vg_finding *x, char *buf, size_t n)
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
 {
     const struct vg_inventory *inv = &a->inv;
-    fprintf(f, "%svigil audit — %s (root %s), %s, kernel %s, %zu components, advisories as of %s\n",
-            markdown ? "## " : "", inv->hostname[0] ? inv->hostname : "?", inv->root,
-            inv->os_pretty[0] ? inv->os_pretty : "unknown OS", inv->kernel[0] ? inv->kernel : "?", inv->n, a->date);
+    /* the host's own words (os-release, the kernel's) are text from the audited root: escaped */
+    fputs(markdown ? "## vigil audit — " : "vigil audit — ", f);
+    vg_put_text(f, inv->hostname[0] ? inv->hostname : "?", markdown);
+    fputs(" (root ", f);
+    vg_put_text(f, inv->root, markdown);
+    fputs("), ", f);
+    vg_put_text(f, inv->os_pretty[0] ? inv->os_pretty : "unknown OS", markdown);
+    fputs(", kernel ", f);
+    vg_put_text(f, inv->kernel[0] ? inv->kernel : "?", markdown);
+    fprintf(f, ", %zu components, advisories as of %s\n", inv->n, a->date);
     static const char *const h[] = { "COMPONENT", "INSTALLED", "SOURCE", "CVE", "FIXED", "EVIDENCE", "ADVISORY" };
     bool any_backport = false;
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_NONE; s--) {
@@ -210,6 +223,19 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
+    if (a->nundecided) {
+        static const char *const hu[] = { "COMPONENT", "INSTALLED", "CVE", "SEVERITY", "WHY" };
+        struct vg_table *t = vg_table_new(5, hu);
+        for (size_t i = 0; i < a->nundecided; i++) {
+            const struct vg_finding *x = &a->undecided[i];
+            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, vg_severity_name(x->severity), x->note };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sNot decided by the distribution (%zu): not findings; update the advisory data "
+                             "(`vigil advisories status`)", "", a->nundecided);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
     if (a->noutdated) {
         static const char *const ho[] = { "COMPONENT", "INSTALLED", "WHY", "UPGRADE TO", "REFERENCE" };
         struct vg_table *t = vg_table_new(5, ho);
@@ -224,8 +250,10 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         vg_table_free(t);
     }
     if (!a->nfindings && !a->noutdated) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
-    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution\n",
+    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, "
+               "%zu not decided by it\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
-            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed);
+            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed,
+            a->nundecided);
 }

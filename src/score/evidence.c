@@ -112,11 +112,16 @@ json_t *vg_ev_resolve(const json_t *doc, const char *path)
         if (*p == '[') {
             const char *eq = strchr(p, '='), *end = strchr(p, ']');
             if (!eq || !end || eq > end || !json_is_array(cur)) { json_decref(cur); return NULL; }
-            char *key = vg_xstrndup(p + 1, (size_t)(eq - p - 1)), *val = vg_xstrndup(eq + 1, (size_t)(end - eq - 1));
+            bool prefix = eq > p + 1 && eq[-1] == '^';   /* [key^=text]: the member starts with text */
+            char *key = vg_xstrndup(p + 1, (size_t)(eq - p - 1 - prefix)), *val = vg_xstrndup(eq + 1, (size_t)(end - eq - 1));
             next = json_array();
             size_t i;
             json_t *el;
-            json_array_foreach(cur, i, el) if (member_is(json_object_get(el, key), val)) json_array_append(next, el);
+            json_array_foreach(cur, i, el) {
+                const json_t *m = json_object_get(el, key);
+                if (prefix ? json_is_string(m) && vg_startswith(json_string_value(m), val) : member_is(m, val))
+                    json_array_append(next, el);
+            }
             free(key), free(val);
             p = end + 1;
         } else if (*p == '#') {

@@ -64,6 +64,10 @@ static int parse_rule(const json_t *o, size_t i, const char *name, struct vg_rub
     const json_t *nm = json_object_get(o, "null_means_missed");
     if (nm && !json_is_boolean(nm)) return bad(err, n, "%s: rules[%zu].null_means_missed: not a boolean", name, i);
     u->null_missed = json_is_true(nm);
+    const json_t *rq = json_object_get(o, "requires");
+    if (rq && (!json_is_string(rq) || !*json_string_value(rq)))
+        return bad(err, n, "%s: rules[%zu].requires: not a path", name, i);
+    u->requires = rq ? vg_xstrdup(json_string_value(rq)) : NULL;
     u->id = vg_xstrdup(str(o, "id"));
     u->criterion = vg_xstrdup(str(o, "criterion"));
     u->path = vg_xstrdup(str(o, "path"));
@@ -157,7 +161,7 @@ void vg_rubric_free(struct vg_rubric *r)
     for (size_t i = 0; i < r->ncrit; i++) free(r->crit[i].name), free(r->crit[i].about);
     for (size_t i = 0; i < r->nrules; i++) {
         struct vg_rule *u = &r->rules[i];
-        free(u->id), free(u->criterion), free(u->path), free(u->text);
+        free(u->id), free(u->criterion), free(u->path), free(u->text), free(u->requires);
         json_decref(u->value);
     }
     for (size_t i = 0; i < r->ntiers; i++) free(r->tiers[i].name), free(r->tiers[i].means);

@@ -32,6 +32,20 @@ static bool compare(const json_t *got, enum vg_op op, const json_t *want, bool *
     return true;
 }
 
+/* The evidence holds something at path: a non-zero number, true, a
+ * non-empty string, array or object. */
+static bool present(const json_t *doc, const char *path)
+{
+    json_t *v = vg_ev_resolve(doc, path);
+    bool yes = json_is_number(v) ? json_number_value(v) != 0
+               : json_is_string(v) ? json_string_length(v) > 0
+               : json_is_array(v)  ? json_array_size(v) > 0
+               : json_is_object(v) ? json_object_size(v) > 0
+                                   : json_is_true(v);
+    json_decref(v);
+    return yes;
+}
+
 static void eval_rule(const struct vg_rule *u, const struct vg_evidence *ev, struct vg_rule_result *rr)
 {
     rr->rule = u;
@@ -40,6 +54,17 @@ static void eval_rule(const struct vg_rule *u, const struct vg_evidence *ev, str
     if (!doc) {
         struct sbuf b = SBUF_INIT;
         sbuf_printf(&b, "no %s evidence given", vg_ev_kind_name(u->source));
+        rr->evidence = sbuf_take(&b);
+        return;
+    }
+    if (u->requires && !present(doc, u->requires)) {
+        struct sbuf b = SBUF_INIT;
+        json_t *r = vg_ev_resolve(doc, u->requires);
+        char *dump = r ? json_dumps(r, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        sbuf_printf(&b, "%s: %s = %s: nothing there to measure", ev->file[u->source], u->requires,
+                    dump ? dump : "(absent)");
+        free(dump);
+        json_decref(r);
         rr->evidence = sbuf_take(&b);
         return;
     }

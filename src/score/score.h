@@ -38,8 +38,9 @@ void vg_evidence_free(struct vg_evidence *ev);
 json_t *vg_questionnaire_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
 
 /* A path into an evidence document: keys separated by '.', `[key=value]`
- * keeps the array elements whose member equals value (a key after a filter
- * reads the first match), `#` is the length of an array.  E.g.
+ * keeps the array elements whose member equals value (`[key^=value]`: whose
+ * member starts with value; a key after a filter reads the first match), `#`
+ * is the length of an array.  E.g.
  * `security[id=slurm.private-data].status`, `findings[severity=critical]#`,
  * `detect.median`.  Returns a new reference, or NULL when absent. */
 json_t *vg_ev_resolve(const json_t *doc, const char *path);
@@ -54,6 +55,10 @@ struct vg_rule {
     double points, otherwise;   /* when the condition holds / does not */
     bool null_missed;           /* "null_means_missed": a null value (a drill stage that never
                                    happened) misses the rule instead of leaving it unmeasured */
+    char *requires;             /* "requires": a path in the same evidence that must give a
+                                   non-zero number, true or something non-empty for the rule to be
+                                   measured at all (`checks#`: a check report with no check proves
+                                   nothing); NULL: none */
 };
 struct vg_criterion {
     char *name, *about;

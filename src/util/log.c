@@ -35,6 +35,7 @@ static void emit(const char *tag, bool scrub, const char *fmt, va_list ap)
 
 VG_LOG_FN(vg_err, 0, "")
 VG_LOG_FN(vg_warn, 1, "warning: ")
+VG_LOG_FN(vg_notice, 1, "")
 VG_LOG_FN(vg_info, 2, "")
 VG_LOG_FN(vg_debug, 3, "debug: ")
 

@@ -9,6 +9,9 @@ enum { VG_EXIT_OK = 0, VG_EXIT_FINDINGS = 1, VG_EXIT_INPUT = 2 };
 
 void vg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a user needs to see without -v (where a daemon listens, a URL to open);
+ * silenced by -q. */
+void vg_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vg_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the message and returns VG_EXIT_INPUT, so `return vg_input_error(...)`. */

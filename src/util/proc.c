@@ -54,6 +54,22 @@ bool vg_proc_has_env(pid_t pid, const char *entry)
     return found;
 }
 
+int vg_proc_env(pid_t pid, const char *name, char *buf, size_t n)
+{
+    char path[64], *env;
+    size_t len, nl = strlen(name);
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    if (vg_read_file(NULL, path, 1u << 20, &env, &len)) return -1;
+    int rc = -1;
+    for (size_t i = 0; i < len && rc; i += strlen(env + i) + 1)
+        if (len - i > nl && !memcmp(env + i, name, nl) && env[i + nl] == '=') {
+            vg_strlcpy(buf, env + i + nl + 1, n);
+            rc = 0;
+        }
+    free(env);
+    return rc;
+}
+
 bool vg_proc_has_fd_under(pid_t pid, const char *dir)
 {
     char path[64], target[4096];

@@ -12,6 +12,9 @@ bool vg_proc_alive(pid_t pid);
 pid_t vg_proc_ppid(pid_t pid);
 /* True when the process's environment holds exactly the entry "NAME=value". */
 bool vg_proc_has_env(pid_t pid, const char *entry);
+/* The value of NAME in the process's environment into buf: 0, or -1 when it
+ * has none (or its environment cannot be read). */
+int vg_proc_env(pid_t pid, const char *name, char *buf, size_t n);
 /* True when one of the process's open files lies under dir (a prefix path). */
 bool vg_proc_has_fd_under(pid_t pid, const char *dir);
 /* The command name (/proc/<pid>/comm, unchanged by setproctitle) into buf; 0 or -1. */

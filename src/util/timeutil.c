@@ -43,6 +43,14 @@ static bool digits(const char *s, int n, int *out)
     return true;
 }
 
+/* Days in month M (1-12) of year Y, proleptic Gregorian. */
+static int month_days(int Y, int M)
+{
+    static const int d[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+    return M == 2 && leap ? 29 : d[M - 1];
+}
+
 bool vg_parse_time(const char *s, int64_t *ms)
 {
     int Y, M, D, h, m, sec;
@@ -51,7 +59,7 @@ bool vg_parse_time(const char *s, int64_t *ms)
         !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &m) || s[16] != ':' ||
         !digits(s + 17, 2, &sec))
         return false;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return false;
+    if (M < 1 || M > 12 || D < 1 || D > month_days(Y, M) || h > 23 || m > 59 || sec > 60) return false;
     const char *p = s + 19;
     int frac = 0;
     if (*p == '.' || *p == ',') {
@@ -91,4 +99,14 @@ bool vg_parse_time(const char *s, int64_t *ms)
     time_t t = timegm(&tm);
     *ms = ((int64_t)t - (int64_t)off * 60) * 1000 + frac;
     return true;
+}
+
+bool vg_parse_day_or_time(const char *s, int64_t *ms)
+{
+    char buf[32];
+    if (strlen(s) == 10) {   /* YYYY-MM-DD: that day's midnight, UTC */
+        snprintf(buf, sizeof buf, "%sT00:00:00Z", s);
+        s = buf;
+    }
+    return vg_parse_time(s, ms);
 }

@@ -154,3 +154,4 @@ T=$(ls "$W"/rma/vigil-rma-*.json 2>/dev/null | head -1)
 is "… the ticket's attempts carry it" "$(jq -r '.attempts[0].result' "$T" | grep -c 'HTTP 400: Unable to process')" 1
 is "… and the kernel-log attachment" "$(jq -r '.attachments[0].name + " " + .attachments[0].result' "$T")" "kernel-log ok"
 check "… n2 stays out (DOWN in Slurm)" sh -c "scontrol show node n2 | grep -q 'State=DOWN'"
+done_testing

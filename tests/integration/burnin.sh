@@ -45,7 +45,7 @@ is "healthy node: pass" "$(echo "$json" | field 'd["nodes"][0]["result"], d["nod
     "pass NVIDIA H100 80GB HBM3 8"
 is "nccl-allreduce: the real H200 run's busbw against the H100 floor" \
     "$(echo "$json" | field '[(t["value"], t["expected"]) for t in d["nodes"][0]["tests"] if t["name"] == "nccl-allreduce"][0]')" \
-    "(476.967, '>= 460 GB/s')"
+    "(476.97, '>= 460 GB/s')"
 is "every figure names its source" \
     "$(echo "$json" | field 'all(t.get("source") for t in d["nodes"][0]["tests"] if t["expected"] and t["name"] != "nvml")')" "True"
 out=$("$VIGIL" burnin --node n1 --suite quick --root "$H100")
@@ -68,10 +68,18 @@ inj nccl-slow nccl-allreduce standard nccl-slow
 inj ib-bw-low ib-write-bw standard ib-bw-low
 inj dcgm-diag-fail dcgm-diag standard dcgm-diag-fail
 is "clear restores the burn-in state" "$(cat "$VIGIL_BURNIN_STATE")" ""
+# DCGM ran and skipped every hardware test (a real Blackwell run): nothing tested the GPUs
+echo "dcgm-diag-skip=1" >"$VIGIL_BURNIN_STATE"
+json=$("$VIGIL" burnin --node n1 --test dcgm-diag --root "$H100" --json)
+is "every DCGM hardware test skipped: the test and the node unknown, not pass (exit 0: nothing failed)" \
+    "$? $(echo "$json" | field '" ".join([d["nodes"][0]["tests"][0]["result"], d["nodes"][0]["result"]])')" "0 unknown unknown"
+is "… with the reason" "$(echo "$json" | field 'd["nodes"][0]["tests"][0]["detail"]')" \
+    "every hardware test was skipped (12: PCIe, GPU Memory, Targeted Stress, Targeted Power, Memory Bandwidth, EUD Test; DCGM 3.3.9): nothing tested the GPUs"
+: >"$VIGIL_BURNIN_STATE"
 "$VIGIL" inject nccl-slow --node n1 --lab --dir "$fake" >/dev/null 2>&1
 json=$("$VIGIL" burnin --node n1 --suite standard --root "$H100" --json)
 is "nccl-slow: the figure and the floor in the reason" "$(echo "$json" | field 'd["nodes"][0]["reason"]')" \
-    "vigil: burnin nccl-allreduce: avg busbw 238.48 GB/s < 460 GB/s"
+    "vigil: burnin nccl-allreduce: busbw at 8G 238.49 GB/s < 460 GB/s (the floor is defined at 16G)"
 is "nccl-slow: the event and the catalog's action" \
     "$(echo "$json" | field 'd["nodes"][0]["events"][0]["source"], d["nodes"][0]["events"][0]["kind"], d["nodes"][0]["events"][0]["action"]')" \
     "burnin nccl-slow reboot"
@@ -103,16 +111,23 @@ exits_with "unknown suite exits 2" 2 "$VIGIL" burnin --suite medium
 exits_with "bad --tool exits 2" 2 "$VIGIL" burnin --tool dcgmi
 exits_with "unknown test exits 2" 2 "$VIGIL" burnin --test frobnicate
 exits_with "other nodes without the lab exit 2" 2 "$VIGIL" burnin --node n1 --nodes n2
-printf 'model\tmetric\tmin\tunit\tsource\nX\tnccl-busbw\tfast\tGB/s\ts\n' >"$W/bad.tsv"
+printf 'model\tmetric\tmin\tunit\tat\tsource\nX\tnccl-busbw\tfast\tGB/s\t8G\ts\n' >"$W/bad.tsv"
 err=$("$VIGIL" burnin --thresholds "$W/bad.tsv" 2>&1 >/dev/null)
 is "a bad thresholds line exits 2" "$?" "2"
 is "and names file:line" "$err" "vigil: burnin: $W/bad.tsv:2: min is not a positive number"
 exits_with "--lab on a dir that is not a lab exits 2" 2 "$VIGIL" burnin --lab --dir "$W"
+# the verdicts of failures come from the catalog with the site policy, as for every reader: a policy
+# that cannot be read stops the pass (before, it was skipped and the verdicts quietly changed)
+cp -r "$H100" "$W/root" && mkdir -p "$W/root/etc/vigil" && printf 'kind sdc action=explode\n' >"$W/root/etc/vigil/policy.tsv"
+err=$("$VIGIL" burnin --node n1 --suite quick --root "$W/root" 2>&1 >/dev/null)
+is "a bad site policy under --root exits 2" "$?" "2"
+check "… naming its file and line" sh -c "echo '$err' | grep -q 'root/etc/vigil/policy.tsv:1: '"
 # a configured tool path replaces PATH's
 printf '#!/bin/sh\necho "# nThread 1 nGpus 8"\necho "# Avg bus bandwidth    : 12.5"\n' >"$W/slow_allreduce"
 chmod +x "$W/slow_allreduce"
 json=$("$VIGIL" burnin --node n1 --test nccl-allreduce --tool "all_reduce_perf=$W/slow_allreduce" --json)
-is "--tool NAME=PATH runs that program" "$(echo "$json" | field 'd["nodes"][0]["tests"][0]["value"], d["nodes"][0]["result"]')" "12.5 fail"
+is "--tool NAME=PATH runs that program (its average alone, no size row: not judged)" \
+    "$(echo "$json" | field 'd["nodes"][0]["tests"][0]["value"], d["nodes"][0]["result"]')" "12.5 unknown"
 unset VIGIL_BURNIN_STATE
 
 # ---- on a real Slurm lab ----
@@ -220,6 +235,12 @@ is "schedule: the next round records each pass's result from its job (exit 1: n3
     "$rc $(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" "1 n2=pass n3=fail"
 is "schedule: n3's pass drained it with the burn-in reason" "$(state n3)" \
     "drained|vigil: burnin gemm-small: GPU 1: 17 elements differ from the reference result"
+# the failing pass's document is alone in its output file, srun's own line about the
+# task's exit in the job's stderr beside it (in one shared file it landed inside the document)
+out3=$(ls "$W"/burnin-jobs/n3-*.out | head -1)
+check "schedule: the failing pass's output file is its JSON document alone" \
+    sh -c "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' '$out3'"
+check "schedule: srun's exit line is in the job's stderr file beside it" grep -q '^srun: error: n3: task 0: Exited with exit code 1' "${out3%.out}.err"
 "$VIGIL" inject clear --node n3 --lab --dir "$LAB_DIR" >/dev/null
 scontrol update nodename=n3 state=resume
 scancel "$prod1"
@@ -271,3 +292,4 @@ is "--every 1: a JSON line per round, each round skipping the busy nodes" \
     "$(echo "$out" | python3 -c 'import json, sys; r = [json.loads(l) for l in sys.stdin]; print(len(r) >= 2, all(n["action"] == "skipped" for d in r for n in d["nodes"]))')" \
     "True True"
 scancel "$prod"
+done_testing

@@ -147,3 +147,4 @@ is "… Slurm shows why" "$(sinfo -h -N -n n2 -o '%t|%E' | head -1)" "drain|vigi
 is "… the known node n3 was never drained" "$(grep -c 'new node n3' "$W/serve2.log")" 0
 is "… both passes kept as burn-in evidence" \
     "$(hist | jq -r '[.nodes[] | .node + "=" + .last_result] | join(" ")')" "n1=pass n2=fail"
+done_testing

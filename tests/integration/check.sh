@@ -124,3 +124,4 @@ check "hung NVML: n1 drained within the deadline" wait_for n1 'drain*|vigil: gpu
 : >"$LAB_DIR/nodes/n1/nvml-state"
 check "n1 resumed" wait_for n1 'idle|*' 20
 check "the health check logged its drain" grep -q 'drain n2: vigil: gpu ecc_dbe' "$W/hc-n2.log"
+done_testing

@@ -117,6 +117,20 @@ check "n2 shown isolated after its XID" cell "$W/dom2.html" n2 isolated
 check "n3 shown repairing (its ladder step is running)" cell "$W/dom2.html" n3 repairing
 check "n4 shown held" cell "$W/dom2.html" n4 held
 check "n1 shown suspect (an open incident, recorded)" cell "$W/dom2.html" n1 suspect
+# ---- the accounting of a controller minutes old: the window from its first record, the
+# fleet from the scheduler's node list, rates over so little history not stated but said so
+check "/v1/summary: the accounting's window starts at the controller's first record, not 30 days back" \
+    jqt '.accounting.window.since == .accounting.window.history_since and .accounting.window.s < 3600' "$W/summary.json"
+check "/v1/summary: availability and MTBI not stated, 'not enough history' said" jqt '.accounting.availability == null and
+    .accounting.mtbi_s == null and (.accounting.unmeasured.mtbi_s | startswith("not enough history"))' "$W/summary.json"
+check "the page shows 'not enough history' where the figures would be" grep -q '>not enough history<' "$W/dom2.html"
+"$VIGIL" report --controller "$URL" --read-token-file "$W/read.token" --json >"$W/report.json"
+is "report --controller: the fleet is the scheduler's 6 nodes (not the 4 with incidents), the window from the first record" \
+    "$(jq -c '[.nodes, .window.since == .window.history_since, (.unmeasured.availability | startswith("not enough history"))]' "$W/report.json")" \
+    "[6,true,true]"
+"$VIGIL" report --controller "$URL" --read-token-file "$W/read.token" --nodes 8 >"$W/report.txt"
+check "report --controller --nodes 8: the override, and the terminal says why MTBI is not stated" \
+    sh -c "grep -q ', 8 nodes,' '$W/report.txt' && grep -q '^MTBI: not enough history: ' '$W/report.txt'"
 check "the promoted spares shown healthy, in production" sh -c "grep -q 'data-node=\"n5\" data-state=\"healthy\"' '$W/dom2.html' &&
     grep -q 'data-node=\"n6\" data-state=\"healthy\"' '$W/dom2.html'"
 check "rackA: 2 of 3 out" in_dom "$W/dom2.html" "rackA · 2 of 3 out"
@@ -179,3 +193,4 @@ check "… with the incident it came back from (#$id6) and when ($back)" sh -c "
 check "the legend lists the returned state" grep -q 'class="s-returned">returned<' "$W/dom3.html"
 stop_serve
 check "no sanitizer report from the controller" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log'"
+done_testing

@@ -76,6 +76,14 @@ is "xid: injection recorded with its time" "$(jq -r '.runs[0].injection.time == 
 check "xid: the table says never detected" grep -q "never detected" "$T/xid.txt"
 is "xid cleanup: all nodes idle, no job" "$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')$(squeue -h | wc -l)" "idle 0"
 
+# ---- a victim out with a reason vigil wrote is vigil's detection, not Slurm's ----
+# (the drill cannot read vigil's incidents here: no controller; the node's reason says who found it)
+scontrol update nodename=n2 state=drain reason="vigil: node-silent"
+"$VIGIL" drill --lab --dir "$LAB_DIR" --fault xid:79 --victim n2 --deadline 3 --json >"$T/ours.json" 2>"$T/ours.err"
+is "a node vigil drained: detected by vigil, the reason in the detail" \
+    "$(jq -r '.runs[0].detect | "\(.by) \(.detail)"' "$T/ours.json")" "vigil n2 IDLE+DRAIN: vigil: node-silent"
+is "… and the drill undid vigil's drain" "$(sinfo -h -N -n n2 -o %t | sort -u)" idle
+
 # ---- side by side: the crash and the XID on plain Slurm, one page ----
 "$VIGIL" report "$T/crash.json" "$T/xid.json" --html "$T/compare.html" >"$T/compare.txt"
 is "report: exit 0" "$?" 0
@@ -104,3 +112,4 @@ if command -v chromium >/dev/null 2>&1; then
 else
     skip "html: chromium is not installed"
 fi
+done_testing

@@ -16,7 +16,9 @@ check "the spare pool is the reservation" sh -c 'scontrol show reservation vigil
 # n4 busy, n5 in the spare pool: the 3-node job runs on n[1-3], and after the
 # fault it can only run again if the controller promotes the spare.
 filler=$(sbatch --parsable --exclusive -N1 -w n4 -o /dev/null --wrap 'sleep 900')
-"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --fault xid:79 --runs 2 --deadline 60 --json >"$W/drill.json" 2>"$W/drill.err"
+# both runs fault GPU 0 (of the same victim, n2, as Slurm places the job on n[1-3] again): the
+# second is the same fault on a node returned to service after the first, caught at once
+"$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --fault xid:79 --gpu 0 --runs 2 --deadline 60 --json >"$W/drill.json" 2>"$W/drill.err"
 is "drill: every run recovered (exit 0)" "$?" 0
 [ -s "$W/drill.json" ] || { nok "drill JSON"; sed 's/^/# /' "$W/drill.err"; exit 1; }
 is "detected by vigil, not by Slurm" "$(jq -r '[.runs[].detect.by] | unique | join(",")' "$W/drill.json")" vigil
@@ -37,12 +39,14 @@ for step in detected isolated jobs_requeued; do
     check "incident timeline has $step" sh -c "echo '$inc' | jq -e '.[0].steps.$step.at != null' >/dev/null"
 done
 check "incident: xid 79 from the kernel log" sh -c "echo '$inc' | jq -e '.[0].kind == \"xid\" and .[0].code == 79 and .[0].event.source == \"kmsg\"' >/dev/null"
+check "both runs hit the same GPU of the same node" jq -e '[.runs[] | [.victim, .injection.gpu]] | unique | length == 1' "$W/drill.json"
+check "run 2 (the same fault on the node returned after run 1) detected as fast as run 1 (within 10 s)" \
+    jq -e '.runs[1].detect.after_s < 10' "$W/drill.json"
 printf '# medians: detect %s s, isolate %s s, restart %s s\n' "$(jq .detect.median "$W/drill.json")" \
     "$(jq .isolate.median "$W/drill.json")" "$(jq .restart.median "$W/drill.json")"
 
 # ---- spares inside the job's own allocation (vigil launch): 2 nodes + 1 warm,
-# told by the controller, restarted on its own spare without a requeue (on GPU 5:
-# the runs above hit GPUs 0 and 1, and the agent folds a repeat of the same fault)
+# told by the controller, restarted on its own spare without a requeue (on GPU 5)
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --spares-in-job 1 --fault xid:79 --gpu 5 --deadline 60 --json >"$W/inalloc.json" 2>"$W/inalloc.err"
 is "in-allocation: recovered (exit 0)" "$?" 0; jq -r '.runs[0].message // empty' "$W/inalloc.json" | sed 's/^/# /'
 is "in-allocation: the report says the job held one spare" "$(jq .spares_in_job "$W/inalloc.json")" 1
@@ -68,3 +72,35 @@ jq -r '.runs[0].message // empty' "$W/inalloc-bh.json" | sed 's/^/# /'
 exits_with "launch outside a Slurm job: an input error" 2 env -u SLURM_JOB_ID "$VIGIL" launch --spares 1 -- true
 exits_with "launch: --spares must be a count" 2 "$VIGIL" launch --spares many -- true
 exits_with "launch: a program is required" 2 "$VIGIL" launch --spares 1
+
+# ---- a fault that comes back after its node returned is a new incident at once:
+# XID 79 on n4 → DOWN; the node is resumed (the controller closes the incident,
+# `returned`); the same XID on the same GPU again → DOWN at once, not after the
+# agent's 60 s fold window (the agent learns of the return from its heartbeat's answer)
+RH="Authorization: Bearer $VIGIL_READ_TOKEN"
+is_down() { scontrol show node -o "$1" | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'; }
+n4_incidents() { curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=n4&limit=10"; }
+until_true() { # seconds command… — polls until the command succeeds
+    t=$(( $(date +%s) + $1 )); shift
+    while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
+}
+wait_for '[ "$(sinfo -h -N -n n4 -o %t)" = idle ]' 30
+"$VIGIL" inject xid 79 --node n4 --gpu 3 --lab --dir "$LAB_DIR" >/dev/null
+check "repeat: XID 79 on n4 GPU 3 → DOWN" until_true 15 is_down n4
+scontrol update nodename=n4 state=resume
+check "repeat: n4 resumed, its incident closed (returned)" until_true 15 sh -c \
+    "curl -s -H '$RH' '$VIGIL_CONTROLLER/v1/incidents?node=n4&limit=1' | jq -e '.[0].state == \"closed\" and .[0].steps.returned != null'"
+t0=$(date +%s%3N)
+"$VIGIL" inject xid 79 --node n4 --gpu 3 --lab --dir "$LAB_DIR" >/dev/null
+check "repeat: the same XID 79 on the same GPU again → DOWN again within 15 s (not after the 60 s fold)" \
+    until_true 15 is_down n4
+t1=$(date +%s%3N)
+check "repeat: the agent closed its fold when its heartbeat's answer said n4 was back" \
+    grep -q 'agent: node returned to service at .*: 1 folded incident closed' "$LAB_DIR/log/agent-n4.out"
+n4_incidents >"$W/n4.json"
+is "repeat: two incidents for n4, the second opened by the second XID, counted once" \
+    "$(jq -c --argjson t0 "$t0" '[length, (.[0].count), (.[0].steps.detected.at | sub("\\.[0-9]+Z$"; "Z") | fromdate * 1000 >= ($t0 / 1000 | floor) * 1000)]' "$W/n4.json")" \
+    "[2,1,true]"
+printf '# repeat: n4 seen DOWN again %s ms after the second XID\n' "$(( t1 - t0 ))"
+scontrol update nodename=n4 state=resume
+done_testing

@@ -47,3 +47,4 @@ is "vigil audit fleet: exit 0" "$?" 0
 is "vigil audit fleet: the same nodes" "$(jq -r '.nodes | length' "$T/fleet2.json")" 9
 env -u VIGIL_READ_TOKEN "$VIGIL" audit fleet --controller "$VIGIL_CONTROLLER" >/dev/null 2>&1
 is "vigil audit fleet without the read token: exit 2" "$?" 2
+done_testing

@@ -22,7 +22,8 @@ wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
 }
-agent_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg n "$1" '.daemons[] | select(.name == "agent" and .node == $n and .alive) | .pid'; }
+daemon_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg d "$1" --arg n "$2" '.daemons[] | select(.name == $d and .node == $n and .alive) | .pid'; }
+agent_pid() { daemon_pid agent "$1"; }
 reason() { scontrol show node -o "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 named_by_down() { # incidents job — a node-silent incident says the DOWN requeued job
     echo "$1" | jq -e --arg j "$2" '[.[] | select(.kind == "node-silent") | .steps.jobs_requeued.detail // ""
@@ -30,10 +31,18 @@ named_by_down() { # incidents job — a node-silent incident says the DOWN reque
 }
 
 check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
+# one forged beat (a valid MUNGE credential) for a node Slurm does not have: before, the ghost then
+# counted as a second silent node and held every real crash below ("2 of 6 went silent at once")
+ghost=$(printf '{"node":"ghost1"}' | munge -S "$LAB_DIR/munge/munge.socket")
+is "a beat for ghost1, a node Slurm does not list: refused (403)" \
+    "$(curl -s -o /dev/null -w '%{http_code}' --data-binary "$ghost" "$VIGIL_CONTROLLER/v1/heartbeat")" 403
+is "… and the monitor still tracks the five nodes" "$(metric vigil_heartbeat_nodes)" 5
 
 for fault in node-crash node-freeze; do
     "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --runs 1 --fault $fault --deadline 60 --json >"$T/$fault.json" 2>"$T/$fault.err"
     is "$fault: the job recovered (drill exit 0)" "$?" 0
+    jq -r --arg f $fault '"# \($f): detected by \(.runs[0].detect.by) after \(.runs[0].detect.after_s) s: \(.runs[0].detect.detail)"' "$T/$fault.json"
+    is "$fault: detected by vigil (its heartbeat monitor), not by Slurm" "$(jq -r '.runs[0].detect.by' "$T/$fault.json")" vigil
     v=$(jq -r '.runs[0].victim' "$T/$fault.json")
     inc=$(curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/incidents?node=$v&limit=5")
     check "$fault: a node-silent incident for $v, isolated by vigil" sh -c "echo '$inc' | jq -e '[.[] | select(.kind == \"node-silent\" and .steps.isolated)] | length >= 1' >/dev/null"
@@ -48,7 +57,9 @@ check "the fault-to-isolated histogram counted both" test "$(metric vigil_fault_
 "$VIGIL" report --db "$LAB_DIR/serve/incidents.db" --policy "$LAB_DIR/etc/vigil-policy.conf" --nodes 5 --json >"$T/acct.json"
 is "report --db: exit 0" "$?" 0
 check "report --db: two node-silent interruptions among the causes" sh -c "jq -e '[.causes[] | select(.cause == \"node-silent\")][0].count >= 2' '$T/acct.json' >/dev/null"
-check "report --db: a measured MTTR and availability under 1" sh -c "jq -e '.mttr_s > 0 and .availability < 1 and .node_hours_lost > 0' '$T/acct.json' >/dev/null"
+check "report --db: a measured MTTR and node-hours lost; minutes of history: availability not stated, said why" \
+    sh -c "jq -e '.mttr_s > 0 and .node_hours_lost > 0 and .availability == null and
+        (.unmeasured.availability | startswith(\"not enough history\"))' '$T/acct.json' >/dev/null"
 "$VIGIL" report --db "$LAB_DIR/serve/incidents.db" >"$T/acct.txt"
 check "report --db: the terminal table names the cause" grep -q '^node-silent' "$T/acct.txt"
 "$VIGIL" report --db "$T/none.db" >/dev/null 2>&1
@@ -120,3 +131,19 @@ check "mass silence: the alert is in the controller's log" grep -q 'ALERT heartb
 check "mass silence: no node isolated" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
 kill -CONT $pids
 check "the agents beat again" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_silent_nodes\" {print \$2}')\" = 0 ]"
+
+# issue 26: two nodes freeze together (two of five at once: held, nothing isolated); n2 comes back
+# 5 s later, and n4, still silent, is decided again at once: confirmed through its slurmd, isolated
+holds=$(metric vigil_heartbeat_holds_total)
+p2="$(agent_pid n2) $(daemon_pid slurmd n2)" p4="$(agent_pid n4) $(daemon_pid slurmd n4)"
+kill -STOP $p2 $p4
+check "two nodes silent at once: held" wait_for 15 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_holds_total\" {print \$2}')\" -gt $holds ]"
+sleep 5   # the scenario: the second node comes back five seconds later
+check "… neither isolated while held" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
+kill -CONT $p2
+check "n4, still silent after n2 came back, is confirmed and isolated by vigil" \
+    wait_for 15 sh -c "scontrol show node -o n4 | grep -q 'State=DOWN.* Reason=vigil: '"
+check "… n2 is not" sh -c "! scontrol show node -o n2 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+check "… the end of the hold is in the controller's log" grep -q 'heartbeat: 1 of 5 nodes silent now (at most 1 at once): the hold ends, 1 held node(s) decided again' "$LAB_DIR/log/serve.out"
+kill -CONT $p4
+done_testing

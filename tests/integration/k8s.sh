@@ -425,3 +425,4 @@ used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
     v = m == "PATCH" ? "patch" : m == "POST" ? "create" : m == "DELETE" ? (coll ? "deletecollection" : "delete") : (coll ? "list" : "get")
     print v, r }' | sort -u | tr '\n' ' ')
 is "the ClusterRole grants exactly the verbs vigil used" "$used" "$granted"
+done_testing

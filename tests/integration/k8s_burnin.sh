@@ -141,3 +141,4 @@ check "an unknown priorityClassName is refused at admission" sh -c "echo '$err' 
 stop_kapi
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
 check "no sanitizer report" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log' '$W'/containers/*.log 2>/dev/null"
+done_testing

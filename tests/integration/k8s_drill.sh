@@ -251,3 +251,4 @@ check "… a clear error naming the outage" jq -e '.runs[0].message | test("stop
 is "… and the Job deleted once the API answered" "$(jq -r '.runs[0].job_deleted' "$W/drill2.json") $(kubectl get jobs -o name | wc -l)" "true 0"
 stop_agents; stop_serve; stop_kapi
 check "no sanitizer report" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log' '$W/drill.err' '$W/drill2.err' '$W'/agent-*.log '$W'/containers/*.log 2>/dev/null"
+done_testing

@@ -1,7 +1,9 @@
 #!/bin/sh
 # lab.sh — `vigil lab`: a real 5-node Slurm cluster (n5 a spare) comes up, runs
 # srun and a requeueable batch job on distinct nodes, reports its status, and
-# goes down leaving no process and no directory; `down` refuses a non-lab dir.
+# goes down leaving no process and no directory (also when DIR is typed with a
+# trailing slash); `down` refuses a non-lab dir, and a dir a daemon of the lab
+# still runs from; `env` puts the burn-in's stand-in tools on PATH.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     echo "ok 1 # skip vigil lab needs root and slurmctld"; exit 0
@@ -38,16 +40,34 @@ is "the burn-in job was preempted" "$(jstate "$bi")" "PREEMPTED"
 is "status: healthy" "$("$VIGIL" lab status --dir "$LAB_DIR" --json | grep -c '"healthy": true')" "1"
 exits_with "status exits 0" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 is "env prints the client environment" "$("$VIGIL" lab env --dir "$LAB_DIR" | head -1)" "export SLURM_CONF=$LAB_DIR/etc/slurm.conf"
+# with nothing but the system's PATH and the lab's environment, a fault only the burn-in's
+# tools see (injected into n4's stand-in dcgmi) is found, not `unknown` for want of the tools
+bi=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin
+    eval "$("$VIGIL" lab env --dir "$LAB_DIR/")"
+    "$VIGIL" inject dcgm-diag-fail --node n4 --lab >/dev/null &&
+        "$VIGIL" burnin --lab --nodes n4 --test dcgm-diag --no-drain --json 2>"$LAB_DIR/bi.err"
+    "$VIGIL" inject clear --node n4 --lab >/dev/null)
+is "lab env: burnin --lab after inject dcgm-diag-fail --lab: dcgm-diag fails on n4" \
+    "$(echo "$bi" | jq -r '.nodes[] | select(.node == "n4") | .tests[] | select(.name == "dcgm-diag") | .result')" "fail"
 second=$(mktemp -d)
-"$VIGIL" lab up 2 --dir "$second" --policy-extra 'view_max_age = 30s' --json >"$second.json"
+"$VIGIL" lab up 2 --dir "$second" --policy-extra 'view_max_age = 30s' --json >"$second.json" 2>"$second.err"
 is "a second lab comes up beside the first" "$?" "0"
+ctl=$(jq -r .env.VIGIL_CONTROLLER "$second.json")
+check "up names the dashboard's URL and the read token's file on stderr" \
+    grep -qx "vigil: lab up: dashboard $ctl/?token=$(cat "$second/etc/read.token") (the read token is in $second/etc/read.token)" "$second.err"
 is "--policy-extra: the line is in the controller's policy (which took it)" \
     "$(grep -c '^view_max_age = 30s$' "$second/etc/vigil-policy.conf")" "1"
 p1=$(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF")
 p2=$(sed -n 's/.*"port_base": \([0-9]*\).*/\1/p' "$second.json")
 check "on other ports ($p1, $p2)" test -n "$p2" -a "$p1" != "$p2"
-"$VIGIL" lab down --dir "$second"
-rm -f "$second.json"
+# shell completion writes the directory with a trailing slash: the same lab, every daemon stopped
+"$VIGIL" lab down --dir "$second/"
+is "down DIR/ exits 0" "$?" "0"
+left=0
+for e in /proc/[0-9]*/environ; do grep -qs "VIGIL_LAB_DAEMON=$second" "$e" && left=$((left + 1)); done
+is "down DIR/: no process of that lab is left" "$left" "0"
+check "down DIR/: its directory is gone" test ! -e "$second"
+rm -f "$second.json" "$second.err"
 exits_with "the first lab is still healthy" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 sbatch -N2 -o /dev/null --wrap 'srun sleep 307' >/dev/null
 sleep 1
@@ -63,6 +83,24 @@ touch "$not_lab/precious"
 exits_with "down on a non-lab dir exits 2" 2 "$VIGIL" lab down --dir "$not_lab"
 check "and leaves it alone" test -f "$not_lab/precious"
 rm -rf "$not_lab"
+err=$("$VIGIL" lab down --dir "$not_lab" 2>&1)
+is "down on a dir that does not exist exits 2" "$?" "2"
+is "and says there is no lab" "$err" "vigil: lab down: $not_lab: not a vigil lab (No such file or directory); nothing to take down"
+# a daemon the lab started that still runs from DIR (here one that does not carry the lab's
+# tag): down does not pull the directory from under it, and names it
+orph=$(mktemp -d)
+printf 'nodes=1\nconf=%s/etc/slurm.conf\n' "$orph" >"$orph/.vigil-lab"
+mkdir "$orph/run" "$orph/log"
+sleep 300 >"$orph/log/slurmd-n1.out" 2>&1 &
+op=$!
+echo "slurmd n1 $op" >"$orph/run/daemons"
+err=$("$VIGIL" lab down --dir "$orph" 2>&1)
+is "down while a daemon of the lab runs from DIR: exit 1" "$?" "1"
+is "and names it" "$err" "vigil: lab down: $orph: slurmd of n1 (pid $op) still runs from it; not removed (stop it, then run \`vigil lab down --dir $orph\` again)"
+check "and keeps DIR" test -f "$orph/.vigil-lab"
+kill "$op"; wait "$op" 2>/dev/null
+exits_with "once it is stopped, down removes DIR" 0 "$VIGIL" lab down --dir "$orph"
+check "… and DIR is gone" test ! -e "$orph"
 exits_with "status on a non-lab dir exits 2" 2 "$VIGIL" lab status --dir /nonexistent
 exits_with "--policy-extra without '=' exits 2" 2 "$VIGIL" lab up 2 --dir "$(mktemp -u)" --policy-extra 'view_max_age'
 bad=$(mktemp -u)
@@ -74,3 +112,4 @@ is "and leaves no process of that lab behind" "$left" "0"
 check "nor its directory" test ! -e "$bad"
 exits_with "up without N exits 2" 2 "$VIGIL" lab up --dir /tmp/x
 exits_with "up with all nodes spares exits 2" 2 "$VIGIL" lab up 2 --spares 2 --dir /tmp/x
+done_testing

@@ -2,10 +2,16 @@
 # Each suite prints "ok N - what" / "not ok N - what" lines; tests/run sums them.
 # $VIGIL is the sanitized vigil binary, $FAKE_NVML the fake NVML library.
 : "${VIGIL:=$(cd "$(dirname "$0")/../.." && pwd)/build/vigil-san}"
-_tap_n=0
+_tap_n=0 _tap_failed=0
 ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $*"; }
-nok()  { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $*"; }
+nok()  { _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1)); echo "not ok $_tap_n - $*"; }
+# done_testing — a suite's last line: its exit status says whether every test
+# passed (1 when one failed), whatever the command before it returned.
+done_testing() {
+    if [ "$_tap_failed" = 0 ]; then exit 0; fi
+    exit 1
+}
 # check "description" command args…  — passes when the command exits 0.
 check() { d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 # is "description" got expected

@@ -85,3 +85,4 @@ while IFS= read -r e; do
 done <"$T/exprs"
 is "Prometheus accepts each of the dashboard's $(wc -l <"$T/exprs") queries" "$bad" ""
 is "… and one answers with vigil's data (open incidents)" "$(q 'sum(vigil_incidents_open{job="vigil"})')" 1
+done_testing

@@ -75,3 +75,4 @@ rm -rf "$tmp"
 # shared storage (storage family): run as this user, on the fixture roots
 check "storage: no_root_squash export named" sh -c "'$VIGIL' audit --security --only storage --root tests/fixtures/security/bad --fail-on none | grep -q 'no_root_squash'"
 exits_with "storage: the good root passes" 0 "$VIGIL" audit --security --only storage --root tests/fixtures/security/good
+done_testing

@@ -223,3 +223,4 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=4m tmpfs "$T/full" 2>/dev/null; 
 else
     skip "full disk: cannot mount a tmpfs here"
 fi
+done_testing

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "controller/accounting.h"
 #include "util/jsonutil.h"
+#include "util/strutil.h"
 
 #define H (3600LL * 1000)
 
@@ -75,6 +76,50 @@ static void test_known_history(void **state)
     vg_policy_free(&p);
 }
 
+/* The window starts at the controller's first record (nothing was watched
+ * before it); rates over less than an hour, or over a fleet of unknown size,
+ * are not stated but say why; the fleet is never the nodes that had incidents. */
+static void test_window_and_fleet(void **state)
+{
+    (void)state;
+    int64_t until = 1764547200000LL + 30 * 24 * H;
+    json_t *incs = json_array();
+    json_array_append_new(incs, inc("n3", "xid", 79, until - H, until - H, until - H + 6 * 60000));   /* 6 min out */
+    /* a 5-node fleet whose controller started 2 h ago, asked for the last 30 days */
+    struct vg_acct_opts o = { .since_ms = until - 30 * 24 * H, .until_ms = until, .first_ms = until - 2 * H, .nodes = 5 };
+    json_t *a = vg_accounting(incs, &o);
+    const json_t *w = json_object_get(a, "window");
+    assert_string_equal(vg_json_str(w, "since", ""), vg_json_str(w, "history_since", "-"));
+    assert_true(fabs(num(w, "s") - 7200.0) < 1e-9);
+    assert_true(fabs(num(a, "availability") - (1.0 - 0.1 / 10.0)) < 1e-9);   /* 0.1 of 10 node-hours */
+    assert_true(fabs(num(a, "mtbi_s") - 5 * 7200.0) < 1e-6);
+    assert_int_equal(vg_json_int(a, "nodes", 0), 5);
+    json_decref(a);
+    /* a minute after the first record: not enough history, said, not a number */
+    o.first_ms = until - 60000;
+    json_decref(incs);
+    incs = json_array();
+    json_array_append_new(incs, inc("n3", "xid", 79, until - 30000, until - 30000, 0));
+    a = vg_accounting(incs, &o);
+    assert_true(json_is_null(json_object_get(a, "availability")));
+    assert_true(json_is_null(json_object_get(a, "mtbi_s")));
+    assert_string_equal(vg_json_str(json_object_get(a, "unmeasured"), "mtbi_s", ""),
+                        "not enough history: 1 min in the window, at least 1.0 h needed");
+    assert_string_equal(vg_json_str(json_object_get(a, "unmeasured"), "availability", ""),
+                        "not enough history: 1 min in the window, at least 1.0 h needed");
+    json_decref(a);
+    /* no fleet size: unknown, not the one node that had an incident */
+    o.first_ms = until - 2 * H;
+    o.nodes = 0;
+    a = vg_accounting(incs, &o);
+    assert_true(json_is_null(json_object_get(a, "nodes")));
+    assert_true(json_is_null(json_object_get(a, "availability")));
+    assert_true(vg_startswith(vg_json_str(json_object_get(a, "unmeasured"), "availability", ""),
+                              "the fleet size is unknown"));
+    json_decref(a);
+    json_decref(incs);
+}
+
 static void step(json_t *i, const char *name, const char *detail)
 {
     json_object_set_new(json_object_get(i, "steps"), name, json_pack("{s:o, s:s}", "at", vg_json_time(1), "detail", detail));
@@ -115,6 +160,6 @@ static void test_ladder_outcomes(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history), cmocka_unit_test(test_ladder_outcomes) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history), cmocka_unit_test(test_window_and_fleet), cmocka_unit_test(test_ladder_outcomes) };
     return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
 }

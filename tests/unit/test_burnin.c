@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "burnin/burnin.h"
+#include "burnin/burnin_int.h"
+#include "catalog/catalog.h"
 #include "burnin/parsers.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -172,6 +174,46 @@ static void test_dcgm_tables(void **state)
     assert_true(vg_startswith(r.first_fail, "Persistence Mode: Fail: Persistence mode for GPU 0 is currently disabled."));
 }
 
+/* Each test counted once however many GPU rows it has; the hardware tests
+ * (outside Deployment) that ran counted apart: none ran in the Blackwell and
+ * GB10 runs, whose every hardware test DCGM skipped. */
+static void test_dcgm_counts(void **state)
+{
+    (void)state;
+    struct vg_dcgm_result r;
+    dcgm("dcgmi-diag-r3-table-all-hw-skipped-gb10-dcgm4.4.2.txt", &r);   /* 4.x: a GPU row under each test */
+    assert_string_equal(r.version, "4.4.2");
+    assert_int_equal(r.tests, 8);
+    assert_int_equal(r.passed, 1);     /* software */
+    assert_int_equal(r.skipped, 7);    /* not 14: the GPU0 rows are the same tests */
+    assert_int_equal(r.failed, 0);
+    assert_int_equal(r.hw_tests, 7);
+    assert_int_equal(r.hw_ran, 0);
+    assert_string_equal(r.skipped_names, "memory, diagnostic, nvbandwidth, pcie, memory_bandwidth, targeted_stress, "
+                                         "targeted_power");
+    dcgm("dcgmi-diag-r3-table-all-hw-skipped-rtxpro6000-blackwell-dcgm3.3.9.txt", &r);   /* two tables (srun) */
+    assert_int_equal(r.tests, 30);
+    assert_int_equal(r.passed, 18);
+    assert_int_equal(r.skipped, 12);
+    assert_int_equal(r.hw_tests, 12);
+    assert_int_equal(r.hw_ran, 0);
+    assert_string_equal(r.skipped_names, "PCIe, GPU Memory, Targeted Stress, Targeted Power, Memory Bandwidth, EUD Test");
+    dcgm("dcgmi-diag-r2-table-fail-pcie-internal-error-b200-8gpu-dcgm4.4.1.txt", &r);   /* 8 GPU rows per test */
+    assert_int_equal(r.tests, 3);
+    assert_int_equal(r.passed, 2);
+    assert_int_equal(r.failed, 1);
+    assert_int_equal(r.hw_tests, 2);
+    assert_int_equal(r.hw_ran, 2);
+    dcgm("dcgmi-diag-r3-table-pass-a10g-dcgm3.3.9.txt", &r);
+    assert_int_equal(r.hw_ran, r.hw_tests - 1);   /* EUD skipped, the rest ran */
+    assert_string_equal(r.skipped_names, "EUD Test");
+    dcgm("dcgmi-diag-r1-table-pass-a10g-dcgm3.3.9.txt", &r);   /* level 1: deployment checks only */
+    assert_int_equal(r.hw_tests, 0);
+    dcgm("dcgmi-diag-json-dcgm3.1.0-8gpu-nvvs-raw.txt", &r);
+    assert_int_equal(r.passed + r.skipped + r.failed, r.tests);
+    assert_true(r.hw_ran > 0);
+}
+
 static void test_dcgm_json(void **state)
 {
     (void)state;
@@ -244,19 +286,84 @@ static void test_thresholds(void **state)
     assert_null(vg_bi_threshold_find(&th, "NVIDIA H200 NVL", "nccl-busbw"));   /* PCIe card: no NVSwitch figure */
     assert_null(vg_bi_threshold_find(&th, "NVIDIA H100 PCIe", "nccl-busbw"));
     assert_null(vg_bi_threshold_find(&th, "", "gemm-ratio"));
+    /* each busbw floor at the message size its source defines it at */
+    assert_string_equal(t->at, "16G");
+    assert_int_equal(t->at_bytes, 16LL << 30);
+    assert_false(t->in_place);
+    assert_string_equal(vg_bi_threshold_find(&th, "NVIDIA A100-SXM4-40GB", "nccl-busbw")->at, "8G");
+    const struct vg_bi_threshold *mi = vg_bi_threshold_find(&th, "AMD Instinct MI350X", "nccl-busbw");
+    assert_non_null(mi);
+    NEAR(mi->min, 350);
+    assert_true(mi->in_place);
+    assert_int_equal(mi->at_bytes, 8LL << 30);
+    NEAR(vg_bi_threshold_find(&th, "AMD Instinct MI300X", "nccl-busbw")->min, 304);
     assert_non_null(vg_bi_threshold_find(&th, "NVIDIA B200", "gemm-ratio"));
     for (size_t i = 0; i < th.n; i++) assert_true(strlen(th.t[i].source) > 10);
     vg_bi_thresholds_free(&th);
     const char *bad[][2] = {
-        { "model\tmetric\tmin\tunit\tsource\nX\tnccl-busbw\tfast\tGB/s\tsomewhere\n", "t:2: min is not a positive number" },
-        { "model\tmetric\tmin\tunit\tsource\nX\tspeed\t1\tGB/s\tsomewhere\n", "t:2: unknown metric" },
-        { "model\tmetric\tmin\tunit\tsource\nX\tnccl-busbw\t1\tGB/s\t\n", "t:2: the source is empty (every figure names where it comes from)" },
-        { "# c\nX\tnccl-busbw\t1\tGB/s\ts\n", "t:2: expected the header 'model<TAB>metric<TAB>min<TAB>unit<TAB>source'" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tnccl-busbw\tfast\tGB/s\t8G\tsomewhere\n", "t:2: min is not a positive number" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tspeed\t1\tGB/s\t-\tsomewhere\n", "t:2: unknown metric" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tnccl-busbw\t1\tGB/s\t8G\t\n", "t:2: the source is empty (every figure names where it comes from)" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tnccl-busbw\t1\tGB/s\t-\ts\n",
+          "t:2: at: a busbw figure names the message size it is defined at (e.g. 16G, 8G in-place)" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tnccl-busbw\t1\tGB/s\t8G inplace\ts\n",
+          "t:2: at: a busbw figure names the message size it is defined at (e.g. 16G, 8G in-place)" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tib-rate\t1\tGb/s\t8G\ts\n",
+          "t:2: at: '-' (only nccl-busbw figures are per message size)" },
+        { "model\tmetric\tmin\tunit\tat\tsource\nX\tib-rate\t1\tGb/s\ts\n", "t:2: expected 6 tab-separated columns" },
+        { "# c\nX\tnccl-busbw\t1\tGB/s\t8G\ts\n",
+          "t:2: expected the header 'model<TAB>metric<TAB>min<TAB>unit<TAB>at<TAB>source'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(vg_bi_thresholds_parse(bad[i][0], strlen(bad[i][0]), "t", &th, err, sizeof err), -1);
         assert_string_equal(err, bad[i][1]);
     }
+}
+
+/* nccl-busbw judged on the row of the message size the floor is defined at,
+ * never on the average over a sweep (small sizes included). */
+static void test_nccl_rule(void **state)
+{
+    (void)state;
+    struct vg_bi_thresholds th;
+    char err[256] = "";
+    assert_int_equal(vg_bi_thresholds_load(NULL, &th, err, sizeof err), 0);
+    struct vg_bi_opts o = { .node = "n1", .th = &th };
+    size_t n;
+    const struct vg_bi_test *tests = vg_bi_tests(&n), *t = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(tests[i].name, "nccl-allreduce")) t = &tests[i];
+    assert_non_null(t);
+    struct vg_bi_outcome oc;
+    size_t len;
+    /* AMD's own MI350X sweep, 8 B .. 8 GiB: its average 111.827 GB/s, the 8 GiB in-place row 367.51 */
+    char *text = fixture("rccl-tests-all_reduce_perf-mi350x-8gpu-sweep-excerpt.txt", &len);
+    struct vg_bi_ctx amd = { .o = &o, .model = "AMD Instinct MI350X", .gpus = 8 };
+    memset(&oc, 0, sizeof oc);
+    t->rule(&amd, text, len, 0, &oc);
+    assert_int_equal(oc.result, VG_BI_PASS);
+    NEAR(oc.value, 367.51);
+    assert_string_equal(oc.detail, "busbw at 8G in-place 367.51 GB/s >= 350 GB/s");
+    free(text);
+    /* a 2-node H100 sweep up to 8 GiB against the 16 GiB floor: judged on its 8 GiB row, said so */
+    text = fixture("nccl-tests-all_reduce_perf-h100-a3mega-2node-16gpu.txt", &len);
+    struct vg_bi_ctx h100 = { .o = &o, .model = "NVIDIA H100 80GB HBM3", .gpus = 8 };
+    memset(&oc, 0, sizeof oc);
+    t->rule(&h100, text, len, 0, &oc);
+    assert_int_equal(oc.result, VG_BI_FAIL);
+    assert_true(oc.value > 300 && oc.value < 340);   /* the 8 GiB row, not the sweep's average (~100) */
+    assert_true(vg_startswith(oc.detail, "busbw at 8G "));
+    assert_non_null(strstr(oc.detail, "(the floor is defined at 16G)"));
+    free(text);
+    /* a run whose sizes never reach the floor's: unknown, not judged on its average */
+    const char *small = "# nThread 1 nGpus 8 minBytes 8 maxBytes 1048576 step: 2(factor)\n"
+                        "     1048576        262144     float     sum      -1    40.0   26.21   45.87      0"
+                        "    40.0   26.21   45.87      0\n# Avg bus bandwidth    : 45.87\n";
+    memset(&oc, 0, sizeof oc);
+    t->rule(&h100, small, strlen(small), 0, &oc);
+    assert_int_equal(oc.result, VG_BI_UNKNOWN);
+    assert_non_null(strstr(oc.detail, "under half of 16G"));
+    vg_bi_thresholds_free(&th);
 }
 
 static void test_verdicts(void **state)
@@ -276,7 +383,10 @@ static void test_verdicts(void **state)
     vg_bi_reason(&n, reason, sizeof reason);
     assert_string_equal(reason, "vigil: burnin gemm-small: GPU 3: 17 elements differ from the reference result");
     struct vg_event ev[4];
-    assert_int_equal(vg_bi_events(&n, ev, 4), 1);
+    char err[256];
+    struct vg_catalog *cat = vg_catalog_open(NULL, NULL, NULL, err, sizeof err);
+    assert_non_null(cat);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 1);
     assert_string_equal(ev[0].kind, "sdc");
     assert_string_equal(ev[0].source, "burnin");
     assert_int_equal(ev[0].action, VG_ACT_DRAIN_RMA);   /* the catalog's row for sdc */
@@ -285,8 +395,14 @@ static void test_verdicts(void **state)
     vg_strlcpy(t[1].detail, "BW average 196.17 Gb/s < 380 Gb/s", sizeof t[1].detail);
     vg_bi_reason(&n, reason, sizeof reason);
     assert_string_equal(reason, "vigil: burnin ib-port: BW average 196.17 Gb/s < 380 Gb/s (+1 more)");
-    assert_int_equal(vg_bi_events(&n, ev, 4), 2);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 2);
     assert_int_equal(ev[0].action, VG_ACT_REBOOT);
+    /* the site policy decides as it does for every other reader of the catalog */
+    static const char site[] = "kind ib-bw-low action=drain-rma\n";
+    assert_int_equal(vg_catalog_apply_policy_text(cat, site, sizeof site - 1, "policy.tsv", err, sizeof err), 0);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 2);
+    assert_int_equal(ev[0].action, VG_ACT_DRAIN_RMA);
+    vg_catalog_free(cat);
     enum vg_bi_suite s;
     assert_true(vg_bi_suite_parse("standard", &s));
     assert_int_equal(s, VG_BI_STANDARD);
@@ -302,8 +418,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nccl_h200),   cmocka_unit_test(test_nccl_sweep_and_legacy),
         cmocka_unit_test(test_nccl_failures), cmocka_unit_test(test_perftest),
-        cmocka_unit_test(test_dcgm_tables), cmocka_unit_test(test_dcgm_json),
-        cmocka_unit_test(test_gpubench),    cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_dcgm_tables), cmocka_unit_test(test_dcgm_json), cmocka_unit_test(test_dcgm_counts),
+        cmocka_unit_test(test_gpubench),    cmocka_unit_test(test_thresholds), cmocka_unit_test(test_nccl_rule),
         cmocka_unit_test(test_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,63 @@ static void test_store_fold_and_duplicates(void **state)
     vg_store_close(st);
 }
 
+static int64_t accept_xid(struct vg_store *st, int64_t seq, int64_t first, int64_t last, int count, bool *is_new)
+{
+    struct vg_event e;
+    vg_event_init(&e);
+    strcpy(e.kind, "xid");
+    e.code = 79;
+    strcpy(e.pci, "0000:18:00.0");
+    e.action = VG_ACT_REBOOT;
+    e.time_ms = e.first_ms = first;
+    e.last_ms = last;
+    e.count = count;
+    int64_t id;
+    bool dup;
+    assert_int_equal(vg_store_accept(st, "n2", "", seq, 0, &e, last + 100, 60000, &id, is_new, &dup), 0);
+    assert_false(dup);
+    return id;
+}
+
+/* Repeats from before the node's return (an agent's folded count, sent once
+ * it learns of the return) join the closed incident instead of opening one
+ * on a node just back in service; a repeat after the return opens a new one. */
+static void test_store_repeats_before_return(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    const int64_t T = 1795000000000LL;
+    bool is_new;
+    int64_t id = accept_xid(st, 1, T, T, 1, &is_new);
+    assert_true(is_new);
+    assert_int_equal(vg_store_last_return(st, "n2"), 0);
+    assert_int_equal(vg_store_step(st, id, VG_STEP_RETURNED, T + 30000, "back in service"), 0);
+    assert_int_equal(vg_store_set_state(st, id, "closed"), 0);
+    assert_int_equal(vg_store_last_return(st, "n2"), T + 30000);
+    assert_int_equal(vg_store_last_return(st, "n9"), 0);
+    /* two repeats while the node was out, counted after the return */
+    assert_int_equal(accept_xid(st, 2, T, T + 5000, 2, &is_new), id);
+    assert_false(is_new);
+    json_t *inc = vg_store_incident(st, id);
+    assert_int_equal(json_integer_value(json_object_get(inc, "count")), 3);
+    assert_string_equal(json_string_value(json_object_get(inc, "state")), "closed");
+    json_decref(inc);
+    /* a repeat 1 s before the step, which a resume outside vigil can trail by
+     * its reconcile period: maybe after the node was back, so a new incident */
+    int64_t id2 = accept_xid(st, 3, T, T + 29000, 1, &is_new);
+    assert_true(is_new);
+    assert_true(id2 > id);
+    assert_int_equal(vg_store_set_state(st, id2, "closed"), 0);
+    /* the fold's count holding a repeat after the return: a new incident */
+    int64_t id3 = accept_xid(st, 4, T, T + 31000, 1, &is_new);
+    assert_true(is_new);
+    assert_true(id3 > id2);
+    /* and the next repeat joins that open one */
+    assert_int_equal(accept_xid(st, 5, T + 32000, T + 32000, 1, &is_new), id3);
+    assert_false(is_new);
+    vg_store_close(st);
+}
+
 static void test_ingest_rejects_bad_messages(void **state)
 {
     (void)state;
@@ -208,10 +265,16 @@ static void test_ingest_validates_fields(void **state)
         "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xidxidxidxidxidxidxid\\u00e9\\u00e9\"}]}",
         "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"cause\":\"\\u0085\"}]}",
         "{\"node\":\"n/1\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        /* an option to any command that would take the name */
+        "{\"node\":\"--help\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        /* a right-to-left override and a line separator: reorder or split what a terminal or page shows */
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"raw\":\"NVRM: \u202e97 diX\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"raw\":\"NVRM\u2028vigil: ALL NODES PATCHED\"}]}",
     };
     const char *field[] = { "'node'", "field 'kind': not printable", "field 'pci'", "field 'raw'",
                             "'boom' is not a kind the catalog knows", "field 'kind': 25 bytes is over the limit of 23",
-                            "field 'cause'", "'node'" };
+                            "field 'cause'", "'node'", "'node'", "field 'raw': not printable",
+                            "field 'raw': not printable" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *resp;
         assert_int_equal(vg_ingest_message(&in, bad[i], vg_now_ms(), &resp), 400);
@@ -442,6 +505,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_repeats_before_return, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),

@@ -1,6 +1,7 @@
 /* test_dedup.c — incident folding within the window, causal links from the
  * catalog's caused_by column (45 after 149, 154 after anything, 79 after an
- * AER fatal), no link across GPUs or outside the window, and the storm guard. */
+ * AER fatal), no link across GPUs or outside the window, the storm guard,
+ * and the folds closed when the node is returned to service. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -150,11 +151,47 @@ static void test_storm_guard(void **s)
     vg_dedup_free(d);
 }
 
+/* The node came back at R: the fold of the fault before it is closed (its
+ * repeats emitted), one begun after it stays, and the same fault again after
+ * R is a new incident, not a repeat of the old one. */
+static void test_close_before_return(void **s)
+{
+    (void)s;
+    nout = 0;
+    struct vg_dedup_opts o = { 60000, 0, 0 };
+    struct vg_dedup *d = vg_dedup_new(&o, cat, collect, NULL);
+    struct vg_event a = mk("xid", 79, "0000:18:00.0", T0), rep = mk("xid", 79, "0000:18:00.0", T0 + 5000);
+    struct vg_event other = mk("xid", 119, "0000:3b:00.0", T0 + 12000);
+    vg_dedup_add(d, &a);
+    vg_dedup_add(d, &rep);
+    vg_dedup_add(d, &other);
+    assert_int_equal(vg_dedup_open_count(d), 2);
+    const int64_t R = T0 + 10000;
+    assert_int_equal(vg_dedup_close_before(d, R), 1);
+    assert_int_equal(nout, 1);
+    assert_string_equal(out[0].pci, "0000:18:00.0");
+    assert_int_equal(out[0].count, 2);
+    assert_int_equal(out[0].last_ms, T0 + 5000);
+    assert_int_equal(vg_dedup_open_count(d), 1);
+    assert_int_equal(vg_dedup_close_before(d, R), 0);   /* told again: nothing more */
+    struct vg_event again = mk("xid", 79, "0000:18:00.0", T0 + 15000);
+    uint64_t folded = vg_dedup_stats(d)->folded;
+    vg_dedup_add(d, &again);
+    assert_int_equal(vg_dedup_stats(d)->folded, folded);   /* a new incident, not folded */
+    assert_int_equal(vg_dedup_open_count(d), 2);
+    vg_dedup_finish(d);
+    assert_int_equal(nout, 3);
+    assert_int_equal(out[2].first_ms, T0 + 15000);
+    assert_int_equal(out[2].count, 1);
+    vg_dedup_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fold_window), cmocka_unit_test(test_causal_links),
         cmocka_unit_test(test_cause_window), cmocka_unit_test(test_storm_guard),
+        cmocka_unit_test(test_close_before_return),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,6 +32,11 @@ static void test_daemon(void **state)
     assert_int_not_equal(vg_proc_ppid(pid), getpid());   /* re-parented, never our zombie */
     assert_true(vg_proc_has_env(pid, tag));
     assert_false(vg_proc_has_env(pid, "VIGIL_TEST_TAG=/elsewhere"));
+    char val[64];
+    assert_int_equal(vg_proc_env(pid, "VIGIL_TEST_TAG", val, sizeof val), 0);
+    assert_string_equal(val, dir);
+    assert_int_equal(vg_proc_env(pid, "VIGIL_TEST", val, sizeof val), -1);   /* a prefix is not the name */
+    assert_int_equal(vg_proc_env(pid, "VIGIL_OTHER", val, sizeof val), -1);
     assert_true(vg_proc_has_fd_under(pid, dir));
     assert_false(vg_proc_has_fd_under(pid, "/nonexistent"));
     char comm[32];

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "score/score.h"
 #include "helpers/precision.h"
 
@@ -145,6 +146,66 @@ static void test_not_measured(void **state)
     vg_rubric_free(&r);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Evidence that measured nothing is "not measured", never "met": a check
+ * report with no check, a node without InfiniBand, an audit that found no
+ * component, a fleet merge of no node, a burn-in history with no run. */
+static void test_empty_evidence(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-score-XXXXXX", p[5][96], err[512];
+    assert_non_null(mkdtemp(dir));
+    const char *docs[5][2] = {
+        { "check.json", "{\"node\":\"n1\",\"ok\":true,\"failed\":0,\"checks\":[],\"events\":[]}" },
+        { "audit.json", "{\"components\":[],\"findings\":[],\"summary\":{\"critical\":0,\"high\":0,\"outdated\":0}}" },
+        { "fleet.json", "{\"nodes\":[],\"components\":[],\"findings\":[],"
+                        "\"summary\":{\"nodes\":0,\"skewed_components\":0,\"critical\":0}}" },
+        { "burnin.json", "{\"nodes\":[],\"burnin\":{\"runs\":0,\"nodes_failing\":0,\"coverage\":0}}" },
+        { "check2.json", "{\"node\":\"n1\",\"ok\":true,\"failed\":0,\"events\":[],"
+                         "\"checks\":[{\"name\":\"gpu\",\"ok\":true,\"detail\":\"8 GPUs\",\"line\":1,\"events\":[]}]}" },
+    };
+    struct vg_evidence ev = { 0 };
+    for (int i = 0; i < 5; i++) {
+        snprintf(p[i], sizeof p[i], "%s/%s", dir, docs[i][0]);
+        write_file(p[i], docs[i][1]);
+        if (i < 4 && vg_evidence_add(&ev, p[i], err, sizeof err)) fail_msg("%s", err);
+    }
+    struct vg_rubric r;
+    struct vg_score s;
+    rubric(&r);
+    vg_score_compute(&r, &ev, &s);
+    static const char *const unmeasured[] = { "mon-check", "net-ib-events", "sec-cve-critical", "sec-cve-high",
+                                              "life-outdated", "life-fleet-skew", "life-fleet-critical",
+                                              "rel-burnin-failing" };
+    for (size_t i = 0; i < sizeof unmeasured / sizeof *unmeasured; i++) {
+        const struct vg_rule_result *u = rule(&s, unmeasured[i]);
+        if (u->state != VG_RULE_UNMEASURED) fail_msg("%s: measured (%s)", unmeasured[i], u->evidence);
+        assert_true(u->awarded == 0);
+    }
+    assert_non_null(strstr(rule(&s, "mon-check")->evidence, "check.json: checks# = 0: nothing there to measure"));
+    assert_non_null(strstr(rule(&s, "net-ib-events")->evidence, "checks[name^=ib]# = 0"));
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    /* a check report with a GPU check and no InfiniBand one: the node passes vigil check, its links unmeasured */
+    ev = (struct vg_evidence){ 0 };
+    if (vg_evidence_add(&ev, p[4], err, sizeof err)) fail_msg("%s", err);
+    vg_score_compute(&r, &ev, &s);
+    assert_int_equal(rule(&s, "mon-check")->state, VG_RULE_MET);
+    assert_int_equal(rule(&s, "net-ib-events")->state, VG_RULE_UNMEASURED);
+    vg_score_free(&s);
+    vg_evidence_free(&ev);
+    vg_rubric_free(&r);
+    for (int i = 0; i < 5; i++) unlink(p[i]);
+    rmdir(dir);
+}
+
 static void test_resolve(void **state)
 {
     (void)state;
@@ -157,6 +218,12 @@ static void test_resolve(void **state)
     json_decref(v);
     v = vg_ev_resolve(d, "a[ok=true]#");
     assert_int_equal(json_integer_value(v), 1);
+    json_decref(v);
+    v = vg_ev_resolve(d, "a[id^=x.]#");   /* a prefix filter */
+    assert_int_equal(json_integer_value(v), 1);
+    json_decref(v);
+    v = vg_ev_resolve(d, "a[id^=]#");      /* every element with that member a string */
+    assert_int_equal(json_integer_value(v), 2);
     json_decref(v);
     v = vg_ev_resolve(d, "st.detect.median");
     assert_true(json_real_value(v) == 1.5);
@@ -220,6 +287,10 @@ static void test_rubric_errors(void **state)
         { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":1}],\"rules\":[],"
           "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":10}]}",
           "r.json: tiers[1]: the last tier" },
+        { "{\"title\":\"t\",\"follows\":\"f\",\"criteria\":[{\"name\":\"A\",\"weight\":1}],"
+          "\"rules\":[{\"id\":\"x\",\"criterion\":\"A\",\"source\":\"check\",\"path\":\"ok\",\"requires\":3,\"op\":\"eq\",\"value\":true,\"points\":1,\"text\":\"t\"}],"
+          "\"tiers\":[{\"name\":\"G\",\"min_score\":50},{\"name\":\"U\",\"min_score\":0}]}",
+          "r.json: rules[0].requires: not a path" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct vg_rubric r;
@@ -309,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_good_cluster),  cmocka_unit_test(test_bad_cluster),    cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_resolve),       cmocka_unit_test(test_questionnaire),  cmocka_unit_test(test_rubric_errors),
         cmocka_unit_test(test_evidence_errors), cmocka_unit_test(test_html), cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_empty_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
  * a running job found and requeued, only vigil's own drains resumed, a DOWN
  * that requeues a job itself (the requeue after it takes that job as done and
  * fails only for a --no-requeue job); then `down` leaves no tagged process
- * and no directory.  Skipped
+ * and no directory.  Also the lab's directory made canonical.  Skipped
  * (TAP "ok # skip") only without root or slurmctld. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -196,7 +196,44 @@ static void test_down_refuses_non_lab(void **state)
     assert_non_null(strstr(err, "not a vigil lab"));
     assert_int_equal(access(dir, F_OK), 0);
     rmdir(dir);
-    assert_int_equal(vg_lab_down(dir, err, sizeof err), 0);   /* absent: nothing to do */
+    /* absent: not a lab either, and said so */
+    assert_int_equal(vg_lab_down(dir, err, sizeof err), -2);
+    assert_non_null(strstr(err, "not a vigil lab (No such file or directory)"));
+}
+
+/* --dir made canonical: what every daemon is tagged with and `down` matches,
+ * however the directory was typed (trailing slashes, a symbolic link, ".."),
+ * also before it exists. */
+static void test_canon_dir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-canon-XXXXXX", real[4096], want[4200], in[4200], out[4200];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(realpath(dir, real));
+    snprintf(in, sizeof in, "%s//", dir);
+    assert_int_equal(vg_lab_canon_dir(in, out, sizeof out), 0);
+    assert_string_equal(out, real);
+    snprintf(in, sizeof in, "%s/link", real);
+    assert_int_equal(symlink(real, in), 0);
+    snprintf(in, sizeof in, "%s/link/", real);
+    assert_int_equal(vg_lab_canon_dir(in, out, sizeof out), 0);
+    assert_string_equal(out, real);
+    /* not there yet: its parent resolved, its own name kept, no trailing slash */
+    snprintf(in, sizeof in, "%s/link/../%s/lab/", real, strrchr(real, '/') + 1);
+    snprintf(want, sizeof want, "%s/lab", real);
+    assert_int_equal(vg_lab_canon_dir(in, out, sizeof out), 0);
+    assert_string_equal(out, want);
+    /* nor its parent: no canonical form */
+    snprintf(in, sizeof in, "%s/no/lab", real);
+    assert_int_equal(vg_lab_canon_dir(in, out, sizeof out), -1);
+    /* resolve_dir: as given, less its trailing slashes, when nothing resolves */
+    snprintf(want, sizeof want, "%s/no/lab", real);
+    snprintf(in, sizeof in, "%s/no/lab///", real);
+    assert_string_equal(vg_lab_resolve_dir(in, out, sizeof out), want);
+    assert_string_equal(vg_lab_canon_dir("/", out, sizeof out) == 0 ? out : "", "/");
+    snprintf(in, sizeof in, "%s/link", real);
+    unlink(in);
+    rmdir(real);
 }
 
 int main(void)
@@ -204,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_adapter_on_lab),
         cmocka_unit_test(test_down_refuses_non_lab),
+        cmocka_unit_test(test_canon_dir),
     };
     return cmocka_run_group_tests_name("slurm_live", tests, NULL, NULL);
 }

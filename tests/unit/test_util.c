@@ -79,6 +79,21 @@ static void test_time_roundtrip(void **state)
     assert_int_equal(ms, 1764430688500LL);
     assert_false(vg_parse_time("2025-13-29T16:38:08Z", &ms));
     assert_false(vg_parse_time("yesterday", &ms));
+    /* a day the calendar does not have is refused, not carried into the next month */
+    assert_false(vg_parse_time("2026-02-29T00:00:00Z", &ms));
+    assert_false(vg_parse_time("2026-04-31T00:00:00Z", &ms));
+    assert_false(vg_parse_time("2100-02-29T00:00:00Z", &ms));
+    assert_true(vg_parse_time("2024-02-29T00:00:00Z", &ms));
+    assert_true(vg_parse_time("2000-02-29T00:00:00Z", &ms));
+    assert_true(vg_parse_time("2026-12-31T23:59:59Z", &ms));
+    /* the date options: a day or RFC 3339 */
+    assert_true(vg_parse_day_or_time("2026-03-01", &ms));
+    assert_int_equal(ms, 1772323200000LL);
+    assert_true(vg_parse_day_or_time("2026-03-01T00:00:00Z", &ms));
+    assert_int_equal(ms, 1772323200000LL);
+    assert_false(vg_parse_day_or_time("2026-13-45", &ms));
+    assert_false(vg_parse_day_or_time("2026-02-30", &ms));
+    assert_false(vg_parse_day_or_time("2026-3-1", &ms));
 }
 
 static void test_rootfs(void **state)
