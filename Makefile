@@ -19,7 +19,7 @@ TEST_HELPER_SRC := $(sort $(wildcard tests/unit/helpers/*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
-.PHONY: all check unit integration bench fuzz demo install deb clean cuda
+.PHONY: all check unit integration bench fuzz demo install deb image clean cuda
 all: build/vigil build/tests/libnvidia-ml.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
@@ -78,7 +78,7 @@ KAPI_SRC := $(sort $(wildcard tests/k8s/*.c))
 build/tests/kapi: $(KAPI_SRC) tests/k8s/kapi.h
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lgnutls -lpthread
+	$(Q)$(CC) $(CFLAGS) -o $@ $(KAPI_SRC) -ljansson -lmicrohttpd -lgnutls -lpthread -lz
 
 # The Redfish service double (tests/redfish/): curl and `vigil bmc --redfish` run against it.
 build/tests/redfish: tests/redfish/redfish.c
@@ -135,6 +135,11 @@ install: build/vigil
 # A Debian package (dpkg-deb): /usr/bin/vigil, /usr/share/vigil, systemd units.
 deb: build/vigil
 	@scripts/mkdeb.sh
+
+# The container image (an OCI archive under build/) from Debian packages and that .deb, as root:
+# mmdebstrap, umoci, skopeo (docs/kubernetes.md).
+image: deb
+	@scripts/mkimage.sh
 
 clean:
 	rm -rf build

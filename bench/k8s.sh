@@ -17,17 +17,21 @@ TOKEN="bench-api-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
 echo "read-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"; umask 022
 printf 'spares = n5\nbreaker = 100%% / 600s\n' >"$T/policy"
-api() { curl -s -H "Authorization: Bearer $TOKEN" "$@"; }
+# the API over HTTPS, as vigil speaks it (it refuses plain HTTP)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.pem" -days 2 -subj /CN=kapi \
+    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+api() { curl -s --cacert "$T/ca.pem" -H "Authorization: Bearer $TOKEN" "$@"; }
 now() { date +%s%N; }
 
 gang() { api "$A/api/v1/namespaces/default/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dtrain" | jq -r '.items[].metadata.name' | sort; }
 run() { # → "calls moved latency_s baseline_s"
     rm -f "$T/kport" "$T/port" "$T/db"* "$T/api.log"
-    "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --log "$T/api.log" &
+    "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --log "$T/api.log" \
+        --tls-cert "$T/ca.pem" --tls-key "$T/ca.key" &
     KP=$!
     while [ ! -s "$T/kport" ]; do sleep 0.02; done
-    A="http://127.0.0.1:$(cat "$T/kport")"
-    printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: "%s"}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: "%s"}\n' "$A" "$TOKEN" >"$T/kc"
+    A="https://127.0.0.1:$(cat "$T/kport")"
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: "%s", certificate-authority: ca.pem}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: "%s"}\n' "$A" "$TOKEN" >"$T/kc"
     while [ "$(api "$A/api/v1/namespaces/default/pods" | jq '[.items[] | select(.status.phase=="Running")] | length')" != 4 ]; do sleep 0.02; done
     # baseline: one bare cordon of n4 and back
     b0=$(now)
@@ -81,10 +85,11 @@ sort -k3 -n "$T/runs" | sed -n 2p | {
 # victim's kernel-log file that its agent follows; isolate and restart from
 # the API's stamps, resume from the trainer's log in the shared workdir.
 rm -f "$T/kport" "$T/port" "$T/db"* && mkdir -p "$T/nodes"
-PATH="$PWD/build:$PATH" "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --exec "$T/pods" &
+PATH="$PWD/build:$PATH" "$K" --port-file "$T/kport" --state tests/fixtures/k8s/cluster.json --token "$TOKEN" --exec "$T/pods" \
+    --tls-cert "$T/ca.pem" --tls-key "$T/ca.key" &
 KP=$!
 while [ ! -s "$T/kport" ]; do sleep 0.02; done
-A="http://127.0.0.1:$(cat "$T/kport")"
+A="https://127.0.0.1:$(cat "$T/kport")"
 sed -i "s|server: \"[^\"]*\"|server: \"$A\"|" "$T/kc"
 for j in train other; do api -o /dev/null -X DELETE "$A/apis/batch/v1/namespaces/default/jobs/$j"; done
 "$V" serve --orchestrator k8s --orch-config "$T/kc" --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" \

@@ -1,5 +1,6 @@
 /* fuzz_k8s.c — libFuzzer target for the Kubernetes backend's readers: the
- * kubeconfig (YAML through libyaml) and Node / Pod objects (JSON). */
+ * kubeconfig (YAML through libyaml) and Node / Pod objects (JSON), and the
+ * node cache's trimmed copy of a Node (read back the same). */
 #include "orch/k8s.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct vg_k8s_pod p;
         vg_k8s_node_parse(v, &n);
         vg_k8s_pod_parse(v, &p);
+        json_t *t = vg_k8s_node_trim(v);
+        struct vg_k8s_node tn;
+        if (t && (vg_k8s_node_parse(t, &tn) || memcmp(&n, &tn, sizeof n))) __builtin_trap();
+        json_decref(t);
         size_t i;
         json_t *item;
         json_array_foreach(json_object_get(v, "items"), i, item) {

@@ -29,7 +29,7 @@
     "usage: vigil burnin [--suite quick|standard|long] [--node NAME] [--drain] [--json]\n"              \
     "                    [--root DIR] [--tool NAME=PATH]… [--thresholds FILE] [--test NAME]\n"           \
     "       vigil burnin --lab [--dir DIR] [--nodes HOSTLIST] [--suite …] [--no-drain] [--json]\n"      \
-    "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE)\n"             \
+    "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE, --insecure-http)\n" \
     "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
     "                    [--burnin-partition NAME] [--state FILE] [--jobs-dir DIR] [--every SECONDS]\n" \
     "       any form: [--controller URL [--auth munge|token|none] [--token-file F]] sends the results\n"  \
@@ -55,6 +55,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         { "help", no_argument, 0, 'h' },        { "orchestrator", required_argument, 0, 'o' },
         { "orch-config", required_argument, 0, 'C' },
         { "kubeconfig", required_argument, 0, 'C' }, { "schedule", no_argument, 0, 'S' },
+        { "insecure-http", no_argument, 0, 'I' },
         { "budget", required_argument, 0, 'B' },     { "every", required_argument, 0, 'E' },
         { "state", required_argument, 0, 'F' },      { "burnin-partition", required_argument, 0, 'P' },
         { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
@@ -91,6 +92,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         case 'j': o->json = true; break;
         case 'o': o->orchestrator = optarg; break;
         case 'C': o->orch_config = optarg; break;
+        case 'I': o->insecure_http = true; break;
         case 'S': o->schedule = true; break;
         case 'U': o->controller = optarg; break;
         case 'A': o->auth = optarg; break;
@@ -323,7 +325,7 @@ int cmd_burnin(int argc, char **argv)
     struct vg_bi_thresholds th;
     if (vg_bi_thresholds_load(o.thresholds, &th, err, sizeof err)) return vg_input_error("burnin: %s", err);
     json_t *nodes = json_array();
-    struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000 };
+    struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000, .insecure_http = o.insecure_http };
     struct vg_orch *s = NULL;
     struct vg_lab_info info;
     if (o.lab) {

@@ -13,6 +13,7 @@
 struct vg_burnin_opts {
     enum vg_bi_suite suite;
     const char *node, *nodes, *root, *thresholds, *only, *dir, *orchestrator, *orch_config;
+    bool insecure_http;          /* an http:// Kubernetes API server accepted (--insecure-http) */
     struct vg_bi_tool tools[VG_BURNIN_MAX_TOOLS];
     size_t ntools;
     bool lab, json, drain, no_drain;

@@ -104,7 +104,7 @@ static int round_once(const struct vg_burnin_opts *o, struct vg_orch *s, const s
 int vg_burnin_schedule(const struct vg_burnin_opts *o)
 {
     char err[600], state[600], jobs[700], self[600], dirarg[600], toolargs[VG_BURNIN_MAX_TOOLS][1200];
-    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000 };
+    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000, .insecure_http = o->insecure_http };
     struct vg_lab_info info;
     const char *argv[64];
     int a = 0;

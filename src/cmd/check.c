@@ -29,7 +29,7 @@
 #define CHECK_USAGE                                                                                   \
     "usage: vigil check [--config FILE] [--root DIR] [--node NAME] [--deadline S] [--json]\n"       \
     "                   [--policy FILE] [--catalog FILE] [--drain [--orchestrator NAME]\n"          \
-    "                   [--orch-config FILE]] [--init] [--quick]\n"                                  \
+    "                   [--orch-config FILE] [--insecure-http]] [--init] [--quick]\n"               \
     "FILE defaults to $VIGIL_CONFIG, else " DEFAULT_CONF "; NAME to $VIGIL_NODE, the orchestrator's\n" \
     "name for this node, else the host name; S to 50 seconds.  --drain drains this node through the\n" \
     "orchestrator (default slurm) when a check fails and resumes vigil's own drain once they pass.\n"  \
@@ -39,6 +39,7 @@
 
 struct opts {
     const char *config, *root, *node, *policy, *catalog, *orchestrator, *orch_config;
+    bool insecure_http;
     double deadline_s;
     bool json, drain, init, config_given, quick, deadline_given;
 };
@@ -47,7 +48,7 @@ struct opts {
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     enum { O_CONFIG = 256, O_ROOT, O_NODE, O_DEADLINE, O_JSON, O_DRAIN, O_INIT, O_POLICY, O_CATALOG, O_ORCH,
-           O_ORCHCONF, O_QUICK, O_HELP };
+           O_ORCHCONF, O_QUICK, O_INSECURE, O_HELP };
     static const struct option opts[] = {
         { "config", required_argument, 0, O_CONFIG },   { "root", required_argument, 0, O_ROOT },
         { "node", required_argument, 0, O_NODE },       { "deadline", required_argument, 0, O_DEADLINE },
@@ -55,7 +56,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         { "slurm", no_argument, 0, O_DRAIN },           { "init", no_argument, 0, O_INIT },
         { "policy", required_argument, 0, O_POLICY },   { "catalog", required_argument, 0, O_CATALOG },
         { "orchestrator", required_argument, 0, O_ORCH }, { "orch-config", required_argument, 0, O_ORCHCONF },
-        { "kubeconfig", required_argument, 0, O_ORCHCONF },
+        { "kubeconfig", required_argument, 0, O_ORCHCONF }, { "insecure-http", no_argument, 0, O_INSECURE },
         { "quick", no_argument, 0, O_QUICK },           { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
@@ -76,6 +77,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_CATALOG: o->catalog = optarg; break;
         case O_ORCH: o->orchestrator = optarg; break;
         case O_ORCHCONF: o->orch_config = optarg; break;
+        case O_INSECURE: o->insecure_http = true; break;
         case O_DEADLINE:
             o->deadline_s = strtod(optarg, &end);
             o->deadline_given = true;
@@ -239,7 +241,8 @@ int cmd_check(int argc, char **argv)
         char reason[256] = "";
         if (failed) drain_reason(&rs, reason, sizeof reason);
         int64_t left = start + total - vg_mono_ms();
-        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = left > 1000 ? (int)(left / 2) : 500 };
+        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = left > 1000 ? (int)(left / 2) : 500,
+                                   .insecure_http = o.insecure_http };
         struct vg_orch *orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err);
         int a = orch ? vg_hc_apply(orch, node, failed == 0, reason) : -1;
         const char *why = orch ? orch->err : err;

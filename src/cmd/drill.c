@@ -20,8 +20,8 @@
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
-    "                   [--orchestrator NAME] [--orch-config FILE] [--gpus-per-node G]\n"             \
-    "                   [--spares-in-job K] [--kmsg PATH]\n"                                                        \
+    "                   [--orchestrator NAME] [--orch-config FILE] [--insecure-http] [--gpus-per-node G]\n" \
+    "                   [--spares-in-job K] [--kmsg PATH] [--workload job|jobset] [--checkpoint-pvc NAME]\n"      \
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
@@ -54,6 +54,8 @@ int cmd_drill(int argc, char **argv)
         { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
         { "kmsg", required_argument, 0, 'x' },    { "shared-workdir", no_argument, 0, 'W' },
+        { "insecure-http", no_argument, 0, 'I' }, { "workload", required_argument, 0, 'X' },
+        { "checkpoint-pvc", required_argument, 0, 'Y' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
@@ -103,6 +105,16 @@ int cmd_drill(int argc, char **argv)
             o.kmsg = optarg;
             break;
         case 'W': o.shared_workdir = true; break;
+        case 'I': o.insecure_http = true; break;
+        case 'X':
+            if (strcmp(optarg, "job") && strcmp(optarg, "jobset"))
+                return vg_input_error("drill: --workload: '%s' is not job (an Indexed Job) or jobset (a JobSet)", optarg);
+            o.workload = optarg;
+            break;
+        case 'Y':
+            if (!*optarg) return vg_input_error("drill: --checkpoint-pvc: the PersistentVolumeClaim's name is empty");
+            o.checkpoint_pvc = optarg;
+            break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
         default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -117,6 +129,10 @@ int cmd_drill(int argc, char **argv)
         return vg_input_error("drill: --shared-workdir needs --workdir DIR, an absolute path every node mounts");
     if (o.shared_workdir && o.job_script)
         return vg_input_error("drill: --shared-workdir is for the trainer; a --job-script keeps its own log and checkpoints");
+    if ((o.workload || o.checkpoint_pvc) && (lab || strcmp(vg_orch_find(o.orchestrator)->name, "k8s")))
+        return vg_input_error("drill: --workload and --checkpoint-pvc are for --orchestrator k8s");
+    if (o.checkpoint_pvc && o.job_script)
+        return vg_input_error("drill: --checkpoint-pvc is for the trainer; a --job-script keeps its own checkpoints");
     if (o.job_script && !resume_given)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
     if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;
@@ -131,7 +147,7 @@ int cmd_drill(int argc, char **argv)
     }
     char err[512];
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */
-        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000 };
+        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000, .insecure_http = o.insecure_http };
         if (!(o.orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err)))
             return vg_input_error("drill: --orchestrator %s: %s", o.orchestrator ? o.orchestrator : "slurm", err);
     }

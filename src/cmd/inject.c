@@ -23,7 +23,7 @@
     "TARGET: --lab [--dir DIR] (a `vigil lab` node; DIR defaults to $VIGIL_LAB, else " VG_LAB_DEFAULT_DIR \
     ")\n"                                                                                              \
     "        --via orch|ssh (a real node, runs `vigil inject … --local` there: as a job step through\n" \
-    "              --orchestrator NAME (default slurm; --orch-config FILE), or over ssh)\n"           \
+    "              --orchestrator NAME (default slurm; --orch-config FILE [--insecure-http]), or over ssh)\n" \
     "        --local [--root DIR] (this machine: /dev/kmsg, its node daemon and job steps)\n"             \
     "        --kmsg FILE: the node's kernel log instead of /dev/kmsg (a regular file gets records as\n"   \
     "              /dev/kmsg reads them back: the file an agent follows with --kmsg)\n"
@@ -41,10 +41,12 @@ int cmd_inject(int argc, char **argv)
         { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' },
         { "orchestrator", required_argument, 0, 'o' }, { "orch-config", required_argument, 0, 'C' },
         { "kubeconfig", required_argument, 0, 'C' }, { "kmsg", required_argument, 0, 'k' },
+        { "insecure-http", no_argument, 0, 'I' },
         { 0, 0, 0, 0 },
     };
     struct vg_inject_opts o = { .via = VG_VIA_ORCH };
     const char *orchestrator = NULL, *orch_config = NULL;
+    bool insecure_http = false;
     bool lab = false, json = false;
     const char *dir = NULL;
     long gpu = 0;
@@ -67,6 +69,7 @@ int cmd_inject(int argc, char **argv)
         case 'j': json = true; break;
         case 'o': orchestrator = optarg; break;
         case 'C': orch_config = optarg; break;
+        case 'I': insecure_http = true; break;
         case 'h': fputs(INJECT_USAGE, stdout); return 0;
         default: fputs(INJECT_USAGE, stderr); return VG_EXIT_INPUT;
         }
@@ -95,7 +98,7 @@ int cmd_inject(int argc, char **argv)
     }
     if (optind < argc) return vg_input_error("inject%s: unexpected argument '%s'", clear ? " clear" : "", argv[optind]);
     if (!lab && o.via && !strcmp(o.via, VG_VIA_ORCH)) {
-        struct vg_orch_conf oc = { .config = orch_config };
+        struct vg_orch_conf oc = { .config = orch_config, .insecure_http = insecure_http };
         if (!(o.orch = vg_orch_open(orchestrator, &oc, err, sizeof err))) return vg_input_error("inject: %s", err);
     }
     int rc = clear ? do_clear(&o, json, err, sizeof err) : do_inject(&o, json, err, sizeof err);

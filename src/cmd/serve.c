@@ -51,9 +51,10 @@
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
-    "                   [--new-store]\n"                                                                     \
+    "                   [--new-store] [--insecure-http]\n"                                                   \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
-    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
+    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster;\n"   \
+    "an http:// API server only with --insecure-http, and then without credentials, as kubectl).\n"      \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
@@ -277,7 +278,7 @@ int cmd_serve(int argc, char **argv)
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
                *policy_file = NULL;
     const char *orchestrator = NULL, *orch_config = NULL;
-    bool act = true, new_store = false;
+    bool act = true, new_store = false, insecure_http = false;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
@@ -297,6 +298,7 @@ int cmd_serve(int argc, char **argv)
         { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
         { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
         { "new-store", no_argument, 0, 'N' },
+        { "insecure-http", no_argument, 0, 'I' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -313,6 +315,7 @@ int cmd_serve(int argc, char **argv)
         case 'P': policy_file = optarg; break;
         case 'S': orch_config = optarg; break;
         case 'O': orchestrator = optarg; break;
+        case 'I': insecure_http = true; break;
         case 'n': act = false; break;
         case 'N': new_store = true; break;
         case 'C':
@@ -384,7 +387,7 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
-    struct vg_orch_conf oc = { .config = orch_config };
+    struct vg_orch_conf oc = { .config = orch_config, .insecure_http = insecure_http };
     struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
     if (!orch) {
         vg_catalog_free(cat);

@@ -37,7 +37,7 @@ struct run {
     const struct vg_drill_opts *o;
     struct vg_orch *orch;
     char dir[1024], log[1100], ckpt[1100];
-    char job[32];
+    char job[128];            /* the orchestrator's id (Kubernetes: NAMESPACE/JobSet/NAME) */
     int gpu;                  /* the GPU faulted in this run */
     int restarts0;
     char victim[64], batch_host[64], nodes_before[256];
@@ -81,8 +81,11 @@ static int submit(struct run *r, char *err, size_t errlen)
     snprintf(spares, sizeof spares, "%d", o->spares_in_job);
     snprintf(tasks, sizeof tasks, "%d", o->gpus_per_node > 0 ? o->gpus_per_node : 1);
     /* with spares of its own: the trainer under vigil launch, K nodes kept warm */
-    /* without a shared filesystem (Kubernetes) the checkpoints stay in the pod's own working directory */
-    const char *ckpt = r->orch->ops->job_log || o->shared_workdir ? r->ckpt : "vigil-drill-ckpt";
+    /* without a shared filesystem (Kubernetes) the checkpoints stay in the pod's own working directory,
+     * unless a claim holds them (a directory of the run's own on it) */
+    char claimed[256];
+    snprintf(claimed, sizeof claimed, "%s/%s", VG_ORCH_CLAIM_PATH, r->tag);
+    const char *ckpt = o->checkpoint_pvc ? claimed : r->orch->ops->job_log || o->shared_workdir ? r->ckpt : "vigil-drill-ckpt";
     const char *launched[] = { self, "launch", "--spares", spares, "--tasks-per-node", tasks, "--",
                                self, "trainer", "--ckpt-dir", ckpt, "--steps", steps, "--step-ms", step_ms,
                                "--ckpt-every", every, NULL, NULL, NULL };
@@ -99,7 +102,8 @@ static int submit(struct run *r, char *err, size_t errlen)
                                     .script = o->job_script, .output = r->log, .workdir = r->dir, .requeue = true,
                                     .self_launched = o->spares_in_job > 0,
                                     .keep_on_node_failure = o->spares_in_job > 0, .tag = r->tag,
-                                    .host_paths = o->shared_workdir ? shared : NULL };
+                                    .host_paths = o->shared_workdir ? shared : NULL, .workload = o->workload,
+                                    .claim = o->checkpoint_pvc };
     if (r->orch->ops->job_submit(r->orch, &spec, r->job, sizeof r->job))
         return snprintf(err, errlen, "%s", r->orch->err), -1;
     r->submitted = vg_now_ms();
@@ -548,7 +552,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
 json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
 {
     err[0] = 0;
-    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000 };
+    struct vg_orch_conf oc = { .config = o->orch_config, .timeout_ms = 10000, .insecure_http = o->insecure_http };
     struct vg_orch *orch = o->orch ? o->orch : vg_orch_open(o->orchestrator, &oc, err, errlen);
     if (!orch) return NULL;
     char base[1024];

@@ -105,6 +105,9 @@ struct vg_drill_opts {
     const char *lab;             /* lab directory, or NULL for the orchestrator's cluster */
     const char *orchestrator;    /* NULL = slurm */
     const char *orch_config;     /* its configuration; NULL = its default */
+    bool insecure_http;          /* Kubernetes: an http:// API server accepted (--insecure-http) */
+    const char *workload;        /* Kubernetes: "job" (an Indexed Job, the default) or "jobset" */
+    const char *checkpoint_pvc;  /* Kubernetes: the trainer's checkpoints on this PersistentVolumeClaim */
     const char *partition;       /* NULL = the default partition */
     int nodes;                   /* job size; default 2 */
     int gpus_per_node;           /* one rank per GPU (G tasks and G GPUs per node); 0: one rank per node */

@@ -5,16 +5,20 @@
  * recording what vigil did (so resume undoes only vigil's, and a node an
  * administrator cordoned is never vigil's), and the node condition
  * VigilHealthy=False that `kubectl describe node` shows, with an Event
- * (k8s_event.c) on the node when vigil isolates or returns it.  Jobs are the
- * workloads (Job, JobSet) of the pods on a node; requeue deletes a workload's
- * pods so its controller recreates the whole gang.  The spare pool: nodes
- * labelled vigil.dev/spare=true; in the pool while they carry the taint
+ * (k8s_event.c) on the node when vigil isolates or returns it.  Isolation
+ * and return run on a worker per node (k8s_worker.c): a write the API server
+ * holds delays no other node's.  Jobs are the workloads (Job, JobSet) of the
+ * pods on a node; requeue deletes a workload's pods so its controller
+ * recreates the whole gang.  The spare pool: nodes labelled
+ * vigil.dev/spare=true; in the pool while they carry the taint
  * vigil.dev/spare:NoSchedule; promotion removes it (one PATCH).  Node writes
  * are strategic merge patches carrying the resourceVersion read last: a 409
- * re-reads the node and tries again. */
-#include "orch/k8s.h"
+ * re-reads the node and tries again.  Nodes are listed in pages and kept
+ * trimmed; a node read before that a list leaves out is read by name before
+ * it counts as gone. */
+#include "orch/k8s_int.h"
+#include "util/log.h"
 #include "util/tcpprobe.h"
-#include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdio.h>
@@ -24,19 +28,10 @@
 
 #define SMP "application/strategic-merge-patch+json"
 #define CONFLICT_TRIES 5
-
 #define RECENT_MS 5000
-
-struct k8s {
-    struct vg_k8s_http h;
-    json_t *cache;            /* node name → the Node as last read or written */
-    char ns[64];              /* namespace of drill Jobs */
-    /* The pods jobs_on read on a node, reused by the DOWN that follows it
-     * within RECENT_MS: a pod bound after that read is evicted by the
-     * NoExecute taint anyway. */
-    struct { char node[64]; int64_t at; struct vg_k8s_pod *pods; size_t n; } recent;
-    bool event_warned;        /* an Event failed and that was logged */
-};
+/* How long isolate and resume wait for a node's write before they report it
+ * still under way (it goes on; the caller's retry takes its result). */
+#define WRITE_WAIT_MS 2000
 
 static struct k8s *P(struct vg_orch *o) { return o->priv; }
 
@@ -48,8 +43,7 @@ static void now_rfc3339(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Percent-encodes a query value. */
-static void qenc(struct sbuf *b, const char *s)
+void vg_k8s_qenc(struct sbuf *b, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -58,6 +52,25 @@ static void qenc(struct sbuf *b, const char *s)
         else sbuf_printf(b, "%%%02X", c);
     }
 }
+
+/* ---- the handle: shared with the node writes still running ------------------- */
+
+static void hold(void *priv) { __atomic_add_fetch(&((struct k8s *)priv)->refs, 1, __ATOMIC_SEQ_CST); }
+
+static void release(void *priv)
+{
+    struct k8s *k = priv;
+    if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_SEQ_CST)) return;
+    vg_k8s_workers_fini(&k->workers);
+    pthread_mutex_destroy(&k->lock);
+    json_decref(k->cache);
+    json_decref(k->attempts);
+    free(k->recent.pods);
+    vg_k8s_conf_free(&k->h.conf);
+    free(k);
+}
+
+static int node_write(struct vg_orch *o, const struct vg_k8s_write *w);
 
 static int k8s_open(struct vg_orch *o, const struct vg_orch_conf *c)
 {
@@ -68,28 +81,34 @@ static int k8s_open(struct vg_orch *o, const struct vg_orch_conf *c)
         free(k);
         return vg_orch_fail(o, "%s", err);
     }
+    if (vg_k8s_plain_http(k->h.conf.server) && !c->insecure_http) {
+        vg_orch_fail(o, "%.200s: server %.200s is plain HTTP, where credentials would travel in clear: use https, or "
+                        "--insecure-http (then, as kubectl, vigil sends none)", k->h.conf.source, k->h.conf.server);
+        vg_k8s_conf_free(&k->h.conf);
+        free(k);
+        return -1;
+    }
     k->h.timeout_ms = o->timeout_ms;
     k->h.retries = 4;
     k->h.backoff_ms = 200;
     k->cache = json_object();
+    k->attempts = json_object();
+    k->refs = 1;
+    pthread_mutex_init(&k->lock, NULL);
+    vg_k8s_workers_init(&k->workers, o->ops, k, o->timeout_ms, node_write, hold, release);
     const char *ns = getenv("VIGIL_K8S_NAMESPACE");
     vg_strlcpy(k->ns, ns && *ns ? ns : "default", sizeof k->ns);
     o->priv = k;
     return 0;
 }
 
+/* A node write still running keeps the handle until it ends. */
 static void k8s_close(struct vg_orch *o)
 {
-    struct k8s *k = P(o);
-    if (!k) return;
-    json_decref(k->cache);
-    free(k->recent.pods);
-    vg_k8s_conf_free(&k->h.conf);
-    free(k);
+    if (P(o)) release(P(o));
 }
 
-/* A request whose success is `want` (or any 2xx when want is 0); else -1 with o->err. */
-static int call(struct vg_orch *o, const char *method, const char *path, const char *ctype, const char *body,
+int vg_k8s_call(struct vg_orch *o, const char *method, const char *path, const char *ctype, const char *body,
                 json_t **out, long *status)
 {
     json_t *ans;
@@ -106,57 +125,136 @@ static int call(struct vg_orch *o, const char *method, const char *path, const c
     return -1;
 }
 
-static void remember(struct vg_orch *o, json_t *node)
+/* ---- the node cache ---------------------------------------------------------- */
+
+static void remember(struct vg_orch *o, const json_t *node)
 {
-    const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
-    if (name) json_object_set(P(o)->cache, name, node);
+    json_t *t = vg_k8s_node_trim(node);
+    if (!t) return;
+    const char *name = json_string_value(json_object_get(json_object_get(t, "metadata"), "name"));
+    pthread_mutex_lock(&P(o)->lock);
+    json_object_set_new(P(o)->cache, name, t);
+    pthread_mutex_unlock(&P(o)->lock);
 }
 
-/* GET one node into the cache; borrowed. */
-static json_t *fetch_node(struct vg_orch *o, const char *name)
+/* The node as last read (a reference), or NULL. */
+static json_t *cached(struct vg_orch *o, const char *name)
+{
+    pthread_mutex_lock(&P(o)->lock);
+    json_t *n = json_incref(json_object_get(P(o)->cache, name));
+    pthread_mutex_unlock(&P(o)->lock);
+    return n;
+}
+
+/* GET one node into the cache; a reference, or NULL (o->err; *status 404 when gone). */
+static json_t *fetch_node_st(struct vg_orch *o, const char *name, long *status)
 {
     char path[256];
     snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
     json_t *n;
-    if (call(o, "GET", path, NULL, NULL, &n, NULL)) return NULL;
+    long st;
+    if (vg_k8s_call(o, "GET", path, NULL, NULL, &n, &st)) {
+        if (st == 409) vg_orch_fail(o, "GET %s: 409 Conflict", path);
+        if (status) *status = st;
+        return NULL;
+    }
     remember(o, n);
     json_decref(n);
-    return json_object_get(P(o)->cache, name);
+    return cached(o, name);
 }
+static json_t *fetch_node(struct vg_orch *o, const char *name) { return fetch_node_st(o, name, NULL); }
 
 /* ---- nodes ----------------------------------------------------------------- */
+
+struct node_list {
+    struct vg_orch_node *v;
+    size_t n, cap;
+    const char *const *names;   /* the nodes asked for; NULL: all */
+    size_t nnames;
+    json_t *seen;               /* names in the list */
+};
+
+static void list_add(struct node_list *l, const struct vg_orch_node *n)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = vg_xrealloc(l->v, (l->cap + 1) * sizeof *l->v);
+    }
+    l->v[l->n++] = *n;
+}
+
+static int list_node(struct vg_orch *o, const json_t *node, void *ud)
+{
+    struct node_list *l = ud;
+    struct vg_k8s_node kn;
+    if (vg_k8s_node_parse(node, &kn)) return 0;
+    remember(o, node);
+    json_object_set_new(l->seen, kn.n.name, json_true());
+    bool want = !l->names;
+    for (size_t j = 0; l->names && j < l->nnames && !want; j++) want = !strcmp(l->names[j], kn.n.name);
+    if (want) list_add(l, &kn.n);
+    return 0;
+}
+
+/* The nodes read before that the list left out, each read by name: a list
+ * can miss a node that is there (re-registering, a lagging cache), and a
+ * node missing from the cluster view leaves its incident undecided.  404:
+ * gone, forgotten.  -1 when one cannot be read. */
+static int reread_missing(struct vg_orch *o, struct node_list *l)
+{
+    json_t *missing = json_array();
+    pthread_mutex_lock(&P(o)->lock);
+    const char *name;
+    json_t *node;
+    json_object_foreach(P(o)->cache, name, node)
+        if (!json_object_get(l->seen, name)) json_array_append_new(missing, json_string(name));
+    pthread_mutex_unlock(&P(o)->lock);
+    int rc = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(missing, i, m) {
+        const char *nm = json_string_value(m);
+        long st = 0;
+        json_t *one = fetch_node_st(o, nm, &st);
+        if (!one && st == 404) {
+            pthread_mutex_lock(&P(o)->lock);
+            json_object_del(P(o)->cache, nm);
+            pthread_mutex_unlock(&P(o)->lock);
+            continue;
+        }
+        if (!one) {
+            rc = -1;
+            break;
+        }
+        vg_warn("k8s: node %s was missing from the node list; read by name, it is there", nm);
+        rc = list_node(o, one, l);
+        json_decref(one);
+    }
+    json_decref(missing);
+    return rc;
+}
 
 static int k8s_nodes(struct vg_orch *o, const char *const *names, size_t n, struct vg_orch_node **out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    json_t *list;
+    struct node_list l = { .names = names, .nnames = n, .seen = json_object() };
+    int rc;
     if (names && n == 1) {
         json_t *one = fetch_node(o, names[0]);
-        if (!one) return -1;
-        list = json_pack("[O]", one);
+        rc = one ? list_node(o, one, &l) : -1;
+        json_decref(one);
     } else {
-        json_t *ans;
-        if (call(o, "GET", "/api/v1/nodes", NULL, NULL, &ans, NULL)) return -1;
-        list = json_incref(json_object_get(ans, "items"));
-        json_decref(ans);
-        if (!json_is_array(list)) {
-            json_decref(list);
-            return vg_orch_fail(o, "GET /api/v1/nodes: the answer is not a NodeList");
-        }
+        rc = vg_k8s_list(o, &P(o)->h, "/api/v1/nodes", list_node, &l);
+        if (!rc) rc = reread_missing(o, &l);
     }
-    *out = vg_xcalloc(json_array_size(list) + 1, sizeof **out);
-    size_t i;
-    json_t *node;
-    json_array_foreach(list, i, node) {
-        struct vg_k8s_node kn;
-        if (vg_k8s_node_parse(node, &kn)) continue;
-        remember(o, node);
-        bool want = !names;
-        for (size_t j = 0; names && j < n && !want; j++) want = !strcmp(names[j], kn.n.name);
-        if (want) (*out)[(*nout)++] = kn.n;
+    json_decref(l.seen);
+    if (rc) {
+        free(l.v);
+        return -1;
     }
-    json_decref(list);
+    *out = l.v ? l.v : vg_xcalloc(1, sizeof **out);
+    *nout = l.n;
     return 0;
 }
 
@@ -213,24 +311,27 @@ static int change_node(struct vg_orch *o, const char *name, const struct node_ch
 {
     char path[256];
     snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
-    json_t *node = json_object_get(P(o)->cache, name);
+    json_t *node = cached(o, name);
     if (!node && !(node = fetch_node(o, name))) return -1;
+    int rc = -1;
     for (int i = 0; i < CONFLICT_TRIES; i++) {
         json_t *patch = node_patch(node, ch);
         char *body = json_dumps(patch, JSON_COMPACT);
         json_decref(patch);
+        json_decref(node);
+        node = NULL;
         json_t *ans;
         long st;
-        int rc = call(o, "PATCH", path, SMP, body, &ans, &st);
+        rc = vg_k8s_call(o, "PATCH", path, SMP, body, &ans, &st);
         free(body);
         if (!rc) {
             remember(o, ans);
             json_decref(ans);
             return 0;
         }
-        if (st != 409) return -1;
-        if (!(node = fetch_node(o, name))) return -1;
+        if (st != 409 || !(node = fetch_node(o, name))) return -1;
     }
+    json_decref(node);
     return vg_orch_fail(o, "PATCH %s: 409 Conflict %d times in a row (someone else keeps changing node %s)", path,
                         CONFLICT_TRIES, name);
 }
@@ -247,7 +348,7 @@ static int set_condition(struct vg_orch *o, const char *name, bool healthy, cons
     char *body = json_dumps(patch, JSON_COMPACT);
     json_decref(patch);
     json_t *ans;
-    int rc = call(o, "PATCH", path, SMP, body, &ans, NULL);
+    int rc = vg_k8s_call(o, "PATCH", path, SMP, body, &ans, NULL);
     free(body);
     if (!rc) remember(o, ans);
     json_decref(ans);
@@ -256,34 +357,44 @@ static int set_condition(struct vg_orch *o, const char *name, bool healthy, cons
 
 /* ---- pods ------------------------------------------------------------------ */
 
-/* Pods matching a selector ("fieldSelector" or "labelSelector"), in ns or all. */
-static int pods(struct vg_orch *o, const char *ns, const char *kind, const char *sel, struct vg_k8s_pod **out, size_t *n)
+struct pod_list {
+    struct vg_k8s_pod *v;
+    size_t n, cap;
+};
+
+static int list_pod(struct vg_orch *o, const json_t *pod, void *ud)
+{
+    (void)o;
+    struct pod_list *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = vg_xrealloc(l->v, (l->cap + 1) * sizeof *l->v);
+    }
+    if (!vg_k8s_pod_parse(pod, &l->v[l->n])) l->n++;
+    return 0;
+}
+
+int vg_k8s_pods(struct vg_orch *o, const char *ns, const char *kind, const char *sel, struct vg_k8s_pod **out,
+                size_t *n)
 {
     struct sbuf p = SBUF_INIT;
     if (ns) sbuf_printf(&p, "/api/v1/namespaces/%s/pods?%s=", ns, kind);
     else sbuf_printf(&p, "/api/v1/pods?%s=", kind);
-    qenc(&p, sel);
-    json_t *ans;
-    int rc = call(o, "GET", p.s, NULL, NULL, &ans, NULL);
+    vg_k8s_qenc(&p, sel);
+    struct pod_list l = { 0 };
+    int rc = vg_k8s_list(o, &P(o)->h, p.s, list_pod, &l);
     sbuf_free(&p);
-    *out = NULL;
-    *n = 0;
-    if (rc) return -1;
-    json_t *items = json_object_get(ans, "items");
-    *out = vg_xcalloc(json_array_size(items) + 1, sizeof **out);
-    size_t i;
-    json_t *pod;
-    json_array_foreach(items, i, pod)
-        if (!vg_k8s_pod_parse(pod, &(*out)[*n])) (*n)++;
-    json_decref(ans);
-    return 0;
+    if (rc) free(l.v), l.v = NULL, l.n = 0;
+    *out = l.v ? l.v : rc ? NULL : vg_xcalloc(1, sizeof **out);
+    *n = l.n;
+    return rc;
 }
 
 static int pods_on(struct vg_orch *o, const char *node, struct vg_k8s_pod **out, size_t *n)
 {
     char sel[128];
     snprintf(sel, sizeof sel, "spec.nodeName=%s", node);
-    return pods(o, NULL, "fieldSelector", sel, out, n);
+    return vg_k8s_pods(o, NULL, "fieldSelector", sel, out, n);
 }
 
 /* policy/v1 Eviction of one pod; a pod already gone is fine. */
@@ -303,18 +414,22 @@ static int evict(struct vg_orch *o, const struct vg_k8s_pod *p)
     return rc;
 }
 
-/* ---- the ops ---------------------------------------------------------------- */
+/* ---- isolation and return: a worker per node --------------------------------- */
 
 /* DOWN: the node's pods evicted (not DaemonSet pods, not vigil's own). */
 static int evict_node(struct vg_orch *o, const char *node)
 {
-    struct vg_k8s_pod *ps;
-    size_t np;
+    struct vg_k8s_pod *ps = NULL;
+    size_t np = 0;
     struct k8s *k = P(o);
-    if (!strcmp(k->recent.node, node) && vg_mono_ms() - k->recent.at < RECENT_MS) {
-        ps = k->recent.pods, np = k->recent.n;   /* taken: read once */
+    pthread_mutex_lock(&k->lock);
+    bool recent = !strcmp(k->recent.node, node) && vg_mono_ms() - k->recent.at < RECENT_MS;
+    if (recent) {   /* taken: read once */
+        ps = k->recent.pods, np = k->recent.n;
         k->recent.pods = NULL, k->recent.node[0] = 0;
-    } else if (pods_on(o, node, &ps, &np)) return -1;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (!recent && pods_on(o, node, &ps, &np)) return -1;
     int rc = 0;
     for (size_t j = 0; j < np && !rc; j++)
         if (!ps[j].daemon && !ps[j].gone) rc = evict(o, &ps[j]);
@@ -325,36 +440,82 @@ static int evict_node(struct vg_orch *o, const char *node)
 /* The Event saying what vigil did, after the node's own changes (it never fails them). */
 static void node_event(struct vg_orch *o, const char *name, bool warning, const char *reason, const char *message)
 {
-    const json_t *node = json_object_get(P(o)->cache, name);
-    if (node) vg_k8s_node_event(o, &P(o)->h, node, warning, reason, message, &P(o)->event_warned);
+    struct k8s *k = P(o);
+    json_t *node = cached(o, name);
+    if (!node) return;
+    pthread_mutex_lock(&k->lock);
+    bool warned = k->event_warned;
+    pthread_mutex_unlock(&k->lock);
+    vg_k8s_node_event(o, &k->h, node, warning, reason, message, &warned);
+    pthread_mutex_lock(&k->lock);
+    k->event_warned = warned;
+    pthread_mutex_unlock(&k->lock);
+    json_decref(node);
+}
+
+/* One node's isolation or return, on its worker. */
+static int node_write(struct vg_orch *o, const struct vg_k8s_write *w)
+{
+    if (w->op == OP_RESUME) {
+        struct node_change ch = { OP_RESUME, VG_ISOLATE_DRAIN, NULL };
+        if (change_node(o, w->node, &ch) ||
+            set_condition(o, w->node, true, "VigilReturned", "returned to service by vigil"))
+            return -1;
+        node_event(o, w->node, false, "VigilReturned", "returned to service by vigil: its taint and annotation removed");
+        return 0;
+    }
+    bool down = w->how == VG_ISOLATE_DOWN;
+    struct node_change ch = { OP_ISOLATE, (enum vg_isolate)w->how, w->reason };
+    if (change_node(o, w->node, &ch) || set_condition(o, w->node, false, down ? "VigilDown" : "VigilDrain", w->reason) ||
+        (down && evict_node(o, w->node)))
+        return -1;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: cordoned, tainted %s:%s%s", w->reason, VG_K8S_FAULT_TAINT,
+             down ? "NoExecute" : "NoSchedule", down ? ", its pods evicted" : "");
+    node_event(o, w->node, true, "VigilIsolated", msg);
+    return 0;
+}
+
+/* Runs the write on each node's worker and waits for them all, at most
+ * WRITE_WAIT_MS for those started now and not at all for one an earlier
+ * call left running: a node whose write hangs holds no other. */
+static int write_nodes(struct vg_orch *o, const char *const *nodes, size_t n, int op, int how, const char *reason)
+{
+    struct k8s *k = P(o);
+    struct vg_k8s_write *w = vg_xcalloc(n + 1, sizeof *w);
+    bool *fresh = vg_xcalloc(n + 1, sizeof *fresh);
+    int64_t start = vg_mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        vg_strlcpy(w[i].node, nodes[i], sizeof w[i].node);
+        w[i].op = op, w[i].how = how;
+        vg_strlcpy(w[i].reason, reason ? reason : "", sizeof w[i].reason);
+        fresh[i] = vg_k8s_write_start(&k->workers, &w[i]);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char err[256];
+        unsigned calls;
+        int r = vg_k8s_write_wait(&k->workers, &w[i], fresh[i] ? start + WRITE_WAIT_MS : 0, &calls, err, sizeof err);
+        o->calls += calls;
+        if (r && !rc) {
+            rc = -1;
+            if (r > 0) vg_orch_fail(o, "%s; waited %lld ms", err, (long long)(vg_mono_ms() - start));
+            else vg_orch_fail(o, "%s", err);
+        }
+    }
+    free(w);
+    free(fresh);
+    return rc;
 }
 
 static int k8s_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason)
 {
-    struct node_change ch = { OP_ISOLATE, how, reason };
-    bool down = how == VG_ISOLATE_DOWN;
-    for (size_t i = 0; i < n; i++) {
-        if (change_node(o, nodes[i], &ch) || set_condition(o, nodes[i], false, down ? "VigilDown" : "VigilDrain", reason) ||
-            (down && evict_node(o, nodes[i])))
-            return -1;
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s: cordoned, tainted %s:%s%s", reason, VG_K8S_FAULT_TAINT,
-                 down ? "NoExecute" : "NoSchedule", down ? ", its pods evicted" : "");
-        node_event(o, nodes[i], true, "VigilIsolated", msg);
-    }
-    return 0;
+    return write_nodes(o, nodes, n, OP_ISOLATE, how, reason);
 }
 
 static int k8s_resume(struct vg_orch *o, const char *const *nodes, size_t n)
 {
-    struct node_change ch = { OP_RESUME, VG_ISOLATE_DRAIN, NULL };
-    for (size_t i = 0; i < n; i++) {
-        if (change_node(o, nodes[i], &ch) ||
-            set_condition(o, nodes[i], true, "VigilReturned", "returned to service by vigil"))
-            return -1;
-        node_event(o, nodes[i], false, "VigilReturned", "returned to service by vigil: its taint and annotation removed");
-    }
-    return 0;
+    return write_nodes(o, nodes, n, OP_RESUME, VG_ISOLATE_DRAIN, NULL);
 }
 
 static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
@@ -375,11 +536,20 @@ static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, co
             return -1;
         }
         struct k8s *k = P(o);
+        struct vg_k8s_pod *copy = vg_xcalloc(np + 1, sizeof *copy);
+        memcpy(copy, ps, np * sizeof *ps);
+        pthread_mutex_lock(&k->lock);
         free(k->recent.pods);
         vg_strlcpy(k->recent.node, nodes[i], sizeof k->recent.node);
-        k->recent.at = vg_mono_ms(), k->recent.pods = ps, k->recent.n = np;
+        k->recent.at = vg_mono_ms(), k->recent.pods = copy, k->recent.n = np;
+        pthread_mutex_unlock(&k->lock);
         for (size_t j = 0; j < np; j++) {
             if (!ps[j].workload[0] || ps[j].gone) continue;
+            if (strstr(ps[j].workload, "/JobSet/")) {
+                pthread_mutex_lock(&k->lock);
+                json_object_set_new(k->attempts, ps[j].workload, json_integer(ps[j].attempt));
+                pthread_mutex_unlock(&k->lock);
+            }
             bool seen = false;
             for (size_t m = 0; m < nv && !seen; m++) seen = !strcmp(v[m], ps[j].workload);
             if (seen) continue;
@@ -387,37 +557,68 @@ static int k8s_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, co
             v[nv++] = vg_xstrdup(ps[j].workload);
             v[nv] = NULL;
         }
+        free(ps);
     }
     *jobs = v ? v : vg_xcalloc(1, sizeof *v);
     *njobs = nv;
     return 0;
 }
 
-/* The label every pod of the workload carries. */
-static void gang_selector(const char *kind, const char *name, char *sel, size_t n)
+void vg_k8s_gang_selector(const char *kind, const char *name, char *sel, size_t n)
 {
-    if (!strcmp(kind, "JobSet")) snprintf(sel, n, "jobset.sigs.k8s.io/jobset-name=%s", name);
+    if (!strcmp(kind, "JobSet")) snprintf(sel, n, VG_K8S_JOBSET_LABEL "=%s", name);
     else snprintf(sel, n, "batch.kubernetes.io/job-name=%s", name);
 }
 
 /* The whole gang restarted with one request: DELETE of the pod collection
- * the workload's label selects (what JobSet's own failurePolicy does), so its
- * controller recreates every pod at once, the replacement of a pod evicted at
- * DOWN included.  Each pod still gets its grace period; a PodDisruptionBudget
- * is not consulted (a gang with a dead member is disrupted already). */
+ * the workload's label selects, so its controller recreates every pod at
+ * once, the replacement of a pod evicted at DOWN included.  A JobSet's gang
+ * is the pods of the restart attempt seen on the node: the JobSet's own
+ * failure policy may have restarted it already (the pod evicted at DOWN
+ * failed its Job), and the new gang is left alone.  Each pod still gets its
+ * grace period; a PodDisruptionBudget is not consulted (a gang with a dead
+ * member is disrupted already). */
 static int k8s_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char ns[64], kind[16], name[256], sel[320];
+        char ns[64], kind[16], name[256], sel[512];
         if (!vg_k8s_workload_split(jobs[i], ns, sizeof ns, kind, sizeof kind, name, sizeof name))
             return vg_orch_fail(o, "requeue: '%s' is not a workload (NAMESPACE/Job/NAME or NAMESPACE/JobSet/NAME)", jobs[i]);
-        gang_selector(kind, name, sel, sizeof sel);
+        vg_k8s_gang_selector(kind, name, sel, sizeof sel);
+        pthread_mutex_lock(&P(o)->lock);
+        json_t *attempt = json_object_get(P(o)->attempts, jobs[i]);
+        if (attempt) {
+            size_t l = strlen(sel);
+            snprintf(sel + l, sizeof sel - l, "," VG_K8S_JOBSET_ATTEMPT "=%lld", (long long)json_integer_value(attempt));
+            json_object_del(P(o)->attempts, jobs[i]);
+        }
+        pthread_mutex_unlock(&P(o)->lock);
         struct sbuf p = SBUF_INIT;
         sbuf_printf(&p, "/api/v1/namespaces/%s/pods?labelSelector=", ns);
-        qenc(&p, sel);
-        int rc = call(o, "DELETE", p.s, NULL, NULL, NULL, NULL);
+        vg_k8s_qenc(&p, sel);
+        int rc = vg_k8s_call(o, "DELETE", p.s, NULL, NULL, NULL, NULL);
         sbuf_free(&p);
         if (rc) return -1;
+    }
+    return 0;
+}
+
+struct spares {
+    char **v;
+    size_t n, listed;
+};
+
+static int list_spare(struct vg_orch *o, const json_t *node, void *ud)
+{
+    struct spares *s = ud;
+    struct vg_k8s_node kn;
+    if (vg_k8s_node_parse(node, &kn)) return 0;
+    remember(o, node);
+    s->listed++;
+    if (kn.spare_taint) {
+        s->v = vg_xrealloc(s->v, (s->n + 2) * sizeof *s->v);
+        s->v[s->n++] = vg_xstrdup(kn.n.name);
+        s->v[s->n] = NULL;
     }
     return 0;
 }
@@ -429,26 +630,16 @@ static int k8s_pool_get(struct vg_orch *o, const char *pool, char ***nodes, size
     *n = 0;
     struct sbuf p = SBUF_INIT;
     sbuf_puts(&p, "/api/v1/nodes?labelSelector=");
-    qenc(&p, VG_K8S_SPARE_LABEL "=true");
-    json_t *ans;
-    int rc = call(o, "GET", p.s, NULL, NULL, &ans, NULL);
+    vg_k8s_qenc(&p, VG_K8S_SPARE_LABEL "=true");
+    struct spares s = { 0 };
+    int rc = vg_k8s_list(o, &P(o)->h, p.s, list_spare, &s);
     sbuf_free(&p);
-    if (rc) return -1;
-    json_t *items = json_object_get(ans, "items");
-    if (!json_array_size(items)) {
-        json_decref(ans);
-        return 1;
+    if (rc || !s.listed) {
+        vg_strv_free(s.v, s.n);
+        return rc ? -1 : 1;
     }
-    *nodes = vg_xcalloc(json_array_size(items) + 1, sizeof **nodes);
-    size_t i;
-    json_t *node;
-    json_array_foreach(items, i, node) {
-        struct vg_k8s_node kn;
-        if (vg_k8s_node_parse(node, &kn)) continue;
-        remember(o, node);
-        if (kn.spare_taint) (*nodes)[(*n)++] = vg_xstrdup(kn.n.name);
-    }
-    json_decref(ans);
+    *nodes = s.v ? s.v : vg_xcalloc(1, sizeof **nodes);
+    *n = s.n;
     return 0;
 }
 
@@ -459,160 +650,30 @@ static int k8s_pool_set(struct vg_orch *o, const char *pool, const char *const *
     const char *name;
     json_t *node;
     json_t *names = json_object();
+    pthread_mutex_lock(&P(o)->lock);
     json_object_foreach(P(o)->cache, name, node) {
         struct vg_k8s_node kn;
         if (!vg_k8s_node_parse(node, &kn) && kn.spare_label) json_object_set_new(names, name, json_false());
     }
+    pthread_mutex_unlock(&P(o)->lock);
     for (size_t i = 0; i < n; i++) json_object_set_new(names, nodes[i], json_true());
     int rc = 0;
     json_t *want;
     json_object_foreach(names, name, want) {
-        node = json_object_get(P(o)->cache, name);
+        node = cached(o, name);
         if (!node && !(node = fetch_node(o, name))) {
             rc = -1;
             break;
         }
         struct vg_k8s_node kn;
         vg_k8s_node_parse(node, &kn);
+        json_decref(node);
         if (kn.spare_taint == json_is_true(want) && (kn.spare_label || !json_is_true(want))) continue;
         struct node_change ch = { json_is_true(want) ? OP_SPARE_ON : OP_SPARE_OFF, VG_ISOLATE_DRAIN, NULL };
         if ((rc = change_node(o, name, &ch))) break;
     }
     json_decref(names);
     return rc;
-}
-
-/* ---- drill jobs: a batch/v1 Job with one pod per node; commands on a node ---- */
-
-/* A container's command from argv: the program is looked up on the image's
- * PATH by its base name (this machine's path to it means nothing there). */
-static json_t *image_command(const char *const *argv)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; argv[i]; i++) {
-        const char *slash = i ? NULL : strrchr(argv[i], '/');
-        json_array_append_new(a, json_string(slash && slash[1] ? slash + 1 : argv[i]));
-    }
-    return a;
-}
-
-/* The node paths as hostPath volumes mounted where they are on the node. */
-static void host_volumes(const char *const *host_paths, json_t **mounts, json_t **vols)
-{
-    *mounts = json_array(), *vols = json_array();
-    for (size_t i = 0; host_paths && host_paths[i]; i++) {
-        char vn[32];
-        snprintf(vn, sizeof vn, "host-%zu", i);
-        json_array_append_new(*mounts, json_pack("{s:s,s:s}", "name", vn, "mountPath", host_paths[i]));
-        json_array_append_new(*vols, json_pack("{s:s,s:{s:s}}", "name", vn, "hostPath", "path", host_paths[i]));
-    }
-}
-
-/* An Indexed Job: pod i gets JOB_COMPLETION_INDEX=i (its rank; a replacement
- * keeps the index of the pod it replaces), VIGIL_NTASKS the pod count. */
-static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
-{
-    const char *image = getenv("VIGIL_K8S_IMAGE");
-    if (!image || !*image)
-        return vg_orch_fail(o, "submit: set VIGIL_K8S_IMAGE to the container image that holds the program");
-    if (j->script || !j->argv) return vg_orch_fail(o, "submit: a Job runs a program (argv), not a job script");
-    if (j->nodelist && j->exclusive && !strchr(j->nodelist, ','))   /* a burn-in pass: one pod (k8s_burnin.c) */
-        return vg_k8s_burnin_submit(o, &P(o)->h, P(o)->ns, image, j, image_command(j->argv), id, idlen);
-    if (j->nodelist || j->exclusive)
-        return vg_orch_fail(o, "submit: a Job on given nodes or alone on them is not supported by the kubernetes "
-                               "orchestrator (one node alone: a burn-in pass's pod)");
-    char name[64];
-    snprintf(name, sizeof name, "%.40s-%lld", j->name ? j->name : "vigil-job", (long long)(vg_now_ms() % 100000000));
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
-    int nodes = j->nodes > 0 ? j->nodes : 1;
-    json_t *args = image_command(j->argv), *mounts, *vols;
-    host_volumes(j->host_paths, &mounts, &vols);
-    char ntasks[16];
-    snprintf(ntasks, sizeof ntasks, "%d", nodes);
-    json_t *container = json_pack("{s:s,s:s,s:o,s:[{s:s,s:s}],s:o}", "name", "task", "image", image, "command", args,
-                                  "env", "name", "VIGIL_NTASKS", "value", ntasks, "volumeMounts", mounts);
-    if (j->gpus_per_node > 0) {
-        char g[16];
-        snprintf(g, sizeof g, "%d", j->gpus_per_node);
-        json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", "nvidia.com/gpu", g,
-                                                              "limits", "nvidia.com/gpu", g));
-    }
-    json_t *labels = json_object();
-    if (j->tag) json_object_set_new(labels, VG_K8S_DRILL_LABEL, json_string(j->tag));
-    json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s,s:O},s:{s:i,s:i,s:s,s:i,s:{s:{s:O},s:{s:s,s:[o],s:o}}}}",
-                            "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", P(o)->ns,
-                            "labels", labels, "spec", "parallelism", nodes, "completions", nodes, "completionMode",
-                            "Indexed", "backoffLimit", j->requeue ? 1000 : 0, "template", "metadata", "labels", labels,
-                            "spec", "restartPolicy", "Never", "containers", container, "volumes", vols);
-    json_decref(labels);
-    char *body = json_dumps(job, JSON_COMPACT);
-    json_decref(job);
-    char path[256];
-    snprintf(path, sizeof path, "/apis/batch/v1/namespaces/%s/jobs", P(o)->ns);
-    int rc = call(o, "POST", path, NULL, body, NULL, NULL);
-    free(body);
-    if (!rc) vg_strlcpy(id, name, idlen);
-    return rc;
-}
-
-static int k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
-{
-    if (vg_k8s_burnin_id(id)) return vg_k8s_burnin_get(o, &P(o)->h, id, out);
-    memset(out, 0, sizeof *out);
-    char ns[64], kind[16], name[256], path[512], sel[320];
-    if (!vg_k8s_workload_split(id, ns, sizeof ns, kind, sizeof kind, name, sizeof name))
-        vg_strlcpy(ns, P(o)->ns, sizeof ns), vg_strlcpy(name, id, sizeof name);
-    snprintf(path, sizeof path, "/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
-    json_t *job;
-    if (call(o, "GET", path, NULL, NULL, &job, NULL)) return -1;
-    json_t *st = json_object_get(job, "status"), *spec = json_object_get(job, "spec");
-    long par = json_is_integer(json_object_get(spec, "parallelism")) ? (long)json_integer_value(json_object_get(spec, "parallelism")) : 1;
-    long failed = (long)json_integer_value(json_object_get(st, "failed"));
-    long ready = (long)json_integer_value(json_object_get(st, "ready"));
-    bool ended = json_object_get(st, "completionTime") != NULL;
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(st, "conditions"), i, c)
-        if (!strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True") &&
-            (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Complete") ||
-             !strcmp(json_string_value(json_object_get(c, "type")) ?: "", "Failed")))
-            ended = true;
-    vg_strlcpy(out->id, id, sizeof out->id);
-    vg_strlcpy(out->name, name, sizeof out->name);
-    out->phase = ended ? VG_JOB_ENDED : ready >= par ? VG_JOB_RUNNING : VG_JOB_PENDING;
-    vg_strlcpy(out->state, ended ? "ENDED" : ready >= par ? "RUNNING" : "PENDING", sizeof out->state);
-    out->restarts = failed > 0 ? (int)((failed + par - 1) / par) : 0;
-    json_decref(job);
-    gang_selector("Job", name, sel, sizeof sel);
-    struct vg_k8s_pod *ps;
-    size_t np;
-    if (pods(o, ns, "labelSelector", sel, &ps, &np)) return -1;
-    size_t l = 0;
-    long live = 0, ready_n = 0;
-    int64_t gang_ready = 0;   /* when the last pod of the current gang became Ready */
-    for (size_t j = 0; j < np; j++) {
-        if (ps[j].gone || !ps[j].node[0]) continue;
-        live++;
-        if (ps[j].ready) ready_n++;
-        if (ps[j].ready_ms > gang_ready) gang_ready = ps[j].ready_ms;
-        if (!out->leader[0]) vg_strlcpy(out->leader, ps[j].node, sizeof out->leader);
-        if (l < sizeof out->nodes)
-            l += (size_t)snprintf(out->nodes + l, sizeof out->nodes - l, "%s%s", l ? "," : "", ps[j].node);
-    }
-    free(ps);
-    if (out->phase == VG_JOB_RUNNING && live >= par && ready_n >= par) out->started_ms = gang_ready;
-    return 0;
-}
-
-static int k8s_job_cancel(struct vg_orch *o, const char *id)
-{
-    if (vg_k8s_burnin_id(id)) return vg_k8s_burnin_cancel(o, &P(o)->h, id);
-    char ns[64], kind[16], name[256], path[512];
-    if (!vg_k8s_workload_split(id, ns, sizeof ns, kind, sizeof kind, name, sizeof name))
-        vg_strlcpy(ns, P(o)->ns, sizeof ns), vg_strlcpy(name, id, sizeof name);
-    snprintf(path, sizeof path, "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background", ns, name);
-    return call(o, "DELETE", path, NULL, NULL, NULL, NULL);
 }
 
 static int k8s_job_output(struct vg_orch *o, const char *id, char **text)
@@ -625,80 +686,6 @@ static int k8s_burnin_prepare(struct vg_orch *o, const char *queue, struct vg_or
     return vg_k8s_burnin_prepare(o, &P(o)->h, queue, nodes, n);
 }
 
-/* A one-shot pod bound to the node (nodeName: no scheduler, cordon and
- * NoSchedule taints do not stop it), tolerating every taint (vigil's
- * NoExecute included), privileged with the host's PID namespace (to signal
- * the node's daemons), the host paths mounted where they are on the host. */
-static json_t *exec_pod(struct vg_orch *o, const char *name, const char *node, const char *image,
-                        const char *const *cmd, const char *const *host_paths)
-{
-    json_t *args = image_command(cmd), *mounts, *vols;
-    host_volumes(host_paths, &mounts, &vols);
-    json_t *c = json_pack("{s:s,s:s,s:o,s:{s:b},s:o}", "name", "vigil", "image", image, "command", args,
-                          "securityContext", "privileged", 1, "volumeMounts", mounts);
-    return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:s,s:s,s:b,s:[{s:s}],s:[o],s:o}}", "apiVersion", "v1", "kind",
-                     "Pod", "metadata", "name", name, "namespace", P(o)->ns, "labels", VG_K8S_EXEC_LABEL, node,
-                     "spec", "nodeName", node, "restartPolicy", "Never", "hostPID", 1, "tolerations", "operator",
-                     "Exists", "containers", c, "volumes", vols);
-}
-
-static int k8s_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
-                       int timeout_ms, struct vg_spawn_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->status = -1;
-    r->out = vg_xstrdup(""), r->err = vg_xstrdup("");
-    const char *image = getenv("VIGIL_K8S_IMAGE");
-    if (!image || !*image)
-        return vg_orch_fail(o, "running a command on %s: set VIGIL_K8S_IMAGE to the container image that holds vigil",
-                            node);
-    char name[128], path[512];
-    snprintf(name, sizeof name, "vigil-exec-%.40s-%lld", node, (long long)(vg_now_ms() % 100000000));
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
-    json_t *pod = exec_pod(o, name, node, image, cmd, host_paths);
-    char *body = json_dumps(pod, JSON_COMPACT);
-    json_decref(pod);
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods", P(o)->ns);
-    int rc = call(o, "POST", path, NULL, body, NULL, NULL);
-    free(body);
-    if (rc) return -1;
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", P(o)->ns, name);
-    struct vg_k8s_pod kp = { .exit_code = -1 };
-    int64_t end = vg_mono_ms() + timeout_ms;
-    while (!rc) {
-        json_t *ans;
-        if ((rc = call(o, "GET", path, NULL, NULL, &ans, NULL))) break;
-        vg_k8s_pod_parse(ans, &kp);
-        json_decref(ans);
-        if (!strcmp(kp.phase, "Succeeded") || !strcmp(kp.phase, "Failed")) break;
-        if (vg_mono_ms() >= end) {
-            r->timed_out = true;
-            rc = vg_orch_fail(o, "pod %s on %s did not finish within %d ms (phase %s)", name, node, timeout_ms,
-                              kp.phase[0] ? kp.phase : "none");
-            break;
-        }
-        vg_sleep_ms(100);
-    }
-    if (!rc) {   /* what it printed: the pod's log */
-        char lp[600], *text = NULL;
-        snprintf(lp, sizeof lp, "%s/log", path);
-        if (vg_k8s_request_raw(o, &P(o)->h, "GET", lp, NULL, NULL, &text) == 200 && text) {
-            free(r->out);
-            r->out = text, r->out_len = strlen(text);
-        } else free(text);
-        r->status = kp.exit_code;
-        if (kp.exit_code != 0)
-            rc = vg_orch_fail(o, "pod %s on %s: %s, exit code %d%s%s%s", name, node, kp.phase, kp.exit_code,
-                              kp.exit_reason[0] ? " (" : "", kp.exit_reason, kp.exit_reason[0] ? ")" : "");
-    }
-    char saved[256];
-    vg_strlcpy(saved, o->err, sizeof saved);
-    call(o, "DELETE", path, NULL, NULL, NULL, NULL);   /* one-shot: gone either way */
-    vg_strlcpy(o->err, saved, sizeof o->err);
-    return rc;
-}
-
 /* The kubelet's port at the node's address: the API server's own view (the
  * Ready condition) lags by its node-monitor grace period, 40 s by default.
  * A node with no address to probe is judged by Ready alone. */
@@ -707,7 +694,9 @@ static int k8s_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
     json_t *obj = fetch_node(o, node);
     if (!obj) return -1;
     struct vg_k8s_node kn;
-    if (vg_k8s_node_parse(obj, &kn)) return vg_orch_fail(o, "GET node %s: the answer is not a Node", node);
+    int bad = vg_k8s_node_parse(obj, &kn);
+    json_decref(obj);
+    if (bad) return vg_orch_fail(o, "GET node %s: the answer is not a Node", node);
     if (kn.addr[0]) {
         enum vg_tcp_alive a = vg_tcp_probe(kn.addr, kn.kubelet_port, timeout_ms);
         if (a != VG_TCP_UNKNOWN) return a == VG_TCP_ALIVE;
@@ -739,12 +728,12 @@ const struct vg_orch_ops vg_orch_k8s = {
     .requeue = k8s_requeue,
     .pool_get = k8s_pool_get,
     .pool_set = k8s_pool_set,
-    .job_submit = k8s_job_submit,
-    .job_get = k8s_job_get,
-    .job_cancel = k8s_job_cancel,
+    .job_submit = vg_k8s_job_submit,
+    .job_get = vg_k8s_job_get,
+    .job_cancel = vg_k8s_job_cancel,
     .job_output = k8s_job_output,
     .burnin_prepare = k8s_burnin_prepare,
-    .exec_on = k8s_exec_on,
+    .exec_on = vg_k8s_exec_on,
     .node_alive = k8s_node_alive,
     .local_node = k8s_local_node,
     .node_procs = k8s_procs,

@@ -1,13 +1,15 @@
 /* k8s.h — the Kubernetes orchestrator's parts (src/orch/k8s*.c): where the
  * API server is and how to authenticate (k8s_config.c: kubeconfig or the
- * in-cluster service account), HTTP with retries (k8s_http.c), the pure
- * readers of Node and Pod objects (k8s_parse.c), Events on nodes
- * (k8s_event.c), and the ops (k8s.c).
+ * in-cluster service account), HTTP with retries, a cap on answers and lists
+ * read in pages (k8s_http.c), the pure readers of Node and Pod objects
+ * (k8s_parse.c), Events on nodes (k8s_event.c), node writes on a worker per
+ * node (k8s_worker.c), and the ops (k8s.c).
  * Nothing outside src/orch/ knows the Kubernetes API. */
 #ifndef VG_K8S_H
 #define VG_K8S_H
 #include "orch/orch.h"
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +23,8 @@
 #define VG_K8S_EXEC_LABEL "vigil.dev/exec"     /* a one-shot pod running a command on a node (its name) */
 #define VG_K8S_BURNIN_LABEL "vigil.dev/burnin" /* a burn-in pass's pod (its node's name); its PriorityClass */
 #define VG_K8S_GPU "nvidia.com/gpu"
+#define VG_K8S_JOBSET_LABEL "jobset.sigs.k8s.io/jobset-name"        /* every pod of a JobSet */
+#define VG_K8S_JOBSET_ATTEMPT "jobset.sigs.k8s.io/restart-attempt"  /* … and the restart it belongs to */
 /* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
  * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
 #define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
@@ -38,6 +42,9 @@ struct vg_k8s_conf {
     char source[1100];       /* the file or "in-cluster", for messages */
 };
 
+/* Whether a server URL is plain HTTP. */
+bool vg_k8s_plain_http(const char *server);
+
 /* Reads a kubeconfig (YAML, or JSON) held in text: its current context's
  * cluster and user.  dir resolves relative file names.  -1 with err naming
  * the field at fault. */
@@ -49,6 +56,12 @@ int vg_k8s_conf_load(const char *file, struct vg_k8s_conf *c, char *err, size_t 
 void vg_k8s_conf_free(struct vg_k8s_conf *c);
 
 /* ---- HTTP ----------------------------------------------------------------- */
+
+/* The most of one answer vigil reads (a larger one fails the request, saying
+ * so): lists come in pages of VG_K8S_PAGE items, so a page of nodes whose
+ * status lists 50 images each is a few MB. */
+#define VG_K8S_MAX_ANSWER (32L << 20)
+#define VG_K8S_PAGE 100
 
 struct vg_k8s_http {
     struct vg_k8s_conf conf;
@@ -69,12 +82,59 @@ long vg_k8s_request_raw(struct vg_orch *o, struct vg_k8s_http *h, const char *me
 /* A one-line reason for a failed request: the Status message, with what
  * 401/403/404 mean for vigil. */
 int vg_k8s_fail(struct vg_orch *o, long status, json_t *answer, const char *method, const char *path);
+/* GET of a list (path may carry a query) in pages of VG_K8S_PAGE (limit and
+ * continue): each item is handed to each() while its page is held, so no
+ * more than one page is ever in memory.  0, or -1 with o->err (each()
+ * returning -1 stops it: it set o->err). */
+int vg_k8s_list(struct vg_orch *o, struct vg_k8s_http *h, const char *path,
+                int (*each)(struct vg_orch *o, const json_t *item, void *ud), void *ud);
 
 /* A core/v1 Event on node (a Node object as read): type Warning or Normal,
  * reason, message; tried once, never fails the caller; a failure is logged
  * when *warned is false (then set; cleared by a success).  k8s_event.c. */
 void vg_k8s_node_event(struct vg_orch *o, struct vg_k8s_http *h, const json_t *node, bool warning, const char *reason,
                        const char *message, bool *warned);
+
+/* ---- node writes, a worker per node (k8s_worker.c) ---------------------------- */
+
+/* One write to a node (what k8s.c's job does with it: isolate, resume). */
+struct vg_k8s_write {
+    char node[64];
+    int op, how;
+    char reason[256];
+};
+
+/* A node's write runs on a thread of its own, with the HTTP timeouts of any
+ * request: a write that hangs (a stuck admission webhook) holds only its
+ * node; its caller waits at most until a deadline and is told it is still
+ * under way.  The job runs with an orchestrator handle of its own (ops and
+ * priv of the caller's, its own err and calls). */
+struct vg_k8s_task;
+struct vg_k8s_workers {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct vg_k8s_task *tasks;   /* one per node at most: the latest write */
+    const struct vg_orch_ops *ops;
+    void *priv;
+    int timeout_ms;
+    int (*job)(struct vg_orch *o, const struct vg_k8s_write *w);
+    void (*hold)(void *priv), (*release)(void *priv);   /* priv lives while a job runs */
+};
+void vg_k8s_workers_init(struct vg_k8s_workers *w, const struct vg_orch_ops *ops, void *priv, int timeout_ms,
+                         int (*job)(struct vg_orch *o, const struct vg_k8s_write *w), void (*hold)(void *),
+                         void (*release)(void *));
+/* Starts the write on its node's worker unless the node's last write is
+ * this one, running or done and not yet taken.  true: started now (false:
+ * it was under way or done already, or another write to the node still runs). */
+bool vg_k8s_write_start(struct vg_k8s_workers *w, const struct vg_k8s_write *req);
+/* Waits until deadline (vg_mono_ms) for the write: 0 done, -1 failed (err
+ * says why), 1 still under way or another write to the node is (err says
+ * so).  A result is taken once: the same write asked again runs again.
+ * *calls: the API requests the write made (when it ended). */
+int vg_k8s_write_wait(struct vg_k8s_workers *w, const struct vg_k8s_write *req, int64_t deadline, unsigned *calls,
+                      char *err, size_t n);
+/* Frees the done writes; none may run (priv's last release calls it). */
+void vg_k8s_workers_fini(struct vg_k8s_workers *w);
 
 /* ---- Node and Pod objects ------------------------------------------------ */
 
@@ -95,11 +155,18 @@ struct vg_k8s_node {
 };
 /* Reads a Node object; -1 when it is not one (no name). */
 int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out);
+/* A copy of a Node with only what vigil reads and writes back (name, uid,
+ * resourceVersion, labels, vigil's annotation, unschedulable, taints,
+ * conditions, addresses, the kubelet's port, allocatable): what the node
+ * cache holds, a few hundred bytes where the whole object (its image list)
+ * may be tens of kB.  NULL when it is not a Node. */
+json_t *vg_k8s_node_trim(const json_t *node);
 
 /* What vigil reads from a Pod object. */
 struct vg_k8s_pod {
     char ns[64], name[256], node[64];
     char workload[320];      /* "NS/Job/NAME" or "NS/JobSet/NAME"; "" when none */
+    int attempt;             /* a JobSet's pod: the restart it belongs to (label jobset.sigs.k8s.io/restart-attempt) */
     bool daemon;             /* owned by a DaemonSet (drain leaves those), a mirror pod, or vigil's own
                               * one-shot pod (label vigil.dev/exec: it may be injecting the very fault) */
     bool gone;               /* terminating, Succeeded or Failed */

@@ -113,6 +113,36 @@ static int req(struct vg_orch *o, struct vg_k8s_http *h, const char *method, con
     return -1;
 }
 
+/* List items kept with only what vg_k8s_burnin_idle reads (lists are read
+ * in pages; a cluster's every pod and node, whole, would be hundreds of MB). */
+static int keep_node(struct vg_orch *o, const json_t *node, void *ud)
+{
+    (void)o;
+    json_t *t = vg_k8s_node_trim(node);
+    if (t) json_array_append_new(ud, t);
+    return 0;
+}
+
+/* A pod: its metadata but the managed fields, its node, its containers' resources, its phase. */
+static int keep_pod(struct vg_orch *o, const json_t *pod, void *ud)
+{
+    (void)o;
+    const json_t *spec = json_object_get(pod, "spec"), *st = json_object_get(pod, "status");
+    json_t *md = json_deep_copy(json_object_get(pod, "metadata"));
+    json_object_del(md, "managedFields");
+    json_t *cs = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+        json_array_append_new(cs, json_pack("{s:O*}", "resources", json_object_get(c, "resources")));
+    json_t *t = json_pack("{s:o,s:{s:O*,s:o},s:{s:O*,s:O*,s:O*}}", "metadata", md ? md : json_object(), "spec",
+                          "nodeName", json_object_get(spec, "nodeName"), "containers", cs, "status", "phase",
+                          json_object_get(st, "phase"), "conditions", json_object_get(st, "conditions"),
+                          "containerStatuses", json_object_get(st, "containerStatuses"));
+    if (t) json_array_append_new(ud, t);
+    return 0;
+}
+
 int vg_k8s_burnin_prepare(struct vg_orch *o, struct vg_k8s_http *h, const char *queue, struct vg_orch_node *nodes,
                           size_t n)
 {
@@ -130,17 +160,15 @@ int vg_k8s_burnin_prepare(struct vg_orch *o, struct vg_k8s_http *h, const char *
     int bad = vg_k8s_pc_check(pc, why, sizeof why);
     json_decref(pc);
     if (bad) return vg_orch_fail(o, "%s", why), 1;
-    json_t *nl, *pl;
-    if (req(o, h, "GET", "/api/v1/nodes", NULL, &nl, NULL)) return -1;
-    if (req(o, h, "GET", "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed", NULL,
-            &pl, NULL)) {
-        json_decref(nl);
-        return -1;
-    }
-    vg_k8s_burnin_idle(nodes, n, nl, pl);
+    json_t *nl = json_pack("{s:[]}", "items"), *pl = json_pack("{s:[]}", "items");
+    int rc = vg_k8s_list(o, h, "/api/v1/nodes", keep_node, json_object_get(nl, "items"));
+    if (!rc)
+        rc = vg_k8s_list(o, h, "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
+                         keep_pod, json_object_get(pl, "items"));
+    if (!rc) vg_k8s_burnin_idle(nodes, n, nl, pl);
     json_decref(nl);
     json_decref(pl);
-    return 0;
+    return rc;
 }
 
 /* The pod id: "pod/NS/NAME". */

@@ -42,12 +42,11 @@ void vg_k8s_node_event(struct vg_orch *o, struct vg_k8s_http *h, const json_t *n
     json_decref(ev);
     char saved[sizeof o->err];
     vg_strlcpy(saved, o->err, sizeof saved);
-    int retries = h->retries;
-    h->retries = 0;
+    struct vg_k8s_http once = *h;   /* h is shared with the other nodes' writes */
+    once.retries = 0;
     json_t *ans;
     const char *path = "/api/v1/namespaces/default/events";
-    long st = vg_k8s_request(o, h, "POST", path, NULL, body, &ans);
-    h->retries = retries;
+    long st = vg_k8s_request(o, &once, "POST", path, NULL, body, &ans);
     free(body);
     if (st >= 200 && st < 300) *warned = false;
     else {

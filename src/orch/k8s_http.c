@@ -1,8 +1,11 @@
 /* k8s_http.c — requests to the Kubernetes API server with libcurl (loaded
- * on first use, util/curlso.h): bearer token or client certificate, the
- * cluster's CA, retries with doubling backoff on 429 (honouring
- * Retry-After), 5xx and no answer, and one-line errors from the Status
- * objects the API answers with.  Every request counts in o->calls. */
+ * on first use, util/curlso.h): bearer token or client certificate (over
+ * HTTPS only: as kubectl, none is sent over plain HTTP), the cluster's CA,
+ * retries with doubling backoff on 429 (honouring Retry-After), 5xx and no
+ * answer, answers capped at VG_K8S_MAX_ANSWER (the transfer stops there and
+ * the request fails saying so), lists read in pages, and one-line errors
+ * from the Status objects the API answers with.  Every request counts in
+ * o->calls. */
 #include "orch/k8s.h"
 #include "util/curlso.h"
 #include "util/sbuf.h"
@@ -14,11 +17,24 @@
 
 #define MAX_WAIT_MS 5000
 
+/* The answer as it comes, up to the cap. */
+struct answer {
+    struct sbuf b;
+    bool over;               /* it went past VG_K8S_MAX_ANSWER: the transfer was stopped */
+};
+
 static size_t collect(char *ptr, size_t size, size_t n, void *ud)
 {
-    sbuf_add(ud, ptr, size * n);
+    struct answer *a = ud;
+    if (a->b.len + size * n > (size_t)VG_K8S_MAX_ANSWER) {
+        a->over = true;
+        return 0;   /* curl stops with CURLE_WRITE_ERROR */
+    }
+    sbuf_add(&a->b, ptr, size * n);
     return size * n;
 }
+
+bool vg_k8s_plain_http(const char *server) { return !strncasecmp(server, "http://", 7); }
 
 static size_t header(char *buf, size_t size, size_t n, void *ud)
 {
@@ -47,9 +63,10 @@ static void tls(const struct vg_curl *cu, CURL *c, const struct vg_k8s_conf *k)
     } else if (k->key_file[0]) cu->easy_setopt(c, CURLOPT_SSLKEY, k->key_file);
 }
 
-/* One try: the status (0 when no answer came; err set). */
+/* One try: the status (0 when no answer came, or a larger one than the cap
+ * (*over); err set). */
 static long once(const struct vg_curl *cu, struct vg_k8s_http *h, const char *method, const char *url,
-                 const char *ctype, const char *body, char **resp, long *retry_after, char *err, size_t n)
+                 const char *ctype, const char *body, char **resp, long *retry_after, bool *over, char *err, size_t n)
 {
     CURL *c = cu->easy_init();
     if (!c) {
@@ -58,7 +75,7 @@ static long once(const struct vg_curl *cu, struct vg_k8s_http *h, const char *me
     }
     struct curl_slist *hl = NULL;
     char auth[4200], ct[160];
-    if (h->conf.token[0]) {
+    if (h->conf.token[0] && !vg_k8s_plain_http(h->conf.server)) {
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", h->conf.token);
         hl = cu->slist_append(hl, auth);
     }
@@ -69,7 +86,7 @@ static long once(const struct vg_curl *cu, struct vg_k8s_http *h, const char *me
         hl = cu->slist_append(hl, ct);
         cu->easy_setopt(c, CURLOPT_POSTFIELDS, body);
     }
-    struct sbuf b = SBUF_INIT;
+    struct answer a = { .b = SBUF_INIT };
     char cerr[CURL_ERROR_SIZE] = "";
     cu->easy_setopt(c, CURLOPT_URL, url);
     cu->easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -78,16 +95,19 @@ static long once(const struct vg_curl *cu, struct vg_k8s_http *h, const char *me
     cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)h->timeout_ms);
     cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    cu->easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    cu->easy_setopt(c, CURLOPT_WRITEDATA, &a);
     cu->easy_setopt(c, CURLOPT_HEADERFUNCTION, header);
     cu->easy_setopt(c, CURLOPT_HEADERDATA, retry_after);
     cu->easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    tls(cu, c, &h->conf);
+    if (!vg_k8s_plain_http(h->conf.server)) tls(cu, c, &h->conf);
     long status = 0;
     CURLcode rc = cu->easy_perform(c);
-    if (rc != CURLE_OK) snprintf(err, n, "%.200s: %.250s", h->conf.server, cerr[0] ? cerr : cu->easy_strerror(rc));
+    *over = a.over;
+    if (a.over)
+        snprintf(err, n, "the answer is larger than %ld MiB, the most vigil reads of one answer", VG_K8S_MAX_ANSWER >> 20);
+    else if (rc != CURLE_OK) snprintf(err, n, "%.200s: %.250s", h->conf.server, cerr[0] ? cerr : cu->easy_strerror(rc));
     else cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    *resp = sbuf_take(&b);
+    *resp = sbuf_take(&a.b);
     cu->slist_free_all(hl);
     cu->easy_cleanup(c);
     return status;
@@ -109,12 +129,13 @@ long vg_k8s_request_raw(struct vg_orch *o, struct vg_k8s_http *h, const char *me
     for (int attempt = 0;; attempt++) {
         char *resp = NULL;
         long retry_after = -1;
+        bool over = false;
         err[0] = 0;
         o->calls++;
-        status = once(cu, h, method, url, ctype, body, &resp, &retry_after, err, sizeof err);
+        status = once(cu, h, method, url, ctype, body, &resp, &retry_after, &over, err, sizeof err);
         free(*raw);
         *raw = resp;
-        bool again = status == 0 || status == 429 || status >= 500;
+        bool again = !over && (status == 0 || status == 429 || status >= 500);
         if (!again || attempt >= h->retries) break;
         long ms = retry_after >= 0 ? retry_after * 1000 : wait;
         if (ms > MAX_WAIT_MS) ms = MAX_WAIT_MS;
@@ -152,5 +173,55 @@ int vg_k8s_fail(struct vg_orch *o, long status, json_t *answer, const char *meth
         return vg_orch_fail(o, "%s %s: 429 Too Many Requests after %s: %s", method, path, "retries",
                             *msg ? msg : "the API server is rate-limiting vigil");
     default: return vg_orch_fail(o, "%s %s: HTTP %ld%s%s", method, path, status, *msg ? ": " : "", msg);
+    }
+}
+
+int vg_k8s_list(struct vg_orch *o, struct vg_k8s_http *h, const char *path,
+                int (*each)(struct vg_orch *o, const json_t *item, void *ud), void *ud)
+{
+    char cont[4096] = "";
+    for (;;) {
+        struct sbuf p = SBUF_INIT;
+        sbuf_printf(&p, "%s%climit=%d", path, strchr(path, '?') ? '&' : '?', VG_K8S_PAGE);
+        if (cont[0]) {
+            sbuf_puts(&p, "&continue=");
+            for (const char *c = cont; *c; c++) {   /* the token is opaque: percent-encoded whole */
+                unsigned char ch = (unsigned char)*c;
+                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr("-_.~", ch))
+                    sbuf_putc(&p, (char)ch);
+                else sbuf_printf(&p, "%%%02X", ch);
+            }
+        }
+        char *raw;
+        long st = vg_k8s_request_raw(o, h, "GET", p.s, NULL, NULL, &raw);
+        sbuf_free(&p);
+        size_t len = raw ? strlen(raw) : 0;
+        json_t *ans = len ? json_loadb(raw, len, 0, NULL) : NULL;
+        free(raw);
+        if (st < 200 || st >= 300) {
+            /* 410 Gone: the continue token expired (the list changed too much between pages) */
+            vg_k8s_fail(o, st, ans, "GET", path);
+            json_decref(ans);
+            return -1;
+        }
+        json_t *items = json_object_get(ans, "items");
+        if (!json_is_array(items)) {
+            json_decref(ans);
+            return vg_orch_fail(o, "GET %s: the answer is not a list (no items)", path);
+        }
+        size_t i;
+        json_t *item;
+        json_array_foreach(items, i, item)
+            if (each(o, item, ud)) {
+                json_decref(ans);
+                return -1;
+            }
+        const char *next = json_string_value(json_object_get(json_object_get(ans, "metadata"), "continue"));
+        bool more = next && *next && strlen(next) < sizeof cont;
+        if (more) vg_strlcpy(cont, next, sizeof cont);
+        json_decref(ans);
+        if (more) continue;
+        return next && *next ? vg_orch_fail(o, "GET %s: a continue token longer than %zu bytes", path, sizeof cont - 1)
+                             : 0;
     }
 }

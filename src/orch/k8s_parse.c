@@ -120,6 +120,34 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     return 0;
 }
 
+/* A new object with o's fields of those keys that are there (copies). */
+static json_t *kept(const json_t *o, const char *const *keys)
+{
+    json_t *t = json_object();
+    for (size_t i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (v) json_object_set_new(t, keys[i], json_deep_copy(v));
+    }
+    return t;
+}
+
+json_t *vg_k8s_node_trim(const json_t *node)
+{
+    static const char *const top[] = { "apiVersion", "kind", NULL },
+                             *const meta[] = { "name", "uid", "resourceVersion", "labels", NULL },
+                             *const spec[] = { "unschedulable", "taints", NULL },
+                             *const status[] = { "conditions", "addresses", "daemonEndpoints", "allocatable", NULL };
+    const json_t *md = json_object_get(node, "metadata");
+    if (!json_is_object(node) || !*str(md, "name")) return NULL;
+    json_t *t = kept(node, top), *tmd = kept(md, meta);
+    const json_t *ann = json_object_get(json_object_get(md, "annotations"), VG_K8S_ANNOTATION);
+    if (ann) json_object_set_new(tmd, "annotations", json_pack("{s:O}", VG_K8S_ANNOTATION, ann));
+    json_object_set_new(t, "metadata", tmd);
+    json_object_set_new(t, "spec", kept(json_object_get(node, "spec"), spec));
+    json_object_set_new(t, "status", kept(json_object_get(node, "status"), status));
+    return t;
+}
+
 int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
 {
     memset(out, 0, sizeof *out);
@@ -152,7 +180,8 @@ int vg_k8s_pod_parse(const json_t *pod, struct vg_k8s_pod *out)
         if (!strcmp(str(r, "kind"), "DaemonSet")) out->daemon = true;
         if (!strcmp(str(r, "kind"), "Job") && *str(r, "name")) job = str(r, "name");
     }
-    const char *jobset = str(labels, "jobset.sigs.k8s.io/jobset-name");
+    const char *jobset = str(labels, VG_K8S_JOBSET_LABEL);
+    out->attempt = atoi(str(labels, VG_K8S_JOBSET_ATTEMPT));
     if (!job && *str(labels, "batch.kubernetes.io/job-name")) job = str(labels, "batch.kubernetes.io/job-name");
     if (!job && *str(labels, "job-name")) job = str(labels, "job-name");
     if (*jobset) snprintf(out->workload, sizeof out->workload, "%s/JobSet/%.200s", out->ns, jobset);

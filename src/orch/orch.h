@@ -82,12 +82,20 @@ struct vg_orch_jobspec {
     const char *const *host_paths; /* directories of the nodes the tasks use at the same path (NULL-terminated,
                                   * may be NULL): Kubernetes mounts them as hostPath volumes; on Slurm the
                                   * tasks run on the host and see them */
+    const char *workload;        /* Kubernetes: "job" (an Indexed Job, the default) or "jobset" (a JobSet
+                                  * whose failure policy restarts the gang); NULL: the default */
+    const char *claim;           /* Kubernetes: a PersistentVolumeClaim every task mounts at VG_ORCH_CLAIM_PATH
+                                  * (the checkpoints); NULL: none */
 };
+
+/* Where a job's tasks see jobspec.claim. */
+#define VG_ORCH_CLAIM_PATH "/mnt/vigil-checkpoints"
 
 /* How to reach the scheduler. */
 struct vg_orch_conf {
     const char *config;          /* slurm.conf / kubeconfig; NULL: the backend's default */
     int timeout_ms;              /* per call; 0 = 10 s */
+    bool insecure_http;          /* Kubernetes: an http:// API server is accepted (no credentials sent over it) */
 };
 
 struct vg_orch;

@@ -22,13 +22,10 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8s.XXXXXX")
-SERVE_PID=
 . "$ROOT/tests/k8s/harness.sh"
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'stop_serve; stop_kapi; rm -rf "$W"' EXIT
 
-command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
-echo "# $(kubectl version --client 2>/dev/null | head -1)"
+need_kubectl
 
 # ---- 1. the double, driven by kubectl -------------------------------------------
 start_kapi
@@ -87,11 +84,9 @@ is "… a selector the API refuses: 400" \
 stop_kapi
 
 # ---- 2. vigil serve --orchestrator k8s, over HTTPS with a bearer token ---------------
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.pem" -days 2 -subj /CN=kapi \
-    -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+make_ca
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/other.key" -out "$W/other.pem" -days 2 -subj /CN=other \
     -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
-CACERT=$W/ca.pem
 TOKEN="vigil-k8s-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
 echo "read-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
@@ -114,15 +109,6 @@ fresh() { # policy — a fresh cluster and controller
     wait_for 5 running 4
     start_serve "$1"
 }
-post_xid() { # node code → HTTP status
-    SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
-        --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
-        "$URL/v1/events"
-}
-incident() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1"; }
-state_of() { incident "$1" | jq -r '.[0].state // .incidents[0].state // empty' 2>/dev/null; }
 gang_on_spare() {
     [ "$(pods_of train | awk '$3 == "Running"' | wc -l)" -eq 3 ] && pods_of train | grep -q ' n5 Running' &&
         ! pods_of train | grep -q ' n2 '
@@ -422,16 +408,15 @@ else
     check "the host's $SA was never written" sh -c "[ ! -e '$SA/token' ] || ! grep -q '$TOKEN' '$SA/token'"
 fi
 
-# ---- the manifests, and RBAC = the verbs vigil used in this suite, no more
+# ---- RBAC: the controller's ClusterRole (deploy/kubernetes, overlays/kubernetes) = the verbs vigil used in
+# this suite, no more (the manifests themselves: k8s_deploy.sh)
 stop_kapi
 CACERT= TOKEN=
-start_kapi
-kubectl apply --dry-run=client --validate=false -f "$ROOT/deploy/kubernetes/" >"$W/apply" 2>&1
-is "deploy/kubernetes: kubectl apply --dry-run=client maps every object (schema validation needs OpenAPI, not served)" \
-    "$(grep -c "(dry run)$" "$W/apply")" "$(grep -c '^kind:' "$ROOT"/deploy/kubernetes/*.yaml | awk -F: '{s += $2} END {print s}')"
-grep -v "(dry run)$" "$W/apply" | sed "s/^/# /"
-granted=$(kubectl create --dry-run=client --validate=false -o json -f "$ROOT/deploy/kubernetes/20-rbac.yaml" |
-    jq -r 'select(.kind == "ClusterRole") | .rules[] | .resources[] as $r | .verbs[] | "\(.) \($r)"' | sort -u | tr '\n' ' ')
+start_kapi   # plain HTTP on the same port: kubectl's own kubeconfig ($KUBECONFIG) reads it
+granted=$(kubectl kustomize "$ROOT/deploy/kubernetes/overlays/kubernetes" |
+    kubectl create --dry-run=client --validate=false -o json -f - 2>/dev/null |
+    jq -r 'select(.kind == "ClusterRole" and .metadata.name == "vigil-controller") | .rules[] | .resources[] as $r | .verbs[] | "\(.) \($r)"' |
+    sort -u | tr '\n' ' ')
 used=$(grep 'ua=vigil$' "$W/api.log" | awk '{
     m = $1; p = $2; sub(/\?.*/, "", p); n = split(p, s, "/")
     if (p ~ /\/eviction$/) r = "pods/eviction"; else if (p ~ /\/status$/) r = "nodes/status"; else if (p ~ /\/events$/) r = "events"

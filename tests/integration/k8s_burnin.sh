@@ -22,11 +22,12 @@ command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
 # the kubelet finds vigil and the stand-in tools on its PATH, as the image would have them;
 # the pods' vigil reaches the API with the same kubeconfig
 KAPI_EXEC=$W/containers
+make_ca; TOKEN="burnin-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"   # vigil speaks HTTPS only: the passes' vigil reads the same kubeconfig
 export PATH="$(dirname "$VIGIL"):$ROOT/tests/standins:$PATH" VIGIL_K8S_IMAGE=vigil:test KUBECONFIG="$W/kc"
 export VIGIL_NVML_LIB="$ROOT/build/tests/libnvidia-ml.so.1" VIGIL_BURNIN_STATE="$W/burnin-state"
 : >"$W/burnin-state"
-start_kapi
-kubeconfig "$W/kc"
+start_kapi --token "$TOKEN"
+kubeconfig "$W/kc" "$TOKEN"
 wait_for 5 running 4
 kubectl delete jobs train other >/dev/null 2>&1
 wait_for 5 running 0

@@ -13,21 +13,25 @@
 # Job is deleted, the victim left cordoned to the controller.  kubectl proves
 # the new parts of the double (jobs, pods -o wide, logs, the pod's status).
 # Faults: no kubeconfig (exit 2), the API answering 503 mid-drill (a clear
-# error, the Job still deleted).  No real API server runs here.
+# error, the Job still deleted).  The workload as a JobSet (kubectl proves
+# the double's JobSet: apply, get, its failure policy restarting the gang,
+# delete), the checkpoints on a PersistentVolumeClaim (ReadWriteMany; a
+# missing or ReadWriteOnce claim refused): the drill restarts the gang of
+# the failed attempt only and the trainer resumes from the claim.  No real
+# API server runs here.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-k8sdrill.XXXXXX")
-SERVE_PID= AGENT_PIDS= DRILL_PID=
+AGENT_PIDS= DRILL_PID=
 . "$ROOT/tests/k8s/harness.sh"
 stop_agents() { for p in $AGENT_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; AGENT_PIDS=; }
-stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 trap 'kill $DRILL_PID 2>/dev/null; stop_agents; stop_serve; stop_kapi; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
 
-command -v kubectl >/dev/null || { skip "kubectl is not installed"; exit 0; }
-echo "# $(kubectl version --client 2>/dev/null | head -1)"
+need_kubectl
 
 # the kubelet finds vigil on its PATH, as the image would have it
 KAPI_EXEC=$W/containers
+make_ca; TOKEN="drill-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"   # vigil speaks HTTPS only (no --insecure-http here)
 export PATH="$(dirname "$VIGIL"):$PATH" VIGIL_K8S_IMAGE=vigil:test
 mkdir -p "$W/nodes"
 umask 077; echo "agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
@@ -37,8 +41,8 @@ export VIGIL_READ_TOKEN="$(cat "$W/read.token")"
 fresh() { # a fresh cluster with the fixture's Jobs deleted (kubectl), the controller, an agent per GPU node
     stop_agents; stop_serve; stop_kapi
     : >"$W/api.log"
-    start_kapi
-    kubeconfig "$W/kc"
+    start_kapi --token "$TOKEN"
+    kubeconfig "$W/kc" "$TOKEN"
     export KUBECONFIG="$W/kc"
     wait_for 5 running 4
     kubectl delete jobs train other >"$W/out" 2>&1
@@ -155,6 +159,81 @@ is "… no stage never reached, none unknown" "$(jq -r '"\(.runs[0].never) \(.re
 check "… restarted with the spare n5" jq -e '.runs[0].restart.spare == true' "$J3"
 check "the trainer's log is in the shared run directory, rank 0 resumed there" \
     sh -c "grep -q 'resumed from step' '$W'/drill3/*/run-1/job.log"
+
+# ---- JobSet (jobset.x-k8s.io/v1alpha2), a custom resource: kubectl proves the double's --------------
+fresh
+cat >"$W/jobset.yaml" <<JOBSET
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pair}
+spec:
+  failurePolicy: {maxRestarts: 3}
+  replicatedJobs:
+    - name: workers
+      replicas: 2
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: t, image: vigil:test, command: [$(basename "$VIGIL"), trainer, --ckpt-dir, ck, --steps, "1000", --step-ms, "100"]}]
+JOBSET
+kubectl apply -f "$W/jobset.yaml" >"$W/out" 2>&1
+check "kubectl apply -f a JobSet: created" grep -q 'jobset.jobset.x-k8s.io/pair created' "$W/out"
+is "kubectl get jobsets" "$(kubectl get jobsets --no-headers 2>&1 | awk '{print $1}')" pair
+attempt_running() { # attempt count
+    [ "$(kubectl get pods -l "jobset.sigs.k8s.io/jobset-name=pair,jobset.sigs.k8s.io/restart-attempt=$1" -o json |
+        jq '[.items[] | select(.status.phase == "Running")] | length')" = "$2" ]
+}
+check "its two replicated Jobs run, their pods labelled as the JobSet controller labels them" wait_for 10 attempt_running 0 2
+is "… Jobs pair-workers-0 and pair-workers-1, owned by the JobSet" \
+    "$(kubectl get jobs -o json | jq -r '[.items[] | select(.metadata.ownerReferences[0].kind == "JobSet") | .metadata.name] | sort | join(" ")')" \
+    "pair-workers-0 pair-workers-1"
+kubectl delete "$(kubectl get pods -l jobset.sigs.k8s.io/job-index=1 -o name | head -1)" >/dev/null 2>&1
+check "one pod deleted: its Job fails, the failure policy restarts the whole gang (restarts 1)" \
+    wait_for 10 sh -c "kubectl get jobset pair -o json | jq -e '.status.restarts == 1'"
+check "… both Jobs made again, their pods restart-attempt 1" wait_for 10 attempt_running 1 2
+is "… none of attempt 0 left" "$(kubectl get pods -l jobset.sigs.k8s.io/restart-attempt=0 -o name | wc -l)" 0
+kubectl delete jobset pair >"$W/out" 2>&1
+check "kubectl delete jobset: deleted" grep -q 'jobset.jobset.x-k8s.io "pair" deleted' "$W/out"
+check "… its Jobs and pods with it" wait_for 5 sh -c "[ \$(kubectl get jobs -o name | wc -l) -eq 0 ] && [ \$(kubectl get pods -l jobset.sigs.k8s.io/jobset-name=pair -o name | wc -l) -eq 0 ]"
+
+# ---- a drill whose workload is a JobSet, its checkpoints on a PersistentVolumeClaim -----------
+exits_with "--workload other: exit 2" 2 "$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --workload deployment
+exits_with "--workload on Slurm: exit 2" 2 "$VIGIL" drill --workload jobset
+for pvc in ckpt:ReadWriteMany once:ReadWriteOnce; do
+    printf 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s}\nspec: {accessModes: [%s], resources: {requests: {storage: 1Gi}}}\n' \
+        "${pvc%%:*}" "${pvc#*:}" | kubectl apply -f - >/dev/null 2>&1
+done
+"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --nodes 2 --workload jobset --checkpoint-pvc missing \
+    --workdir "$W/drill5" --json >/dev/null 2>"$W/err"
+check "a claim that does not exist: the drill says so" grep -q 'checkpoint PersistentVolumeClaim missing not found in namespace default' "$W/err"
+"$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --nodes 2 --workload jobset --checkpoint-pvc once \
+    --workdir "$W/drill5" --json >/dev/null 2>"$W/err"
+check "a ReadWriteOnce claim for 2 nodes: the drill says so" grep -q 'once is not ReadWriteMany: the 2 pods on 2 nodes' "$W/err"
+if [ "$(id -u)" = 0 ]; then   # the double's kubelet mounts a claim in a mount namespace: root only
+    "$VIGIL" drill --orchestrator k8s --kubeconfig "$W/kc" --controller "$URL" --nodes 4 --gpus-per-node 8 \
+        --workload jobset --checkpoint-pvc ckpt --kmsg "$W/nodes/{node}.kmsg" --deadline 60 --workdir "$W/drill4" \
+        --shared-workdir --json >"$W/drill4.json" 2>"$W/drill4.err"
+    is "JobSet drill, checkpoints on the claim: the drill recovered, exit 0" "$?" 0
+    J4=$W/drill4.json
+    echo "# $(jq -c '.runs[0] | {detect: .detect.after_s, isolate: .isolate.after_s, restart: .restart.after_s, resume: .resume.after_s, from: .resume.from_step}' "$J4")"
+    check "… the drill made a JobSet" grep -q 'POST /apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets 201' "$W/api.log"
+    check "… restarted with the spare n5" jq -e '.runs[0].restart.spare == true and .runs[0].restart.same_node == false' "$J4"
+    check "… vigil restarted the gang of the attempt on the failed node only (restart-attempt=0)" \
+        grep -q 'DELETE /api/v1/namespaces/default/pods labelSelector=jobset.sigs.k8s.io/jobset-name=vigil-drill-[0-9]*,jobset.sigs.k8s.io/restart-attempt=0 200 .*ua=vigil$' "$W/api.log"
+    check "… resumed from a checkpoint on the claim (step > 0), after the restart" \
+        jq -e '.runs[0] | (.resume.unknown | not) and .resume.from_step > 0 and .resume.at >= .restart.api_time' "$J4"
+    check "… the checkpoints are on the claim, not in the run directory" \
+        sh -c "ls '$W'/containers/pvc/default_ckpt/*/ckpt-* >/dev/null && ! ls '$W'/drill4/*/run-1/ckpt/ckpt-* >/dev/null 2>&1"
+    is "… the JobSet deleted at the end, its Jobs with it" \
+        "$(jq -r '.runs[0].job_deleted' "$J4") $(kubectl get jobsets,jobs -o name | wc -l)" "true 0"
+else
+    skip "a JobSet drill with a claim: the double's kubelet mounts claims as root only"
+fi
 
 # ---- the API answering 503 mid-drill: a clear error, the Job deleted once it answers ---------
 fresh

@@ -85,7 +85,7 @@ if [ -x "$KAPI" ]; then
         "$(cat "$T/kport")" >"$T/kc"
     printf 'contexts:\n- name: d\n  context: {cluster: d, user: u}\ncurrent-context: d\nusers:\n- name: u\n  user: {}\n' >>"$T/kc"
     start_serve --auth token --token-file "$T/token" --read-token-file "$T/read.token" --orchestrator k8s \
-        --orch-config "$T/kc" --heartbeat 60 --audit-stale 2
+        --orch-config "$T/kc" --insecure-http --heartbeat 60 --audit-stale 2
     "$VIGIL" audit --root tests/fixtures/roots/clean-current --json >"$T/clean.json"
     post_json() { # path body → HTTP status
         curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $(cat "$T/token")" \

@@ -1,16 +1,22 @@
 /* kapi.c — a Kubernetes API server double for the tests (libmicrohttpd).  It
  * follows the documented REST contract for what vigil and kubectl use:
- * discovery (/version, /api, /apis, the resource lists), nodes (list, get,
- * create, delete, PATCH in its three content types, nodes/status), pods (list
- * with labelSelector and fieldSelector, get, delete, pods/eviction as
- * policy/v1), batch/v1 Jobs, apps/v1 DaemonSets (read), resourceVersion with
- * 409 Conflict, Status objects for errors, a server-side Table for
- * `kubectl get nodes`.  The harness's scheduler and Job controller run in
- * kapi_sim.c.  Test controls, outside the API's paths:
+ * discovery (/version, /api, /apis, the resource lists), every resource of
+ * the KINDS table kept in a store of its own (the custom resources JobSet and
+ * ServiceMonitor included): create, get, list with labelSelector and
+ * fieldSelector in pages (limit, continue), PATCH in its three content types
+ * (and the status subresource), delete, deletecollection, each with
+ * ?dryRun=All; pods/eviction as policy/v1; resourceVersion with 409
+ * Conflict; the NamespaceLifecycle admission (nothing created in a namespace
+ * that does not exist); Status objects for errors; server-side Tables for
+ * `kubectl get`; /openapi/v2 for kubectl's validation (kapi_openapi.c).
+ * The harness's scheduler and Job controller run in kapi_sim.c; the API's
+ * misbehaviour (held requests, a node left out of a list, long lists) in
+ * kapi_faults.c.  Test controls, outside the API's paths:
  *   POST /_test/fault  {"code":429,"method":"PATCH","path":"/api/v1/nodes/n1","count":3,
  *                       "retry_after":0,"message":"…"}  the next matching requests fail so
  *   POST /_test/deny   {"verb":"patch","resource":"nodes/status"}  (DELETE: allow all)
  *   POST /_test/token  {"token":"…"}   the bearer token now required
+ *   /_test/hang, /_test/omit, /_test/fatten: kapi_faults.c
  * Authentication as the API server's: a bearer token (--token; its user is
  * vigil's service account) or, with --client-ca, a client certificate that
  * verifies against that CA (its user is the subject's CN, kapi_tls.c); 401
@@ -22,7 +28,8 @@
  *             [--tls-cert PEM --tls-key PEM]   (HTTPS; bearer tokens over it)
  *             [--client-ca PEM]   (with --tls-*: client certificates signed by this CA authenticate)
  *             [--exec DIR]   the kubelet runs containers' commands as local processes (kapi_exec.c);
- *                            pods/NAME/log serves their output */
+ *                            pods/NAME/log serves their output
+ *             [--openapi FILE.gz]   the OpenAPI v2 document (JSON, gzip) /openapi/v2 serves */
 #include "kapi.h"
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -80,6 +87,13 @@ static const char *arg(struct req *r, const char *k)
     return MHD_lookup_connection_value(r->c, MHD_GET_ARGUMENT_KIND, k);
 }
 static const char *hdr(struct req *r, const char *k) { return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, k); }
+
+/* ?dryRun=All: everything but the write (kubectl apply --dry-run=server). */
+static bool dry_run(struct req *r)
+{
+    const char *d = arg(r, "dryRun");
+    return d && !strcmp(d, "All");
+}
 
 static enum MHD_Result send_json(struct req *r, int code, json_t *body, const char *ctype, int retry_after)
 {
@@ -168,52 +182,82 @@ static json_t *res(const char *name, const char *kind, bool namespaced, const ch
 
 static const char *const CRUD = "create,delete,deletecollection,get,list,patch,update,watch";
 
+/* What the double serves: every resource kubectl and vigil use, each kept in
+ * a store of its own (the custom resources JobSet and ServiceMonitor too, as
+ * a real API server keeps them once their CRD is installed). */
+static const struct kind {
+    const char *group, *version, *resource, *kind;
+    bool namespaced;
+    const char *verbs, *shortname;
+} KINDS[] = {
+    { "", "v1", "nodes", "Node", false, NULL, "no" },
+    { "", "v1", "nodes/status", "Node", false, "get,patch,update", NULL },
+    { "", "v1", "pods", "Pod", true, NULL, "po" },
+    { "", "v1", "pods/status", "Pod", true, "get,patch,update", NULL },
+    { "", "v1", "pods/log", "Pod", true, "get", NULL },
+    { "", "v1", "pods/eviction", "Eviction", true, "create", NULL },
+    { "", "v1", "namespaces", "Namespace", false, NULL, "ns" },
+    { "", "v1", "events", "Event", true, NULL, "ev" },
+    { "", "v1", "serviceaccounts", "ServiceAccount", true, NULL, "sa" },
+    { "", "v1", "secrets", "Secret", true, NULL, NULL },
+    { "", "v1", "services", "Service", true, NULL, "svc" },
+    { "", "v1", "configmaps", "ConfigMap", true, NULL, "cm" },
+    { "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, NULL, "pvc" },
+    { "apps", "v1", "daemonsets", "DaemonSet", true, NULL, "ds" },
+    { "apps", "v1", "deployments", "Deployment", true, NULL, "deploy" },
+    { "batch", "v1", "jobs", "Job", true, NULL, NULL },
+    { "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, NULL, "pdb" },
+    { "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, NULL, NULL },
+    { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false, NULL, NULL },
+    { "rbac.authorization.k8s.io", "v1", "roles", "Role", true, NULL, NULL },
+    { "rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, NULL, NULL },
+    { "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false, NULL, "pc" },
+    { "coordination.k8s.io", "v1", "leases", "Lease", true, NULL, NULL },
+    { "node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, NULL, NULL },
+    { "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false, NULL, "crd" },
+    { "monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor", true, NULL, "smon" },
+    { "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", true, NULL, NULL },
+};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+
+static const struct kind *kind_of(const char *group, const char *resource)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(KINDS[i].group, group) && !strcmp(KINDS[i].resource, resource)) return &KINDS[i];
+    return NULL;
+}
+
+json_t *kapi_store(const char *group, const char *resource)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s/%s", group, resource);
+    json_t *st = json_object_get(K.stores, key);
+    if (!st) json_object_set_new(K.stores, key, st = json_object());
+    return st;
+}
+
 static json_t *resource_list(const char *gv)
 {
     json_t *l = json_array();
-    if (!strcmp(gv, "v1")) {
-        json_array_append_new(l, res("nodes", "Node", false, CRUD, "no"));
-        json_array_append_new(l, res("nodes/status", "Node", false, "get,patch,update", NULL));
-        json_array_append_new(l, res("pods", "Pod", true, CRUD, "po"));
-        json_array_append_new(l, res("pods/status", "Pod", true, "get,patch,update", NULL));
-        json_array_append_new(l, res("pods/log", "Pod", true, "get", NULL));
-        json_t *ev = res("pods/eviction", "Eviction", true, "create", NULL);
-        json_object_set_new(ev, "group", json_string("policy"));
-        json_object_set_new(ev, "version", json_string("v1"));
-        json_array_append_new(l, ev);
-        json_array_append_new(l, res("namespaces", "Namespace", false, CRUD, "ns"));
-        json_array_append_new(l, res("events", "Event", true, CRUD, "ev"));
-        json_array_append_new(l, res("serviceaccounts", "ServiceAccount", true, CRUD, "sa"));
-        json_array_append_new(l, res("secrets", "Secret", true, CRUD, NULL));
-        json_array_append_new(l, res("services", "Service", true, CRUD, "svc"));
-        json_array_append_new(l, res("configmaps", "ConfigMap", true, CRUD, "cm"));
-        json_array_append_new(l, res("persistentvolumeclaims", "PersistentVolumeClaim", true, CRUD, "pvc"));
-    } else if (!strcmp(gv, "apps/v1")) {
-        json_array_append_new(l, res("daemonsets", "DaemonSet", true, CRUD, "ds"));
-        json_array_append_new(l, res("deployments", "Deployment", true, CRUD, "deploy"));
-    } else if (!strcmp(gv, "batch/v1")) {
-        json_array_append_new(l, res("jobs", "Job", true, CRUD, NULL));
-    } else if (!strcmp(gv, "policy/v1")) {
-        json_array_append_new(l, res("poddisruptionbudgets", "PodDisruptionBudget", true, CRUD, "pdb"));
-    } else if (!strcmp(gv, "rbac.authorization.k8s.io/v1")) {
-        json_array_append_new(l, res("clusterroles", "ClusterRole", false, CRUD, NULL));
-        json_array_append_new(l, res("clusterrolebindings", "ClusterRoleBinding", false, CRUD, NULL));
-        json_array_append_new(l, res("roles", "Role", true, CRUD, NULL));
-        json_array_append_new(l, res("rolebindings", "RoleBinding", true, CRUD, NULL));
-    } else if (!strcmp(gv, "scheduling.k8s.io/v1")) {
-        json_array_append_new(l, res("priorityclasses", "PriorityClass", false, CRUD, "pc"));
-    } else if (!strcmp(gv, "coordination.k8s.io/v1")) {
-        json_array_append_new(l, res("leases", "Lease", true, CRUD, NULL));
-    } else {
+    for (size_t i = 0; i < NKINDS; i++) {
+        const struct kind *k = &KINDS[i];
+        char kgv[128];
+        snprintf(kgv, sizeof kgv, "%s%s%s", k->group, *k->group ? "/" : "", k->version);
+        if (strcmp(kgv, gv)) continue;
+        json_t *r = res(k->resource, k->kind, k->namespaced, k->verbs ? k->verbs : CRUD, k->shortname);
+        if (!strcmp(k->resource, "pods/eviction")) {
+            json_object_set_new(r, "group", json_string("policy"));
+            json_object_set_new(r, "version", json_string("v1"));
+        }
+        json_array_append_new(l, r);
+    }
+    if (!json_array_size(l)) {
         json_decref(l);
         return NULL;
     }
     return json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1", "groupVersion", gv,
                      "resources", l);
 }
-
-static const char *const GROUPS[] = { "apps", "batch", "policy", "rbac.authorization.k8s.io", "coordination.k8s.io",
-                                      "scheduling.k8s.io" };
 
 static enum MHD_Result discovery(struct req *r)
 {
@@ -232,12 +276,13 @@ static enum MHD_Result discovery(struct req *r)
                          NULL, -1);
     if (!strcmp(r->path, "/apis")) {
         json_t *g = json_array();
-        for (size_t i = 0; i < sizeof GROUPS / sizeof GROUPS[0]; i++) {
+        for (size_t i = 0; i < NKINDS; i++) {
+            if (!*KINDS[i].group || (i && !strcmp(KINDS[i - 1].group, KINDS[i].group))) continue;
             char gv[128];
-            snprintf(gv, sizeof gv, "%s/v1", GROUPS[i]);
-            json_array_append_new(g, json_pack("{s:s,s:[{s:s,s:s}],s:{s:s,s:s}}", "name", GROUPS[i], "versions",
-                                               "groupVersion", gv, "version", "v1", "preferredVersion",
-                                               "groupVersion", gv, "version", "v1"));
+            snprintf(gv, sizeof gv, "%s/%s", KINDS[i].group, KINDS[i].version);
+            json_array_append_new(g, json_pack("{s:s,s:[{s:s,s:s}],s:{s:s,s:s}}", "name", KINDS[i].group, "versions",
+                                               "groupVersion", gv, "version", KINDS[i].version, "preferredVersion",
+                                               "groupVersion", gv, "version", KINDS[i].version));
         }
         return send_json(r, 200, json_pack("{s:s,s:s,s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups", g),
                          NULL, -1);
@@ -320,6 +365,22 @@ static json_t *node_table(json_t *items)
     static const struct column cols[] = { { "Name", "name", NULL, 0 }, { "Status", "", "Node status", 0 },
                                           { "Roles", "", NULL, 0 }, { "Age", "", NULL, 0 },
                                           { "Version", "", "Kubelet version", 0 } };
+    return table(cols, sizeof cols / sizeof *cols, rows);
+}
+
+/* Any other kind as the API server prints what it has no printer for (a
+ * custom resource without additionalPrinterColumns): Name, Age. */
+static json_t *name_table(json_t *items)
+{
+    json_t *rows = json_array();
+    size_t i;
+    json_t *o;
+    json_array_foreach(items, i, o) {
+        json_t *md = json_object_get(o, "metadata");
+        json_array_append_new(rows, table_row(json_pack("[s,s]", json_string_value(json_object_get(md, "name")) ?: "",
+                                                        age(o)), md));
+    }
+    static const struct column cols[] = { { "Name", "name", NULL, 0 }, { "Age", "date", NULL, 0 } };
     return table(cols, sizeof cols / sizeof *cols, rows);
 }
 
@@ -409,15 +470,55 @@ static json_t *pick(struct req *r, json_t *store, const char *kind, const char *
     return l;
 }
 
-/* GET of a collection, filtered by the selectors (and namespace). */
+/* A page of the list as the API server pages it (limit, continue: here the
+ * offset of the next item; metadata.continue and remainingItemCount). */
+static int page(struct req *r, json_t *l, char *msg, size_t n)
+{
+    const char *lim = arg(r, "limit"), *cont = arg(r, "continue");
+    json_t *items = json_object_get(l, "items");
+    char *end;
+    long from = cont && *cont ? strtol(cont, &end, 10) : 0;
+    if (cont && *cont && (*end || from < 0 || (size_t)from > json_array_size(items))) {
+        snprintf(msg, n, "continue key is not valid: %s", cont);
+        return -1;
+    }
+    long limit = lim && *lim ? strtol(lim, NULL, 10) : 0;
+    json_t *slice = json_array();
+    size_t total = json_array_size(items);
+    size_t stop = limit > 0 && (size_t)(from + limit) < total ? (size_t)(from + limit) : total;
+    for (size_t i = (size_t)from; i < stop; i++) json_array_append(slice, json_array_get(items, i));
+    json_object_set_new(l, "items", slice);
+    if (stop < total) {
+        char next[32];
+        snprintf(next, sizeof next, "%zu", stop);
+        json_object_set_new(json_object_get(l, "metadata"), "continue", json_string(next));
+        json_object_set_new(json_object_get(l, "metadata"), "remainingItemCount", json_integer((json_int_t)(total - stop)));
+    }
+    return 0;
+}
+
+/* GET of a collection, filtered by the selectors (and namespace), in pages when asked. */
 static enum MHD_Result list(struct req *r, json_t *store, const char *kind, const char *apiv, const char *ns)
 {
     char msg[512];
-    json_t *l = pick(r, store, kind, apiv, ns, NULL, msg, sizeof msg), *items = json_object_get(l, "items");
+    json_t *l = pick(r, store, kind, apiv, ns, NULL, msg, sizeof msg);
     if (!l) return fail(r, 400, NULL, NULL, "%s", msg);
-    if ((!strcmp(kind, "NodeList") || !strcmp(kind, "PodList") || !strcmp(kind, "EventList")) && wants_table(r)) {
+    if (store == K.nodes) {   /* a node the test leaves out of this list */
+        json_t *all = json_object_get(l, "items");
+        for (size_t i = 0; i < json_array_size(all);) {
+            const char *nm = json_string_value(json_object_get(json_object_get(json_array_get(all, i), "metadata"), "name"));
+            if (nm && kapi_omit_take(nm)) json_array_remove(all, i);
+            else i++;
+        }
+    }
+    if (page(r, l, msg, sizeof msg)) {
+        json_decref(l);
+        return fail(r, 400, NULL, NULL, "%s", msg);
+    }
+    json_t *items = json_object_get(l, "items");
+    if (wants_table(r)) {
         json_t *t = !strcmp(kind, "NodeList") ? node_table(items) : !strcmp(kind, "PodList") ? pod_table(items)
-                                                                                               : event_table(items);
+                  : !strcmp(kind, "EventList") ? event_table(items) : name_table(items);
         json_decref(l);
         return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
     }
@@ -463,8 +564,10 @@ static enum MHD_Result patch(struct req *r, json_t *store, const char *key, cons
         json_object_set(json_object_get(out, "metadata"), "creationTimestamp", json_object_get(cmd, "creationTimestamp"));
     }
     json_decref(nw);
-    kapi_bump(out);
-    json_object_set(store, key, out);
+    if (!dry_run(r)) {
+        kapi_bump(out);
+        json_object_set(store, key, out);
+    }
     return send_json(r, 200, out, NULL, -1);
 }
 
@@ -475,6 +578,11 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
     if (!json_is_object(o) || !name || !*name) {
         json_decref(o);
         return fail(r, 400, res, NULL, "%s: metadata.name is required", kind);
+    }
+    /* the NamespaceLifecycle admission: nothing is created in a namespace that does not exist */
+    if (ns && !json_object_get(kapi_store("", "namespaces"), ns)) {
+        json_decref(o);
+        return fail(r, 404, "namespaces", ns, "namespaces \"%s\" not found", ns);
     }
     /* the API server's validation of a core/v1 Event without eventTime (legacyValidateEvent,
      * pkg/apis/core/validation/events.go): a cluster-scoped object's events live in "" or "default" */
@@ -507,7 +615,7 @@ static enum MHD_Result create(struct req *r, json_t *store, const char *ns, cons
     if (store == K.pods)   /* the API server's default for a new pod; the kubelet takes it from there */
         json_object_set_new(o, "status", json_pack("{s:s,s:s}", "phase", "Pending", "qosClass", "BestEffort"));
     kapi_bump(o);
-    json_object_set(store, key, o);
+    if (!dry_run(r)) json_object_set(store, key, o);
     return send_json(r, 201, o, NULL, -1);
 }
 
@@ -544,10 +652,12 @@ static enum MHD_Result del(struct req *r, json_t *store, const char *key, const 
 {
     json_t *o = json_object_get(store, key);
     if (!o) return not_found(r, res, name);
-    if (store == K.pods) kapi_pod_lost(o);
     json_incref(o);
-    json_object_del(store, key);
-    K.rv++;
+    if (!dry_run(r)) {
+        if (store == K.pods) kapi_pod_lost(o);
+        json_object_del(store, key);
+        K.rv++;
+    }
     return send_json(r, 200, o, NULL, -1);
 }
 
@@ -566,6 +676,7 @@ static enum MHD_Result delete_collection(struct req *r, json_t *store, const cha
     size_t i;
     json_t *k;
     json_array_foreach(keys, i, k) {
+        if (dry_run(r)) break;
         json_t *o = json_object_get(store, json_string_value(k));
         if (store == K.pods) kapi_pod_lost(o);
         json_object_del(store, json_string_value(k));
@@ -679,6 +790,21 @@ static enum MHD_Result test_control(struct req *r)
         json_array_clear(denied);
         json_array_clear(faults);
         rc = send_json(r, 200, json_object(), NULL, -1);
+    } else if (!strcmp(r->path, "/_test/hang") && !strcmp(r->method, "POST") && json_is_object(b)) {
+        kapi_hang_add(b);
+        rc = send_json(r, 200, json_object(), NULL, -1);
+    } else if (!strcmp(r->path, "/_test/hang") && !strcmp(r->method, "GET")) {
+        rc = send_json(r, 200, json_pack("{s:i}", "held", kapi_hang_held()), NULL, -1);
+    } else if (!strcmp(r->path, "/_test/hang") && !strcmp(r->method, "DELETE")) {
+        kapi_hang_release();
+        rc = send_json(r, 200, json_object(), NULL, -1);
+    } else if (!strcmp(r->path, "/_test/omit") && json_is_string(json_object_get(b, "node"))) {
+        kapi_omit_add(json_string_value(json_object_get(b, "node")), (long)json_integer_value(json_object_get(b, "count")));
+        rc = send_json(r, 200, json_object(), NULL, -1);
+    } else if (!strcmp(r->path, "/_test/fatten") && json_is_integer(json_object_get(b, "count"))) {
+        kapi_fatten(json_string_value(json_object_get(b, "prefix")) ?: "fat", (long)json_integer_value(json_object_get(b, "count")),
+                    (long)json_integer_value(json_object_get(b, "bytes")));
+        rc = send_json(r, 200, json_pack("{s:i}", "nodes", (int)json_object_size(K.nodes)), NULL, -1);
     } else if (!strcmp(r->path, "/_test/token") && json_is_string(json_object_get(b, "token"))) {
         snprintf(token, sizeof token, "%s", json_string_value(json_object_get(b, "token")));
         rc = send_json(r, 200, json_object(), NULL, -1);
@@ -726,22 +852,14 @@ static enum MHD_Result resource(struct req *r)
     if (arg(r, "watch") && !strcmp(arg(r, "watch"), "true"))
         return fail(r, 405, rname, NULL, "watch is not served by this test double");
 
-    json_t *store = NULL;
-    const char *listkind = NULL, *apiv = "v1";
-    bool namespaced = true;
-    if (!strcmp(group, "") && !strcmp(rname, "nodes")) store = K.nodes, listkind = "NodeList", namespaced = false;
-    else if (!strcmp(group, "") && !strcmp(rname, "pods")) store = K.pods, listkind = "PodList";
-    else if (!strcmp(group, "batch") && !strcmp(rname, "jobs")) store = K.jobs, listkind = "JobList", apiv = "batch/v1";
-    else if (!strcmp(group, "apps") && !strcmp(rname, "daemonsets"))
-        store = K.daemonsets, listkind = "DaemonSetList", apiv = "apps/v1";
-    else if (!strcmp(group, "") && !strcmp(rname, "events")) store = K.events, listkind = "EventList";
-    else if (!strcmp(group, "scheduling.k8s.io") && !strcmp(rname, "priorityclasses"))
-        store = K.priorityclasses, listkind = "PriorityClassList", apiv = "scheduling.k8s.io/v1", namespaced = false;
-    if (!store) {   /* resources discovery lists but the double keeps none of */
-        if (!strcmp(r->method, "GET") && name) return not_found(r, rname, name);
-        if (!strcmp(r->method, "GET")) return send_json(r, 200, list_of("List", "v1"), NULL, -1);
-        return fail(r, 405, rname, name, "this test double keeps no %s", rname);
-    }
+    const struct kind *kd = kind_of(group, rname);
+    const char *version = !strcmp(r->seg[0], "api") ? r->seg[1] : r->seg[2];
+    if (!kd || strcmp(kd->version, version)) return fail(r, 404, NULL, NULL, "the server could not find the requested resource");
+    json_t *store = kapi_store(group, rname);
+    char listkind[96], apiv[128];
+    snprintf(listkind, sizeof listkind, "%sList", kd->kind);
+    snprintf(apiv, sizeof apiv, "%s%s%s", group, *group ? "/" : "", kd->version);
+    bool namespaced = kd->namespaced;
     char key[400];
     if (name) snprintf(key, sizeof key, "%s%s%s", namespaced ? (ns ? ns : "default") : "", namespaced ? "/" : "", name);
     if (!name) {
@@ -757,9 +875,9 @@ static enum MHD_Result resource(struct req *r)
     if (sub && !status) return fail(r, 404, rname, name, "the server could not find the requested resource");
     if (!strcmp(r->method, "GET")) {
         json_t *o = json_object_get(store, key);
-        if (o && store == K.nodes && !status && wants_table(r)) {
+        if (o && !status && wants_table(r)) {
             json_t *one = json_pack("[O]", o);
-            json_t *t = node_table(one);
+            json_t *t = store == K.nodes ? node_table(one) : store == K.pods ? pod_table(one) : name_table(one);
             json_decref(one);
             return send_json(r, 200, t, "application/json;as=Table;v=v1;g=meta.k8s.io", -1);
         }
@@ -792,6 +910,17 @@ static enum MHD_Result route(struct req *r)
         return send_json(r, code, st, NULL, code == 429 ? retry_after : -1);
     }
     if (r->nseg == 0) return fail(r, 404, NULL, NULL, "the server could not find the requested resource");
+    const unsigned char *oa;
+    size_t oalen;
+    if (!strcmp(r->path, "/openapi/v2") && kapi_openapi(&oa, &oalen)) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(oalen, (void *)oa, MHD_RESPMEM_PERSISTENT);
+        /* the type the API server answers with (kube-openapi): the dotted form, which Go's mime parser takes */
+        MHD_add_response_header(resp, "Content-Type", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+        enum MHD_Result rc = MHD_queue_response(r->c, 200, resp);
+        MHD_destroy_response(resp);
+        if (logf) fprintf(logf, "GET /openapi/v2 200 user=%s ua=%.20s\n", r->user, hdr(r, "User-Agent") ?: "-"), fflush(logf);
+        return rc;
+    }
     if (!strcmp(r->path, "/version") || !strcmp(r->path, "/api") || !strcmp(r->path, "/apis") ||
         !strcmp(r->path, "/api/v1") || (r->nseg == 3 && !strcmp(r->seg[0], "apis")))
         return discovery(r);
@@ -820,6 +949,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     r->c = c, r->method = method, r->url = url;
+    if (strncmp(url, "/_test/", 7)) kapi_hang_wait(method, url);   /* a webhook that does not answer */
     pthread_mutex_lock(&K.lock);
     enum MHD_Result rc = route(r);
     pthread_mutex_unlock(&K.lock);
@@ -896,7 +1026,7 @@ static void on_signal(int s) { (void)s; stop = 1; }
 
 int main(int argc, char **argv)
 {
-    const char *port_file = NULL, *state = NULL;
+    const char *port_file = NULL, *state = NULL, *openapi = NULL;
     int tick_ms = 10, port = 0;
     char *cert = NULL, *key = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -907,6 +1037,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--tick")) tick_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--exec")) kapi_exec_init(argv[i + 1]);
+        else if (!strcmp(argv[i], "--openapi")) openapi = argv[i + 1];
         else if (!strcmp(argv[i], "--tls-cert")) cert = slurp(argv[i + 1]);
         else if (!strcmp(argv[i], "--tls-key")) key = slurp(argv[i + 1]);
         else if (!strcmp(argv[i], "--client-ca")) {
@@ -917,13 +1048,25 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: kapi --port-file FILE [--port N] [--state FILE] [--token T] [--log FILE] [--tick MS]\n"
-                            "            [--tls-cert PEM --tls-key PEM [--client-ca PEM]] [--exec DIR]\n");
+                            "            [--tls-cert PEM --tls-key PEM [--client-ca PEM]] [--exec DIR] [--openapi FILE.gz]\n");
             return 2;
         }
     }
-    K.nodes = json_object(), K.pods = json_object(), K.jobs = json_object(), K.daemonsets = json_object();
-    K.priorityclasses = json_object(), K.events = json_object();
+    K.stores = json_object();
+    K.nodes = kapi_store("", "nodes"), K.pods = kapi_store("", "pods"), K.jobs = kapi_store("batch", "jobs");
+    K.daemonsets = kapi_store("apps", "daemonsets"), K.events = kapi_store("", "events");
+    K.priorityclasses = kapi_store("scheduling.k8s.io", "priorityclasses");
+    K.jobsets = kapi_store("jobset.x-k8s.io", "jobsets");
+    static const char *const builtin_ns[] = { "default", "kube-system", "kube-public", "kube-node-lease" };
+    for (size_t i = 0; i < sizeof builtin_ns / sizeof *builtin_ns; i++) {
+        json_t *n = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+                              "name", builtin_ns[i], "uid", builtin_ns[i], "status", "phase", "Active");
+        kapi_bump(n);
+        json_object_set_new(kapi_store("", "namespaces"), builtin_ns[i], n);
+    }
+    if (openapi && kapi_openapi_load(openapi)) return 2;
     faults = json_array(), denied = json_array();
+    kapi_faults_init();
     if (state && load_state(state)) return 2;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };

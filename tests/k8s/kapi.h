@@ -15,11 +15,19 @@
  * "namespace/name" (pods, jobs, daemonsets). */
 struct kapi {
     pthread_mutex_t lock;
-    json_t *nodes, *pods, *jobs, *daemonsets, *priorityclasses, *events;
+    json_t *stores;        /* "GROUP/resource" → its objects; the names below are some of them */
+    json_t *nodes, *pods, *jobs, *daemonsets, *priorityclasses, *events, *jobsets;
     unsigned long rv;      /* the last resourceVersion handed out */
     unsigned long seq;     /* names of generated pods */
 };
 extern struct kapi K;
+
+/* The objects of a resource ("" for the core group), made on first use. */
+json_t *kapi_store(const char *group, const char *resource);
+/* The OpenAPI v2 document (kapi_openapi.c): loaded from the JSON (gzip) at
+ * start, served as protobuf; false when none was loaded. */
+int kapi_openapi_load(const char *path);
+bool kapi_openapi(const unsigned char **body, size_t *len);
 
 /* Next resourceVersion, written into obj's metadata. */
 void kapi_bump(json_t *obj);
@@ -38,6 +46,8 @@ bool kapi_tolerates(const json_t *pod, const json_t *node, const char *effect);
 /* One step of the simulated controllers (scheduler, kubelet, taint
  * manager, Job controller); the caller holds K.lock. */
 void kapi_sim_step(void);
+/* One step of the JobSet controller (kapi_jobset.c); the caller holds K.lock. */
+void kapi_jobsets(void);
 /* A pod leaves before it ended (deleted, evicted, its node gone): its Job
  * counts it failed, as the Job controller does.  Caller holds K.lock. */
 void kapi_pod_lost(const json_t *pod);
@@ -55,6 +65,20 @@ int kapi_admit_pod(json_t *pod, char *msg, size_t n);
 void kapi_event(const json_t *pod, const char *reason, const char *action, const char *message, const char *component);
 /* Whether the pod's required node affinity admits the node. */
 bool kapi_affinity_ok(const json_t *pod, const json_t *node);
+
+/* The API misbehaving (kapi_faults.c): held requests, a node left out of
+ * lists, nodes with long image lists. */
+void kapi_faults_init(void);
+/* Holds the request while a hang rule matches it (not under K.lock); true when it was held. */
+bool kapi_hang_wait(const char *method, const char *path);
+void kapi_hang_add(const json_t *rule);
+void kapi_hang_release(void);
+int kapi_hang_held(void);
+/* Under K.lock: node lists leave node out count times; whether this list leaves it out. */
+void kapi_omit_add(const char *node, long count);
+bool kapi_omit_take(const char *node);
+/* Under K.lock: count nodes PREFIX-NNNN of about bytes each. */
+void kapi_fatten(const char *prefix, long count, long bytes);
 
 /* The kubelet running containers as local processes (kapi_exec.c, --exec DIR). */
 void kapi_exec_init(const char *dir);

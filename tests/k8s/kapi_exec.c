@@ -7,8 +7,12 @@
  * directory DIR/NS_NAME (the container's own filesystem), stdout and stderr
  * into DIR/NS_NAME.log (served as pods/NAME/log).  hostPath volumes are the
  * host's files: only a mountPath equal to the hostPath's path can be given
- * (there is no mount namespace to remap it); anything else fails the pod
- * with a message saying so.  A container without a command runs nothing (the
+ * (it is not remapped); anything else fails the pod with a message saying
+ * so.  A persistentVolumeClaim volume is the directory DIR/pvc/NS_CLAIM,
+ * shared by every pod that mounts the claim (ReadWriteMany), bind-mounted
+ * at its mountPath in a mount namespace of the container's own (as root; a
+ * mountPath that does not exist here gets a tmpfs over its parent first, in
+ * that namespace only: nothing of this machine is written).  A container without a command runs nothing (the
  * image's entrypoint is not known here) and simply counts as running.  When
  * the process exits the pod ends as the v1 Pod contract says: phase
  * Succeeded (exit 0) or Failed, the container `terminated` with exitCode,
@@ -24,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +96,48 @@ static const char *env_value(const json_t *pod, const json_t *v)
     return json_string_value(a) ?: "";
 }
 
+/* The claim a mount's volume names, or NULL. */
+static const char *claim_of(const json_t *pod, const json_t *mnt)
+{
+    const char *name = json_string_value(json_object_get(mnt, "name"));
+    size_t k;
+    json_t *v;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), k, v)
+        if (name && !strcmp(name, json_string_value(json_object_get(v, "name")) ?: ""))
+            return json_string_value(json_object_get(json_object_get(v, "persistentVolumeClaim"), "claimName"));
+    return NULL;
+}
+
+/* In the child, before exec: the claims mounted where the container asks,
+ * in a mount namespace of its own.  -1 (errno) when that cannot be done. */
+static int mount_claims(const json_t *pod, const json_t *c)
+{
+    bool any = false;
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(c, "volumeMounts"), i, m) {
+        const char *claim = claim_of(pod, m), *at = json_string_value(json_object_get(m, "mountPath"));
+        if (!claim || !at || at[0] != '/') continue;
+        if (!any && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))) return -1;
+        any = true;
+        char src[1200], parent[1024];
+        snprintf(src, sizeof src, "%s/pvc", dir);
+        mkdir(src, 0755);
+        snprintf(src, sizeof src, "%s/pvc/%s_%s", dir, meta(pod, "namespace") ?: "default", claim);
+        mkdir(src, 0755);
+        struct stat st;
+        if (stat(at, &st)) {   /* no such directory here: a tmpfs over its parent, then it */
+            snprintf(parent, sizeof parent, "%s", at);
+            char *slash = strrchr(parent, '/');
+            if (slash == parent) return errno = EINVAL, -1;
+            *slash = 0;
+            if (mount("tmpfs", parent, "tmpfs", 0, "mode=0755") || mkdir(at, 0755)) return -1;
+        }
+        if (mount(src, at, NULL, MS_BIND, NULL)) return -1;
+    }
+    return 0;
+}
+
 static bool start(const json_t *pod, const json_t *c, const char *key, const char **msg)
 {
     if ((*msg = unsupported(pod, c))) return false;
@@ -111,6 +159,11 @@ static bool start(const json_t *pod, const json_t *c, const char *key, const cha
         int null = open("/dev/null", O_RDONLY);
         if (fd < 0 || null < 0 || chdir(wd)) _exit(127);
         dup2(null, 0), dup2(fd, 1), dup2(fd, 2);
+        if (mount_claims(pod, c)) {
+            fprintf(stderr, "mounting a persistentVolumeClaim: %s (the double's kubelet needs root for it)\n",
+                    strerror(errno));
+            _exit(127);
+        }
         json_array_foreach(json_object_get(c, "env"), i, v) {
             const char *name = json_string_value(json_object_get(v, "name"));
             if (name) setenv(name, env_value(pod, v), 1);

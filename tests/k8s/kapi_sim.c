@@ -9,9 +9,12 @@
  * pods of lower spec.priority, lowest first, makes it fit: each victim gets
  * the DisruptionTarget condition, reason PreemptionByScheduler, and a
  * Preempted event, then is deleted; the preemptor is nominated there and
- * bound on the next pass), a kubelet (bound pods run) and the taint manager
- * (pods that do not tolerate a NoExecute taint are deleted).  Pods go at
- * once on deletion: there is no graceful termination here. */
+ * bound on the next pass; a pod whose PersistentVolumeClaim does not exist
+ * waits), a kubelet (bound pods run) and the taint manager (pods that do
+ * not tolerate a NoExecute taint are deleted).  A Job fails once its failed
+ * pods pass its backoffLimit, and completes with condition Complete; the
+ * JobSet controller is kapi_jobset.c.  Pods go at once on deletion: there
+ * is no graceful termination here. */
 #include "kapi.h"
 #include <limits.h>
 #include <stdio.h>
@@ -132,6 +135,21 @@ static const char *preempt(json_t *pod)
     return NULL;
 }
 
+/* Whether every PersistentVolumeClaim the pod mounts exists (the scheduler
+ * waits for a missing one). */
+static bool claims_bound(const json_t *pod)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+        const char *c = json_string_value(json_object_get(json_object_get(v, "persistentVolumeClaim"), "claimName"));
+        char key[400];
+        snprintf(key, sizeof key, "%s/%s", meta(pod, "namespace") ?: "default", c ? c : "");
+        if (c && !json_object_get(kapi_store("", "persistentvolumeclaims"), key)) return false;
+    }
+    return true;
+}
+
 /* Pending pods without a node go to the first node that fits. */
 static void schedule(void)
 {
@@ -139,7 +157,7 @@ static void schedule(void)
     json_t *pod;
     json_object_foreach(K.pods, key, pod) {
         json_t *spec = json_object_get(pod, "spec");
-        if (json_object_get(spec, "nodeName") || !phase_is(pod, "Pending")) continue;
+        if (json_object_get(spec, "nodeName") || !phase_is(pod, "Pending") || !claims_bound(pod)) continue;
         const char *name;
         json_t *node;
         bool bound = false;
@@ -304,12 +322,50 @@ static json_t *pod_for(const char *ns, const char *jname, json_t *job)
     return pod;
 }
 
-/* Each Job keeps `parallelism` active pods until it is done. */
+static bool job_cond(const json_t *job, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(job, "status"), "conditions"), i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "type")) ?: "", type)) return true;
+    return false;
+}
+
+/* A Job whose failed pods passed its backoffLimit (default 6) fails: its
+ * active pods are deleted, condition Failed (BackoffLimitExceeded). */
+static bool job_failed(json_t *job)
+{
+    if (job_cond(job, "Failed")) return true;
+    json_t *spec = json_object_get(job, "spec"), *st = json_object_get(job, "status");
+    long limit = json_is_integer(json_object_get(spec, "backoffLimit")) ? (long)json_integer_value(json_object_get(spec, "backoffLimit")) : 6;
+    if ((long)json_integer_value(json_object_get(st, "failed")) <= limit) return false;
+    const char *uid = meta(job, "uid");
+    const char *key;
+    json_t *pod;
+    void *tmp;
+    json_object_foreach_safe(K.pods, tmp, key, pod) {
+        json_t *owner = json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+        if (!uid || strcmp(json_string_value(json_object_get(owner, "uid")) ?: "", uid) || !active(pod)) continue;
+        json_object_del(K.pods, key);
+        K.rv++;
+    }
+    if (!json_is_array(json_object_get(st, "conditions"))) json_object_set_new(st, "conditions", json_array());
+    json_array_append_new(json_object_get(st, "conditions"),
+                          json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Failed", "status", "True", "reason",
+                                    "BackoffLimitExceeded", "message", "Job has reached the specified backoff limit",
+                                    "lastTransitionTime", kapi_now()));
+    json_object_set_new(st, "active", json_integer(0));
+    kapi_bump(job);
+    return true;
+}
+
+/* Each Job keeps `parallelism` active pods until it is done or failed. */
 static void jobs(void)
 {
     const char *jkey;
     json_t *job;
     json_object_foreach(K.jobs, jkey, job) {
+        if (job_failed(job)) continue;
         json_t *spec = json_object_get(job, "spec"), *st = json_object_get(job, "status");
         long par = json_is_integer(json_object_get(spec, "parallelism")) ? (long)json_integer_value(json_object_get(spec, "parallelism")) : 1;
         const char *uid = meta(job, "uid");
@@ -359,8 +415,11 @@ static void jobs(void)
             json_object_set_new(st, "ready", json_integer(ready));
             json_object_set_new(st, "succeeded", json_integer(ok));
             if (!json_object_get(st, "startTime")) json_object_set_new(st, "startTime", json_string(kapi_now()));
-            if (done && !json_object_get(st, "completionTime"))
+            if (done && !json_object_get(st, "completionTime")) {
                 json_object_set_new(st, "completionTime", json_string(kapi_now()));
+                json_object_set_new(st, "conditions", json_pack("[{s:s,s:s,s:s}]", "type", "Complete", "status", "True",
+                                                                "lastTransitionTime", kapi_now()));
+            }
             kapi_bump(job);
         }
     }
@@ -370,6 +429,7 @@ void kapi_sim_step(void)
 {
     kapi_exec_reap();
     collect();
+    kapi_jobsets();
     jobs();
     schedule();
     kubelet();

@@ -335,6 +335,47 @@ static void test_kubeconfig_refused(void **state)
 }
 
 /* Where the configuration comes from: --orch-config, $KUBECONFIG, in-cluster. */
+/* The node cache keeps a Node trimmed to what vigil reads and writes back:
+ * it reads the same, and its image list, managed fields and others'
+ * annotations are gone. */
+static void test_node_trim(void **state)
+{
+    (void)state;
+    json_t *full = J("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"u-1\","
+                     "\"resourceVersion\":\"7\",\"labels\":{\"vigil.dev/spare\":\"true\",\"nvidia.com/gpu.clique\":\"r1\"},"
+                     "\"annotations\":{\"vigil.dev/isolated\":\"{\\\"how\\\":\\\"drain\\\",\\\"reason\\\":\\\"vigil: xid 79\\\","
+                     "\\\"cordoned\\\":false}\",\"other.example/note\":\"x\"},\"managedFields\":[{\"manager\":\"kubelet\"}]},"
+                     "\"spec\":{\"unschedulable\":true,\"podCIDR\":\"10.1.0.0/24\",\"taints\":[{\"key\":\"vigil.dev/fault\","
+                     "\"value\":\"xid-79\",\"effect\":\"NoSchedule\"}]},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+                     "\"status\":\"True\"}],\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"10.0.0.1\"}],"
+                     "\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":10250}},\"allocatable\":{\"nvidia.com/gpu\":\"8\"},"
+                     "\"images\":[{\"names\":[\"a\"],\"sizeBytes\":1}],\"nodeInfo\":{\"kubeletVersion\":\"v1.32.0\"}}}");
+    json_t *t = vg_k8s_node_trim(full);
+    assert_non_null(t);
+    struct vg_k8s_node a, b;
+    assert_int_equal(vg_k8s_node_parse(full, &a), 0);
+    assert_int_equal(vg_k8s_node_parse(t, &b), 0);
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_string_equal(b.n.reason, "vigil: xid 79");
+    assert_true(b.ours && b.spare_label && b.cordoned);
+    json_t *st = json_object_get(t, "status"), *md = json_object_get(t, "metadata");
+    assert_null(json_object_get(st, "images"));
+    assert_null(json_object_get(st, "nodeInfo"));
+    assert_null(json_object_get(md, "managedFields"));
+    assert_null(json_object_get(json_object_get(md, "annotations"), "other.example/note"));
+    assert_null(json_object_get(json_object_get(t, "spec"), "podCIDR"));
+    assert_string_equal(json_string_value(json_object_get(md, "uid")), "u-1");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(st, "allocatable"), "nvidia.com/gpu")), "8");
+    json_decref(t);
+    json_decref(full);
+    json_t *bad = J("{\"metadata\":{}}");
+    assert_null(vg_k8s_node_trim(bad));
+    json_decref(bad);
+    assert_true(vg_k8s_plain_http("http://10.0.0.1:8080"));
+    assert_true(vg_k8s_plain_http("HTTP://api"));
+    assert_false(vg_k8s_plain_http("https://10.0.0.1:6443"));
+}
+
 static void test_conf_sources(void **state)
 {
     (void)state;
@@ -388,7 +429,7 @@ int main(void)
         cmocka_unit_test(test_pods),                cmocka_unit_test(test_workload_and_taint),
         cmocka_unit_test(test_node_isolated_time),  cmocka_unit_test(test_pod_times),
         cmocka_unit_test(test_kubeconfig),          cmocka_unit_test(test_kubeconfig_refused),
-        cmocka_unit_test(test_conf_sources),
+        cmocka_unit_test(test_conf_sources),         cmocka_unit_test(test_node_trim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,12 +75,25 @@ static struct vg_orch_node node(struct vg_orch *o, const char *name)
     return n;
 }
 
-static void test_k8s_on_double(void **state)
+/* The double speaks plain HTTP: without insecure_http the backend will not
+ * open (credentials would cross it in clear), naming the server and the option. */
+static void test_plain_http_refused(void **state)
 {
     (void)state;
     if (kapi <= 0) skip();
     char err[512];
     struct vg_orch_conf c = { .config = kc };
+    assert_null(vg_orch_open("k8s", &c, err, sizeof err));
+    assert_non_null(strstr(err, "is plain HTTP"));
+    assert_non_null(strstr(err, "--insecure-http"));
+}
+
+static void test_k8s_on_double(void **state)
+{
+    (void)state;
+    if (kapi <= 0) skip();
+    char err[512];
+    struct vg_orch_conf c = { .config = kc, .insecure_http = true };   /* the double speaks plain HTTP here */
     struct vg_orch *o = vg_orch_open("k8s", &c, err, sizeof err);
     if (!o) fail_msg("%s", err);
 
@@ -160,6 +173,6 @@ static void test_k8s_on_double(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_k8s_on_double) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_k8s_on_double), cmocka_unit_test(test_plain_http_refused) };
     return cmocka_run_group_tests(tests, start, stop);
 }
