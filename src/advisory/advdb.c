@@ -6,7 +6,7 @@
  *   {"schema": 1, "generated": "…Z",
  *    "advisories": [{"id", "component", "ecosystem", "severity", "cvss",
  *                    "summary", "url", "published", "distro", "package", "cves",
- *                    "ranges": [{"introduced", "fixed", "last_affected"}]}],
+ *                    "ranges": [{"introduced", "fixed", "last_affected", "models", "undecided"}]}],
  *    "eol":     [{"component", "branch", "below", "date", "url", "note"}],
  *    "minimum": [{"component", "branch", "version", "url", "reason"}]} */
 #include "advisory/advdb_int.h"
@@ -100,7 +100,8 @@ const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i)
 static bool same_range(const struct vg_range *a, const struct vg_range *b)
 {
     return !strcmp(a->introduced, b->introduced) && !strcmp(a->fixed, b->fixed) &&
-           !strcmp(a->last_affected, b->last_affected);
+           !strcmp(a->last_affected, b->last_affected) && !strcmp(a->models, b->models) &&
+           !strcmp(a->undecided, b->undecided);
 }
 
 /* An advisory is identified by (component, id, distro, package): one USN
@@ -287,6 +288,8 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
         get_str(r, ro, rw, "introduced", g->introduced, sizeof g->introduced, false);
         get_str(r, ro, rw, "fixed", g->fixed, sizeof g->fixed, false);
         get_str(r, ro, rw, "last_affected", g->last_affected, sizeof g->last_affected, false);
+        get_str(r, ro, rw, "models", g->models, sizeof g->models, false);
+        get_str(r, ro, rw, "undecided", g->undecided, sizeof g->undecided, false);
     }
     if (!r->failed) vg_advdb_add(db, &a);
     free(a.ranges);
@@ -418,6 +421,8 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
             set_opt(r, "introduced", a->ranges[j].introduced);
             set_opt(r, "fixed", a->ranges[j].fixed);
             set_opt(r, "last_affected", a->ranges[j].last_affected);
+            set_opt(r, "models", a->ranges[j].models);
+            set_opt(r, "undecided", a->ranges[j].undecided);
             json_array_append_new(rs, r);
         }
         json_object_set_new(o, "ranges", rs);

@@ -4,12 +4,14 @@
  * pass splitting lines in place.  Text, one record per line, fields separated
  * by tabs; tab, newline and backslash inside a field are written \t \n \\.
  *
- *   #vigil-advisory-index 1 STAMP
+ *   #vigil-advisory-index 2 STAMP
  *   A id component ecosystem severity cvss url published distro package cves summary ranges
  *   E component branch below date url note
  *   M component branch version url reason
  *
- * `ranges` is "introduced|fixed|last_affected" joined by ';'.  Advisories are
+ * `ranges` is "introduced|fixed|last_affected|models|undecided" joined by
+ * ';'.  An index of another format version is stale: it is passed over like
+ * one written for another JSON file.  Advisories are
  * written in the database's (component, id, distro, package) order, so the
  * loaded database needs no sort.  STAMP is the size and FNV-1a hash (over 8-byte words) of the
  * JSON file it was written with: the index stands for that file only while
@@ -26,7 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "#vigil-advisory-index 1 "
+#define MAGIC_ANY "#vigil-advisory-index "
+#define MAGIC MAGIC_ANY "2 "
 #define INDEX_MAX (64u << 20)
 
 static void put(struct sbuf *b, const char *s, bool last)
@@ -40,13 +43,24 @@ static void put(struct sbuf *b, const char *s, bool last)
     sbuf_putc(b, last ? '\n' : '\t');
 }
 
-/* The ranges field; '|' and ';' never occur in version strings we store, and
- * a bound that has one is refused by the loader, so none is written. */
+/* A range's text field with '|' and ';' (the field separators) and tab,
+ * newline, backslash left out: version strings never hold them, the
+ * importers keep them out of model lists and reasons. */
+static void put_plain(struct sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        if (!strchr("|;\t\n\\", *s)) sbuf_putc(b, *s);
+}
+
 static void put_ranges(struct sbuf *b, const struct vg_advisory *a)
 {
-    for (size_t i = 0; i < a->nranges; i++)
-        sbuf_printf(b, "%s%s|%s|%s", i ? ";" : "", a->ranges[i].introduced, a->ranges[i].fixed,
-                    a->ranges[i].last_affected);
+    for (size_t i = 0; i < a->nranges; i++) {
+        const struct vg_range *r = &a->ranges[i];
+        sbuf_printf(b, "%s%s|%s|%s|", i ? ";" : "", r->introduced, r->fixed, r->last_affected);
+        put_plain(b, r->models);
+        sbuf_putc(b, '|');
+        put_plain(b, r->undecided);
+    }
     sbuf_putc(b, '\n');
 }
 
@@ -145,13 +159,13 @@ static bool copy(char *dst, size_t n, char *src)
     return vg_strlcpy(dst, src, n) < n;
 }
 
-/* "introduced|fixed|last" → f[0..2]. */
+/* "introduced|fixed|last|models|undecided" → f[0..4]. */
 static bool split_bar(char *s, char **f)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         f[i] = s;
         char *bar = strchr(s, '|');
-        if (i == 2) return !bar;
+        if (i == 4) return !bar;
         if (!bar) return false;
         *bar = 0;
         s = bar + 1;
@@ -167,11 +181,12 @@ static bool parse_ranges(char *s, struct vg_advisory *a)
     for (char *r = s; n && r;) {
         char *next = strchr(r, ';');
         if (next) *next++ = 0;
-        char *f[3];
+        char *f[5];
         if (!split_bar(r, f)) return false;
         struct vg_range *g = &a->ranges[a->nranges++];
         if (!copy(g->introduced, sizeof g->introduced, f[0]) || !copy(g->fixed, sizeof g->fixed, f[1]) ||
-            !copy(g->last_affected, sizeof g->last_affected, f[2]))
+            !copy(g->last_affected, sizeof g->last_affected, f[2]) || !copy(g->models, sizeof g->models, f[3]) ||
+            !copy(g->undecided, sizeof g->undecided, f[4]))
             return false;
         r = next;
     }
@@ -206,11 +221,15 @@ int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *st
 {
     *out = NULL;
     char *first = memchr(buf, '\n', len);
-    if (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) || !first) {
+    if (len < sizeof MAGIC_ANY - 1 || memcmp(buf, MAGIC_ANY, sizeof MAGIC_ANY - 1) || !first) {
         snprintf(err, errlen, "%s:1: not a vigil advisory index", path);
         return -1;
     }
     *first = 0;
+    if ((size_t)(first - buf) < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1)) {
+        snprintf(err, errlen, "%s:1: another format version of the index", path);
+        return 1;
+    }
     if (stamp && strcmp(buf + sizeof MAGIC - 1, stamp)) {
         snprintf(err, errlen, "%s:1: written for another version of the JSON database", path);
         return 1;

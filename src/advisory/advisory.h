@@ -19,6 +19,10 @@ struct vg_range {          /* affected when introduced <= v < fixed (or <= last_
     char introduced[64];   /* "" = from the beginning */
     char fixed[64];        /* "" = no fix known */
     char last_affected[64];/* "" unless the source gives only a last affected version */
+    char models[160];      /* device models the range is about ("MI300X, MI325X"), "" = every model */
+    char undecided[128];   /* why no installed version decides this range: the source names the fix
+                              otherwise than by a release ("AMD names 'BKC 26' for MI300A, not a ROCm
+                              release"); "" when the bounds decide */
 };
 
 struct vg_advisory {
@@ -45,6 +49,8 @@ enum vg_finding_kind {
     VG_FIND_EOL,
     VG_FIND_BELOW_MIN,
     VG_FIND_DISTRO_FIXED,  /* the upstream version is affected, but the distribution fixed it */
+    VG_FIND_UNDECIDED,     /* the advisory is about the component's model, but its source names no version
+                              that decides it (note: why); never a pass, never counted as a CVE */
 };
 
 /* What decided a CVE finding (or a fix by the distribution). */
@@ -144,7 +150,10 @@ const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i);
 /* True when version v (compared as eco) lies in range r; "xx." in a bound
  * stands for v's first field (NIC firmware trains: xx.39.5050). */
 bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const char *v);
-const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" */
+/* True when the range is about the device model (any model when either is
+ * unknown or the range names none). */
+bool vg_range_for_model(const struct vg_range *r, const char *model);
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" "unknown" */
 /* True when the space-separated list has the word w. */
 bool vg_word_in(const char *list, const char *w);
 

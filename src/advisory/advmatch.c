@@ -28,6 +28,7 @@ const char *vg_finding_kind_name(enum vg_finding_kind k)
     case VG_FIND_CVE: return "cve";
     case VG_FIND_EOL: return "eol";
     case VG_FIND_DISTRO_FIXED: return "fixed-by-distribution";
+    case VG_FIND_UNDECIDED: return "unknown";
     default: return "below-minimum";
     }
 }
@@ -78,17 +79,63 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
     return vg_version_cmp(eco, v, resolve(r->fixed, v, buf, sizeof buf)) >= 0;
 }
 
-/* The range of a that contains v, or NULL. */
-static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v)
+bool vg_range_for_model(const struct vg_range *r, const char *model)
+{
+    if (!r->models[0] || !model || !*model) return true;
+    char want[32], key[32], item[64];
+    vg_amd_part_key(model, want, sizeof want);
+    if (!want[0]) return true;
+    for (const char *p = r->models; *p;) {
+        size_t l = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)(l < sizeof item ? l : sizeof item - 1), p);
+        vg_amd_part_key(item, key, sizeof key);
+        if (!strcmp(key, want)) return true;
+        p += l + (p[l] == ',');
+        while (*p == ' ') p++;
+    }
+    return false;
+}
+
+/* A range whose bounds decide, about the device model. */
+static bool decides(const struct vg_range *r, const char *model)
+{
+    return !r->undecided[0] && vg_range_for_model(r, model);
+}
+
+/* The range of a that contains v, or NULL; only the ranges about the
+ * component's device model whose bounds decide count. */
+static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v,
+                                       const char *model)
 {
     const struct vg_range *hit = NULL;   /* a range on v's own line is preferred */
     for (size_t i = 0; i < a->nranges; i++)
-        if ((!hit || (!hit->introduced[0] && a->ranges[i].introduced[0])) && vg_range_contains(eco, &a->ranges[i], v))
+        if (decides(&a->ranges[i], model) && (!hit || (!hit->introduced[0] && a->ranges[i].introduced[0])) &&
+            vg_range_contains(eco, &a->ranges[i], v))
             hit = &a->ranges[i];
     if (!hit) return NULL;
     for (size_t i = 0; i < a->nranges; i++)
-        if (fixed_on_line(eco, &a->ranges[i], v)) return NULL;
+        if (decides(&a->ranges[i], model) && fixed_on_line(eco, &a->ranges[i], v)) return NULL;
     return hit;
+}
+
+/* True when some range of a is about the model. */
+static bool about_model(const struct vg_advisory *a, const char *model)
+{
+    for (size_t i = 0; i < a->nranges; i++)
+        if (vg_range_for_model(&a->ranges[i], model)) return true;
+    return false;
+}
+
+/* The undecided range of a about the model when none of its ranges about the
+ * model decides (a decided one has spoken: affected, or not), else NULL. */
+static const struct vg_range *undecided(const struct vg_advisory *a, const char *model)
+{
+    const struct vg_range *u = NULL;
+    for (size_t i = 0; i < a->nranges; i++) {
+        if (decides(&a->ranges[i], model)) return NULL;
+        if (!u && a->ranges[i].undecided[0] && vg_range_for_model(&a->ranges[i], model)) u = &a->ranges[i];
+    }
+    return u;
 }
 
 /* Formats the finding's note; long texts are cut at the field's size. */
@@ -206,7 +253,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         f.severity = a->severity;
         vg_strlcpy(f.url, a->url, sizeof f.url);
         if (a->distro[0]) {                       /* the distribution's own record */
-            const struct vg_range *r = distro && distro_applies(a, c) ? affected(a, a->eco, c->version) : NULL;
+            const struct vg_range *r = distro && distro_applies(a, c) ? affected(a, a->eco, c->version, c->model) : NULL;
             if (!r) continue;
             f.kind = VG_FIND_CVE;
             f.evidence = VG_EV_DISTRO_ADVISORY;
@@ -219,18 +266,34 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
             count++;
             continue;
         }
+        if (!strcmp(c->version, "unknown")) {   /* a collector could not read it: nothing to compare */
+            if (!about_model(a, c->model)) continue;
+            f.kind = VG_FIND_UNDECIDED;
+            set_note(&f, "%s: the installed version could not be read", a->id);
+            cb(&f, ctx);
+            count++;
+            continue;
+        }
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
         if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
-        const struct vg_range *r = affected(a, a->eco, native ? c->version : up);
-        if (!r) continue;
+        const struct vg_range *r = affected(a, a->eco, native ? c->version : up, c->model);
+        if (!r) {
+            const struct vg_range *u = undecided(a, c->model);
+            if (!u) continue;
+            f.kind = VG_FIND_UNDECIDED;   /* about this model, but nothing installed decides it */
+            set_note(&f, "%s: %s", a->id, u->undecided);
+            cb(&f, ctx);
+            count++;
+            continue;
+        }
         f.kind = VG_FIND_CVE;
         vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
         if (vg_startswith(f.fixed, "xx.")) resolve(r->fixed, up, f.fixed, sizeof f.fixed);
         if (distro && !native) {
             const struct vg_advisory *d = distro_cover(db, lo, c, a->id);
             const char *cl = d ? NULL : vg_changelog_names(&c->changelog, a->id);
-            if (d && affected(d, d->eco, c->version)) continue;   /* reported from the distribution's record */
+            if (d && affected(d, d->eco, c->version, c->model)) continue;   /* reported from the distribution's record */
             if (d || cl) {
                 f.kind = VG_FIND_DISTRO_FIXED;
                 f.evidence = d ? VG_EV_DISTRO_ADVISORY : VG_EV_CHANGELOG;

@@ -17,6 +17,7 @@ static void on_finding(const struct vg_finding *f, void *ctx)
     size_t *n = &a->noutdated, *cap = &a->cap_o;
     if (f->kind == VG_FIND_CVE) v = &a->findings, n = &a->nfindings, cap = &a->cap_f;
     else if (f->kind == VG_FIND_DISTRO_FIXED) v = &a->fixed, n = &a->nfixed, cap = &a->cap_x;
+    else if (f->kind == VG_FIND_UNDECIDED) v = &a->undecided, n = &a->nundecided, cap = &a->cap_u;
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 16;
         *v = vg_xrealloc(*v, *cap * sizeof **v);
@@ -56,6 +57,7 @@ void vg_audit_run(struct vg_audit *a, const struct vg_advdb *db)
     if (a->nfindings > 1) qsort(a->findings, a->nfindings, sizeof *a->findings, finding_cmp);
     if (a->noutdated > 1) qsort(a->outdated, a->noutdated, sizeof *a->outdated, finding_cmp);
     if (a->nfixed > 1) qsort(a->fixed, a->nfixed, sizeof *a->fixed, finding_cmp);
+    if (a->nundecided > 1) qsort(a->undecided, a->nundecided, sizeof *a->undecided, finding_cmp);
     if (!a->generated_ms) a->generated_ms = vg_now_ms();
 }
 
@@ -64,6 +66,7 @@ void vg_audit_free(struct vg_audit *a)
     free(a->findings);
     free(a->outdated);
     free(a->fixed);
+    free(a->undecided);
     vg_inventory_free(&a->inv);
 }
 

@@ -14,6 +14,7 @@ static const struct vg_importer *const importers[] = {
     &vg_importer_csaf,
     &vg_importer_osv,
     &vg_importer_vigil,
+    &vg_importer_cve5,
 };
 
 /* Package names (OSV, Go modules, distro packages) and product names (CSAF)
@@ -145,7 +146,7 @@ static int import_file(const char *path, struct vg_advdb *db, struct vg_import_r
     }
     const struct vg_importer *imp = vg_importer_for(doc);
     int rc = -1;
-    if (!imp) snprintf(err, errlen, "%s: not a CSAF 2.0, OSV or vigil database document", path);
+    if (!imp) snprintf(err, errlen, "%s: not a CSAF 2.0, OSV, CVE JSON 5 or vigil database document", path);
     else rc = imp->import(doc, path, db, rep, err, errlen);
     if (rc == 0) rep->files++;
     json_decref(doc);

@@ -1,5 +1,6 @@
 /* importer.h — importers that turn published advisory documents into entries
- * of the advisory database, offline: CSAF 2.0 (NVIDIA's bulletins), OSV, and
+ * of the advisory database, offline: CSAF 2.0 (NVIDIA's bulletins), OSV, CVE
+ * JSON 5 (AMD's records), and
  * vigil's own database format (lifecycle data, other databases).  Each is one
  * file filling a struct vg_importer, listed in the table in import.c. */
 #ifndef VG_IMPORTER_H
@@ -38,7 +39,12 @@ struct vg_importer {
                   char *err, size_t errlen);
 };
 
-extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil;
+extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil, vg_importer_cve5;
+
+/* AMD's free-text fix in a CVE JSON 5 record (import_cve5.c): "ROCm 6.3.1",
+ * "ROCm 6.3" → "6.3.1", "6.3" into ver; false for any other text ("BKC 26",
+ * "ROC 6.3", "No fix planned", …), which names no ROCm release. */
+bool vg_amd_fix_version(const char *text, char *ver, size_t n);
 
 const struct vg_importer *vg_importer_for(const json_t *doc);
 /* Imports one file, or every *.json below a directory (sorted).  Returns 0, or

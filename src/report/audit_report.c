@@ -1,6 +1,7 @@
 /* audit_report.c — renders the result of `vigil audit` (advisory/audit.h):
  * one JSON document, or a table grouped by severity (terminal or Markdown)
- * with "Fixed by the distribution" and "Outdated (not a CVE)" sections.
+ * with "Fixed by the distribution", "Outdated (not a CVE)" and "Advisory
+ * status unknown" sections.
  * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
 #include "report/table.h"
@@ -48,8 +49,9 @@ static const char *finding_cves(const struct vg_finding *f, char *buf, size_t n)
 static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
-    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "id", f->adv->id);
-    else vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->adv) vg_json_set_str(o, "id", f->adv->id);
+    if (f->kind != VG_FIND_CVE && f->kind != VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->comp->model[0]) vg_json_set_str(o, "model", f->comp->model);
     if (f->adv && f->adv->cves && *f->adv->cves) {
         json_t *cl = json_array();
         for (const char *p = f->adv->cves; *p;) {
@@ -92,13 +94,15 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array(), *xa = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
     for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
+    for (size_t i = 0; i < a->nundecided; i++) json_array_append_new(ua, finding_json(&a->undecided[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
     json_object_set_new(doc, "fixed_by_distribution", xa);
+    json_object_set_new(doc, "unknown", ua);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -107,6 +111,7 @@ json_t *vg_audit_json(const struct vg_audit *a)
     }
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
     json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
+    json_object_set_new(sum, "unknown", json_integer((json_int_t)a->nundecided));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -223,9 +228,23 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
-    if (!a->nfindings && !a->noutdated) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
-    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution\n",
+    if (a->nundecided) {
+        static const char *const hu[] = { "COMPONENT", "INSTALLED", "MODEL", "WHY UNKNOWN", "ADVISORY" };
+        struct vg_table *t = vg_table_new(5, hu);
+        for (size_t i = 0; i < a->nundecided; i++) {
+            const struct vg_finding *x = &a->undecided[i];
+            const char *cells[] = { x->comp->name, x->comp->version, x->comp->model[0] ? x->comp->model : "?", x->note,
+                                    x->url };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sAdvisory status unknown (%zu)", "", a->nundecided);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
+    if (!a->nfindings && !a->noutdated && !a->nundecided) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
+    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, %zu unknown\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
-            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed);
+            vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed,
+            a->nundecided);
 }

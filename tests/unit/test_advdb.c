@@ -69,20 +69,20 @@ static void test_load_errors(void **state)
 static struct vg_advdb *sample(void)
 {
     struct vg_advdb *db = vg_advdb_new();
-    struct vg_range r1[] = { { "", "1.1.12", "" }, { "1.2.0", "1.2.8", "" } };
+    struct vg_range r1[] = { { "", "1.1.12", "", "", "" }, { "1.2.0", "1.2.8", "", "", "" } };
     struct vg_advisory a = { "CVE-2024-21626", "runc", VG_ECO_GENERIC, VG_SEV_HIGH, 8.6, "leaky fd", "https://x/runc",
                              "2024-01-31", "", "", NULL, r1, 2 };
     assert_int_equal(vg_advdb_add(db, &a), 2);
     assert_int_equal(vg_advdb_add(db, &a), 0);   /* duplicate */
-    struct vg_range r2[] = { { "1.3.0", "1.3.3", "" } };
+    struct vg_range r2[] = { { "1.3.0", "1.3.3", "", "", "" } };
     a.ranges = r2;
     a.nranges = 1;
     assert_int_equal(vg_advdb_add(db, &a), 1);   /* merged into the same advisory */
-    struct vg_range r3[] = { { "535.0", "535.183.01", "" }, { "550.0", "550.90.07", "" } };
+    struct vg_range r3[] = { { "535.0", "535.183.01", "", "", "" }, { "550.0", "550.90.07", "", "", "" } };
     struct vg_advisory d = { "CVE-2024-0090", "nvidia-driver", VG_ECO_NVIDIA, VG_SEV_HIGH, 7.8, "oob", "https://x/5551",
                              "2024-06-06", "", "", NULL, r3, 2 };
     vg_advdb_add(db, &d);
-    struct vg_range r4[] = { { "", "6.8.0-87.88", "" } };
+    struct vg_range r4[] = { { "", "6.8.0-87.88", "", "", "" } };
     struct vg_advisory k = { "CVE-2025-40300", "linux-kernel", VG_ECO_DPKG, VG_SEV_HIGH, 0, "usn", "https://x/usn",
                              "2025-11-06", "", "", NULL, r4, 1 };
     vg_advdb_add(db, &k);
@@ -200,7 +200,7 @@ static void test_index(void **state)
     struct vg_advdb *db = sample();
     struct vg_advisory usn = { "USN-6859-1", "openssh", VG_ECO_DPKG, VG_SEV_MEDIUM, 0, "tab\there\nnewline \\ done",
                                "https://x/usn", "2024-07-01", "Ubuntu:22.04:LTS", "openssh", "CVE-2024-6387", NULL, 0 };
-    struct vg_range ur[] = { { "", "1:8.9p1-3ubuntu0.10", "" } };
+    struct vg_range ur[] = { { "", "1:8.9p1-3ubuntu0.10", "", "", "" } };
     usn.ranges = ur;
     usn.nranges = 1;
     vg_advdb_add(db, &usn);
@@ -240,13 +240,17 @@ static void test_index(void **state)
     assert_string_equal(u->distro, "Ubuntu:22.04:LTS");
     assert_string_equal(u->cves, "CVE-2024-6387");
     vg_advdb_free(viaidx);
+    /* an index of another format version (1: ranges without models) is stale, read the JSON */
+    char v1[] = "#vigil-advisory-index 1 -\nA\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n";
+    assert_int_equal(vg_advdb_parse_index(v1, sizeof v1 - 1, "v1.idx", NULL, &viaidx, err, sizeof err), 1);
+    assert_null(viaidx);
     /* malformed: the message names the index and the line */
-    char bad[] = "#vigil-advisory-index 1 -\nA\tonly\ttwo\n";
+    char bad[] = "#vigil-advisory-index 2 -\nA\tonly\ttwo\n";
     assert_int_equal(vg_advdb_parse_index(bad, sizeof bad - 1, "x.idx", NULL, &viaidx, err, sizeof err), -1);
     assert_non_null(strstr(err, "x.idx:2:"));
-    char order[] = "#vigil-advisory-index 1 -\n"
-                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n"
-                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n";
+    char order[] = "#vigil-advisory-index 2 -\n"
+                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|||\n"
+                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|||\n";
     assert_int_equal(vg_advdb_parse_index(order, sizeof order - 1, "y.idx", NULL, &viaidx, err, sizeof err), -1);
     assert_non_null(strstr(err, "y.idx:3:"));
     unlink(json);
