@@ -19,10 +19,10 @@ check "check: a distro package says the fix may be backported" sh -c "printf '%s
 exits_with "check: unknown ecosystem exits 2" 2 "$VIGIL" advisories check runc 1.0 --eco pip
 exits_with "unknown action exits 2" 2 "$VIGIL" advisories frobnicate
 
-"$VIGIL" advisories import --new --out "$tmp/db.json" data/sources/nvidia-csaf data/sources/osv data/sources/curated \
+"$VIGIL" advisories import --new --out "$tmp/db.json" data/sources/nvidia-csaf data/sources/osv data/sources/amd-cve data/sources/curated \
     data/sources/lifecycle.json >"$tmp/out" 2>&1
 is "import: rebuilds the bundled database" "$?" 0
-is "import: 222 files" "$(grep -c "imported 222 files" "$tmp/out")" 1
+is "import: 228 files" "$(grep -c "imported 228 files" "$tmp/out")" 1
 is "import: same advisory count as data/advisories.json" \
     "$("$VIGIL" advisories list --db "$tmp/db.json" | wc -l)" "$("$VIGIL" advisories list | wc -l)"
 "$VIGIL" advisories import --db "$tmp/db.json" data/sources/osv >"$tmp/out2" 2>&1
