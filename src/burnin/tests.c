@@ -57,7 +57,7 @@ static void rule_dcgm(const struct vg_bi_ctx *c, const char *out, size_t len, in
     if (!r.failed && !r.hw_ran) {   /* only software checks ran: nothing tested the GPUs */
         if (r.hw_tests)
             return vg_bi_unknown(oc, "every hardware test was skipped (%d: %s; DCGM %s): nothing tested the GPUs",
-                           r.hw_tests, r.skipped_names, ver);
+                                 r.hw_tests, r.skipped_names, ver);
         return vg_bi_unknown(oc, "no hardware test in its output, only the %d deployment checks (DCGM %s)", r.tests, ver);
     }
     oc->has_value = true;
@@ -100,9 +100,9 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
         snprintf(oc->expected, sizeof oc->expected, ">= %g %s at %s", t->min, t->unit, t->at);
         vg_strlcpy(oc->source, t->source, sizeof oc->source);
         if (i < 0) return vg_bi_unknown(oc, "no size row at or below %s, the message size the floor is defined at "
-                                      "(avg busbw %.2f GB/s over the run is not judged)", t->at, r.avg_busbw);
+                                            "(avg busbw %.2f GB/s over the run is not judged)", t->at, r.avg_busbw);
         return vg_bi_unknown(oc, "the largest message measured (%lld bytes) is under half of %s, the size the floor is "
-                           "defined at", r.row[i].bytes, t->at);
+                                 "defined at", r.row[i].bytes, t->at);
     }
     char what[64], sz[24];
     long long b = r.row[i].bytes;

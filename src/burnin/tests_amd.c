@@ -42,10 +42,17 @@ void vg_bi_rule_rvs(const struct vg_bi_ctx *c, const char *out, size_t len, int 
     if (oc->result == VG_BI_PASS) vg_strlcpy(oc->detail, what, sizeof oc->detail);
 }
 
-/* TransferBench printed no figure: unknown with its own error, or a data
- * mismatch it found (a failure, silent data corruption). */
-static bool tb_broken(const struct vg_tb_result *r, const char *preset, struct vg_bi_outcome *oc)
+/* Reads TransferBench's output for a preset.  Returns true when that already
+ * decided the outcome: output it could not read (unknown, with the reason), or
+ * a data mismatch it found (a failure: silent data corruption). */
+static bool tb_read(const char *preset, const char *out, size_t len, int status, struct vg_tb_result *r,
+                    struct vg_bi_outcome *oc)
 {
+    char err[200];
+    if (vg_parse_transferbench(out, len, r, err, sizeof err)) {
+        vg_bi_unknown(oc, "TransferBench %s (exit %d): %s", preset, status, err);
+        return true;
+    }
     if (r->mismatches) {
         oc->result = VG_BI_FAIL;
         vg_strlcpy(oc->kind, "sdc", sizeof oc->kind);
@@ -62,10 +69,7 @@ static bool tb_broken(const struct vg_tb_result *r, const char *preset, struct v
 void vg_bi_rule_tb_a2a(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
 {
     struct vg_tb_result r;
-    char err[200];
-    if (vg_parse_transferbench(out, len, &r, err, sizeof err))
-        return vg_bi_unknown(oc, "TransferBench a2a (exit %d): %s", status, err);
-    if (tb_broken(&r, "a2a", oc)) return;
+    if (tb_read("a2a", out, len, status, &r, oc)) return;
     if (!r.has_a2a)
         return vg_bi_unknown(oc, "TransferBench a2a printed no average bandwidth%s%.160s", r.error[0] ? ": " : "",
                              r.error);
@@ -80,10 +84,7 @@ void vg_bi_rule_tb_a2a(const struct vg_bi_ctx *c, const char *out, size_t len, i
 void vg_bi_rule_tb_p2p(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc)
 {
     struct vg_tb_result r;
-    char err[200];
-    if (vg_parse_transferbench(out, len, &r, err, sizeof err))
-        return vg_bi_unknown(oc, "TransferBench p2p (exit %d): %s", status, err);
-    if (tb_broken(&r, "p2p", oc)) return;
+    if (tb_read("p2p", out, len, status, &r, oc)) return;
     double uni = r.uni[VG_TB_GPU_GPU], bi = r.bi[VG_TB_GPU_GPU];
     if (!r.has_uni || !r.has_bi || uni < 0 || bi < 0)
         return vg_bi_unknown(oc, "TransferBench p2p printed no GPU->GPU %s average%s%.160s",
