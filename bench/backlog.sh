@@ -33,7 +33,8 @@ down_after() { # backlog(0/1) → seconds from the XID post to DOWN
     URL="http://127.0.0.1:$(cat "$T/port")"
     if [ "$1" = 1 ]; then
         for n in n3 n4; do
-            evs=$(awk -v base=$((SEQ * 10000)) 'BEGIN { for (i = 0; i < 3000; i++) printf "%s{\"kind\":\"xid\",\"code\":%d,\"gpu\":1,\"action\":\"ignore\",\"source\":\"kmsg\"}", i ? "," : "", 200 + i }')
+            # XID 63: the controller's catalog ignores it (record only); 3,000 different PCI functions
+            evs=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%s{\"kind\":\"xid\",\"code\":63,\"pci\":\"0000:%02x:%02x.0\",\"gpu\":1,\"source\":\"kmsg\"}", i ? "," : "", int(i / 32), i % 32 }')
             msg $n $((SEQ + 1)) "$evs"; post "$T/m.json" >/dev/null
         done
     fi

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n == -2) abort();   /* an in-memory store does not fail */
     if (n < 0 && !err[0]) abort();   /* a refusal names its field */
     json_decref(doc);
-    json_t *h = vg_burnin_history(st, NULL, 0, 1764430688123LL, 4);
+    json_t *h = vg_burnin_history(st, NULL, 0, 1764430688123LL, 4, NULL, 0);
     if (!json_is_object(h)) abort();
     json_decref(h);
     return 0;

@@ -16,7 +16,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
     { "advisories", cmd_advisories, "import, list and query the offline advisory database" },
-    { "agent", cmd_agent, "the per-node daemon: kernel log, NVML events, periodic checks → the controller" },
+    { "agent", cmd_agent, "the per-node daemon: kernel log, GPU events, periodic checks → the controller" },
     { "audit", cmd_audit, "audit installed software against known CVEs (--root DIR, merge)" },
     { "bmc", cmd_bmc, "power-cycle, power on/off or read the power state of a node through its BMC (Redfish, IPMI)" },
     { "burnin", cmd_burnin, "active tests now (DCGM diag, nccl-tests, ib_write_bw, GEMM): quick, standard, long" },

@@ -4,8 +4,9 @@
  * advmatch.c; the file format is described in docs/advisories.md.
  *
  *   {"schema": 1, "generated": "…Z",
+ *    "sources":    [{"name", "path", "repository", "commit", "snapshot", "about"}],
  *    "advisories": [{"id", "component", "ecosystem", "severity", "cvss",
- *                    "summary", "url", "published", "distro", "package", "cves",
+ *                    "summary", "url", "published", "distro", "package", "cves", "source",
  *                    "ranges": [{"introduced", "fixed", "last_affected", "models", "undecided"}]}],
  *    "eol":     [{"component", "branch", "below", "date", "url", "note"}],
  *    "minimum": [{"component", "branch", "version", "url", "reason"}]} */
@@ -60,6 +61,7 @@ void vg_advdb_free(struct vg_advdb *db)
     free(db->advs);
     free(db->eol);
     free(db->min);
+    free(db->src);
     free(db);
 }
 
@@ -104,6 +106,22 @@ static bool same_range(const struct vg_range *a, const struct vg_range *b)
            !strcmp(a->undecided, b->undecided);
 }
 
+int vg_advdb_add_source(struct vg_advdb *db, const struct vg_source *s)
+{
+    for (size_t i = 0; i < db->nsrc; i++)
+        if (!strcmp(db->src[i].name, s->name)) {
+            db->src[i] = *s;   /* a newer manifest updates the entry */
+            return 0;
+        }
+    db->src = vg_xrealloc(db->src, (db->nsrc + 1) * sizeof *db->src);
+    db->src[db->nsrc++] = *s;
+    return 1;
+}
+
+size_t vg_advdb_source_count(const struct vg_advdb *db) { return db->nsrc; }
+const struct vg_source *vg_advdb_source(const struct vg_advdb *db, size_t i) { return i < db->nsrc ? &db->src[i] : NULL; }
+const char *vg_advdb_generated(const struct vg_advdb *db) { return db->generated; }
+
 /* An advisory is identified by (component, id, distro, package): one USN
  * gives each Ubuntu release its own record. */
 static struct vg_advisory *find_adv(struct vg_advdb *db, const struct vg_advisory *a)
@@ -132,6 +150,7 @@ int vg_advdb_add(struct vg_advdb *db, const struct vg_advisory *a)
     } else {
         if (a->severity > t->severity) t->severity = a->severity;
         if (a->cvss > t->cvss) t->cvss = a->cvss;
+        if (!t->source[0]) vg_strlcpy(t->source, a->source, sizeof t->source);
     }
     int added = 0;
     for (size_t i = 0; i < a->nranges; i++) {
@@ -234,6 +253,7 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
     get_str(r, o, where, "published", a.published, sizeof a.published, false);
     get_str(r, o, where, "distro", a.distro, sizeof a.distro, false);
     get_str(r, o, where, "package", a.package, sizeof a.package, false);
+    get_str(r, o, where, "source", a.source, sizeof a.source, false);
     if (r->failed) return;
     const json_t *cv_list = json_object_get(o, "cves");
     if (cv_list && !json_is_array(cv_list)) {
@@ -307,6 +327,22 @@ int vg_advdb_merge_json(struct vg_advdb *db, const json_t *doc, const char *file
     if (schema && (!json_is_integer(schema) || json_integer_value(schema) != SCHEMA)) {
         snprintf(err, errlen, "%s: schema: unsupported (this vigil reads schema %d)", file, SCHEMA);
         return -1;
+    }
+    const char *gen = vg_json_str(doc, "generated", NULL);
+    if (gen && !db->generated[0]) vg_strlcpy(db->generated, gen, sizeof db->generated);
+    const json_t *srcs = get_array(&r, doc, "sources");
+    for (size_t i = 0; srcs && i < json_array_size(srcs) && !r.failed; i++) {
+        const json_t *o = json_array_get(srcs, i);
+        char where[32];
+        snprintf(where, sizeof where, "sources[%zu]", i);
+        struct vg_source sr;
+        get_str(&r, o, where, "name", sr.name, sizeof sr.name, true);
+        get_str(&r, o, where, "path", sr.path, sizeof sr.path, false);
+        get_str(&r, o, where, "repository", sr.repository, sizeof sr.repository, false);
+        get_str(&r, o, where, "commit", sr.commit, sizeof sr.commit, false);
+        get_str(&r, o, where, "snapshot", sr.snapshot, sizeof sr.snapshot, false);
+        get_str(&r, o, where, "about", sr.about, sizeof sr.about, false);
+        if (!r.failed) vg_advdb_add_source(db, &sr);
     }
     const json_t *advs = get_array(&r, doc, "advisories");
     for (size_t i = 0; advs && i < json_array_size(advs) && !r.failed; i++)
@@ -391,7 +427,20 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
     vg_advdb_sort((struct vg_advdb *)db);
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_integer(SCHEMA));
-    json_object_set_new(doc, "generated", vg_json_time(vg_now_ms()));
+    json_object_set_new(doc, "generated", db->generated[0] ? json_string(db->generated) : vg_json_time(vg_now_ms()));
+    json_t *srcs = json_array();
+    for (size_t i = 0; i < db->nsrc; i++) {
+        const struct vg_source *sr = &db->src[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(sr->name));
+        set_opt(o, "path", sr->path);
+        set_opt(o, "repository", sr->repository);
+        set_opt(o, "commit", sr->commit);
+        set_opt(o, "snapshot", sr->snapshot);
+        set_opt(o, "about", sr->about);
+        json_array_append_new(srcs, o);
+    }
+    json_object_set_new(doc, "sources", srcs);
     json_t *advs = json_array();
     for (size_t i = 0; i < db->n; i++) {
         const struct vg_advisory *a = &db->advs[i];
@@ -415,6 +464,7 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
             }
             json_object_set_new(o, "cves", cl);
         }
+        set_opt(o, "source", a->source);
         json_t *rs = json_array();
         for (size_t j = 0; j < a->nranges; j++) {
             json_t *r = json_object();
@@ -459,6 +509,9 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
 
 int vg_advdb_save(const struct vg_advdb *db, const char *path, char *err, size_t errlen)
 {
+    char now[40];
+    vg_format_time(vg_now_ms(), now);   /* the stamp of what is written now, in the file and its index */
+    vg_strlcpy(((struct vg_advdb *)db)->generated, now, sizeof db->generated);
     json_t *doc = vg_advdb_to_json(db);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);

@@ -13,6 +13,9 @@ struct vg_advdb {
     struct vg_minimum *min;
     size_t nmin;
     char date[16];             /* audit date, YYYY-MM-DD */
+    char generated[40];        /* when the file was written, as loaded */
+    struct vg_source *src;
+    size_t nsrc;
 };
 
 void vg_advdb_sort(struct vg_advdb *db);

@@ -4,8 +4,10 @@
  * pass splitting lines in place.  Text, one record per line, fields separated
  * by tabs; tab, newline and backslash inside a field are written \t \n \\.
  *
- *   #vigil-advisory-index 2 STAMP
- *   A id component ecosystem severity cvss url published distro package cves summary ranges
+ *   #vigil-advisory-index 3 STAMP
+ *   G generated
+ *   S name path repository commit snapshot about
+ *   A id component ecosystem severity cvss url published distro package cves source summary ranges
  *   E component branch below date url note
  *   M component branch version url reason
  *
@@ -29,7 +31,7 @@
 #include <unistd.h>
 
 #define MAGIC_ANY "#vigil-advisory-index "
-#define MAGIC MAGIC_ANY "2 "
+#define MAGIC MAGIC_ANY "3 "
 #define INDEX_MAX (64u << 20)
 
 static void put(struct sbuf *b, const char *s, bool last)
@@ -43,9 +45,11 @@ static void put(struct sbuf *b, const char *s, bool last)
     sbuf_putc(b, last ? '\n' : '\t');
 }
 
-/* A range's text field with '|' and ';' (the field separators) and tab,
- * newline, backslash left out: version strings never hold them, the
- * importers keep them out of model lists and reasons. */
+/* A range's text field (models, undecided) with '|' and ';' (the field
+ * separators) and tab, newline, backslash left out: the importers keep them
+ * out of model lists and reasons.  Version bounds never hold them, and a
+ * bound that has one is refused by the loader, so bounds are written as
+ * they are. */
 static void put_plain(struct sbuf *b, const char *s)
 {
     for (; *s; s++)
@@ -87,13 +91,22 @@ int vg_advdb_save_index(const struct vg_advdb *db, const char *stamp, const char
     vg_advdb_sort((struct vg_advdb *)db);
     struct sbuf b = SBUF_INIT;
     sbuf_printf(&b, "%s%s\n", MAGIC, stamp && *stamp ? stamp : "-");
+    sbuf_puts(&b, "G\t");
+    put(&b, db->generated, true);
+    for (size_t i = 0; i < db->nsrc; i++) {
+        const struct vg_source *sr = &db->src[i];
+        sbuf_puts(&b, "S\t");
+        put(&b, sr->name, false), put(&b, sr->path, false), put(&b, sr->repository, false);
+        put(&b, sr->commit, false), put(&b, sr->snapshot, false), put(&b, sr->about, true);
+    }
     for (size_t i = 0; i < db->n; i++) {
         const struct vg_advisory *a = &db->advs[i];
         char cvss[32];
         snprintf(cvss, sizeof cvss, "%.1f", a->cvss);
         sbuf_puts(&b, "A\t");
         const char *f[] = { a->id,     a->component, vg_eco_name(a->eco), vg_severity_name(a->severity), cvss, a->url,
-                            a->published, a->distro, a->package,           a->cves,                         a->summary };
+                            a->published, a->distro, a->package,           a->cves,                         a->source,
+                            a->summary };
         for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) put(&b, f[k], false);
         put_ranges(&b, a);
     }
@@ -195,8 +208,8 @@ static bool parse_ranges(char *s, struct vg_advisory *a)
 
 static bool advisory_line(struct vg_advdb *db, char *line)
 {
-    char *f[12];
-    if (!split(line, f, 12)) return false;
+    char *f[13];
+    if (!split(line, f, 13)) return false;
     if (db->n == db->cap) {
         db->cap = db->cap ? db->cap * 2 : 256;
         db->advs = vg_xrealloc(db->advs, db->cap * sizeof *db->advs);
@@ -206,14 +219,15 @@ static bool advisory_line(struct vg_advdb *db, char *line)
     bool ok = copy(a->id, sizeof a->id, f[0]) && copy(a->component, sizeof a->component, f[1]) &&
               vg_eco_parse(f[2], &a->eco) && vg_severity_parse(f[3], &a->severity) &&
               copy(a->url, sizeof a->url, f[5]) && copy(a->published, sizeof a->published, f[6]) &&
-              copy(a->distro, sizeof a->distro, f[7]) && copy(a->package, sizeof a->package, f[8]);
+              copy(a->distro, sizeof a->distro, f[7]) && copy(a->package, sizeof a->package, f[8]) &&
+              copy(a->source, sizeof a->source, f[10]);
     a->cvss = strtod(f[4], NULL);
     a->cves = vg_xstrdup(unescape(f[9]));
-    a->summary = vg_xstrdup(unescape(f[10]));
+    a->summary = vg_xstrdup(unescape(f[11]));
     db->n++;   /* counted even when bad, so that free releases it */
     /* in the database's order (component first): the binary search relies on it */
     if (db->n > 1 && strcmp(db->advs[db->n - 2].component, a->component) > 0) return false;
-    return ok && parse_ranges(f[11], a);
+    return ok && parse_ranges(f[12], a);
 }
 
 int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *stamp, struct vg_advdb **out,
@@ -245,6 +259,14 @@ int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *st
         char *f[7];
         if (p[0] == 'A' && p[1] == '\t') {
             ok = advisory_line(db, p + 2);
+        } else if (p[0] == 'G' && p[1] == '\t') {
+            ok = copy(db->generated, sizeof db->generated, p + 2);
+        } else if (p[0] == 'S' && p[1] == '\t' && split(p + 2, f, 6)) {
+            struct vg_source sr;
+            ok = copy(sr.name, sizeof sr.name, f[0]) && copy(sr.path, sizeof sr.path, f[1]) &&
+                 copy(sr.repository, sizeof sr.repository, f[2]) && copy(sr.commit, sizeof sr.commit, f[3]) &&
+                 copy(sr.snapshot, sizeof sr.snapshot, f[4]) && copy(sr.about, sizeof sr.about, f[5]);
+            if (ok) vg_advdb_add_source(db, &sr);
         } else if (p[0] == 'E' && p[1] == '\t' && split(p + 2, f, 6)) {
             struct vg_eol e;
             ok = copy(e.component, sizeof e.component, f[0]) && copy(e.branch, sizeof e.branch, f[1]) &&

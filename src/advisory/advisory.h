@@ -19,7 +19,9 @@ struct vg_range {          /* affected when introduced <= v < fixed (or <= last_
     char introduced[64];   /* "" = from the beginning */
     char fixed[64];        /* "" = no fix known */
     char last_affected[64];/* "" unless the source gives only a last affected version */
-    char models[160];      /* device models the range is about ("MI300X, MI325X"), "" = every model */
+    char models[160];      /* device models the range is about ("ConnectX-6 DX, ConnectX-7";
+                              "MI300X, MI325X"), "" = every model (NIC firmware rows of a CSAF
+                              product tree, AMD's per-part rows) */
     char undecided[128];   /* why no installed version decides this range: the source names the fix
                               otherwise than by a release ("AMD names 'BKC 26' for MI300A, not a ROCm
                               release"); "" when the bounds decide */
@@ -38,8 +40,19 @@ struct vg_advisory {
                               "Ubuntu:22.04:LTS"); "" for an upstream advisory */
     char package[64];      /* distribution record: the (source) package it is about */
     char *cves;            /* distribution record: the CVE ids it covers, space-separated ("" = none named) */
+    char source[32];       /* the source it was imported from ("nvidia-csaf", "go-vulndb", "debian") */
     struct vg_range *ranges;
     size_t nranges;
+};
+
+/* A source of the database: where its records were copied from, and when. */
+struct vg_source {
+    char name[32];         /* "go-vulndb" */
+    char path[128];        /* where its files are, relative to the manifest ("osv/go") */
+    char repository[128];  /* "github.com/golang/vulndb" */
+    char commit[48];       /* the snapshot's commit, "" when none */
+    char snapshot[16];     /* YYYY-MM-DD the copy was taken */
+    char about[160];       /* one line: what it holds */
 };
 
 struct vg_advdb;
@@ -49,8 +62,12 @@ enum vg_finding_kind {
     VG_FIND_EOL,
     VG_FIND_BELOW_MIN,
     VG_FIND_DISTRO_FIXED,  /* the upstream version is affected, but the distribution fixed it */
-    VG_FIND_UNDECIDED,     /* the advisory is about the component's model, but its source names no version
-                              that decides it (note: why); never a pass, never counted as a CVE */
+    VG_FIND_UNDECIDED,     /* the upstream version is affected, and the distribution's records in the
+                              database end before the CVE was published: whether it backported the
+                              fix is not known here (not a finding; see the note) */
+    VG_FIND_UNKNOWN,       /* the advisory is about the component's model, but its source names no version
+                              that decides it, or the installed version could not be read (note: why);
+                              never a pass, never counted as a CVE */
 };
 
 /* What decided a CVE finding (or a fix by the distribution). */
@@ -71,7 +88,7 @@ struct vg_finding {
                                         compared; the distribution may have backported the fix */
     enum vg_find_evidence evidence;
     char evidence_ref[64];           /* distro advisory id, or the changelog entry's version */
-    char note[256];                  /* EOL / below-minimum explanation */
+    char note[384];                  /* EOL / below-minimum explanation */
     char url[256];
 };
 
@@ -141,6 +158,34 @@ int vg_advdb_load_index(const char *path, const char *stamp, struct vg_advdb **d
 int vg_advdb_parse_index(char *buf, size_t len, const char *path, const char *stamp, struct vg_advdb **db, char *err,
                          size_t errlen);
 
+/* The sources the database was built from (the manifest's rows), and the
+ * time it was generated (RFC 3339, "" when unknown). */
+int vg_advdb_add_source(struct vg_advdb *db, const struct vg_source *s);   /* 0 = replaced an entry of that name */
+size_t vg_advdb_source_count(const struct vg_advdb *db);
+const struct vg_source *vg_advdb_source(const struct vg_advdb *db, size_t i);
+const char *vg_advdb_generated(const struct vg_advdb *db);
+
+/* How current each source is (advstatus.c). */
+struct vg_source_status {
+    char name[32];
+    const struct vg_source *src;  /* its manifest row, NULL when the records name no listed source */
+    size_t records;
+    size_t undated;               /* records that carry no publication date */
+    char newest[16];              /* the newest dated record's publication date, "" when none carries one */
+    char newest_id[48];
+    long age_days;                /* newest's age on the audit date (the snapshot's when no record
+                                     carries a date: age_from_snapshot), -1 unknown */
+    bool age_from_snapshot;
+    long snapshot_age_days;       /* -1 unknown */
+    bool stale;                   /* older than max_age (the copy's age when known, else the newest record's) */
+};
+/* One row per source (the manifest's, then any other tag the records carry);
+ * *out is malloc'd. */
+size_t vg_advdb_status(const struct vg_advdb *db, long max_age, struct vg_source_status **out);
+/* Days from one YYYY-MM-DD date to a later one (0 when it is not later); -1
+ * when either is malformed. */
+long vg_days_between(const char *from, const char *to);
+
 /* Read access, in a stable order (component, id). */
 const struct vg_advisory *vg_advdb_get(const struct vg_advdb *db, size_t i);
 size_t vg_advdb_eol_count(const struct vg_advdb *db);
@@ -153,7 +198,8 @@ bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const ch
 /* True when the range is about the device model (any model when either is
  * unknown or the range names none). */
 bool vg_range_for_model(const struct vg_range *r, const char *model);
-const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution" "unknown" */
+const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution"
+                                                             "undecided-by-distribution" "unknown" */
 /* True when the space-separated list has the word w. */
 bool vg_word_in(const char *list, const char *w);
 

@@ -13,7 +13,18 @@
  * own advisory for the node's release (OSV "Debian:12", "Ubuntu:22.04:LTS",
  * compared with the full package version), then the package's changelog
  * naming the CVE; only when neither speaks is the upstream version compared,
- * and such findings say the fix may have been backported. */
+ * and such findings say the fix may have been backported.  When the
+ * distribution's records in the database were copied before the CVE was
+ * published, their silence proves nothing: such a match is "undecided by the
+ * distribution", listed apart and never counted as a finding (a patched
+ * Debian host must not fail its audit on a CVE the bundled Debian data is
+ * too old to know).
+ *
+ * A range naming device models (NIC firmware, AMD Instinct parts) is about
+ * those models only.  A range whose source names its fix otherwise than by a
+ * release (its `undecided` reason) decides nothing: when no range about the
+ * model decides, the advisory is an "unknown" finding with that reason, as is
+ * every advisory on a component whose version could not be read. */
 #include "advisory/advdb_int.h"
 #include "util/strutil.h"
 #include <stdarg.h>
@@ -28,7 +39,8 @@ const char *vg_finding_kind_name(enum vg_finding_kind k)
     case VG_FIND_CVE: return "cve";
     case VG_FIND_EOL: return "eol";
     case VG_FIND_DISTRO_FIXED: return "fixed-by-distribution";
-    case VG_FIND_UNDECIDED: return "unknown";
+    case VG_FIND_UNDECIDED: return "undecided-by-distribution";
+    case VG_FIND_UNKNOWN: return "unknown";
     default: return "below-minimum";
     }
 }
@@ -82,36 +94,68 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
 bool vg_range_for_model(const struct vg_range *r, const char *model)
 {
     if (!r->models[0] || !model || !*model) return true;
+    /* NIC models (ConnectX, BlueField) or AMD Instinct parts, each by its key */
+    void (*keyof)(const char *, char *, size_t) = vg_nic_model_key;
     char want[32], key[32], item[64];
-    vg_amd_part_key(model, want, sizeof want);
+    keyof(model, want, sizeof want);
+    if (!want[0]) {
+        keyof = vg_amd_part_key;
+        keyof(model, want, sizeof want);
+    }
     if (!want[0]) return true;
     for (const char *p = r->models; *p;) {
         size_t l = strcspn(p, ",");
         snprintf(item, sizeof item, "%.*s", (int)(l < sizeof item ? l : sizeof item - 1), p);
-        vg_amd_part_key(item, key, sizeof key);
-        if (!strcmp(key, want)) return true;
+        keyof(item, key, sizeof key);
+        size_t kl = strlen(key);
+        /* a ConnectX-5 Ex is a ConnectX-5 to the bulletins */
+        if (kl && (!strcmp(key, want) ||
+                   (keyof == vg_nic_model_key && !strncmp(key, want, kl) && !strcmp(want + kl, "ex"))))
+            return true;
         p += l + (p[l] == ',');
         while (*p == ' ') p++;
     }
     return false;
 }
 
-/* A range whose bounds decide, about the device model. */
+/* A range about the device model whose bounds decide. */
 static bool decides(const struct vg_range *r, const char *model)
 {
     return !r->undecided[0] && vg_range_for_model(r, model);
 }
 
 /* The range of a that contains v, or NULL; only the ranges about the
- * component's device model whose bounds decide count. */
+ * component's device model whose bounds decide count.  A range on v's own
+ * line is preferred. */
 static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v,
                                        const char *model)
 {
-    const struct vg_range *hit = NULL;   /* a range on v's own line is preferred */
-    for (size_t i = 0; i < a->nranges; i++)
-        if (decides(&a->ranges[i], model) && (!hit || (!hit->introduced[0] && a->ranges[i].introduced[0])) &&
-            vg_range_contains(eco, &a->ranges[i], v))
-            hit = &a->ranges[i];
+    const struct vg_range *hit = NULL, *lowest = NULL;
+    bool trains_only = true;   /* every range for this model is a firmware train with a start */
+    size_t applicable = 0;
+    char buf[160], lo[160] = "", hit_fixed[160] = "";
+    for (size_t i = 0; i < a->nranges; i++) {
+        const struct vg_range *r = &a->ranges[i];
+        if (!decides(r, model)) continue;
+        applicable++;
+        if (!r->models[0] || !r->introduced[0] || !r->fixed[0]) trains_only = false;
+        else if (!lowest || vg_version_cmp(eco, resolve(r->introduced, v, buf, sizeof buf), lo) < 0) {
+            lowest = r;
+            vg_strlcpy(lo, resolve(r->introduced, v, buf, sizeof buf), sizeof lo);
+        }
+        if (!vg_range_contains(eco, r, v)) continue;
+        /* a range with a start beats an open one; then the nearest fix (a
+         * module listed twice: containerd < 1.7.29 and containerd/v2 < 2.0.7) */
+        if (!hit || (!hit->introduced[0] && r->introduced[0]) ||
+            (!hit->introduced[0] == !r->introduced[0] && r->fixed[0] && hit->fixed[0] &&
+             vg_version_cmp(eco, resolve(r->fixed, v, buf, sizeof buf), hit_fixed) < 0)) {
+            hit = r;
+            vg_strlcpy(hit_fixed, resolve(r->fixed, v, buf, sizeof buf), sizeof hit_fixed);
+        }
+    }
+    /* a model's firmware older than every train the bulletin lists for it is
+     * affected: "All versions prior to 35.8002" is the oldest line's fix */
+    if (!hit && applicable && trains_only && lowest && model && *model && vg_version_cmp(eco, v, lo) < 0) hit = lowest;
     if (!hit) return NULL;
     for (size_t i = 0; i < a->nranges; i++)
         if (decides(&a->ranges[i], model) && fixed_on_line(eco, &a->ranges[i], v)) return NULL;
@@ -200,6 +244,38 @@ static const struct vg_advisory *distro_cover(const struct vg_advdb *db, size_t 
     return NULL;
 }
 
+/* The date the distribution's records were copied (the newest snapshot among
+ * the sources that hold any record of the distribution, any release: "Debian"
+ * of "Debian:12"; a copy older than a release holds none of it, and that says
+ * nothing either), "" when the database holds none or their copy carries no date. */
+static const char *distro_data_end(const struct vg_advdb *db, const struct vg_component *c)
+{
+    size_t n = strcspn(c->distro, ":");
+    const char *end = "";
+    if (!n) return end;
+    for (size_t i = 0; i < db->n; i++) {
+        const struct vg_advisory *a = &db->advs[i];
+        if (!a->distro[0] || strncmp(a->distro, c->distro, n) || (a->distro[n] && a->distro[n] != ':')) continue;
+        for (size_t k = 0; k < vg_advdb_source_count(db); k++) {
+            const struct vg_source *s = vg_advdb_source(db, k);
+            if (!strcmp(s->name, a->source) && strcmp(s->snapshot, end) > 0) end = s->snapshot;
+        }
+    }
+    return end;
+}
+
+/* A package built this long before a CVE was published cannot carry its fix
+ * (an embargoed fix ships days to weeks before the disclosure, not months). */
+#define PREDATES_DAYS 90
+
+/* Days from date a to date b (both "YYYY-MM-DD"), or -1 when either is unknown. */
+static long days_before(const char *a, const char *b)
+{
+    int64_t x, y;
+    if (!a[0] || !b[0] || !vg_parse_day_or_time(a, &x) || !vg_parse_day_or_time(b, &y)) return -1;
+    return (long)((y - x) / 86400000);
+}
+
 /* The highest fixed version among the ranges (what the distribution shipped). */
 static const char *max_fixed(const struct vg_advisory *a)
 {
@@ -210,21 +286,41 @@ static const char *max_fixed(const struct vg_advisory *a)
     return best;
 }
 
-/* True when every CVE id the text names is fixed by the distribution
- * according to the package's changelog (and it names at least one). */
-static bool cves_fixed_in_changelog(const struct vg_component *c, const char *text)
+/* What the distribution says of the CVE ids a text names (a minimum's
+ * reason): fixed (its record for the node's release, or the package's
+ * changelog), to fix (its record gives the fixed package version: the
+ * highest goes to fix), or undecided (listed in open). */
+struct min_cves {
+    int named, fixed, tofix, undecided;
+    char fix[64], open[160];
+};
+
+static void minimum_cves(const struct vg_advdb *db, size_t lo, const struct vg_component *c, const char *text,
+                         struct min_cves *m)
 {
-    int named = 0;
+    memset(m, 0, sizeof *m);
     for (const char *p = strstr(text, "CVE-"); p; p = strstr(p + 4, "CVE-")) {
         char id[24];
         size_t l = strspn(p + 4, "0123456789-");
         if (l < 6 || l + 5 > sizeof id) continue;
         snprintf(id, sizeof id, "CVE-%.*s", (int)l, p + 4);
         if (id[strlen(id) - 1] == '-') id[strlen(id) - 1] = 0;
-        if (!vg_changelog_names(&c->changelog, id)) return false;
-        named++;
+        m->named++;
+        bool in_changelog = vg_changelog_names(&c->changelog, id) != NULL;
+        const struct vg_advisory *d = in_changelog ? NULL : distro_cover(db, lo, c, id);
+        const struct vg_range *r = d ? affected(d, d->eco, c->version, c->model) : NULL;
+        if (in_changelog || (d && !r)) {
+            m->fixed++;
+        } else if (r) {
+            m->tofix++;
+            if (r->fixed[0] && (!m->fix[0] || vg_version_cmp(d->eco, r->fixed, m->fix) > 0))
+                vg_strlcpy(m->fix, r->fixed, sizeof m->fix);
+        } else {
+            m->undecided++;
+            size_t k = strlen(m->open);
+            snprintf(m->open + k, sizeof m->open - k, "%s%s", k ? ", " : "", id);
+        }
     }
-    return named > 0;
 }
 
 int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_finding_cb cb, void *ctx)
@@ -268,7 +364,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         }
         if (!strcmp(c->version, "unknown")) {   /* a collector could not read it: nothing to compare */
             if (!about_model(a, c->model)) continue;
-            f.kind = VG_FIND_UNDECIDED;
+            f.kind = VG_FIND_UNKNOWN;
             set_note(&f, "%s: the installed version could not be read", a->id);
             cb(&f, ctx);
             count++;
@@ -281,7 +377,7 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         if (!r) {
             const struct vg_range *u = undecided(a, c->model);
             if (!u) continue;
-            f.kind = VG_FIND_UNDECIDED;   /* about this model, but nothing installed decides it */
+            f.kind = VG_FIND_UNKNOWN;   /* about this model, but nothing installed decides it */
             set_note(&f, "%s: %s", a->id, u->undecided);
             cb(&f, ctx);
             count++;
@@ -306,7 +402,19 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
                 continue;
             }
             f.backport_possible = true;
-            set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
+            const char *end = distro_data_end(db, c);
+            long before = days_before(c->changelog.newest, a->published);
+            if (before > PREDATES_DAYS) {
+                f.backport_possible = false;
+                set_note(&f, "the package's newest changelog entry (%s) is %ld days older than this CVE (published %s): "
+                         "no fix can be in it (upstream %s is affected)", c->changelog.newest, before, a->published, up);
+            } else if (end[0] && a->published[0] && strcmp(a->published, end) > 0) {
+                f.kind = VG_FIND_UNDECIDED;
+                set_note(&f, "%.*s's security data here was copied on %s, before this CVE (published %s), and the "
+                         "package's changelog does not name it: not decided (upstream %s is affected)",
+                         (int)strcspn(c->distro, ":"), c->distro, end, a->published, up);
+            } else
+                set_note(&f, "upstream %s compared; the distribution may have backported the fix to %s", up, c->version);
         } else if (c->upstream_why[0]) {
             set_note(&f, "upstream %s compared: %s", up, c->upstream_why);
         }
@@ -339,19 +447,38 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
         if (!best || strlen(m->branch) > strlen(best->branch)) best = m;
     }
     enum vg_ecosystem meco = c->eco == VG_ECO_NVIDIA ? VG_ECO_NVIDIA : VG_ECO_GENERIC;
-    /* a distribution package whose changelog names every CVE the minimum is for */
-    if (best && distro && cves_fixed_in_changelog(c, best->reason)) best = NULL;
     if (best && vg_version_cmp(meco, up, best->version) < 0) {
         struct vg_finding f;
         memset(&f, 0, sizeof f);
         f.kind = VG_FIND_BELOW_MIN;
         f.comp = c;
         f.severity = VG_SEV_LOW;
-        vg_strlcpy(f.fixed, best->version, sizeof f.fixed);
-        f.backport_possible = distro;
-        set_note(&f, "below the recommended minimum %s%s%s", best->version, best->reason[0] ? ": " : "",
-                 best->reason);
         vg_strlcpy(f.url, best->url, sizeof f.url);
+        const char *sep = best->reason[0] ? ": " : "";
+        if (!distro) {
+            vg_strlcpy(f.fixed, best->version, sizeof f.fixed);
+            set_note(&f, "below the recommended minimum %s%s%s", best->version, sep, best->reason);
+        } else {
+            /* A distribution's package is upgraded to the distribution's package,
+             * never to an upstream version it will not ship: the minimum counts
+             * through the CVEs it is for, as the distribution decides them. */
+            const char *rel = c->distro[0] ? c->distro : "the distribution";
+            struct min_cves m;
+            minimum_cves(db, lo, c, best->reason, &m);
+            if (m.named && !m.tofix && !m.undecided) return count;   /* every one fixed by the distribution */
+            vg_strlcpy(f.fixed, m.fix, sizeof f.fixed);
+            f.backport_possible = !m.named || m.undecided;
+            if (!m.named)
+                set_note(&f, "upstream's recommended minimum is %s%s%s; this is %s's package: upgrade through its updates", best->version,
+                         sep, best->reason, rel);
+            else if (!m.undecided)
+                set_note(&f, "below the recommended minimum %s%s%s; %s's fix is package version %s", best->version, sep,
+                         best->reason, rel, m.fix);
+            else
+                set_note(&f, "below the recommended minimum %s%s%s; %s not shown fixed by %s's records or the package's "
+                         "changelog: upgrade to %s's package that fixes it, not to upstream %s",
+                         best->version, sep, best->reason, m.open, rel, rel, best->version);
+        }
         cb(&f, ctx);
         count++;
     }

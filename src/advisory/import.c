@@ -1,5 +1,6 @@
-/* import.c — the importer table, file and directory walking, the import
- * report, and the package-name → component table the importers share. */
+/* import.c — the importer table, file and directory walking (*.json, and
+ * *.list for the Debian tracker's lists), the import report, and the
+ * package-name → component table the importers share. */
 #include "advisory/importer.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -14,6 +15,7 @@ static const struct vg_importer *const importers[] = {
     &vg_importer_csaf,
     &vg_importer_osv,
     &vg_importer_vigil,
+    &vg_importer_debian,
     &vg_importer_cve5,
 };
 
@@ -122,7 +124,9 @@ void vg_import_report_free(struct vg_import_report *r)
 
 void vg_import_add(struct vg_advdb *db, struct vg_import_report *rep, const struct vg_advisory *a)
 {
-    int added = vg_advdb_add(db, a);
+    struct vg_advisory tagged = *a;
+    if (!tagged.source[0] && rep->source) vg_strlcpy(tagged.source, rep->source, sizeof tagged.source);
+    int added = vg_advdb_add(db, &tagged);
     rep->advisories++;
     rep->ranges_added += added;
     if (!added) rep->duplicates++;
@@ -131,23 +135,52 @@ void vg_import_add(struct vg_advdb *db, struct vg_import_report *rep, const stru
 const struct vg_importer *vg_importer_for(const json_t *doc)
 {
     for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
-        if (importers[i]->detect(doc)) return importers[i];
+        if (importers[i]->detect && importers[i]->detect(doc)) return importers[i];
+    return NULL;
+}
+
+/* The text importer whose format the file's text is, or NULL. */
+static const struct vg_importer *text_importer_for(const char *text, size_t len)
+{
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
+        if (importers[i]->detect_text && importers[i]->detect_text(text, len)) return importers[i];
     return NULL;
 }
 
 static int import_file(const char *path, struct vg_advdb *db, struct vg_import_report *rep, char *err, size_t errlen)
 {
+    char *text;
+    size_t len;
+    if (vg_read_file(NULL, path, 256u << 20, &text, &len) < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    const char *before = rep->source;
+    int rc = -1;
+    const struct vg_importer *ti = text_importer_for(text, len);
+    if (ti) {
+        if (!rep->source) rep->source = ti->name;
+        rc = ti->import_text(text, len, path, db, rep, err, errlen);
+        rep->source = before;
+        free(text);
+        if (rc == 0) rep->files++;
+        return rc;
+    }
     json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    json_t *doc = json_loadb(text, len, 0, &je);
+    free(text);
     if (!doc) {
         if (je.line > 0) snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
         else snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }
     const struct vg_importer *imp = vg_importer_for(doc);
-    int rc = -1;
-    if (!imp) snprintf(err, errlen, "%s: not a CSAF 2.0, OSV, CVE JSON 5 or vigil database document", path);
+    if (imp && !rep->source) rep->source = imp->name;   /* untagged: named after its format */
+    if (!imp)
+        snprintf(err, errlen, "%s: not a CSAF 2.0, OSV, CVE JSON 5, vigil database or Debian DSA/DLA list document",
+                 path);
     else rc = imp->import(doc, path, db, rep, err, errlen);
+    rep->source = before;
     if (rc == 0) rep->files++;
     json_decref(doc);
     return rc;
@@ -172,7 +205,7 @@ int vg_import_path(const char *path, struct vg_advdb *db, struct vg_import_repor
         char *sub = vg_xmalloc(strlen(path) + strlen(list[i]) + 2);
         sprintf(sub, "%s/%s", path, list[i]);
         struct stat s2;
-        if (stat(sub, &s2) == 0 && (S_ISDIR(s2.st_mode) || vg_endswith(list[i], ".json")))
+        if (stat(sub, &s2) == 0 && (S_ISDIR(s2.st_mode) || vg_endswith(list[i], ".json") || vg_endswith(list[i], ".list")))
             rc = vg_import_path(sub, db, rep, err, errlen);
         free(sub);
     }

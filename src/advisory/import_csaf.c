@@ -244,7 +244,81 @@ struct ctx {
     struct vg_advdb *db;
     struct vg_import_report *rep;
     struct tree t;
+    char star_only[256];      /* "* These products are only affected by CVE-…": those CVEs */
 };
+
+/* ---- device models (NIC firmware) ---- */
+
+/* The CVE ids a document note gives for the products its architecture lists
+ * with a '*' ("* These products are only affected by CVE-2025-23351."), into
+ * out (space-separated); "" when no note says so. */
+static void star_only(const json_t *notes, char *out, size_t n)
+{
+    out[0] = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < json_array_size(notes); i++) {
+        const char *t = vg_json_str(json_array_get(notes, i), "text", "");
+        for (const char *star = strchr(t, '*'); star; star = strchr(star + 1, '*')) {
+            const char *only = strcasestr(star, "only affected by");
+            if (!only || only - star > 200) continue;
+            const char *end = only + 16;
+            end += strcspn(end, ".<\n");
+            for (const char *c = strstr(only, "CVE-"); c && c < end; c = strstr(c + 4, "CVE-")) {
+                size_t l = 4 + strspn(c + 4, "0123456789-");
+                while (l > 4 && c[l - 1] == '-') l--;
+                if (l >= 13 && l < 24 && k + l + 2 < n) k += (size_t)snprintf(out + k, n - k, "%s%.*s", k ? " " : "", (int)l, c);
+            }
+            return;
+        }
+    }
+}
+
+/* The models a firmware product row is about, for one CVE: the names its
+ * architecture lists ("ConnectX-5*, ConnectX-6 DX, ConnectX-7";
+ * "BlueField-2(46)"), less the starred ones when the document says those
+ * are affected only by other CVEs; else the row's family when it names a
+ * model ("ConnectX-4 LX" under "N/A(32)").  "" = every model. */
+static void models_of(const struct prod *p, const char *cve, const char *only, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    bool named = false;
+    for (const char *s = p->arch; *s;) {
+        size_t l = strcspn(s, ",");
+        char tok[64], key[32];
+        size_t t = 0;
+        bool star = false;
+        int depth = 0;
+        for (size_t i = 0; i < l && t + 1 < sizeof tok; i++) {
+            char ch = s[i];
+            if (ch == '(') depth++;
+            else if (ch == ')' && depth) depth--;
+            else if (ch == '*') star = true;
+            else if (!depth && ch != '|' && ch != ';') tok[t++] = ch;
+        }
+        while (t && tok[t - 1] == ' ') t--;
+        tok[t] = 0;
+        const char *name = tok + strspn(tok, " ");
+        vg_nic_model_key(name, key, sizeof key);
+        if (key[0]) {
+            named = true;
+            if (!(star && only[0] && cve && !vg_word_in(only, cve)) && k + strlen(name) + 3 < n)
+                k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", name);
+        }
+        s += l + (s[l] == ',');
+    }
+    if (named) {
+        if (!k) vg_strlcpy(out, "none", n);   /* every listed model is excluded for this CVE */
+        return;
+    }
+    char key[32];
+    vg_nic_model_key(p->family, key, sizeof key);
+    if (key[0]) {
+        for (const char *f = p->family; *f && k + 1 < n; f++)
+            if (*f != '|' && *f != ';') out[k++] = *f;
+        out[k] = 0;
+    }
+}
 
 static const char *note_text(const json_t *notes, const char *category)
 {
@@ -320,6 +394,10 @@ static void import_vuln(struct ctx *c, const json_t *v, const struct vg_advisory
         if (q) first_version(q->text, q->text, r.fixed, sizeof r.fixed);
         if (r.fixed[0] && !strcmp(r.fixed, r.last_affected)) r.last_affected[0] = 0;   /* "up to X", fixed X */
         set_lower_bound(comp, p, &r);
+        if (is_firmware(comp)) {
+            models_of(p, base->id[0] ? base->id : NULL, c->star_only, r.models, sizeof r.models);
+            if (!strcmp(r.models, "none")) continue;   /* this row's models are not affected by this CVE */
+        }
         size_t k = 0;
         while (k < nper && strcmp(per[k].component, comp)) k++;
         if (k == nper) {
@@ -354,8 +432,9 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         rep->skipped_files++;
         return 0;
     }
-    struct ctx c = { file, db, rep, { NULL, 0 } };
+    struct ctx c = { file, db, rep, { NULL, 0 }, "" };
     build_tree(&c.t, pt);
+    star_only(json_object_get(d, "notes"), c.star_only, sizeof c.star_only);
     const json_t *tr = json_object_get(d, "tracking");
     const char *bid = vg_json_str(tr, "id", "");
     struct vg_advisory base;
@@ -391,4 +470,4 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
     return 0;
 }
 
-const struct vg_importer vg_importer_csaf = { "csaf", detect, import };
+const struct vg_importer vg_importer_csaf = { "csaf", detect, import, NULL, NULL };

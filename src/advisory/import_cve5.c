@@ -158,4 +158,4 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
     return 0;
 }
 
-const struct vg_importer vg_importer_cve5 = { "cve5", detect, import };
+const struct vg_importer vg_importer_cve5 = { "cve5", detect, import, NULL, NULL };

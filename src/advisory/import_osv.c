@@ -11,7 +11,10 @@
  * update; the entry named like the component's source rpm is the one that
  * matches (openssh for openssh-server).  Ubuntu Pro-only entries are skipped
  * (their fixes need a subscription).  A release's CVEs are those its entry's
- * cves_map names when it names any, else the record's. */
+ * cves_map names when it names any, else the record's.  A withdrawn record is
+ * skipped.  The Go database's records: "+incompatible" is dropped from
+ * versions, a /vN module starts at N.0.0, and an open-ended entry whose fix
+ * exists only under a /vN module path (moby/moby/v2) is skipped. */
 #include "advisory/importer.h"
 #include "util/jsonutil.h"
 #include "util/sbuf.h"
@@ -36,6 +39,16 @@ static enum vg_ecosystem eco_of(const char *osv_eco)
     return VG_ECO_GENERIC;
 }
 
+/* Copies an event's version; Go's "+incompatible" (a module without a
+ * go.mod major suffix: github.com/docker/docker 28.3.3+incompatible) is no
+ * part of the release number. */
+static void bound(char *dst, size_t n, const char *v)
+{
+    vg_strlcpy(dst, v, n);
+    size_t l = strlen(dst);
+    if (l > 13 && !strcmp(dst + l - 13, "+incompatible")) dst[l - 13] = 0;
+}
+
 /* Appends the ranges one OSV range object describes. */
 static void add_ranges(const json_t *range, struct vg_range **rs, size_t *n)
 {
@@ -52,12 +65,12 @@ static void add_ranges(const json_t *range, struct vg_range **rs, size_t *n)
                 (*rs)[(*n)++] = cur;
             }
             memset(&cur, 0, sizeof cur);
-            if (strcmp(intro, "0")) vg_strlcpy(cur.introduced, intro, sizeof cur.introduced);
+            if (strcmp(intro, "0")) bound(cur.introduced, sizeof cur.introduced, intro);
             open = true;
         } else if ((fixed || last || limit) && open) {
-            if (fixed) vg_strlcpy(cur.fixed, fixed, sizeof cur.fixed);
-            else if (last) vg_strlcpy(cur.last_affected, last, sizeof cur.last_affected);
-            else vg_strlcpy(cur.fixed, limit, sizeof cur.fixed);
+            if (fixed) bound(cur.fixed, sizeof cur.fixed, fixed);
+            else if (last) bound(cur.last_affected, sizeof cur.last_affected, last);
+            else bound(cur.fixed, sizeof cur.fixed, limit);
             *rs = vg_xrealloc(*rs, (*n + 1) * sizeof **rs);
             (*rs)[(*n)++] = cur;
             open = false;
@@ -146,15 +159,19 @@ static const char *distro_severity(const json_t *doc)
     return NULL;
 }
 
+/* The record's CVE id, else its GitHub advisory id (a Go database record
+ * with no CVE), else its own id. */
 static const char *pick_id(const json_t *doc)
 {
     const char *id = vg_json_str(doc, "id", "");
     if (vg_startswith(id, "CVE-")) return id;
+    static const char *const prefixes[] = { "CVE-", "GHSA-" };
     const json_t *al = json_object_get(doc, "aliases");
-    for (size_t i = 0; i < json_array_size(al); i++) {
-        const json_t *a = json_array_get(al, i);
-        if (json_is_string(a) && vg_startswith(json_string_value(a), "CVE-")) return json_string_value(a);
-    }
+    for (size_t p = 0; p < 2; p++)
+        for (size_t i = 0; i < json_array_size(al); i++) {
+            const json_t *a = json_array_get(al, i);
+            if (json_is_string(a) && vg_startswith(json_string_value(a), prefixes[p])) return json_string_value(a);
+        }
     return id;
 }
 
@@ -205,6 +222,47 @@ static void pick_severity(const json_t *doc, const json_t *aff, struct vg_adviso
     if (json_is_number(cv)) a->cvss = json_number_value(cv);
 }
 
+/* N for a Go module path of major version N >= 2 (".../v2"), else 0. */
+static int go_major(const char *name)
+{
+    const char *v = strrchr(name, '/');
+    if (!v || v[1] != 'v' || v[2] < '2' || v[2] > '9' || strspn(v + 2, "0123456789") != strlen(v + 2)) return 0;
+    return (int)strtol(v + 2, NULL, 10);
+}
+
+/* True when an affected entry names a fix (a "fixed", "last_affected" or
+ * "limit" event). */
+static bool entry_has_fix(const json_t *aff)
+{
+    const json_t *ranges = json_object_get(aff, "ranges");
+    for (size_t j = 0; j < json_array_size(ranges); j++) {
+        const json_t *ev = json_object_get(json_array_get(ranges, j), "events");
+        for (size_t k = 0; k < json_array_size(ev); k++) {
+            const json_t *e = json_array_get(ev, k);
+            if (json_object_get(e, "fixed") || json_object_get(e, "last_affected") || json_object_get(e, "limit")) return true;
+        }
+    }
+    return json_array_size(json_object_get(aff, "versions")) > 0;
+}
+
+/* In the Go database, an entry open from the beginning with no fix while
+ * another entry of the record is fixed under a major-version module path
+ * (".../v2"): the fix exists only in that module's version series, which
+ * are not the component's releases (its moby records: github.com/docker/docker
+ * open-ended, the fix in github.com/moby/moby/v2 2.0.0-beta.N, no Docker
+ * Engine version).  Returns that path, or NULL. */
+static const char *fix_elsewhere(const json_t *affected, size_t i)
+{
+    const json_t *aff = json_array_get(affected, i);
+    if (strcmp(vg_json_str(json_object_get(aff, "package"), "ecosystem", ""), "Go") || entry_has_fix(aff)) return NULL;
+    for (size_t j = 0; j < json_array_size(affected); j++) {
+        const json_t *o = json_array_get(affected, j);
+        const char *name = vg_json_str(json_object_get(o, "package"), "name", "");
+        if (j != i && entry_has_fix(o) && go_major(name)) return name;
+    }
+    return NULL;
+}
+
 static int import(const json_t *doc, const char *file, struct vg_advdb *db, struct vg_import_report *rep, char *err,
                   size_t errlen)
 {
@@ -212,6 +270,11 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
     (void)errlen;
     const char *id = pick_id(doc);
     char *cves = NULL;
+    if (vg_json_str(doc, "withdrawn", NULL)) {
+        vg_strlist_add(&rep->warnings, "%s: withdrawn on %s; record skipped", file, vg_json_str(doc, "withdrawn", ""));
+        rep->skipped_files++;
+        return 0;
+    }
     if (!*id || strlen(id) >= sizeof ((struct vg_advisory *)0)->id) {
         vg_strlist_add(&rep->warnings, "%s: id: empty or too long; record skipped", file);
         rep->skipped_files++;
@@ -228,6 +291,13 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         if (!comp) {
             rep->products_skipped++;
             vg_strlist_add(&rep->skipped, "%s: affected[%zu] %s/%s: package not tracked by vigil", file, i, eco, name);
+            continue;
+        }
+        const char *other = fix_elsewhere(affected, i);
+        if (other) {
+            rep->products_skipped++;
+            vg_strlist_add(&rep->skipped, "%s: affected[%zu] %s/%s: no fix in its own versions (fixed only in %s)", file,
+                           i, eco, name, other);
             continue;
         }
         struct vg_advisory a;
@@ -247,6 +317,7 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
         a.summary = (char *)vg_json_str(doc, "summary", vg_json_str(doc, "details", ""));
         pick_url(doc, id, a.url, sizeof a.url);
         vg_strlcpy(a.published, vg_json_str(doc, "published", ""), 11);
+        if (vg_startswith(a.published, "0001-")) a.published[0] = 0;   /* the Go database's files leave dates to its server */
         const json_t *ranges = json_object_get(aff, "ranges");
         for (size_t j = 0; j < json_array_size(ranges); j++) {
             const json_t *r = json_array_get(ranges, j);
@@ -254,6 +325,11 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
             if (!strcmp(type, "ECOSYSTEM") || !strcmp(type, "SEMVER")) add_ranges(r, &a.ranges, &a.nranges);
             else vg_strlist_add(&rep->warnings, "%s: affected[%zu].ranges[%zu]: type %s skipped", file, i, j, type);
         }
+        /* a Go module of major version N (".../v2") has no version below
+         * N.0.0: its "introduced: 0" must not reach the component's 1.x */
+        int major = !strcmp(eco, "Go") ? go_major(name) : 0;
+        for (size_t j = 0; major && j < a.nranges; j++)
+            if (!a.ranges[j].introduced[0]) snprintf(a.ranges[j].introduced, sizeof a.ranges[j].introduced, "%d.0.0-alpha", major);
         const json_t *versions = json_object_get(aff, "versions");
         for (size_t j = 0; j < json_array_size(versions) && !(distro && a.nranges); j++) {   /* ranges say it all */
             const json_t *v = json_array_get(versions, j);
@@ -273,4 +349,4 @@ static int import(const json_t *doc, const char *file, struct vg_advdb *db, stru
     return 0;
 }
 
-const struct vg_importer vg_importer_osv = { "osv", detect, import };
+const struct vg_importer vg_importer_osv = { "osv", detect, import, NULL, NULL };

@@ -1,5 +1,5 @@
 /* agent.h — `vigil agent`, the per-node daemon: one poll() loop over the
- * kernel log, the NVML event child, a timer for periodic checks (run in a
+ * kernel log, the GPU vendors' event children, a timer for periodic checks (run in a
  * watchdog probe) and the spool's retry deadline.  Signals become events,
  * events get the catalog's verdict, the dedup folds repeats, and each new
  * incident is spooled and POSTed to the controller — or, with no controller,
@@ -31,7 +31,7 @@ struct vg_agent_opts {
     const char *orchestrator;    /* standalone: its name (NULL = slurm) */
     const char *orch_config;     /* standalone: its configuration file, or NULL */
     const char *slurmd_spool;    /* slurmd's spool directory (%n = node), "" or NULL = none */
-    bool nvml_events;            /* watch the NVML event set */
+    bool gpu_events;             /* watch the GPU vendors' event sources */
     bool once;                   /* one pass, then exit */
     bool json;                   /* JSON lines on stdout */
 };

@@ -1,6 +1,6 @@
 /* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
- * loop and the event path), kfollow.c (the kernel log), nvmlwatch.c (the
- * NVML event child), periodic.c (checks under the watchdog), sender.c
+ * loop and the event path), kfollow.c (the kernel log), gpuwatch.c (the GPU
+ * vendors' event children), periodic.c (checks under the watchdog), sender.c
  * (spool and delivery), msgsplit.c (messages cut to the wire's caps) and
  * standalone.c (acting on the node through the orchestrator when there is no
  * controller). */
@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "wire/auth.h"
 #include "signal/checkconf.h"
+#include "signal/gpu.h"
 #include "catalog/dedup.h"
 #include "orch/orch.h"
 #include "signal/kmsg.h"
@@ -47,6 +48,15 @@ struct periodic {
     bool have_conf;
 };
 
+/* One GPU vendor's event child. */
+struct gpuwatch {
+    const struct vg_gpu_vendor *v;
+    pid_t pid;
+    int fd;                 /* its pipe, -1 while it is not running */
+    int64_t restart;        /* vg_mono_ms() after which a dead child is restarted */
+    bool said_absent;       /* "no such GPU here" was logged */
+};
+
 struct agent {
     const struct vg_agent_opts *o;
     char node[64];
@@ -54,10 +64,9 @@ struct agent {
     struct vg_catalog *cat;
     struct vg_dedup *dd;
     struct kfollow kf;
-    /* NVML event child */
-    pid_t nvml_pid;
-    int nvml_fd;
-    int64_t nvml_restart;   /* vg_mono_ms() after which a dead child is restarted */
+    /* the GPU vendors' event children */
+    struct gpuwatch gw[VG_GPU_VENDORS_MAX];
+    int ngw;
     struct periodic per;
     /* delivery */
     struct vg_spool *spool;
@@ -92,10 +101,12 @@ int kf_fd(const struct agent *a);
 void kf_ready(struct agent *a);           /* its fd is readable */
 void kf_drain(struct agent *a);           /* reads whatever is new */
 void kf_close(struct agent *a);
-/* nvmlwatch.c */
-void nv_start(struct agent *a);
-void nv_ready(struct agent *a);
-void nv_stop(struct agent *a);
+/* gpuwatch.c */
+void gw_init(struct agent *a);            /* one watcher slot per vendor with events, none started */
+void gw_start_due(struct agent *a);       /* starts those not running whose restart time has come */
+int64_t gw_restart_at(const struct agent *a);   /* the earliest such time, -1 when all run */
+void gw_ready(struct agent *a, int i);    /* watcher i's fd is readable */
+void gw_stop(struct agent *a);
 /* periodic.c */
 int per_init(struct agent *a, char *err, size_t errlen);
 void per_tick(struct agent *a);           /* the timer fired */

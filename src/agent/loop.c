@@ -1,5 +1,5 @@
 /* loop.c — the agent's poll() loop and its event path: every source (kernel
- * log, NVML event child, periodic probe) hands events to agent_signal(),
+ * log, GPU vendors' event children, periodic probe) hands events to agent_signal(),
  * which sets the catalog's verdict and passes them through the dedup; a new
  * incident goes out at the end of the loop turn (one message per turn), a
  * repeat is folded and its count follows when the dedup window closes.  The
@@ -77,10 +77,13 @@ static int min_timeout(int t, int64_t ms)
 static void run_loop(struct agent *a, int sfd)
 {
     while (!a->stop) {
-        struct pollfd p[5];
-        int np = 0, ik = -1, in = -1, it = -1, ip = -1, is;
+        struct pollfd p[4 + VG_GPU_VENDORS_MAX];
+        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, ip = -1, is;
         if (kf_fd(a) >= 0) p[ik = np++] = (struct pollfd){ kf_fd(a), POLLIN, 0 };
-        if (a->nvml_fd >= 0) p[in = np++] = (struct pollfd){ a->nvml_fd, POLLIN, 0 };
+        for (int i = 0; i < a->ngw; i++) {
+            in[i] = -1;
+            if (a->gw[i].fd >= 0) p[in[i] = np++] = (struct pollfd){ a->gw[i].fd, POLLIN, 0 };
+        }
         if (a->per.tfd >= 0) p[it = np++] = (struct pollfd){ a->per.tfd, POLLIN, 0 };
         if (a->per.running) p[ip = np++] = (struct pollfd){ a->per.p.fd, POLLIN, 0 };
         p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
@@ -88,8 +91,8 @@ static void run_loop(struct agent *a, int sfd)
         int timeout = min_timeout(min_timeout(snd_wait_ms(a), beat_wait_ms(a)), report_wait_ms(a));
         if (a->per.running) timeout = min_timeout(timeout, a->per.deadline - now > 0 ? a->per.deadline - now : 0);
         if (open_incidents(a)) timeout = min_timeout(timeout, 1000);
-        if (a->o->nvml_events && a->nvml_fd < 0)
-            timeout = min_timeout(timeout, a->nvml_restart - now > 0 ? a->nvml_restart - now : 0);
+        int64_t restart = a->o->gpu_events ? gw_restart_at(a) : -1;
+        if (restart >= 0) timeout = min_timeout(timeout, restart - now > 0 ? restart - now : 0);
         int r = poll(p, (nfds_t)np, timeout);
         if (r < 0 && errno != EINTR) {
             vg_err("agent: poll: %s", strerror(errno));
@@ -97,7 +100,8 @@ static void run_loop(struct agent *a, int sfd)
         }
         if (r > 0) {
             if (ik >= 0 && p[ik].revents) kf_ready(a);
-            if (in >= 0 && p[in].revents) nv_ready(a);
+            for (int i = 0; i < a->ngw; i++)
+                if (in[i] >= 0 && p[in[i]].revents) gw_ready(a, i);
             if (it >= 0 && p[it].revents) per_tick(a);
             if (ip >= 0 && p[ip].revents && a->per.running) per_ready(a);
             if (p[is].revents) {
@@ -109,7 +113,7 @@ static void run_loop(struct agent *a, int sfd)
             }
         }
         per_deadline(a);
-        if (a->o->nvml_events && a->nvml_fd < 0 && vg_mono_ms() >= a->nvml_restart) nv_start(a);
+        if (a->o->gpu_events) gw_start_due(a);
         if (open_incidents(a)) vg_dedup_tick(a->dd, vg_now_ms());
         snd_flush(a);
         snd_deliver(a, false);
@@ -137,7 +141,8 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = o;
-    a->nvml_fd = a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
+    a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
+    gw_init(a);
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
     else vg_orch_local_node(vg_orch_find(o->orchestrator), a->node, sizeof a->node);
@@ -160,7 +165,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     if (!o->once) {
         sigprocmask(SIG_BLOCK, &set, NULL);
         sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-        if (o->nvml_events) nv_start(a);
+        if (o->gpu_events) gw_start_due(a);
     }
     vg_info("agent: node %s, kernel log %s, %s%s", a->node, a->kf.path, o->controller ? "controller " : "standalone",
             o->controller ? a->url : a->orch ? " (drains through the orchestrator)" : " (log only)");
@@ -179,7 +184,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
         vg_warn("agent: %zu messages not delivered yet (kept in %s)", vg_spool_pending(a->spool), o->spool);
     snd_status(a, "stop");
 out:
-    nv_stop(a);
+    gw_stop(a);
     per_close(a);
     if (a->kf.path) kf_close(a);
     snd_close(a);

@@ -1,8 +1,8 @@
-/* periodic.c — the agent's periodic NVML/sysfs checks: a timerfd starts one
+/* periodic.c — the agent's periodic GPU/sysfs checks: a timerfd starts one
  * watchdog probe per interval (the GPU probe, or the whole `vigil check`
  * config run in a probe child); the poll loop reads its answer, and a probe
  * still running at its deadline is killed and reported as probe-hung — a hung
- * NVML call never blocks the loop. */
+ * vendor library call never blocks the loop. */
 #include "agent/agent_int.h"
 #include "signal/checkrun.h"
 #include "signal/checks.h"
@@ -90,7 +90,7 @@ void per_tick(struct agent *a)
         rc = vg_probe_start(&p->p, "checks", run_conf, &c);
     } else {
         p->gpu_only = true;
-        rc = vg_gpu_probe_start(&p->p, &vg_nvml_backend);
+        rc = vg_gpu_probe_start(&p->p, NULL);
     }
     if (rc < 0) {
         vg_warn("agent: cannot start the periodic check: %s", strerror(errno));
@@ -119,7 +119,7 @@ static void finish(struct agent *a)
     char reason[256] = "";
     if (p->gpu_only) {
         struct vg_gpu_probe_result r;
-        vg_gpu_probe_collect(&p->p, &r);
+        vg_gpu_probe_collect(&p->p, NULL, &r);
         if (r.error[0] && !r.hung) vg_debug("agent: GPU probe: %s", r.error);
         vg_gpu_probe_events(&r, a->node, ev, &n, MAXEV);
         vg_gpu_probe_free(&r);

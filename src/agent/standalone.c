@@ -2,7 +2,7 @@
  * it drains its own node through the orchestrator (DRAIN only, reason
  * "vigil: …") when a verdict reaches --drain-at, and resumes it only by
  * vigil check's rules (orch/healthcheck.h): the periodic checks pass again,
- * the drain is vigil's, and no kernel-log or NVML event at or above the
+ * the drain is vigil's, and no kernel-log or GPU event at or above the
  * threshold was seen since the agent started. */
 #include "agent/agent_int.h"
 #include "orch/healthcheck.h"
@@ -69,7 +69,7 @@ void sa_checks(struct agent *a, bool healthy, const char *reason)
         return;
     }
     /* Resume only a drain that may be vigil's, and never after a kernel-log
-     * or NVML fault (those do not heal by themselves). */
+     * or GPU fault (those do not heal by themselves). */
     if (a->sticky || !a->maybe_ours) return;
     apply(a, true, "");
 }

@@ -93,15 +93,18 @@ void vg_bi_node_free(struct vg_bi_node *n);
  * unknown, else pass. */
 enum vg_bi_result vg_bi_node_result(const struct vg_bi_outcome *t, size_t n);
 /* The events of the failed tests (source "burnin", kind the test's fault,
- * raw the test and its figure), actions from the fault catalog when it
- * loads.  Returns how many were stored (at most max). */
-int vg_bi_events(const struct vg_bi_node *n, struct vg_event *ev, int max);
+ * raw the test and its figure), actions from cat: the fault catalog with
+ * the site policy, as vg_catalog_open loads it for every reader (the caller
+ * stops when it cannot: there is no fallback verdict).  Returns how many
+ * were stored (at most max). */
+struct vg_catalog;
+int vg_bi_events(const struct vg_bi_node *n, const struct vg_catalog *cat, struct vg_event *ev, int max);
 /* "vigil: burnin nccl-allreduce 238.5 GB/s < 460 GB/s (+1 more)" for a
  * failed node; "" otherwise. */
 void vg_bi_reason(const struct vg_bi_node *n, char *buf, size_t len);
 /* {node, model, gpus, suite, result, elapsed_ms, tests: [{name, result,
  * value, unit, expected, kind, detail, source, elapsed_ms}], events, reason} */
-json_t *vg_bi_node_to_json(const struct vg_bi_node *n);
+json_t *vg_bi_node_to_json(const struct vg_bi_node *n, const struct vg_catalog *cat);
 
 /* The names of the tests in a suite, in order (for help and docs). */
 size_t vg_bi_suite_tests(enum vg_bi_suite s, const char **names, size_t max);

@@ -231,8 +231,8 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
     vg_strlcpy(out->node, o->node, sizeof out->node);
     out->suite = o->suite;
     struct vg_gpu_probe_result probe;
-    vg_gpu_probe(&vg_nvml_backend, 10000, &probe);
-    if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].name, sizeof out->model);
+    vg_gpu_probe(NULL, 10000, &probe);
+    if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].model, sizeof out->model);
     out->gpus = probe.count;
     struct vg_bi_ctx c = { .o = o, .model = out->model, .gpus = probe.count, .probe = &probe };
     struct vg_ib_port *ports;
@@ -271,22 +271,17 @@ void vg_bi_node_free(struct vg_bi_node *n)
 
 /* ---- verdicts ------------------------------------------------------------ */
 
-int vg_bi_events(const struct vg_bi_node *n, struct vg_event *ev, int max)
+int vg_bi_events(const struct vg_bi_node *n, const struct vg_catalog *cat, struct vg_event *ev, int max)
 {
-    char err[256];
-    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
-    if (!cat) vg_debug("catalog: %s (burn-in events keep restart-app)", err);
     int k = 0;
     for (size_t i = 0; i < n->ntests; i++) {
         const struct vg_bi_outcome *t = &n->tests[i];
         if (t->result != VG_BI_FAIL) continue;
         struct vg_event *e = vg_event_append(ev, &k, max, n->node, "burnin", t->kind, "");
         if (!e) break;
-        e->action = VG_ACT_RESTART_APP;
         snprintf(e->raw, sizeof e->raw, "burnin %s: %s", t->name, t->detail);
-        if (cat) vg_catalog_classify(cat, e);
+        vg_catalog_classify(cat, e);
     }
-    vg_catalog_free(cat);
     return k;
 }
 
@@ -306,7 +301,7 @@ void vg_bi_reason(const struct vg_bi_node *n, char *buf, size_t len)
     snprintf(buf, len, "vigil: burnin %s: %s%s", t->name, what, more);
 }
 
-json_t *vg_bi_node_to_json(const struct vg_bi_node *n)
+json_t *vg_bi_node_to_json(const struct vg_bi_node *n, const struct vg_catalog *cat)
 {
     json_t *tests = json_array(), *events = json_array();
     for (size_t i = 0; i < n->ntests; i++) {
@@ -320,7 +315,7 @@ json_t *vg_bi_node_to_json(const struct vg_bi_node *n)
         json_array_append_new(tests, j);
     }
     struct vg_event ev[32];
-    int ne = vg_bi_events(n, ev, 32);
+    int ne = vg_bi_events(n, cat, ev, 32);
     for (int i = 0; i < ne; i++) json_array_append_new(events, vg_event_to_json(&ev[i]));
     char reason[256];
     vg_bi_reason(n, reason, sizeof reason);

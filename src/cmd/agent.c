@@ -16,15 +16,16 @@
     "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--heartbeat S]\n"   \
     "                   [--audit-every S] [--policy FILE] [--slurmd-spool DIR]\n"                           \
     "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
-    "                   [--orch-config FILE]] [--no-nvml-events] [--once] [--json] [-v]\n"                 \
-    "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the NVML event set and periodic checks\n"  \
+    "                   [--orch-config FILE]] [--no-gpu-events] [--once] [--json] [-v]\n"                 \
+    "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the GPU vendors' events and periodic checks\n"\
     "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe), and\n"     \
     "sends each new incident to the controller (spooled in FILE first, default\n"                          \
     "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --drain it drains this node\n" \
     "through the orchestrator (default slurm) at or above ACTION (default restart-app) with a \"vigil:\"\n"  \
     "reason.  NAME defaults to $VIGIL_NODE, the orchestrator's name for this node, then the host name.\n"  \
     "--once: one pass (a file is read from its start), then exit.  DIR: slurmd's SlurmdSpoolDir (%n =\n"     \
-    "NAME; default /var/spool/slurmd; \"\" = none): the jobs there go with each event and heartbeat.\n"
+    "NAME; default /var/spool/slurmd; \"\" = none): the jobs there go with each event and heartbeat.\n"      \
+    "--no-gpu-events (formerly --no-nvml-events, still read): no GPU vendor's event watcher.\n"
 
 static int seconds(const char *opt, const char *v, int min_ms, int *out)
 {
@@ -40,11 +41,11 @@ int cmd_agent(int argc, char **argv)
 {
     struct vg_agent_opts o = {
         .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
-        .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .nvml_events = true,
+        .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .gpu_events = true,
         .slurmd_spool = "/var/spool/slurmd",
     };
     enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
-           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NONVML, O_ONCE, O_JSON, O_SLURMD, O_HELP };
+           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_HELP };
     static const struct option opts[] = {
         { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
         { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
@@ -58,7 +59,7 @@ int cmd_agent(int argc, char **argv)
         { "orch-config", required_argument, 0, O_ORCHCONF },
         { "kubeconfig", required_argument, 0, O_ORCHCONF }, { "heartbeat", required_argument, 0, O_BEAT },
         { "audit-every", required_argument, 0, O_AUDIT }, { "slurmd-spool", required_argument, 0, O_SLURMD },
-        { "no-nvml-events", no_argument, 0, O_NONVML },   { "once", no_argument, 0, O_ONCE },
+        { "no-gpu-events", no_argument, 0, O_NOGPUEV },    { "no-nvml-events", no_argument, 0, O_NOGPUEV },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
@@ -81,7 +82,7 @@ int cmd_agent(int argc, char **argv)
         case O_DRAIN: o.drain = true; break;
         case O_ORCH: o.orchestrator = optarg; break;
         case O_ORCHCONF: o.orch_config = optarg; break;
-        case O_NONVML: o.nvml_events = false; break;
+        case O_NOGPUEV: o.gpu_events = false; break;
         case O_ONCE: o.once = o.kmsg_from_start = true; break;
         case O_JSON: o.json = true; break;
         case O_SLURMD: o.slurmd_spool = optarg; break;

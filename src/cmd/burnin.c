@@ -5,6 +5,7 @@
  * same node-apply function `vigil check --drain` uses, with a "vigil:
  * burnin …" reason naming the test and the figure.  See docs/burnin.md. */
 #include "cmd/cmd.h"
+#include "catalog/catalog.h"
 #include "cmd/burnin_opts.h"
 #include "burnin/burnin.h"
 #include "burnin/schedule.h"
@@ -142,9 +143,16 @@ static json_t *run_here(const struct vg_burnin_opts *o, const struct vg_bi_thres
     struct vg_bi_opts bo = { .node = node, .root = o->root, .suite = o->suite, .th = th, .tools = o->tools,
                              .ntools = o->ntools, .only = o->only };
     struct vg_bi_node n;
-    if (vg_bi_run(&bo, &n, err, errlen)) return NULL;
-    json_t *j = vg_bi_node_to_json(&n);
+    /* the verdicts of its failures: the one loader, with the site policy (ROOT/etc/vigil/policy.tsv) */
+    struct vg_catalog *cat = vg_catalog_open(o->root, NULL, NULL, err, errlen);
+    if (!cat) return NULL;
+    if (vg_bi_run(&bo, &n, err, errlen)) {
+        vg_catalog_free(cat);
+        return NULL;
+    }
+    json_t *j = vg_bi_node_to_json(&n, cat);
     vg_bi_node_free(&n);
+    vg_catalog_free(cat);
     return j;
 }
 

@@ -2,7 +2,7 @@
  * NHC, usable as Slurm's HealthCheckProgram.  Expectations come from
  * /etc/vigil/vigil.conf (checkconf.h); every check runs in a watchdog probe
  * under one deadline (default 50 s, under Slurm's 60 s HealthCheckTimeout),
- * so a hung NVML call is reported, never waited for.  Events get their
+ * so a hung GPU library call is reported, never waited for.  Events get their
  * verdicts from the catalog and site policy, as in scan and the agent.
  * --drain drains the node through the orchestrator with a "vigil: …" reason
  * and resumes it once vigil's drain is no longer needed (orch/healthcheck.h).

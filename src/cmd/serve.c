@@ -21,6 +21,8 @@
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
+#include "controller/nodereport.h"
+#include "controller/schednodes.h"
 #include "controller/store.h"
 #include "report/audit_report.h"
 #include "util/jsonutil.h"
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,13 +49,16 @@
     "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
-    "                   [--audit-stale S]\n"                                                                  \
+    "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
     "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
     "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster).\n"  \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
-    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"
+    "report) and lists the nodes the scheduler lists that never sent one.  Each event's action is the\n"   \
+    "controller's own: the fault catalog (--catalog, default the bundled one) with the site policy\n"    \
+    "(--fault-policy, default /etc/vigil/policy.tsv when present), whatever the agent said.  Above\n"   \
+    "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -61,9 +67,10 @@ struct serve {
     struct vg_executor *exec;
     struct vg_http *http;
     struct vg_heartbeats *hb;
-    const struct vg_catalog *cat;
     struct vg_store *reader;
     struct vg_fleetview *view;
+    struct vg_schednodes *known;
+    struct vg_nodereports *reports;
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -91,8 +98,8 @@ static void incident_states(struct vg_store *reader, struct sbuf *out)
 }
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
- * the same intake as an agent's (its verdict from the catalog), under a spool
- * id no agent has. */
+ * the same intake as an agent's (which gives it its verdict from the
+ * catalog), under a spool id no agent has. */
 static void node_silent(void *ctx, const char *node, const char *jobs, const char *why)
 {
     struct serve *s = ctx;
@@ -104,7 +111,6 @@ static void node_silent(void *ctx, const char *node, const char *jobs, const cha
     vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
     e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
     snprintf(e.raw, sizeof e.raw, "%s", why);
-    vg_catalog_classify(s->cat, &e);
     json_t *msg = json_pack("{s:s, s:s, s:I, s:[o]}", "node", node, "spool", "00000000000000000000000000000000", "seq",
                             (json_int_t)e.seen_ms, "events", vg_event_to_json(&e));
     char *text = json_dumps(msg, JSON_COMPACT);
@@ -139,10 +145,36 @@ static int state_dir(const char *db)
     }
 }
 
-static void on_beat(void *ctx, const char *node, const char *jobs)
+/* The store holds what every node reported: readable by its owner only.  A
+ * new one is created 0600 (SQLite gives its WAL and shared-memory files the
+ * same mode); one readable by others is made so, and said. */
+static int private_store(const char *db)
+{
+    int fd = open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return close(fd), 0;
+    if (errno != EEXIST) return vg_input_error("serve: --db %s: %s", db, strerror(errno));
+    static const char *const suffix[] = { "", "-wal", "-shm" };
+    for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s%s", db, suffix[i]);
+        if (stat(path, &st) || !(st.st_mode & 077)) continue;
+        if (chmod(path, 0600))
+            return vg_input_error("serve: --db %s: %s is readable by others and cannot be made 0600: %s", db, path,
+                                  strerror(errno));
+        vg_warn("serve: %s was readable by others (mode %03o): made 0600, as the store holds every node's reports",
+                path, (unsigned)(st.st_mode & 0777));
+    }
+    return 0;
+}
+
+static int on_beat(void *ctx, const char *node, const char *jobs, char *err, size_t errlen)
 {
     struct serve *s = ctx;
-    vg_heartbeat_beat(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), node, jobs);
+    struct vg_heartbeats *hb = __atomic_load_n(&s->hb, __ATOMIC_ACQUIRE);
+    if (hb) return vg_heartbeat_beat(hb, node, jobs, err, errlen);
+    snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
+    return 503;
 }
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
@@ -156,6 +188,8 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     struct serve *s = ctx;
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
+    vg_schednodes_metrics(s->known, out);
+    vg_nodereports_metrics(s->reports, out);
     if (s->reader) incident_states(s->reader, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
@@ -246,7 +280,8 @@ int cmd_serve(int argc, char **argv)
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
-    long audit_stale = VG_AUDIT_STALE_DEFAULT_S;
+    long audit_stale = VG_AUDIT_STALE_DEFAULT_S, alarm_mb = VG_STORE_ALARM_DEFAULT_MB;
+    const char *catalog_file = NULL, *fault_policy = NULL;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
@@ -258,7 +293,8 @@ int cmd_serve(int argc, char **argv)
         { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
-        { "audit-stale", required_argument, 0, 'A' },
+        { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
+        { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -301,6 +337,12 @@ int cmd_serve(int argc, char **argv)
             if (!vg_parse_long(optarg, &audit_stale) || audit_stale < 1 || audit_stale > 365L * 86400)
                 return vg_input_error("--audit-stale: '%s' is not seconds from 1 to 31536000", optarg);
             break;
+        case 'K': catalog_file = optarg; break;
+        case 'F': fault_policy = optarg; break;
+        case 'Z':
+            if (!vg_parse_long(optarg, &alarm_mb) || alarm_mb < 0 || alarm_mb > 1L << 30)
+                return vg_input_error("--store-alarm-mb: '%s' is not a size in MiB (0: no alarm)", optarg);
+            break;
         case 'w':
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
@@ -332,7 +374,8 @@ int cmd_serve(int argc, char **argv)
                               listen);
     }
     if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any local client may post events");
-    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
+    /* the one source of verdicts, with the site policy, as the agents load it */
+    struct vg_catalog *cat = vg_catalog_open(NULL, catalog_file, fault_policy, err, sizeof err);
     if (!cat) {
         vg_auth_free(&auth);
         vg_policy_free(&policy);
@@ -348,7 +391,7 @@ int cmd_serve(int argc, char **argv)
     }
     const char **kinds;
     size_t nkinds = catalog_kinds(cat, &kinds);
-    if (state_dir(db)) {
+    if (state_dir(db) || private_store(db)) {
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
@@ -372,9 +415,21 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     hopts.reader = rstore;
-    hopts.audits = astore;
-    struct serve sv = { .cat = cat, .reader = rstore };
-    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .hb = &sv.hb, .view = &sv.view };
+    struct serve sv = { .reader = rstore };
+    /* the nodes the scheduler lists: the only ones the intake and the heartbeat
+     * monitor believe, read through a handle of their own (now, then when old) */
+    struct vg_orch_conf koc = oc;
+    koc.timeout_ms = 5000;
+    sv.known = vg_schednodes_new(vg_orch_open(orchestrator, &koc, err, sizeof err), 0, 0);
+    if (vg_schednodes_poll(sv.known, err, sizeof err))
+        vg_warn("serve: the scheduler's node list cannot be read (%s): heartbeats and node reports are refused "
+                "(503) until it can", err);
+    hopts.known = sv.known;
+    hbo.known = sv.known;
+    sv.reports = vg_nodereports_new(&(struct vg_nodereports_opts){
+        .store = astore, .known = sv.known, .alarm_bytes = (int64_t)alarm_mb << 20 });
+    hopts.reports = sv.reports;
+    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .known = sv.known };
     hopts.fleet = vg_serve_fleet;
     hopts.fleet_ctx = &sf;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
@@ -396,7 +451,7 @@ int cmd_serve(int argc, char **argv)
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
         .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
-    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
+    struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
@@ -437,6 +492,8 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(hb_orch);
     vg_executor_stop(exec);
     vg_fleetview_free(sv.view);
+    vg_nodereports_free(sv.reports);
+    vg_schednodes_free(sv.known);
     vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);

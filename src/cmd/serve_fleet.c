@@ -1,60 +1,44 @@
 /* serve_fleet.c — the controller's fleet audit (GET /v1/audit): the reports
  * the agents sent (POST /v1/inventory), merged as `vigil audit merge` does,
  * with when each node reported; a report older than --audit-stale is stale,
- * and a node the controller knows but never heard an audit from is "not
- * reporting".  The controller knows a node from the dashboard's view of
- * the fleet (the scheduler's node list, read at most every few seconds
- * whatever the requests, and the nodes with incidents) and from the agents'
- * heartbeats.  A scheduler that cannot be read leaves the heartbeats. */
+ * and a node the scheduler lists that never sent an audit is "not
+ * reporting" (the scheduler's list is the same the intake believes:
+ * schednodes.h).  A scheduler that was never read leaves no coverage.  The
+ * reports are read and merged one at a time: the memory is the merge's
+ * (bounded: report/audit_report.h), never every report at once. */
 #include "cmd/serve_fleet.h"
-#include "controller/fleetview.h"
+#include "orch/orch.h"
 #include "report/audit_report.h"
+#include "controller/store.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <stdlib.h>
 #include <string.h>
 
-/* The names of the nodes the dashboard's view knows (the scheduler's list,
- * read at most every few seconds, and the nodes with incidents). */
-static size_t view_nodes(struct vg_fleetview *v, char ***out)
+/* One stored report into the merge (a report that does not read back is left out). */
+static int add_one(void *ctx, const char *node, int64_t at, const char *text)
 {
-    json_t *nodes = v ? vg_fleetview_nodes(v) : NULL;
-    size_t n = json_array_size(nodes), k = 0, i;
-    json_t *nd;
-    *out = vg_xcalloc(n + 1, sizeof **out);
-    json_array_foreach(nodes, i, nd)
-        if (*vg_json_str(nd, "node", "")) (*out)[k++] = vg_xstrdup(vg_json_str(nd, "node", ""));
-    json_decref(nodes);
-    return k;
+    struct vg_fleet *fl = ctx;
+    char err[256];
+    json_t *rep = json_loads(text, 0, NULL);
+    if (rep && vg_fleet_add_json(fl, rep, node, err, sizeof err) == 0) vg_fleet_reported(fl, node, at);
+    json_decref(rep);
+    return 0;
 }
 
-json_t *vg_serve_fleet(void *ctx, json_t *reports)
+json_t *vg_serve_fleet(void *ctx, struct vg_store *reader)
 {
     struct vg_serve_fleet *sf = ctx;
     struct vg_fleet *fl = vg_fleet_new();
-    size_t i;
-    json_t *r;
-    char err[256];
-    json_array_foreach(reports, i, r) {
-        const char *node = vg_json_str(r, "node", "?");
-        int64_t at = 0;
-        if (vg_fleet_add_json(fl, json_object_get(r, "report"), node, err, sizeof err) == 0) {
-            vg_parse_time(vg_json_str(r, "at", ""), &at);
-            vg_fleet_reported(fl, node, at);
-        }
+    if (vg_store_audits_each(reader, NULL, 0, add_one, fl)) {
+        vg_fleet_free(fl);
+        return NULL;
     }
-    json_decref(reports);
-    char **beat = NULL, **sched;
-    size_t nbeat = vg_heartbeats_nodes(sf->hb ? __atomic_load_n(sf->hb, __ATOMIC_ACQUIRE) : NULL, &beat);
-    size_t nsched = view_nodes(sf->view ? __atomic_load_n(sf->view, __ATOMIC_ACQUIRE) : NULL, &sched);
-    const char **known = vg_xcalloc(nsched + nbeat + 1, sizeof *known);
-    for (size_t k = 0; k < nsched; k++) known[k] = sched[k];
-    for (size_t k = 0; k < nbeat; k++) known[nsched + k] = beat[k];
-    vg_fleet_coverage(fl, known, nsched + nbeat, vg_now_ms(), sf->stale_after_ms);
-    free(known);
-    vg_strv_free(beat, nbeat);
-    vg_strv_free(sched, nsched);
+    char **known = NULL;
+    size_t nknown = sf->known ? vg_schednodes_list(sf->known, &known, NULL) : 0;
+    vg_fleet_coverage(fl, (const char *const *)known, nknown, vg_now_ms(), sf->stale_after_ms);
+    vg_strv_free(known, nknown);
     json_t *doc = vg_fleet_json(fl);
     vg_fleet_free(fl);
     return doc;

@@ -1,5 +1,5 @@
 /* status.c — `vigil status [--controller URL] [--root DIR] [--json]`: one
- * screen of what vigil sees on this node — the GPUs and driver through NVML,
+ * screen of what vigil sees on this node — the GPUs and driver of each vendor present,
  * the kernel log, InfiniBand ports, the scheduler, the controller, the check
  * configuration and the advisory database — each line with what to do when
  * something is missing.  Exit 0 when everything is there, 1 otherwise. */
@@ -25,7 +25,7 @@
 #define STATUS_USAGE "usage: vigil status [--controller URL] [--root DIR] [--json]\n"
 
 struct line {
-    const char *item;
+    char item[32];
     bool ok;
     char detail[300];
     char fix[300];
@@ -37,28 +37,48 @@ static struct line *add(struct line *l, size_t *n, const char *item, bool ok)
 {
     struct line *x = &l[(*n)++];
     memset(x, 0, sizeof *x);
-    x->item = item;
+    vg_strlcpy(x->item, item, sizeof x->item);
     x->ok = ok;
     return x;
 }
 
+/* One line per GPU vendor present ("GPUs (NVML)"), or one "GPUs" line when none is. */
 static void gpus(struct line *l, size_t *n, const char *root)
 {
     struct vg_gpu_probe_result r;
-    vg_gpu_probe(&vg_nvml_backend, 5000, &r);
-    char drv[64] = "";
-    if (vg_read_line(root, "/sys/module/nvidia/version", drv, sizeof drv)) drv[0] = 0;
-    struct line *x = add(l, n, "GPUs (NVML)", r.error[0] == 0 && !r.hung && r.count > 0);
-    if (r.error[0])
-        snprintf(x->fix, sizeof x->fix, "install the NVIDIA driver (libnvidia-ml.so.1), or point VIGIL_NVML_LIB at it"),
-            snprintf(x->detail, sizeof x->detail, "%s", r.error);
-    else if (r.hung)
-        snprintf(x->detail, sizeof x->detail, "NVML hung at %s", r.hung_call),
-            snprintf(x->fix, sizeof x->fix, "the driver is wedged: `vigil check` reports it; a reboot clears it");
-    else
-        snprintf(x->detail, sizeof x->detail, "%d × %s, driver %s", r.count, r.n ? r.gpus[0].name : "?",
-                 drv[0] ? drv : "(version not in /sys/module/nvidia)");
-    if (!x->ok && !x->fix[0]) snprintf(x->fix, sizeof x->fix, "no GPU found: is this a GPU node?");
+    vg_gpu_probe(NULL, 5000, &r);
+    bool any = false;
+    for (int k = 0; k < r.nvendors && *n < MAX_LINES - 8; k++) {
+        const struct vg_gpu_probe_vendor *v = &r.vendors[k];
+        if (!v->present) continue;
+        any = true;
+        char item[32], mod[128], drv[64] = "";
+        snprintf(item, sizeof item, "GPUs (%s)", v->v->label);
+        bool hung = r.hung && r.hung_vendor == v->v;
+        struct line *x = add(l, n, item, v->opened && !hung && v->count > 0);
+        const char *model = "?";
+        for (int i = 0; i < r.n; i++)
+            if (!strcmp(r.gpus[i].vendor, v->v->name)) {
+                model = r.gpus[i].model;
+                break;
+            }
+        snprintf(mod, sizeof mod, "/sys/module/%s/version", v->v->kmod ? v->v->kmod : "");
+        if (!v->v->kmod || vg_read_line(root, mod, drv, sizeof drv)) vg_strlcpy(drv, v->driver, sizeof drv);
+        if (hung)
+            vg_gpu_probe_hung_text(&r, x->detail, sizeof x->detail),
+                snprintf(x->fix, sizeof x->fix, "the driver is wedged: `vigil check` reports it; a reboot clears it");
+        else if (!v->opened)
+            snprintf(x->detail, sizeof x->detail, "%s", v->error), snprintf(x->fix, sizeof x->fix, "%s", v->v->hint);
+        else
+            snprintf(x->detail, sizeof x->detail, "%d × %s, driver %s", v->count, model,
+                     drv[0] ? drv : "(version not reported)");
+        if (!x->ok && !x->fix[0]) snprintf(x->fix, sizeof x->fix, "no GPU found: is this a GPU node?");
+    }
+    if (!any) {
+        struct line *x = add(l, n, "GPUs", false);
+        snprintf(x->detail, sizeof x->detail, "%s", r.error);
+        snprintf(x->fix, sizeof x->fix, "no GPU found: is this a GPU node?");
+    }
     vg_gpu_probe_free(&r);
 }
 

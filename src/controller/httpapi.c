@@ -3,8 +3,8 @@
  * read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
-#include "controller/burnin_hist.h"
 #include "controller/commit.h"
+#include "controller/nodereport.h"
 #include "controller/store.h"
 #include "core/event.h"
 #include "util/jsonutil.h"
@@ -37,6 +37,7 @@ struct upload {
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
     enum { POST_EVENTS, POST_BEAT, POST_INVENTORY, POST_BURNIN } kind;   /* /v1/events, heartbeat, inventory, burnin */
+    char sender[64];      /* the node the credential names; "": one for the whole cluster */
     struct vg_commit_req req;
 };
 
@@ -118,6 +119,14 @@ static void release(struct vg_http *h, struct upload *up)
     pthread_mutex_unlock(&h->lock);
 }
 
+/* The most body bytes a POST may carry: an agent message VG_WIRE_MAX_BODY; a
+ * node report (an audit report, burn-in passes) VG_NODE_REPORT_MAX_BODY, so a
+ * bigger one is refused at its headers, before a byte of it is read. */
+static size_t body_limit(const struct upload *up)
+{
+    return up->kind == POST_INVENTORY || up->kind == POST_BURNIN ? VG_NODE_REPORT_MAX_BODY : VG_WIRE_MAX_BODY;
+}
+
 /* Decides the answer of a POST before its body is read: limits, token, budget.
  * Returns 0 when the body may come, else the status (up->resp set). */
 static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
@@ -126,9 +135,9 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
     const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     long len = 0;
     if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
-    if ((unsigned long)len > VG_WIRE_MAX_BODY) {
+    if ((unsigned long)len > body_limit(up)) {
         vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %u", len, VG_WIRE_MAX_BODY);
+        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %zu", len, body_limit(up));
         up->resp = json_pack("{s:s}", "error", err);
         return 413;
     }
@@ -160,9 +169,9 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
 static int post_data(struct vg_http *h, struct upload *up, const char *data, size_t n)
 {
     char err[160];
-    if (up->body.len + n > VG_WIRE_MAX_BODY) {
+    if (up->body.len + n > body_limit(up)) {
         vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %u", up->body.len + n, VG_WIRE_MAX_BODY);
+        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %zu", up->body.len + n, body_limit(up));
         up->resp = json_pack("{s:s}", "error", err);
         return 413;
     }
@@ -223,55 +232,30 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
     } else {
-        h->o.on_beat(h->o.beat_ctx, node, jobs);
-        r = vg_http_reply_json(c, 200, beat_answer(h, node, json_integer_value(json_object_get(j, "folds"))));
+        char err[320];
+        int code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);
+        if (code) vg_http_count(h, code == 403 ? &h->rejected_unknown : &h->rejected_busy, 1);
+        r = code ? vg_http_error(c, (unsigned)code, "%s", err)
+                 : vg_http_reply_json(c, 200, beat_answer(h, node, json_integer_value(json_object_get(j, "folds"))));
     }
     json_decref(j);
     return r;
 }
 
-/* A node's audit report ({"node": NAME, "report": {...}}): the latest is kept. */
-static enum MHD_Result inventory(struct vg_http *h, struct MHD_Connection *c, char *json)
+/* A node's audit report or burn-in passes (nodereport.h), from the node the
+ * request's credential names (up->sender; "" for a credential of the whole
+ * cluster, which may speak for any node the scheduler lists). */
+static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
 {
-    json_t *j = json_loads(json, 0, NULL);
+    json_t *resp = NULL;
+    const char *sender = up->sender[0] ? up->sender : NULL;
+    int code = up->kind == POST_INVENTORY ? vg_nodereports_inventory(h->o.reports, json, sender, &resp)
+                                          : vg_nodereports_burnin(h->o.reports, json, sender, &resp);
     free(json);
-    const char *node = json_string_value(json_object_get(j, "node"));
-    json_t *rep = json_object_get(j, "report");
-    enum MHD_Result r;
-    bool ok_node = node && vg_ingest_node_ok(node);
-    bool ok_rep = json_is_array(json_object_get(rep, "components")) && json_is_array(json_object_get(rep, "findings"));
-    if (!ok_node || !ok_rep) vg_http_count(h, &h->rejected_input, 1);
-    if (!ok_node) r = vg_http_error(c, 400, "node: missing or not a node name");
-    else if (!ok_rep) r = vg_http_error(c, 400, "report: not a vigil audit report (components, findings)");
-    else {
-        json_object_set_new(rep, "node", json_string(node));   /* the authenticated agent's, whatever it says */
-        char *text = json_dumps(rep, JSON_COMPACT);
-        pthread_mutex_lock(&h->lock);
-        int rc = text ? vg_store_put_audit(h->o.audits, node, vg_now_ms(), text) : -1;
-        pthread_mutex_unlock(&h->lock);
-        free(text);
-        r = rc ? vg_http_error(c, 503, "storage: %s", vg_store_error(h->o.audits))
-               : vg_http_reply_json(c, 200, json_pack("{s:b}", "ok", 1));
-    }
-    json_decref(j);
-    return r;
-}
-
-/* Burn-in results ({suite, time, nodes: [{node, result, suite, tests}]}, the
- * document `vigil burnin --json` prints): each node's pass kept as evidence. */
-static enum MHD_Result burnin(struct vg_http *h, struct MHD_Connection *c, char *json)
-{
-    json_t *j = json_loads(json, 0, NULL);
-    free(json);
-    char err[256];
-    pthread_mutex_lock(&h->lock);
-    int n = vg_burnin_record(h->o.audits, j, "post", NULL, vg_now_ms(), err, sizeof err);
-    pthread_mutex_unlock(&h->lock);
-    json_decref(j);
-    if (n == -1) vg_http_count(h, &h->rejected_input, 1);
-    if (n == -1) return vg_http_error(c, 400, "%s", err);
-    if (n < 0) return vg_http_error(c, 503, "storage: %s", err);
-    return vg_http_reply_json(c, 200, json_pack("{s:b, s:i}", "ok", 1, "recorded", n));
+    if (code == 400) vg_http_count(h, &h->rejected_input, 1);
+    else if (code == 403) vg_http_count(h, &h->rejected_unknown, 1);
+    else if (code != 200) vg_http_count(h, &h->rejected_storage, 1);
+    return vg_http_reply_json(c, (unsigned)code, resp);
 }
 
 /* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
@@ -290,8 +274,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     sbuf_free(&up->body);
     release(h, up);
     if (up->kind == POST_BEAT) return beat(h, c, json);
-    if (up->kind == POST_INVENTORY) return inventory(h, c, json);
-    if (up->kind == POST_BURNIN) return burnin(h, c, json);
+    if (up->kind == POST_INVENTORY || up->kind == POST_BURNIN) return node_report(h, c, up, json);
     json_t *resp = NULL;
     int64_t now = vg_now_ms();
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
@@ -328,11 +311,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     struct vg_http *h = cls;
     struct upload *up = *con_cls;
     bool beat_url = !strcmp(url, "/v1/heartbeat") && h->o.on_beat;
-    bool inv_url = !strcmp(url, "/v1/inventory") && h->o.audits;
-    bool burnin_url = !strcmp(url, "/v1/burnin") && h->o.audits;
+    bool inv_url = !strcmp(url, "/v1/inventory") && h->o.reports;
+    bool burnin_url = !strcmp(url, "/v1/burnin") && h->o.reports;
     bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url || inv_url || burnin_url);
     if (*con_cls == &not_a_post) {
-        if (!*size) return vg_http_route_get(h, c, url);
+        if (!*size) {
+            /* the request is in: the deadline was for its arrival; the read is bounded by its own
+             * limits (pages, sizes), never cut for taking longer than a request may take to arrive */
+            set_deadline(h, c, 0);
+            return vg_http_route_get(h, c, url);
+        }
         *size = 0; /* a body on a GET is ignored */
         return MHD_YES;
     }

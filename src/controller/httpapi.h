@@ -39,6 +39,8 @@
 #include <stddef.h>
 
 struct vg_fleetview;
+struct vg_nodereports;
+struct vg_schednodes;
 
 struct vg_http_opts {
     const char *listen;           /* "ADDR:PORT" (PORT 0 picks a free one) */
@@ -48,13 +50,17 @@ struct vg_http_opts {
     unsigned max_per_client;      /* 0: 32 */
     unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
-    void (*on_beat)(void *ctx, const char *node, const char *jobs);   /* heartbeats (jobs: the node's, or ""); NULL: 404 */
+    /* heartbeats (jobs: the node's, or ""): 0 noted, else the answer's status
+     * with err (403 a node the scheduler does not list, 503 retry); NULL: 404 */
+    int (*on_beat)(void *ctx, const char *node, const char *jobs, char *err, size_t errlen);
     void *beat_ctx;
-    struct vg_store *audits;      /* where POST /v1/inventory and /v1/burnin write; NULL: 404 */
-    /* merges [{node, at, report}] (takes the reference) with the nodes ctx knows */
-    json_t *(*fleet)(void *ctx, json_t *reports);
+    struct vg_nodereports *reports;   /* POST /v1/inventory and /v1/burnin (nodereport.h); NULL: 404 */
+    /* GET /v1/audit: the stored reports (read one at a time from reader) merged
+     * with the nodes ctx knows */
+    json_t *(*fleet)(void *ctx, struct vg_store *reader);
     void *fleet_ctx;
     struct vg_fleetview *view;    /* nodes and the summary (fleetview.h); NULL: none */
+    struct vg_schednodes *known;  /* the scheduler's nodes: the only ones a node report may name */
 };
 
 

@@ -25,6 +25,7 @@ struct vg_http {
     struct conn *conns;
     size_t body_inflight;
     unsigned long requests, rejected_auth, rejected_input, rejected_storage, rejected_busy, accepted_events;
+    unsigned long rejected_unknown;   /* a node the scheduler does not list */
     unsigned long deadline_closed; /* under conns_lock */
 };
 

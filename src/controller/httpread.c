@@ -8,6 +8,8 @@
 #include "controller/commit.h"
 #include "controller/dashboard.h"
 #include "controller/fleetview.h"
+#include "controller/schednodes.h"
+#include "util/jsonutil.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -85,6 +87,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
                 "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n"
                 "vigil_rejected_total{reason=\"storage\"} %lu\nvigil_rejected_total{reason=\"busy\"} %lu\n"
+                "vigil_rejected_total{reason=\"unknown_node\"} %lu\n"
                 "# HELP vigil_http_deadline_closed_total Connections closed for missing their request deadline.\n"
                 "# TYPE vigil_http_deadline_closed_total counter\nvigil_http_deadline_closed_total %lu\n"
                 "# HELP vigil_http_body_bytes_inflight Request body bytes buffered now.\n"
@@ -94,7 +97,7 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_store_messages_total Agent messages committed.\n"
                 "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
                 (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input,
-                h->rejected_storage, h->rejected_busy, deadline_closed, h->body_inflight, commits, committed);
+                h->rejected_storage, h->rejected_busy, h->rejected_unknown, deadline_closed, h->body_inflight, commits, committed);
     pthread_mutex_unlock(&h->lock);
     if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
@@ -139,25 +142,94 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
     return ok;
 }
 
-/* GET /v1/burnin?node=N&days=D: the burn-in history over the last D days
- * (default 7), coverage against the nodes the fleet view knows. */
+/* ?limit=K (1..max, default def) and ?after=NODE, the cursor of a page of
+ * nodes.  0, or -1 with the 400 answer queued in *r. */
+static int page_args(struct MHD_Connection *c, long def, long max, long *limit, const char **after,
+                     enum MHD_Result *r)
+{
+    const char *lim = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    *after = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
+    *limit = def;
+    if (lim && (!vg_parse_long(lim, limit) || *limit < 1 || *limit > max))
+        return *r = vg_http_error(c, 400, "limit: must be an integer from 1 to %ld", max), -1;
+    if (*after && !vg_ingest_node_ok(*after)) return *r = vg_http_error(c, 400, "after: not a node name"), -1;
+    return 0;
+}
+
+/* A JSON answer with, when next is set, a Link to the next page ("/v1/…?…&after=NEXT"). */
+static enum MHD_Result reply_page(struct MHD_Connection *c, json_t *doc, const char *link_prefix, const char *next)
+{
+    char *body = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(doc);
+    if (!body) return vg_http_error(c, 503, "memory: the answer could not be built");
+    struct MHD_Response *r = vg_mhd->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    vg_mhd->add_response_header(r, "Content-Type", "application/json");
+    if (next) {
+        char link[512];
+        snprintf(link, sizeof link, "<%s&after=%s>; rel=\"next\"", link_prefix, next);
+        vg_mhd->add_response_header(r, "Link", link);
+    }
+    enum MHD_Result ok = vg_mhd->queue_response(c, 200, r);
+    vg_mhd->destroy_response(r);
+    return ok;
+}
+
+/* GET /v1/burnin?node=N&days=D&limit=K&after=NODE: the burn-in history over
+ * the last D days (default 7): the summary of every node, one page of nodes
+ * (default and at most VG_BURNIN_PAGE_MAX), coverage against the nodes the
+ * scheduler lists.  Read a row at a time: its memory is the page's. */
 static enum MHD_Result burnin_history(struct vg_http *h, struct MHD_Connection *c)
 {
     const char *node = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-    const char *days_s = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "days");
-    long days = 7;
+    const char *days_s = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "days"), *after;
+    long days = 7, limit;
+    enum MHD_Result r;
     if (days_s && (!vg_parse_long(days_s, &days) || days < 1 || days > 3650))
         return vg_http_error(c, 400, "days: '%s' is not a number of days (1..3650)", days_s);
     if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
-    size_t cluster = 0;
-    if (h->o.view) {
-        json_t *nodes = vg_fleetview_nodes(h->o.view);
-        cluster = json_array_size(nodes);
-        json_decref(nodes);
-    }
+    if (page_args(c, VG_BURNIN_PAGE_MAX, VG_BURNIN_PAGE_MAX, &limit, &after, &r)) return r;
+    size_t cluster = h->o.known ? vg_schednodes_count(h->o.known) : 0;
     int64_t now = vg_now_ms();
-    return vg_http_reply_json(c, 200, vg_burnin_history(h->o.reader, node, now - days * 24 * 3600 * 1000LL, now,
-                                                        node ? 0 : cluster));
+    json_t *doc = vg_burnin_history(h->o.reader, node, now - days * 24 * 3600 * 1000LL, now, node ? 0 : cluster, after,
+                                    (int)limit);
+    if (!doc) return vg_http_error(c, 503, "storage: the burn-in history cannot be read");
+    char prefix[200];
+    snprintf(prefix, sizeof prefix, "/v1/burnin?days=%ld&limit=%ld%s%s", days, limit, node ? "&node=" : "",
+             node ? node : "");
+    const char *next = json_string_value(json_object_get(doc, "next_after"));
+    char cursor[64];
+    vg_strlcpy(cursor, next ? next : "", sizeof cursor);
+    return reply_page(c, doc, prefix, next ? cursor : NULL);
+}
+
+/* GET /v1/audit?raw=1&limit=K&after=NODE: one page of the nodes' latest
+ * reports, [{node, at, report}] by node (default 100, at most 1,000). */
+struct raw_page { json_t *arr; };
+static int raw_row(void *ctx, const char *node, int64_t at, const char *report)
+{
+    struct raw_page *p = ctx;
+    json_t *rep = json_loads(report, 0, NULL);
+    json_array_append_new(p->arr, json_pack("{s:s, s:o, s:o}", "node", node, "at", vg_json_time(at), "report",
+                                            rep ? rep : json_null()));
+    return 0;
+}
+
+static enum MHD_Result audit_raw(struct vg_http *h, struct MHD_Connection *c)
+{
+    long limit;
+    const char *after;
+    enum MHD_Result r;
+    if (page_args(c, VG_READ_LIMIT_DEFAULT, VG_READ_LIMIT_MAX, &limit, &after, &r)) return r;
+    struct raw_page p = { json_array() };
+    if (vg_store_audits_each(h->o.reader, after, (int)limit, raw_row, &p)) {
+        json_decref(p.arr);
+        return vg_http_error(c, 503, "storage: the audit reports cannot be read");
+    }
+    size_t n = json_array_size(p.arr);
+    char prefix[64], cursor[64];
+    snprintf(prefix, sizeof prefix, "/v1/audit?raw=1&limit=%ld", limit);
+    vg_strlcpy(cursor, n ? vg_json_str(json_array_get(p.arr, n - 1), "node", "") : "", sizeof cursor);
+    return reply_page(c, p.arr, prefix, n == (size_t)limit ? cursor : NULL);
 }
 
 enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
@@ -173,10 +245,10 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
         return vg_http_reply_json(c, 200, h->o.view ? vg_fleetview_nodes(h->o.view) : vg_store_nodes(h->o.reader));
     if (!strcmp(url, "/v1/summary") && h->o.view) return vg_http_reply_json(c, 200, vg_fleetview_summary(h->o.view));
     if (!strcmp(url, "/v1/audit")) {
-        json_t *reports = vg_store_audits(h->o.reader);
         const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
-        if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return vg_http_reply_json(c, 200, reports);
-        return vg_http_reply_json(c, 200, h->o.fleet(h->o.fleet_ctx, reports));
+        if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return audit_raw(h, c);
+        json_t *doc = h->o.fleet(h->o.fleet_ctx, h->o.reader);
+        return doc ? vg_http_reply_json(c, 200, doc) : vg_http_error(c, 503, "storage: the audit reports cannot be read");
     }
     if (!strcmp(url, "/v1/burnin")) return burnin_history(h, c);
     if (!strcmp(url, "/v1/incidents")) return incidents(h, c);

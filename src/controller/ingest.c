@@ -21,7 +21,8 @@ static int reject(json_t **response, const char *fmt, ...)
 bool vg_ingest_node_ok(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > 63) return false;
+    /* never read as an option or a relative path by a command that takes it */
+    if (n == 0 || n > 63 || name[0] == '-' || name[0] == '.') return false;
     for (const char *p = name; *p; p++)
         if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && *p != '.' &&
             *p != '-' && *p != '_')
@@ -96,7 +97,7 @@ int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, s
     const char *node = json_string_value(nodev);
     if (!node || strlen(node) != json_string_length(nodev) || !vg_ingest_node_ok(node)) {
         code = reject(response, "message: field 'node' missing or not a node name (letters, digits, '.', '-', "
-                                "'_', at most 63 bytes)");
+                                "'_', not starting with '-' or '.', at most 63 bytes)");
         goto out;
     }
     if (spoolv && (!json_is_string(spoolv) || !spool_ok(json_string_value(spoolv)))) {
@@ -132,6 +133,7 @@ int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, s
         }
         vg_strlcpy(m->events[i].node, node, sizeof m->events[i].node);
         if (!m->events[i].seen_ms) m->events[i].seen_ms = now;
+        if (in->cat) vg_catalog_classify(in->cat, &m->events[i]);
     }
     vg_strlcpy(m->node, node, sizeof m->node);
     vg_strlcpy(m->spool, spoolv ? json_string_value(spoolv) : "", sizeof m->spool);

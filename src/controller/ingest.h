@@ -5,11 +5,15 @@
  * (seq: the agent's message number, increasing within one life of its spool;
  * spool: that life's id, "" when absent (older agents); (node, spool, seq,
  * index) makes each delivery idempotent).  Validation names the field at
- * fault: node names (letters, digits, '.', '-', '_', at most 63 bytes), kinds
+ * fault: node names (letters, digits, '.', '-', '_', not starting with '-'
+ * or '.': never an option to a command, at most 63 bytes), kinds
  * from the catalog's vocabulary, every string printable UTF-8 within its
- * length (never truncated), at most VG_WIRE_MAX_EVENTS events. */
+ * length (never truncated), at most VG_WIRE_MAX_EVENTS events.  Each event's
+ * action is then decided again from the controller's catalog and site policy
+ * (an agent's verdict, or its missing one, decides nothing). */
 #ifndef VG_INGEST_H
 #define VG_INGEST_H
+#include "catalog/catalog.h"
 #include "controller/store.h"
 #include "util/sbuf.h"
 #include <jansson.h>
@@ -18,6 +22,9 @@
 struct vg_ingest {
     struct vg_store *store;
     int64_t window_ms;   /* fold identical events into one incident within this window */
+    /* The controller's own verdicts: every event's action is the catalog's
+     * (with the site policy), whatever the agent sent; NULL: the agent's. */
+    const struct vg_catalog *cat;
     const char *const *kinds; /* the kinds an event may have (the catalog's); NULL: any */
     size_t nkinds;
     /* Called for every incident a message opened (after it is committed). */

@@ -20,7 +20,7 @@
  *   rma_attach bug-report = srun -w {node} nvidia-bug-report.sh --output-file /dev/stdout
  *                                            (evidence in the ticket; repeatable, one per name)
  *
- * `remediate = CMD` (round one's single step) is the rung "remediate". */
+ * `remediate = CMD` (the original single step) is the rung "remediate". */
 #ifndef VG_LADDER_H
 #define VG_LADDER_H
 #include "core/event.h"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
@@ -581,18 +582,19 @@ int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const 
     return rc;
 }
 
-json_t *vg_store_audits(struct vg_store *st)
+int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *report), void *ctx)
 {
-    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits ORDER BY node", "");
-    json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *rep = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-        if (!rep) continue;
-        json_array_append_new(arr, json_pack("{s:s, s:o, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "at",
-                                             vg_json_time(sqlite3_column_int64(s, 1)), "report", rep));
-    }
+    sqlite3_stmt *s = prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
+                               " LIMIT ?2", "si", after, (int64_t)(limit > 0 ? limit : -1));
+    if (!s) return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+               (const char *)sqlite3_column_text(s, 2)))
+            break;
     done(st, s);
-    return arr;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
@@ -623,6 +625,47 @@ json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
     }
     done(st, s);
     return arr;
+}
+
+int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *suite, const char *result,
+                                   const char *tests),
+                         void *ctx)
+{
+    sqlite3_stmt *s = prep(st,
+                           "SELECT node, at, suite, result, tests FROM burnin WHERE at >= ?1 AND"
+                           " (?2 IS NULL OR node = ?2) ORDER BY node, at",
+                           "is", since_ms, node);
+    if (!s) return -1;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+               (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
+               (const char *)sqlite3_column_text(s, 4)))
+            break;
+    done(st, s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int vg_store_burnin_trim(struct vg_store *st, const char *node, int keep)
+{
+    int rc = run(st, prep(st,
+                          "DELETE FROM burnin WHERE node = ?1 AND rowid NOT IN"
+                          " (SELECT rowid FROM burnin WHERE node = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)",
+                          "si", node, (int64_t)keep));
+    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
+    return rc ? -1 : sqlite3_changes(st->db);
+}
+
+int64_t vg_store_bytes(struct vg_store *st)
+{
+    const char *path = sqlite3_db_filename(st->db, "main");
+    if (!path || !*path) return -1;
+    struct stat a, w;
+    char wal[4200];
+    if (stat(path, &a)) return -1;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return (int64_t)a.st_size + (stat(wal, &w) ? 0 : (int64_t)w.st_size);
 }
 
 int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail)

@@ -78,15 +78,29 @@ int vg_store_set_state(struct vg_store *st, int64_t incident, const char *state)
 /* Sets the states of many incidents in one transaction (one fsync). */
 int vg_store_set_states(struct vg_store *st, const int64_t *ids, const char *const *states, size_t n);
 /* The latest audit report of a node (`vigil audit --json` text), replacing
- * the one before; and all of them, [{node, at, report}] by node. */
+ * the one before; and, one row at a time by node, the reports of the nodes
+ * after `after` (NULL: from the first), at most limit (<= 0: all): cb
+ * returns nonzero to stop.  0, or -1 when the read failed. */
 int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report);
-json_t *vg_store_audits(struct vg_store *st);
+int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *report), void *ctx);
 /* One node's burn-in pass (tests: its JSON array; source: "post", "gate" …);
  * and the passes since since_ms, of one node or all (node NULL), by node then
  * time: [{node, at_ms, suite, result, tests, source}]. */
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
                         const char *tests, const char *source);
 json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms);
+/* The same one row at a time (cb returns nonzero to stop): 0, or -1 when the read failed. */
+int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms,
+                         int (*cb)(void *ctx, const char *node, int64_t at, const char *suite, const char *result,
+                                   const char *tests),
+                         void *ctx);
+/* Keeps the newest `keep` passes of node: the older ones are deleted.
+ * Returns how many were, or -1. */
+int vg_store_burnin_trim(struct vg_store *st, const char *node, int keep);
+/* The store's bytes on disk (the database and its write-ahead log); -1 when
+ * they cannot be read. */
+int64_t vg_store_bytes(struct vg_store *st);
 /* The nodes the new-node gate has seen (newnode.c): state "known",
  * "gating", "passed" or "failed", when, and why; {node: {state, at, detail}}. */
 int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail);

@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "util/strutil.h"
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,16 @@ void vg_changelog_scan_line(const char *l, size_t len, const char *version, stru
         add(cl, l + i, j - i, version);
         i = j - 1;
     }
+}
+
+void vg_changelog_saw_date(struct vg_changelog *cl, int day, const char *mon, int year)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    const char *m = strlen(mon) == 3 ? strstr(months, mon) : NULL;
+    if (!m || (m - months) % 3 || day < 1 || day > 31 || year < 1990 || year > 2999) return;
+    char ymd[32];
+    snprintf(ymd, sizeof ymd, "%04d-%02d-%02d", year, (int)((m - months) / 3) + 1, day);
+    if (strcmp(ymd, cl->newest) > 0) vg_strlcpy(cl->newest, ymd, sizeof cl->newest);
 }
 
 const char *vg_changelog_names(const struct vg_changelog *cl, const char *cve)

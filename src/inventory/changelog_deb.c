@@ -32,6 +32,18 @@ static bool header_version(const char *l, size_t len, char *ver, size_t n)
     return true;
 }
 
+/* An entry's trailer line: the date after the mail address's "> ". */
+static void trailer_date(const char *l, size_t len, struct vg_changelog *cl)
+{
+    const char *gt = memchr(l, '>', len);
+    char buf[64], mon[8];
+    int day, year;
+    if (!gt || (size_t)(l + len - gt) >= sizeof buf) return;
+    memcpy(buf, gt + 1, (size_t)(l + len - gt - 1));
+    buf[l + len - gt - 1] = 0;
+    if (sscanf(buf, " %*3s, %d %3s %d", &day, mon, &year) == 3) vg_changelog_saw_date(cl, day, mon, year);
+}
+
 void vg_deb_changelog_parse(const char *text, size_t len, const char *installed, struct vg_changelog *cl)
 {
     char version[64] = "";
@@ -43,6 +55,8 @@ void vg_deb_changelog_parse(const char *text, size_t len, const char *installed,
         if (header_version(p, ll, v, sizeof v)) {
             vg_strlcpy(version, v, sizeof version);
             counts = !installed || !*installed || vg_version_cmp(VG_ECO_DPKG, version, installed) <= 0;
+        } else if (counts && version[0] && ll > 4 && !memcmp(p, " -- ", 4)) {
+            trailer_date(p, ll, cl);   /* " -- Name <mail>  Thu, 08 May 2025 11:54:24 +0100" */
         } else if (counts && version[0]) {
             vg_changelog_scan_line(p, ll, version, cl);
         }

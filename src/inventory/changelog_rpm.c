@@ -103,8 +103,16 @@ void vg_rpm_changelog_parse(const char *text, size_t len, const char *installed,
     for (const char *p = text, *end = text + len; p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        if (header_version(p, ll, version, sizeof version))
+        if (header_version(p, ll, version, sizeof version)) {
             counts = version[0] && vg_rpm_changelog_counts(version, installed);
+            char mon[8], line[32];
+            int day, year;
+            size_t k = ll < sizeof line - 1 ? ll : sizeof line - 1;   /* "* Thu Jul 04 2024 Name" */
+            memcpy(line, p, k);
+            line[k] = 0;
+            if (counts && sscanf(line, "* %*3s %3s %d %d", mon, &day, &year) == 3)
+                vg_changelog_saw_date(cl, day, mon, year);
+        }
         else if (counts)
             vg_changelog_scan_line(p, ll, version, cl);
         p = nl ? nl + 1 : end;

@@ -1,5 +1,6 @@
 /* col_cuda.c — collector for CUDA: every toolkit under /usr/local/cuda*
- * (version.json's "cuda" entry, or version.txt "CUDA Version X.Y.Z"), and the
+ * (version.json's "cuda" entry, version.txt "CUDA Version X.Y.Z", the
+ * banner inside bin/nvcc, cuda.h's CUDA_VERSION), and the
  * CUDA version the driver supports (cuda-driver), derived from the driver
  * version (the nvidia-driver component, else the libcuda.so.X.Y.Z file name)
  * with NVIDIA's table of minimum driver per CUDA release. */
@@ -31,29 +32,57 @@ static void cuda_upstream(const char *v, char *up, size_t n)
     if (d2 && strtol(d2 + 1, NULL, 10) > 9) *d2 = 0;
 }
 
-static void add_toolkit(struct vg_inventory *inv, const char *dir)
+/* The toolkit's version from its own files, best first: version.json's
+ * "cuda" entry, version.txt ("CUDA Version 11.8.89"), nvcc's banner (the text
+ * `nvcc --version` prints, read from bin/nvcc: nothing in the root is run),
+ * cuda.h's CUDA_VERSION.  The last two name the release only (13.0), not its
+ * update; *why says so. */
+static bool toolkit_version(struct vg_inventory *inv, const char *dir, char *ver, size_t vn, char *path, size_t pn,
+                            const char **why)
 {
-    char path[320], ver[64] = "", src[330];
     char *text;
-    snprintf(path, sizeof path, "/usr/local/%s/version.json", dir);
+    *why = "";
+    snprintf(path, pn, "/usr/local/%s/version.json", dir);
     if (vg_read_file(inv->root, path, 1 << 20, &text, NULL) == 0) {
         json_t *j = json_loads(text, 0, NULL);
         const char *v = json_string_value(json_object_get(json_object_get(j, "cuda"), "version"));
-        if (v) vg_strlcpy(ver, v, sizeof ver);
+        if (v) vg_strlcpy(ver, v, vn);
         json_decref(j);
         free(text);
+        if (ver[0]) return true;
     }
-    if (!ver[0]) {
-        char line[256];
-        snprintf(path, sizeof path, "/usr/local/%s/version.txt", dir);
-        if (vg_read_line(inv->root, path, line, sizeof line) == 0 && vg_startswith(line, "CUDA Version"))
-            vg_scan_version(line, ver, sizeof ver);
+    char line[256];
+    snprintf(path, pn, "/usr/local/%s/version.txt", dir);
+    if (vg_read_line(inv->root, path, line, sizeof line) == 0 && vg_startswith(line, "CUDA Version") &&
+        vg_scan_version(line, ver, vn))
+        return true;
+    char banner[160], build[64];
+    snprintf(path, pn, "/usr/local/%s/bin/nvcc", dir);
+    if (vg_scan_file(inv->root, path, "Cuda compilation tools, release ", 256u << 20, banner, sizeof banner) == 1 &&
+        vg_nvcc_banner(banner, strlen(banner), ver, vn, build, sizeof build)) {
+        *why = "nvcc's banner names the release, not its update";
+        return true;
     }
-    if (!ver[0]) return;
+    static const char *const names[] = { "CUDA_VERSION" };
+    long code;
+    snprintf(path, pn, "/usr/local/%s/include/cuda.h", dir);
+    if (vg_header_defines(inv->root, path, names, &code, 1) == 1 && vg_cuda_version_code(code, ver, vn)) {
+        *why = "cuda.h's CUDA_VERSION names the release, not its update";
+        return true;
+    }
+    return false;
+}
+
+static void add_toolkit(struct vg_inventory *inv, const char *dir)
+{
+    char path[320], ver[64] = "", src[330];
+    const char *why;
+    if (!toolkit_version(inv, dir, ver, sizeof ver, path, sizeof path, &why)) return;
     snprintf(src, sizeof src, "file:%s", path);
     struct vg_component *c = vg_inventory_add(inv, "cuda-toolkit", ver, VG_ECO_GENERIC, src);
     cuda_upstream(ver, c->upstream, sizeof c->upstream);
     snprintf(c->detail, sizeof c->detail, "/usr/local/%s", dir);
+    vg_strlcpy(c->upstream_why, why, sizeof c->upstream_why);
 }
 
 static void add_driver_cuda(struct vg_inventory *inv)
@@ -78,14 +107,8 @@ static void add_driver_cuda(struct vg_inventory *inv)
 static int collect(struct vg_inventory *inv)
 {
     char **names;
-    int n = vg_list_dir(inv->root, "/usr/local", &names);
-    for (int i = 0; i < n; i++) {
-        if (!vg_startswith(names[i], "cuda")) continue;
-        char path[300], target[256];
-        snprintf(path, sizeof path, "/usr/local/%s", names[i]);
-        if (vg_read_link(inv->root, path, target, sizeof target) == 0) continue; /* cuda -> cuda-12.2 */
-        add_toolkit(inv, names[i]);
-    }
+    int n = vg_cuda_dirs(inv->root, &names);
+    for (int i = 0; i < n; i++) add_toolkit(inv, names[i]);
     if (n >= 0) vg_free_list(names, n);
     add_driver_cuda(inv);
     return 0;

@@ -1,6 +1,8 @@
 /* col_nicfw.c — collector for ConnectX / BlueField firmware, from sysfs:
- * /sys/class/infiniband/<dev>/fw_ver, board_id and hca_type.  Devices with
- * the same firmware and board are reported as one component listing them. */
+ * /sys/class/infiniband/<dev>/fw_ver, board_id and hca_type (the PCI device
+ * id, which names the model: NVIDIA's bulletins say per model which CVEs and
+ * fixed versions apply).  Devices with the same firmware and board are
+ * reported as one component listing them. */
 #include "inventory/inventory.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -11,7 +13,7 @@
 
 /* PCI device ids of the BlueField DPUs (hca_type "MT41686" = BlueField-2). */
 static const struct { const char *hca, *model; } models[] = {
-    { "MT4119", "ConnectX-5" },    { "MT4121", "ConnectX-5 Ex" }, { "MT4123", "ConnectX-6" },
+    { "MT4115", "ConnectX-4" },    { "MT4117", "ConnectX-4 Lx" }, { "MT4119", "ConnectX-5" },    { "MT4121", "ConnectX-5 Ex" }, { "MT4123", "ConnectX-6" },
     { "MT4125", "ConnectX-6 Dx" }, { "MT4127", "ConnectX-6 Lx" }, { "MT4129", "ConnectX-7" },
     { "MT4131", "ConnectX-8" },    { "MT41682", "BlueField" },    { "MT41686", "BlueField-2" },
     { "MT41692", "BlueField-3" },
@@ -56,6 +58,7 @@ static int collect(struct vg_inventory *inv)
         snprintf(path, sizeof path, IB_CLASS "/%s/fw_ver", devs[i]);
         c = vg_inventory_add(inv, name, fw, VG_ECO_NVIDIA, path);
         vg_strlcpy(c->package, board, sizeof c->package); /* the PSID names the firmware image */
+        vg_strlcpy(c->model, model ? model : "", sizeof c->model);
         snprintf(c->detail, sizeof c->detail, "%s board %s (%s)", model ? model : hca[0] ? hca : "unknown",
                  board[0] ? board : "?", devs[i]);
     }

@@ -4,7 +4,7 @@
  * from it). */
 #include "inventory/inventory.h"
 
-extern const struct vg_collector vg_col_os, vg_col_kernel, vg_col_driver, vg_col_cuda, vg_col_nccl, vg_col_container, vg_col_dcgm,
+extern const struct vg_collector vg_col_os, vg_col_kernel, vg_col_driver, vg_col_cuda, vg_col_nccl, vg_col_pip, vg_col_container, vg_col_dcgm,
     vg_col_fabricmanager, vg_col_slurm, vg_col_enroot, vg_col_ofed, vg_col_nicfw, vg_col_base, vg_col_nvhpc, vg_col_qemu, vg_col_rocm,
     vg_col_amdgpu;
 
@@ -14,6 +14,7 @@ const struct vg_collector *const vg_collectors[] = {
     &vg_col_driver,
     &vg_col_cuda,
     &vg_col_nccl,
+    &vg_col_pip,
     &vg_col_container,
     &vg_col_dcgm,
     &vg_col_fabricmanager,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void vg_inventory_init(struct vg_inventory *inv, const char *root)
 {
@@ -188,27 +189,58 @@ static const char *const lib_dirs[] = {
     "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib", NULL,
 };
 
-bool vg_find_lib_version(const char *root, const char *stem, char *ver, size_t vn, char *path, size_t pn)
+bool vg_find_lib_in(const char *root, const char *dir, const char *stem, char *ver, size_t vn, char *path, size_t pn)
 {
     size_t sl = strlen(stem);
-    for (int d = 0; lib_dirs[d]; d++) {
-        char **names;
-        int n = vg_list_dir(root, lib_dirs[d], &names);
-        if (n < 0) continue;
-        bool found = false;
-        /* The longest name with the stem carries the full X.Y.Z (the others are
-         * the soname links); the list is sorted, so take the last one. */
-        for (int i = n - 1; i >= 0 && !found; i--) {
-            const char *v = names[i] + sl;
-            if (strncmp(names[i], stem, sl) || !isdigit((unsigned char)*v) || !strchr(v, '.')) continue;
-            vg_strlcpy(ver, v, vn);
-            snprintf(path, pn, "%s/%s", lib_dirs[d], names[i]);
-            found = true;
-        }
-        vg_free_list(names, n);
-        if (found) return true;
+    char **names;
+    int n = vg_list_dir(root, dir, &names);
+    if (n < 0) return false;
+    bool found = false;
+    /* The longest name with the stem carries the full X.Y.Z (the others are
+     * the soname links); the list is sorted, so take the last one. */
+    for (int i = n - 1; i >= 0 && !found; i--) {
+        const char *v = names[i] + sl;
+        if (strncmp(names[i], stem, sl) || !isdigit((unsigned char)*v) || !strchr(v, '.')) continue;
+        vg_strlcpy(ver, v, vn);
+        snprintf(path, pn, "%s/%s", dir, names[i]);
+        found = true;
     }
+    vg_free_list(names, n);
+    return found;
+}
+
+bool vg_find_lib_version(const char *root, const char *stem, char *ver, size_t vn, char *path, size_t pn)
+{
+    for (int d = 0; lib_dirs[d]; d++)
+        if (vg_find_lib_in(root, lib_dirs[d], stem, ver, vn, path, pn)) return true;
     return false;
+}
+
+static bool is_dir(const char *root, const char *path)
+{
+    char *full = vg_root_path(root, path);
+    struct stat st;
+    bool d = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+    free(full);
+    return d;
+}
+
+int vg_cuda_dirs(const char *root, char ***names)
+{
+    char **all;
+    int n = vg_list_dir(root, "/usr/local", &all), k = 0;
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/usr/local/%s", all[i]);
+        if (vg_startswith(all[i], "cuda") && vg_read_link(root, path, target, sizeof target) < 0 && is_dir(root, path)) {
+            all[k++] = all[i];
+            continue;
+        }
+        free(all[i]);
+    }
+    *names = all;
+    return k;
 }
 
 int vg_header_defines(const char *root, const char *path, const char *const *names, long *vals, int n)
@@ -250,4 +282,26 @@ int vg_inventory_fail(struct vg_inventory *inv, const char *fmt, ...)
     vsnprintf(inv->err, sizeof inv->err, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+void vg_nic_model_key(const char *name, char *key, size_t n)
+{
+    char flat[96];
+    size_t k = 0;
+    for (const char *p = name ? name : ""; *p && k + 1 < sizeof flat; p++)
+        if (isalnum((unsigned char)*p)) flat[k++] = (char)tolower((unsigned char)*p);
+    flat[k] = 0;
+    key[0] = 0;
+    /* as the published bulletins spell them too: 5459 drops the C of
+     * ConnectX-5 ("onnectX-5"), 5684 writes "BludField-3" */
+    static const struct { const char *word, *prefix; } fam[] = {
+        { "onnectx", "cx" }, { "bluefield", "bf" }, { "bludfield", "bf" },
+    };
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        const char *w = strstr(flat, fam[i].word);
+        if (!w) continue;
+        const char *rest = w + strlen(fam[i].word);
+        if (isdigit((unsigned char)*rest)) snprintf(key, n, "%s%s", fam[i].prefix, rest);
+        return;
+    }
 }

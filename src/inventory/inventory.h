@@ -26,6 +26,8 @@ struct vg_changelog {
     char path[160];        /* what was read ("/usr/share/doc/…/changelog.Debian.gz",
                               "rpm -q --changelog NAME"), "" when the package has none */
     bool read;             /* asked for already (vg_inventory_changelogs) */
+    char newest[16];       /* the date of its newest entry at or below the installed version
+                              ("YYYY-MM-DD": when the package was last built), "" unknown */
 };
 
 struct vg_component {
@@ -149,6 +151,9 @@ void vg_rpm_changelogs_split(struct vg_component *const *comps, size_t n, const 
 int vg_rpm_changelogs_load(struct vg_inventory *inv, struct vg_component *const *comps, size_t n);
 /* Shared by both (changelog.c): records the CVE ids of one line with the entry's version. */
 void vg_changelog_scan_line(const char *l, size_t len, const char *version, struct vg_changelog *cl);
+/* Keeps the newest entry date: day, month name ("May") and year as an entry
+ * writes them; a date that is not one is ignored. */
+void vg_changelog_saw_date(struct vg_changelog *cl, int day, const char *mon, int year);
 /* Reads the changelogs of these package components (dpkg: the file; rpm: one
  * rpm run for all), once each; a changelog that cannot be read is warned
  * about and says nothing. */
@@ -168,9 +173,31 @@ bool vg_scan_version(const char *s, char *buf, size_t n);
  * library directories of the root; on success copies "X.Y.Z" into ver and the
  * file's path into path.  */
 bool vg_find_lib_version(const char *root, const char *stem, char *ver, size_t vn, char *path, size_t pn);
+/* The same in one directory. */
+bool vg_find_lib_in(const char *root, const char *dir, const char *stem, char *ver, size_t vn, char *path, size_t pn);
 /* Reads "#define NAME value" integers from a C header: vals[i] for names[i]
  * (-1 when absent).  Returns how many were found. */
 int vg_header_defines(const char *root, const char *path, const char *const *names, long *vals, int n);
+
+/* The CUDA toolkits installed under /usr/local: the names of the
+ * /usr/local/cuda* directories that are not symlinks ("cuda-13.0"), sorted;
+ * returns the count (free with vg_free_list) or -1. */
+int vg_cuda_dirs(const char *root, char ***names);
+
+/* Versions in text left on disk (versiontext.c). */
+/* nvcc's banner ("Cuda compilation tools, release 13.0, V13.0.88"): the
+ * release ("13.0") and nvcc's build ("13.0.88", "" when absent). */
+bool vg_nvcc_banner(const char *text, size_t len, char *release, size_t rn, char *build, size_t bn);
+/* A wheel's METADATA: the Name and Version headers (false when either is
+ * missing or the version does not start with a digit). */
+bool vg_wheel_metadata(const char *text, size_t len, char *name, size_t nn, char *version, size_t vn);
+/* cuda.h's CUDA_VERSION (13000, 12040) as "13.0", "12.4". */
+bool vg_cuda_version_code(long code, char *out, size_t n);
+
+/* A NIC model name as a comparable key: "ConnectX-6 DX", "ConnectX 6 Dx" and
+ * "ConnectX6-DX" are all "cx6dx", "BlueField-3" is "bf3"; "" when the name
+ * is no ConnectX or BlueField model ("ConnectX GA", "N/A"). */
+void vg_nic_model_key(const char *name, char *key, size_t n);
 
 /* AMD Instinct GPUs (amdparts.c). */
 struct vg_amd_gpu {

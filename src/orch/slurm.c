@@ -211,6 +211,22 @@ static bool current(const struct kv *kv, int k, const char *st, int64_t out_ms)
     return end > 0 && end <= out_ms + 1000 && out_ms - end <= VG_SLURM_RECENT_END_MS;
 }
 
+/* A --no-kill job that lost a node when the nodes went out: the DOWN takes
+ * the node out of the job's NodeList and stamps ResizeTime (to the second)
+ * in the same request, so nothing else in the record names the node.  A
+ * shrink during that request (which ended at out_ms) or after it (a read
+ * retried later) is the scheduler's word that the allocation held a node that
+ * went out; an agent's list alone is not (any node could name any job). */
+static bool shrunk_since(const struct kv *kv, int k, int64_t out_ms)
+{
+    char buf[32];
+    kv_copy(kv, k, "ResizeTime", buf, sizeof buf);
+    int64_t at = local_time_ms(buf);
+    /* out_ms is taken when the DOWN's request returned: the shrink came during
+     * that request, which may take up to the command's 10 s timeout */
+    return at > 0 && at >= out_ms - 10000;
+}
+
 int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n, const char *known, int64_t out_ms,
                            struct vg_job_brief **jobs, size_t *njobs)
 {
@@ -239,12 +255,14 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         kv_copy(kv, k, "Comment", b.comment, sizeof b.comment);
         kv_copy(kv, k, "BatchHost", b.batch_host, sizeof b.batch_host);
         /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
-         * still does, and the node's agent named the others (told only, below).  A
-         * completing job is on a node only by its NodeList: one the DOWN requeued keeps
-         * the lost node as its BatchHost until it is pending again. */
+         * still does, and the node's agent named the others (told only, below, and only
+         * when the scheduler's record shows it lost a node then).  A completing job is on a
+         * node only by its NodeList: one the DOWN requeued keeps the lost node as its
+         * BatchHost until it is pending again. */
         bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) ||
                   (strcmp(st, "COMPLETING") && on_any(kv_find(kv, k, "BatchHost"), nodes, n));
-        bool kept = !strcmp(st, "RUNNING") && vg_startswith(b.comment, VG_INALLOC_COMMENT) && vg_event_jobs_has(known, id);
+        bool kept = !strcmp(st, "RUNNING") && vg_startswith(b.comment, VG_INALLOC_COMMENT) &&
+                    vg_event_jobs_has(known, id) && (on || shrunk_since(kv, k, out_ms));
         long restarts = 0;
         kv_copy(kv, k, "Restarts", buf, sizeof buf);
         /* requeued: pending again, or still completing on the nodes it kept (a job of
@@ -308,12 +326,13 @@ static int run_only(struct vg_slurm *s, const char *const argv[])
 }
 
 /* Node names are passed inside one argv word; refuse anything that could be
- * read as another field or list ("a State=idle", spaces, quotes). */
+ * read as another field or list ("a State=idle", spaces, quotes) or as an
+ * option ("--help": every operand also follows a "--"). */
 static bool valid_chars(const char *n)
 {
     for (const char *p = n; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr("-_.[],", *p)) return false;
-    return *n != 0;
+    return *n != 0 && *n != '-';
 }
 
 static bool valid_name(const char *n) { return strlen(n) < 64 && valid_chars(n); }
@@ -342,7 +361,7 @@ int vg_slurm_nodes(struct vg_slurm *s, const char *nodelist, struct vg_node_stat
     *out = NULL;
     *n = 0;
     if (nodelist && !valid_chars(nodelist)) return fail(s, "invalid node list '%.64s'%s", nodelist, "");
-    const char *argv[] = { "scontrol", "show", "node", "-o", nodelist, NULL };
+    const char *argv[] = { "scontrol", "show", "node", "-o", nodelist ? "--" : NULL, nodelist, NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return -1;
     vg_slurm_parse_nodes(r.out, out, n);
@@ -369,7 +388,7 @@ int vg_slurm_set_state(struct vg_slurm *s, const char *const *nodes, size_t n, c
         rs = vg_xmalloc(strlen(reason) + 8);
         sprintf(rs, "Reason=%s", reason);
     }
-    const char *argv[] = { "scontrol", "update", names, st, rs, NULL };
+    const char *argv[] = { "scontrol", "update", "--", names, st, rs, NULL };
     int rc = run_only(s, argv);
     free(names);
     free(rs);
@@ -418,7 +437,7 @@ int vg_slurm_requeue(struct vg_slurm *s, const long *jobs, size_t n)
     if (!n) return 0;
     struct sbuf b = SBUF_INIT;
     for (size_t i = 0; i < n; i++) sbuf_printf(&b, "%s%ld", i ? "," : "", jobs[i]);
-    const char *argv[] = { "scontrol", "requeue", b.s, NULL };
+    const char *argv[] = { "scontrol", "requeue", "--", b.s, NULL };
     struct vg_spawn_result r;
     spawn(s, argv, &r);
     char why[sizeof s->err - 64];
@@ -436,7 +455,7 @@ int vg_slurm_job(struct vg_slurm *s, long id, struct vg_job_state *out)
     memset(out, 0, sizeof *out);
     char ids[32];
     snprintf(ids, sizeof ids, "%ld", id);
-    const char *argv[] = { "scontrol", "show", "job", "-o", ids, NULL };
+    const char *argv[] = { "scontrol", "show", "job", "-o", "--", ids, NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return -1;
     int rc = vg_slurm_parse_job(r.out, out);
@@ -452,7 +471,7 @@ int vg_slurm_reservation_nodes(struct vg_slurm *s, const char *name, char ***nod
     *nodes = NULL;
     *n = 0;
     if (!valid_name(name)) return fail(s, "invalid reservation name '%s'%s", name, "");
-    const char *argv[] = { "scontrol", "show", "reservation", "-o", name, NULL };
+    const char *argv[] = { "scontrol", "show", "reservation", "-o", "--", name, NULL };
     struct vg_spawn_result r;
     if (run(s, argv, &r)) return strstr(s->err, "not found") ? (s->err[0] = 0, 1) : -1;
     int rc = 1;
@@ -479,11 +498,12 @@ int vg_slurm_submit(struct vg_slurm *s, const char *const *opts, size_t nopts, c
 {
     *jobid = 0;
     if (!script || !*script || nopts > 32) return fail(s, "sbatch: no script or too many options%s%s", "", "");
-    const char *argv[36];
+    const char *argv[37];   /* sbatch --parsable, the options, --, the script, NULL */
     size_t a = 0;
     argv[a++] = "sbatch";
     argv[a++] = "--parsable";
     for (size_t i = 0; i < nopts; i++) argv[a++] = opts[i];
+    argv[a++] = "--";
     argv[a++] = script;
     argv[a] = NULL;
     struct vg_spawn_result r;
@@ -505,16 +525,16 @@ int vg_slurm_reservation_set(struct vg_slurm *s, const char *name, const char *c
     int rc;
     if (!n) {
         if (!exists) return 0;
-        const char *argv[] = { "scontrol", "delete", rn, NULL };
+        const char *argv[] = { "scontrol", "delete", "--", rn, NULL };
         rc = run_only(s, argv);
     } else {
         char *list = join_nodes(s, "Nodes=", nodes, n);
         if (!list) return -1;
         if (exists) {
-            const char *argv[] = { "scontrol", "update", rn, list, NULL };
+            const char *argv[] = { "scontrol", "update", "--", rn, list, NULL };
             rc = run_only(s, argv);
         } else {
-            const char *argv[] = { "scontrol", "create", "reservation", rn, list, "Users=root", "StartTime=now",
+            const char *argv[] = { "scontrol", "create", "reservation", "--", rn, list, "Users=root", "StartTime=now",
                                    "Duration=infinite", "Flags=IGNORE_JOBS", NULL };
             rc = run_only(s, argv);
         }
@@ -538,7 +558,7 @@ int vg_slurm_cancel(struct vg_slurm *s, long id)
 {
     char ids[32];
     snprintf(ids, sizeof ids, "%ld", id);
-    const char *argv[] = { "scancel", ids, NULL };
+    const char *argv[] = { "scancel", "--", ids, NULL };
     int rc = run_only(s, argv);
     return rc;
 }
@@ -548,7 +568,7 @@ int vg_slurm_signal_batch(struct vg_slurm *s, long id, const char *sig)
     char ids[32], sg[48];
     snprintf(ids, sizeof ids, "%ld", id);
     snprintf(sg, sizeof sg, "--signal=%s", sig);
-    const char *argv[] = { "scancel", "--batch", sg, ids, NULL };
+    const char *argv[] = { "scancel", "--batch", sg, "--", ids, NULL };
     int rc = run_only(s, argv);
     return rc;
 }
@@ -559,7 +579,7 @@ int vg_slurm_set_comment(struct vg_slurm *s, long id, const char *text)
     char ids[48], c[160];
     snprintf(ids, sizeof ids, "JobId=%ld", id);
     snprintf(c, sizeof c, "Comment=%s", text);
-    const char *argv[] = { "scontrol", "update", ids, c, NULL };
+    const char *argv[] = { "scontrol", "update", "--", ids, c, NULL };
     int rc = run_only(s, argv);
     return rc;
 }

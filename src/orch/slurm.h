@@ -96,7 +96,9 @@ int vg_slurm_parse_job(const char *text, struct vg_job_state *out);
  * before out_ms, when the nodes went out (the fault killed their batch
  * script first), and the running jobs of known
  * ("12,345", the nodes' agents' list) that hold spares of their own (a
- * --no-kill job no longer shows a node its DOWN took), and, marked
+ * --no-kill job no longer shows a node its DOWN took) when the scheduler's
+ * record shows the allocation held one of the nodes (in NodeList still, or
+ * shrunk — ResizeTime — at out_ms or later), and, marked
  * requeued, the jobs of known that are pending again after a run, or
  * completing elsewhere with their restart counted (the DOWN requeued them);
  * duplicates dropped; -1 on a job line without a valid JobId. */

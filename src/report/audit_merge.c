@@ -17,21 +17,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for one more entry; false (counted) past VG_FLEET_MAX_ENTRIES. */
+static bool room(struct vg_fleet *fl, int have)
+{
+    if (have < VG_FLEET_MAX_ENTRIES) return true;
+    fl->dropped++;
+    return false;
+}
+
+/* The component, added when new; NULL when the merge is full. */
 static struct mcomp *comp_get(struct vg_fleet *fl, const char *name)
 {
-    for (int i = 0; i < fl->nc; i++)
-        if (!strcmp(fl->c[i].name, name)) return &fl->c[i];
-    fl->c = vg_xrealloc(fl->c, sizeof *fl->c * (size_t)(fl->nc + 1));
-    fl->c[fl->nc] = (struct mcomp){ vg_xstrdup(name), NULL, 0 };
+    if (!fl->cidx) fl->cidx = json_object();
+    json_t *at = json_object_get(fl->cidx, name);
+    if (at) return &fl->c[json_integer_value(at)];
+    if (!room(fl, fl->nc)) return NULL;
+    if ((fl->nc & (fl->nc - 1)) == 0) fl->c = vg_xrealloc(fl->c, sizeof *fl->c * (size_t)(fl->nc ? 2 * fl->nc : 1));
+    fl->c[fl->nc] = (struct mcomp){ vg_xstrdup(name), NULL, 0, json_object() };
+    json_object_set_new(fl->cidx, name, json_integer(fl->nc));
     return &fl->c[fl->nc++];
 }
 
-static void variant_add(struct mcomp *c, const char *versions)
+/* One more node runs versions of c; nodes: how many (a merged document read back). */
+static void variant_add(struct vg_fleet *fl, struct mcomp *c, const char *versions, int nodes)
 {
-    for (int i = 0; i < c->nv; i++)
-        if (!strcmp(c->v[i].versions, versions)) { c->v[i].nodes++; return; }
-    c->v = vg_xrealloc(c->v, sizeof *c->v * (size_t)(c->nv + 1));
-    c->v[c->nv++] = (struct variant){ vg_xstrdup(versions), 1 };
+    if (!c) return;
+    json_t *at = json_object_get(c->vidx, versions);
+    if (at) {
+        c->v[json_integer_value(at)].nodes += nodes;
+        return;
+    }
+    if (!room(fl, fl->nvariants)) return;
+    if ((c->nv & (c->nv - 1)) == 0) c->v = vg_xrealloc(c->v, sizeof *c->v * (size_t)(c->nv ? 2 * c->nv : 1));
+    json_object_set_new(c->vidx, versions, json_integer(c->nv));
+    c->v[c->nv++] = (struct variant){ vg_xstrdup(versions), nodes };
+    fl->nvariants++;
+}
+
+/* The finding (id, component), added when new; NULL when the merge is full. */
+static struct mfind *find_get(struct vg_fleet *fl, const json_t *f, const char *id, const char *comp)
+{
+    if (!fl->fidx) fl->fidx = json_object();
+    char key[600];
+    snprintf(key, sizeof key, "%s\n%s", id, comp);
+    json_t *at = json_object_get(fl->fidx, key);
+    if (at) return &fl->f[json_integer_value(at)];
+    if (!room(fl, fl->nf)) return NULL;
+    if ((fl->nf & (fl->nf - 1)) == 0) fl->f = vg_xrealloc(fl->f, sizeof *fl->f * (size_t)(fl->nf ? 2 * fl->nf : 1));
+    json_object_set_new(fl->fidx, key, json_integer(fl->nf));
+    fl->f[fl->nf] = (struct mfind){ vg_xstrdup(id), vg_xstrdup(comp), vg_xstrdup(vg_json_str(f, "fixed", "")),
+                                    vg_xstrdup(vg_json_str(f, "url", "")), VG_SEV_NONE, 0, -1 };
+    return &fl->f[fl->nf++];
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -60,7 +96,7 @@ static void add_components(struct vg_fleet *fl, const json_t *comps)
             sbuf_puts(&vers, keys[j] + nl + 1);
         }
         keys[i][nl] = 0;
-        variant_add(comp_get(fl, keys[i]), vers.s ? vers.s : "");
+        variant_add(fl, comp_get(fl, keys[i]), vers.s ? vers.s : "", 1);
         sbuf_free(&vers);
         i = j;
     }
@@ -76,15 +112,8 @@ static void add_findings(struct vg_fleet *fl, const json_t *finds, int node)
         if (!id || !comp) continue;
         enum vg_severity sev = VG_SEV_NONE;
         vg_severity_parse(vg_json_str(f, "severity", "none"), &sev);
-        struct mfind *m = NULL;
-        for (int j = 0; j < fl->nf && !m; j++)
-            if (!strcmp(fl->f[j].id, id) && !strcmp(fl->f[j].component, comp)) m = &fl->f[j];
-        if (!m) {
-            fl->f = vg_xrealloc(fl->f, sizeof *fl->f * (size_t)(fl->nf + 1));
-            m = &fl->f[fl->nf++];
-            *m = (struct mfind){ vg_xstrdup(id), vg_xstrdup(comp), vg_xstrdup(vg_json_str(f, "fixed", "")),
-                                 vg_xstrdup(vg_json_str(f, "url", "")), sev, 0, -1 };
-        }
+        struct mfind *m = find_get(fl, f, id, comp);
+        if (!m) continue;
         if (sev > m->sev) m->sev = sev;
         if (m->last_node != node) { m->nodes++; m->last_node = node; }
     }
@@ -121,8 +150,7 @@ int vg_fleet_load(struct vg_fleet *fl, const json_t *doc, char *err, size_t errl
         struct mcomp *m = comp_get(fl, name);
         for (size_t j = 0; j < json_array_size(vs); j++) {
             const json_t *v = json_array_get(vs, j);
-            variant_add(m, vg_json_str(v, "version", ""));
-            m->v[m->nv - 1].nodes = (int)json_integer_value(json_object_get(v, "nodes"));
+            variant_add(fl, m, vg_json_str(v, "version", ""), (int)json_integer_value(json_object_get(v, "nodes")));
         }
     }
     for (size_t i = 0; i < json_array_size(finds); i++) {
@@ -131,11 +159,13 @@ int vg_fleet_load(struct vg_fleet *fl, const json_t *doc, char *err, size_t errl
         if (!id || !comp) return snprintf(err, errlen, "field 'findings[%zu]': no id or component", i), -1;
         enum vg_severity sev = VG_SEV_NONE;
         vg_severity_parse(vg_json_str(f, "severity", "none"), &sev);
-        fl->f = vg_xrealloc(fl->f, sizeof *fl->f * (size_t)(fl->nf + 1));
-        fl->f[fl->nf++] = (struct mfind){ vg_xstrdup(id), vg_xstrdup(comp), vg_xstrdup(vg_json_str(f, "fixed", "")),
-                                          vg_xstrdup(vg_json_str(f, "url", "")), sev,
-                                          (int)json_integer_value(json_object_get(f, "nodes")), -1 };
+        struct mfind *m = find_get(fl, f, id, comp);
+        if (!m) continue;
+        if (sev > m->sev) m->sev = sev;
+        m->nodes += (int)json_integer_value(json_object_get(f, "nodes"));
     }
+    const json_t *tr = json_object_get(doc, "truncated");
+    fl->dropped += json_is_integer(tr) ? (long)json_integer_value(tr) : 0;
     return vg_fleet_nodes_load(fl, doc, err, errlen);
 }
 
@@ -216,6 +246,7 @@ json_t *vg_fleet_json(struct vg_fleet *fl)
         json_array_append_new(finds, o);
     }
     json_object_set_new(doc, "findings", finds);
+    if (fl->dropped) json_object_set_new(doc, "truncated", json_integer(fl->dropped));
     json_object_set_new(doc, "summary",
                         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "nodes", fl->nnodes, "skewed_components", vg_fleet_skewed(fl),
                                   "critical", sev[VG_SEV_CRITICAL], "high", sev[VG_SEV_HIGH], "medium", sev[VG_SEV_MEDIUM],
@@ -231,6 +262,9 @@ void vg_fleet_print(struct vg_fleet *fl, FILE *f, bool md)
             md ? "## " : "", fl->nnodes, fl->nc, vg_fleet_skewed(fl), fl->nf);
     if (fl->coverage) fprintf(f, ", %d stale, %d not reporting", fl->nstale, fl->nmissing);
     fputc('\n', f);
+    if (fl->dropped)
+        fprintf(f, "%s%ld more components, versions or findings left out: the merge holds at most %d of each\n",
+                md ? "\n" : "", fl->dropped, VG_FLEET_MAX_ENTRIES);
     vg_fleet_nodes_print(fl, f, md);
     static const char *const hc[] = { "COMPONENT", "VERSIONS", "NODES", "SKEW" };
     struct vg_table *t = vg_table_new(4, hc);
@@ -263,7 +297,10 @@ void vg_fleet_free(struct vg_fleet *fl)
         for (int j = 0; j < fl->c[i].nv; j++) free(fl->c[i].v[j].versions);
         free(fl->c[i].v);
         free(fl->c[i].name);
+        json_decref(fl->c[i].vidx);
     }
+    json_decref(fl->cidx);
+    json_decref(fl->fidx);
     for (int i = 0; i < fl->nf; i++) {
         free(fl->f[i].id);
         free(fl->f[i].component);

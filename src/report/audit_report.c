@@ -1,9 +1,10 @@
 /* audit_report.c — renders the result of `vigil audit` (advisory/audit.h):
  * one JSON document, or a table grouped by severity (terminal or Markdown)
- * with "Fixed by the distribution", "Outdated (not a CVE)" and "Advisory
- * status unknown" sections.
+ * with "Fixed by the distribution", "Not decided by the distribution",
+ * "Outdated (not a CVE)" and "Advisory status unknown" sections.
  * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
+#include "report/escape.h"
 #include "report/table.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
@@ -27,6 +28,7 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv)
         if (c->changelog.path[0]) vg_json_set_str(o, "changelog", c->changelog.path);
         vg_json_set_str(o, "source", c->source);
         vg_json_set_str(o, "detail", c->detail);
+        if (c->model[0]) vg_json_set_str(o, "model", c->model);
         json_array_append_new(arr, o);
     }
     return arr;
@@ -50,7 +52,8 @@ static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
     if (f->adv) vg_json_set_str(o, "id", f->adv->id);
-    if (f->kind != VG_FIND_CVE && f->kind != VG_FIND_DISTRO_FIXED) vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->kind != VG_FIND_CVE && f->kind != VG_FIND_DISTRO_FIXED && f->kind != VG_FIND_UNDECIDED)
+        vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
     if (f->comp->model[0]) vg_json_set_str(o, "model", f->comp->model);
     if (f->adv && f->adv->cves && *f->adv->cves) {
         json_t *cl = json_array();
@@ -94,15 +97,17 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array(), *ka = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
     for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
     for (size_t i = 0; i < a->nundecided; i++) json_array_append_new(ua, finding_json(&a->undecided[i]));
+    for (size_t i = 0; i < a->nunknown; i++) json_array_append_new(ka, finding_json(&a->unknown[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
     json_object_set_new(doc, "fixed_by_distribution", xa);
-    json_object_set_new(doc, "unknown", ua);
+    json_object_set_new(doc, "undecided_by_distribution", ua);
+    json_object_set_new(doc, "unknown", ka);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -111,7 +116,8 @@ json_t *vg_audit_json(const struct vg_audit *a)
     }
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
     json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
-    json_object_set_new(sum, "unknown", json_integer((json_int_t)a->nundecided));
+    json_object_set_new(sum, "undecided_by_distribution", json_integer((json_int_t)a->nundecided));
+    json_object_set_new(sum, "unknown", json_integer((json_int_t)a->nunknown));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -171,9 +177,16 @@ static const char *upstream_fix(const struct vg_finding *x, char *buf, size_t n)
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
 {
     const struct vg_inventory *inv = &a->inv;
-    fprintf(f, "%svigil audit — %s (root %s), %s, kernel %s, %zu components, advisories as of %s\n",
-            markdown ? "## " : "", inv->hostname[0] ? inv->hostname : "?", inv->root,
-            inv->os_pretty[0] ? inv->os_pretty : "unknown OS", inv->kernel[0] ? inv->kernel : "?", inv->n, a->date);
+    /* the host's own words (os-release, the kernel's) are text from the audited root: escaped */
+    fputs(markdown ? "## vigil audit — " : "vigil audit — ", f);
+    vg_put_text(f, inv->hostname[0] ? inv->hostname : "?", markdown);
+    fputs(" (root ", f);
+    vg_put_text(f, inv->root, markdown);
+    fputs("), ", f);
+    vg_put_text(f, inv->os_pretty[0] ? inv->os_pretty : "unknown OS", markdown);
+    fputs(", kernel ", f);
+    vg_put_text(f, inv->kernel[0] ? inv->kernel : "?", markdown);
+    fprintf(f, ", %zu components, advisories as of %s\n", inv->n, a->date);
     static const char *const h[] = { "COMPONENT", "INSTALLED", "SOURCE", "CVE", "FIXED", "EVIDENCE", "ADVISORY" };
     bool any_backport = false;
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_NONE; s--) {
@@ -215,6 +228,19 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
+    if (a->nundecided) {
+        static const char *const hu[] = { "COMPONENT", "INSTALLED", "CVE", "SEVERITY", "WHY" };
+        struct vg_table *t = vg_table_new(5, hu);
+        for (size_t i = 0; i < a->nundecided; i++) {
+            const struct vg_finding *x = &a->undecided[i];
+            const char *cells[] = { x->comp->name, x->comp->version, x->adv->id, vg_severity_name(x->severity), x->note };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sNot decided by the distribution (%zu): not findings; update the advisory data "
+                             "(`vigil advisories status`)", "", a->nundecided);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
     if (a->noutdated) {
         static const char *const ho[] = { "COMPONENT", "INSTALLED", "WHY", "UPGRADE TO", "REFERENCE" };
         struct vg_table *t = vg_table_new(5, ho);
@@ -228,23 +254,24 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
-    if (a->nundecided) {
-        static const char *const hu[] = { "COMPONENT", "INSTALLED", "MODEL", "WHY UNKNOWN", "ADVISORY" };
-        struct vg_table *t = vg_table_new(5, hu);
-        for (size_t i = 0; i < a->nundecided; i++) {
-            const struct vg_finding *x = &a->undecided[i];
+    if (a->nunknown) {
+        static const char *const hk[] = { "COMPONENT", "INSTALLED", "MODEL", "WHY UNKNOWN", "ADVISORY" };
+        struct vg_table *t = vg_table_new(5, hk);
+        for (size_t i = 0; i < a->nunknown; i++) {
+            const struct vg_finding *x = &a->unknown[i];
             const char *cells[] = { x->comp->name, x->comp->version, x->comp->model[0] ? x->comp->model : "?", x->note,
                                     x->url };
             vg_table_row(t, cells);
         }
-        heading(f, markdown, "%sAdvisory status unknown (%zu)", "", a->nundecided);
+        heading(f, markdown, "%sAdvisory status unknown (%zu)", "", a->nunknown);
         print_table(t, f, markdown);
         vg_table_free(t);
     }
-    if (!a->nfindings && !a->noutdated && !a->nundecided) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
-    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, %zu unknown\n",
+    if (!a->nfindings && !a->noutdated && !a->nunknown) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
+    fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, "
+               "%zu not decided by it, %zu unknown\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
             vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed,
-            a->nundecided);
+            a->nundecided, a->nunknown);
 }

@@ -15,7 +15,12 @@ json_t *vg_audit_components_json(const struct vg_inventory *inv);
 void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown);
 void vg_audit_print_components(const struct vg_inventory *inv, FILE *f, bool markdown);
 
-/* The fleet view (audit_merge.c): per-node JSON reports merged. */
+/* The fleet view (audit_merge.c): per-node JSON reports merged.  The merge
+ * holds at most VG_FLEET_MAX_ENTRIES components, versions (all components
+ * together) and findings; the rest are counted ("truncated" in the JSON, a
+ * line in the table), not kept, so a fleet whose reports all differ still
+ * makes a bounded document. */
+#define VG_FLEET_MAX_ENTRIES 50000
 struct vg_fleet;
 struct vg_fleet *vg_fleet_new(void);
 /* Adds a report file, or every *.json of a directory; -1 with a message

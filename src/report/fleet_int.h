@@ -14,6 +14,7 @@ struct mcomp {
     char *name;
     struct variant *v;
     int nv;
+    json_t *vidx;          /* versions → index in v */
 };
 struct mfind {
     char *id, *component, *fixed, *url;
@@ -26,9 +27,11 @@ struct mreported {         /* a node's latest report, by the name the controller
 };
 struct vg_fleet {
     struct mcomp *c;
-    int nc;
+    int nc, nvariants;
     struct mfind *f;
     int nf;
+    json_t *cidx, *fidx;   /* name → index in c; "id\ncomponent" → index in f */
+    long dropped;          /* entries left out past VG_FLEET_MAX_ENTRIES */
     char **nodes;          /* each report's node (the report's own name for it) */
     int nnodes;
     struct mreported *rep; /* vg_fleet_reported */

@@ -2,6 +2,7 @@
  * (node, root, generated, source of the Slurm configuration, the `security`
  * array and a summary), or a table / Markdown with failures first and each
  * finding's evidence and fix. */
+#include "report/escape.h"
 #include "report/table.h"
 #include "security/security.h"
 #include "util/jsonutil.h"
@@ -78,7 +79,15 @@ void vg_sec_print(const struct vg_sec_ctx *c, FILE *f, bool md)
         if (r->status != VG_SEC_FAIL && r->status != VG_SEC_WARN) continue;
         if (!head) fprintf(f, "\n%sEvidence and fixes\n%s", md ? "## " : "", md ? "\n" : "");
         head = true;
-        if (md) fprintf(f, "- **%s**: %s  \n  evidence: `%s`  \n  fix: %s\n", r->id, r->finding, r->evidence, r->fix);
-        else fprintf(f, "%s: %s\n  evidence: %s\n  fix: %s\n", r->id, r->finding, r->evidence, r->fix);
+        fputs(md ? "- **" : "", f);
+        vg_put_text(f, r->id, md);
+        fputs(md ? "**: " : ": ", f);
+        vg_put_text(f, r->finding, md);
+        fputs(md ? "  \n  evidence: `" : "\n  evidence: ", f);
+        if (md) vg_put_code(f, r->evidence);
+        else vg_put_text(f, r->evidence, false);
+        fputs(md ? "`  \n  fix: " : "\n  fix: ", f);
+        vg_put_text(f, r->fix, md);
+        fputc('\n', f);
     }
 }

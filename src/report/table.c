@@ -1,5 +1,6 @@
 /* table.c — column-aligned terminal tables and Markdown tables; see table.h. */
 #include "report/table.h"
+#include "report/escape.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include <stdarg.h>
@@ -59,22 +60,30 @@ void vg_table_rowf(struct vg_table *t, const char *fmt, ...)
 
 int vg_table_rows(const struct vg_table *t) { return t->nrows; }
 
+/* Every cell as a terminal may show it (escape.h): what a node or a file
+ * wrote never reaches the terminal as a control sequence. */
 void vg_table_print(const struct vg_table *t, FILE *f)
 {
+    size_t n = (size_t)(t->nrows + 1) * (size_t)t->ncols;
+    char **shown = vg_xcalloc(n, sizeof *shown);
     size_t *w = vg_xcalloc((size_t)t->ncols, sizeof *w);
-    for (int r = 0; r <= t->nrows; r++)
-        for (int c = 0; c < t->ncols; c++) {
-            size_t l = strlen(t->cells[(size_t)r * (size_t)t->ncols + (size_t)c]);
-            if (l > w[c]) w[c] = l;
-        }
+    for (size_t i = 0; i < n; i++) {
+        struct sbuf b = SBUF_INIT;
+        vg_term_escape(&b, t->cells[i]);
+        shown[i] = b.s ? sbuf_take(&b) : vg_xstrdup("");
+        size_t l = strlen(shown[i]);
+        if (l > w[i % (size_t)t->ncols]) w[i % (size_t)t->ncols] = l;
+    }
     for (int r = 0; r <= t->nrows; r++) {
         for (int c = 0; c < t->ncols; c++) {
-            const char *cell = t->cells[(size_t)r * (size_t)t->ncols + (size_t)c];
+            const char *cell = shown[(size_t)r * (size_t)t->ncols + (size_t)c];
             if (c == t->ncols - 1) fputs(cell, f);
             else fprintf(f, "%-*s  ", (int)w[c], cell);
         }
         fputc('\n', f);
     }
+    for (size_t i = 0; i < n; i++) free(shown[i]);
+    free(shown);
     free(w);
 }
 
@@ -84,10 +93,7 @@ void vg_table_print_markdown(const struct vg_table *t, FILE *f)
         fputc('|', f);
         for (int c = 0; c < t->ncols; c++) {
             fputc(' ', f);
-            for (const char *p = t->cells[(size_t)r * (size_t)t->ncols + (size_t)c]; *p; p++) {
-                if (*p == '|') fputc('\\', f);
-                fputc(*p == '\n' ? ' ' : *p, f);
-            }
+            vg_put_text(f, t->cells[(size_t)r * (size_t)t->ncols + (size_t)c], true);
             fputs(" |", f);
         }
         fputc('\n', f);

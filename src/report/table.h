@@ -1,5 +1,7 @@
 /* table.h — a plain-text table for terminal output: columns sized to their
- * widest cell, an optional title line.  Cells are copied. */
+ * widest cell, an optional title line.  Cells are copied, and printed
+ * escaped (escape.h): a terminal table shows control characters, a
+ * Markdown one markup, as text. */
 #ifndef VG_TABLE_H
 #define VG_TABLE_H
 #include <stdio.h>

@@ -1,11 +1,13 @@
 /* check_gpu.c — the `gpu` check: GPU count and model, ECC, row remapping,
- * retired pages, PCIe width, NVLink, temperature and thermal slowdown, read
- * through the GPU backend by the watchdog probe (gpuprobe.h).
+ * retired pages, PCIe width, GPU-to-GPU links (key `nvlink`), temperature
+ * and thermal slowdown, read from every GPU vendor present by the watchdog
+ * probe (gpuprobe.h).
  *   * || gpu count=8 model="NVIDIA H100 80GB HBM3"
  *   * || gpu ecc_dbe=0 remap_failure=no pcie=full nvlink=all-up */
 #include "signal/checks.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +24,18 @@ typedef bool (*gpu_test)(const struct vg_gpu_state *s, long limit, char *why, si
 
 static bool t_dbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
-    snprintf(w, n, "%lld volatile double-bit ECC errors", s->ecc_dbe_volatile);
-    return s->ecc_dbe_volatile <= lim;
+    snprintf(w, n, "%lld volatile double-bit ECC errors", s->ecc_ue);
+    return s->ecc_ue <= lim;
 }
 static bool t_sbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
-    snprintf(w, n, "%lld volatile single-bit ECC errors", s->ecc_sbe_volatile);
-    return s->ecc_sbe_volatile <= lim;
+    snprintf(w, n, "%lld volatile single-bit ECC errors", s->ecc_ce);
+    return s->ecc_ce <= lim;
 }
 static bool t_remap_fail(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
     (void)lim;
-    snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_uncorrectable);
+    snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_ue);
     return s->remap_failure != 1;
 }
 static bool t_remap_pend(const struct vg_gpu_state *s, long lim, char *w, size_t n)
@@ -46,7 +48,7 @@ static bool t_retired_pend(const struct vg_gpu_state *s, long lim, char *w, size
 {
     (void)lim;
     snprintf(w, n, "page retirement pending a reset");
-    return s->retired_pending != 1;
+    return s->retire_pending != 1;
 }
 static bool t_pcie(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
@@ -54,13 +56,13 @@ static bool t_pcie(const struct vg_gpu_state *s, long lim, char *w, size_t n)
     snprintf(w, n, "PCIe x%d, max x%d", s->pcie_width, s->pcie_width_max);
     return s->pcie_width < 0 || s->pcie_width_max < 0 || s->pcie_width >= s->pcie_width_max;
 }
-static bool t_nvlink(const struct vg_gpu_state *s, long lim, char *w, size_t n)
+static bool t_links(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
     (void)lim;
     struct sbuf b = SBUF_INIT;
-    for (int l = 0; l < s->nvlink_links && l < VG_NVLINK_MAX; l++)
-        if (s->nvlink[l] == 0) sbuf_printf(&b, "%s%d", b.len ? "," : "", l);
-    snprintf(w, n, "NVLink %s down", b.s ? b.s : "");
+    for (int l = 0; l < s->links && l < VG_GPU_LINKS_MAX; l++)
+        if (s->link[l] == 0) sbuf_printf(&b, "%s%d", b.len ? "," : "", l);
+    snprintf(w, n, "%s %s down", s->v && s->v->link_name ? s->v->link_name : "link", b.s ? b.s : "");
     bool ok = b.len == 0;
     sbuf_free(&b);
     return ok;
@@ -73,26 +75,35 @@ static bool t_temp(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 static bool t_thermal(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
     (void)lim;
-    snprintf(w, n, "clocks slowed down (reasons 0x%llx)", (unsigned long long)s->clock_reasons);
-    return s->clock_reasons < 0 ||
-           !(s->clock_reasons & (long long)(VG_CLK_HW_THERMAL | VG_CLK_SW_THERMAL | VG_CLK_HW_SLOWDOWN));
+    char why[80];
+    snprintf(w, n, "clocks slowed down (%s)", vg_gpu_throttle_names(s->throttle, why, sizeof why));
+    return s->throttle < 0 || !(s->throttle & VG_THROTTLE_THERMAL);
+}
+
+#define KIND(f) offsetof(struct vg_gpu_kinds, f)
+#define NOKIND ((size_t)-1)
+
+/* The vendor's name for the kind at offset k of vg_gpu_kinds, or NULL. */
+static const char *kind_of(const struct vg_gpu_state *s, size_t k)
+{
+    return s->v && k != NOKIND ? *(const char *const *)((const char *)&s->v->kinds + k) : NULL;
 }
 
 static const struct {
     const char *key;
     gpu_test test;
-    const char *event_kind;   /* the events of vg_gpu_state_events that go with it */
+    size_t kind;              /* the vendor's kind (vg_gpu_kinds) of the events that go with it, or NOKIND */
     const char *skip_value;   /* a value that disables the test */
 } tests[] = {
-    { "ecc_dbe", t_dbe, "ecc-dbe", NULL },
-    { "ecc_sbe", t_sbe, NULL, NULL },
-    { "remap_failure", t_remap_fail, "row-remap-failure", NULL },
-    { "remap_pending", t_remap_pend, "row-remap-pending", NULL },
-    { "retired_pending", t_retired_pend, "retired-pages-pending", NULL },
-    { "pcie", t_pcie, "pcie-degraded", "any" },
-    { "nvlink", t_nvlink, "nvlink-down", "any" },
-    { "temp_max", t_temp, NULL, NULL },
-    { "thermal", t_thermal, "thermal-slowdown", "any" },
+    { "ecc_dbe", t_dbe, KIND(ecc_ue), NULL },
+    { "ecc_sbe", t_sbe, NOKIND, NULL },
+    { "remap_failure", t_remap_fail, KIND(remap_failure), NULL },
+    { "remap_pending", t_remap_pend, KIND(remap_pending), NULL },
+    { "retired_pending", t_retired_pend, KIND(retire_pending), NULL },
+    { "pcie", t_pcie, KIND(pcie_degraded), "any" },
+    { "nvlink", t_links, KIND(link_down), "any" },
+    { "temp_max", t_temp, NOKIND, NULL },
+    { "thermal", t_thermal, KIND(thermal), "any" },
 };
 
 static void gpu_run(const struct vg_check_ctx *ctx, const struct vg_check_line *l, struct vg_check_results *out)
@@ -109,8 +120,8 @@ static void gpu_run(const struct vg_check_ctx *ctx, const struct vg_check_line *
     if ((v = vg_check_get(l, "model"))) {
         struct sbuf bad = SBUF_INIT;
         for (int i = 0; i < g->n; i++)
-            if (!g->gpus[i].lost && strcmp(g->gpus[i].name, v) != 0)
-                sbuf_printf(&bad, "%sGPU %d is \"%s\"", bad.len ? "; " : "", g->gpus[i].index, g->gpus[i].name);
+            if (!g->gpus[i].lost && strcmp(g->gpus[i].model, v) != 0)
+                sbuf_printf(&bad, "%sGPU %d is \"%s\"", bad.len ? "; " : "", g->gpus[i].index, g->gpus[i].model);
         vg_check_add(out, l, bad.len == 0, "gpu model", "%s", bad.len ? bad.s : v);
         sbuf_free(&bad);
     }
@@ -128,12 +139,13 @@ static void gpu_run(const struct vg_check_ctx *ctx, const struct vg_check_line *
             checked++;
             if (tests[t].test(s, limit, why, sizeof why)) continue;
             sbuf_printf(&bad, "%sGPU %d (%s): %s", bad.len ? "; " : "", s->index, s->pci, why);
-            if (!tests[t].event_kind) continue;
+            const char *kind = kind_of(s, tests[t].kind);
+            if (!kind) continue;
             struct vg_event all[64];
             int na = 0;
             vg_gpu_state_events(s, ctx->node, all, &na, 64);
             for (int k = 0; k < na && nev < MAXEV; k++)
-                if (!strcmp(all[k].kind, tests[t].event_kind)) ev[nev++] = all[k];
+                if (!strcmp(all[k].kind, kind)) ev[nev++] = all[k];
         }
         char name[64];
         snprintf(name, sizeof name, "gpu %s", tests[t].key);
@@ -156,37 +168,39 @@ void vg_check_gpu_responsive(const struct vg_check_ctx *ctx, struct vg_check_res
             sbuf_printf(&bad, "%sGPU %d%s%s%s is lost", bad.len ? "; " : "", g->gpus[i].index,
                         g->gpus[i].pci[0] ? " (" : "", g->gpus[i].pci, g->gpus[i].pci[0] ? ")" : "");
     if (g->hung) {
-        if (g->hung_gpu >= 0)
-            sbuf_printf(&bad, "%sGPU %d unresponsive: NVML did not answer within %lld ms", bad.len ? "; " : "",
-                        g->hung_gpu, (long long)g->elapsed_ms);
-        else
-            sbuf_printf(&bad, "%sNVML hung at %s for %lld ms", bad.len ? "; " : "", g->hung_call,
-                        (long long)g->elapsed_ms);
+        char hung[160];
+        sbuf_printf(&bad, "%s%s", bad.len ? "; " : "", vg_gpu_probe_hung_text(g, hung, sizeof hung));
     }
-    struct vg_event all[MAXEV];
-    int na = 0;
-    vg_gpu_probe_events(g, ctx->node, all, &na, MAXEV);
-    for (int k = 0; k < na; k++)
-        if (!strcmp(all[k].kind, "gpu-lost") || !strcmp(all[k].kind, "probe-hung")) ev[nev++] = all[k];
-    struct vg_check_result *r = vg_check_add(out, NULL, bad.len == 0, "gpu responsive", "%s",
-                                             bad.len ? bad.s : "NVML answered for every GPU");
+    /* The events behind it: each lost GPU's (its only one) and the probe's hang. */
+    for (int i = 0; i < g->n; i++)
+        if (g->gpus[i].lost) vg_gpu_state_events(&g->gpus[i], ctx->node, ev, &nev, MAXEV);
+    struct vg_gpu_probe_result hang = *g;
+    hang.n = 0;
+    vg_gpu_probe_events(&hang, ctx->node, ev, &nev, MAXEV);
+    struct sbuf who = SBUF_INIT;
+    for (int k = 0; k < g->nvendors; k++)
+        if (g->vendors[k].opened) sbuf_printf(&who, "%s%s", who.len ? " and " : "", g->vendors[k].v->label);
+    struct vg_check_result *r = vg_check_add(out, NULL, bad.len == 0, "gpu responsive", "%s%s",
+                                             bad.len ? bad.s : who.len ? who.s : "no GPU library",
+                                             bad.len ? "" : " answered for every GPU");
+    sbuf_free(&who);
     for (int k = 0; k < nev; k++) vg_check_add_event(r, &ev[k]);
     sbuf_free(&bad);
 }
 
-/* The health keys NVML can answer on this node, as one line. */
+/* The health keys the GPUs' libraries can answer on this node, as one line. */
 static void gpu_health(const struct vg_check_ctx *ctx, struct sbuf *out)
 {
     const struct vg_gpu_probe_result *g = ctx->gpus;
     if (!g || g->count <= 0 || g->n == 0) return;
     const struct vg_gpu_state *s = &g->gpus[0];
     sbuf_puts(out, "* || gpu");
-    if (s->ecc_dbe_volatile >= 0) sbuf_puts(out, " ecc_dbe=0");
+    if (s->ecc_ue >= 0) sbuf_puts(out, " ecc_dbe=0");
     if (s->remap_failure >= 0) sbuf_puts(out, " remap_failure=no remap_pending=no");
-    if (s->retired_pending >= 0) sbuf_puts(out, " retired_pending=no");
+    if (s->retire_pending >= 0) sbuf_puts(out, " retired_pending=no");
     if (s->pcie_width_max > 0) sbuf_puts(out, " pcie=full");
-    if (s->nvlink_links > 0) sbuf_puts(out, " nvlink=all-up");
-    if (s->clock_reasons >= 0) sbuf_puts(out, " thermal=ok");
+    if (s->links > 0) sbuf_puts(out, " nvlink=all-up");
+    if (s->throttle >= 0) sbuf_puts(out, " thermal=ok");
     sbuf_putc(out, '\n');
 }
 
@@ -194,7 +208,7 @@ static void gpu_init(const struct vg_check_ctx *ctx, struct sbuf *out)
 {
     const struct vg_gpu_probe_result *g = ctx->gpus;
     if (!g || g->count <= 0 || g->n == 0) return;
-    sbuf_printf(out, "* || gpu count=%d model=\"%s\"\n", g->count, g->gpus[0].name);
+    sbuf_printf(out, "* || gpu count=%d model=\"%s\"\n", g->count, g->gpus[0].model);
     gpu_health(ctx, out);
 }
 

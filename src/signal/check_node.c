@@ -37,26 +37,33 @@ static bool driver_version(const char *root, char *buf, size_t n)
 
 static const char *const driver_keys[] = { "version=*", "nvml=match", NULL };
 
-/* nvml=match: the driver version NVML reports (the user-space library) is the
- * loaded kernel module's.  They differ after a driver update without a
- * reboot, and then nvmlInit itself fails (NVML_ERROR_LIB_RM_VERSION_MISMATCH).
- * Runs in the line's watchdog child, so a hung NVML costs the deadline only. */
+/* nvml=match: the driver version the NVIDIA vendor's library reports (the
+ * user-space side) is the loaded kernel module's.  They differ after a
+ * driver update without a reboot, and then the library's init itself fails
+ * (an RM version mismatch).  Runs in the line's watchdog child, so a hung
+ * library costs the deadline only. */
 static void driver_nvml(const struct vg_check_ctx *ctx, const struct vg_check_line *l, bool loaded, const char *mod,
                         struct vg_check_results *out)
 {
-    const struct vg_gpu_backend *b = ctx->backend ? ctx->backend : &vg_nvml_backend;
+    const struct vg_gpu_vendor *b = NULL;
+    for (const struct vg_gpu_vendor *const *v = ctx->vendors ? ctx->vendors : vg_gpu_vendors; *v && !b; v++)
+        if ((*v)->kmod && strcmp((*v)->kmod, "nvidia") == 0) b = *v;
+    if (!b) {
+        vg_check_add(out, l, false, "driver nvml", "no GPU vendor of the nvidia kernel module is built in");
+        return;
+    }
     char err[256] = "", lib[80] = "";
-    bool up = b->init(err, sizeof err) == 0;
+    bool up = b->open(err, sizeof err) == 0;
     bool got = up && b->driver_version && b->driver_version(lib, sizeof lib) == 0;
-    if (up) b->shutdown();
+    if (up) b->close();
     if (!got) {
-        if (up) snprintf(err, sizeof err, "%s did not report the driver version", b->name);
+        if (up) snprintf(err, sizeof err, "%s did not report the driver version", b->source);
         vg_check_add(out, l, false, "driver nvml", "%s%s%s", err, loaded ? "; kernel module " : "", loaded ? mod : "");
     } else if (!loaded)
         vg_check_add(out, l, true, "driver nvml", "%s from %s (no /sys/module/nvidia/version to compare)", lib,
-                     b->name);
+                     b->source);
     else
-        vg_check_add(out, l, strcmp(lib, mod) == 0, "driver nvml", "%s reports %s, the kernel module is %s", b->name, lib,
+        vg_check_add(out, l, strcmp(lib, mod) == 0, "driver nvml", "%s reports %s, the kernel module is %s", b->source, lib,
                      mod);
 }
 
@@ -81,7 +88,8 @@ static void driver_run(const struct vg_check_ctx *ctx, const struct vg_check_lin
 static void driver_defaults(const struct vg_check_ctx *ctx, struct sbuf *out)
 {
     char v[64];
-    if (driver_version(ctx->root, v, sizeof v) || (ctx->gpus && ctx->gpus->driver[0]))
+    const struct vg_gpu_probe_vendor *nv = ctx->gpus ? vg_gpu_probe_vendor(ctx->gpus, "nvidia") : NULL;
+    if (driver_version(ctx->root, v, sizeof v) || (nv && nv->driver[0]))
         sbuf_puts(out, "* || driver nvml=match\n");
 }
 

@@ -51,8 +51,8 @@ static void hung_result(const struct vg_check_opts *o, const struct vg_check_lin
 
 int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, struct vg_check_results *out)
 {
-    const struct vg_gpu_backend *gb = o->gpu ? o->gpu : &vg_nvml_backend;
-    struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = NULL, .backend = gb, .daemons = o->daemons };
+    struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = NULL, .vendors = o->vendors,
+                                .daemons = o->daemons };
     struct vg_probe *probes = vg_xcalloc(c->n + 1, sizeof *probes);
     struct line_job *jobs = vg_xcalloc(c->n + 1, sizeof *jobs);
     bool *started = vg_xcalloc(c->n + 1, sizeof *started);
@@ -71,7 +71,7 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         started[i] = vg_probe_start(&probes[i], l->check, line_child, &jobs[i]) == 0;
     }
     /* The GPU probe is the last slot. */
-    bool gpu_started = want_gpu && vg_gpu_probe_start(&probes[c->n], gb) == 0;
+    bool gpu_started = want_gpu && vg_gpu_probe_start(&probes[c->n], o->vendors) == 0;
     started[c->n] = gpu_started;
     /* Wait for all of them together (poll skips the unused slots' fd -1). */
     for (size_t i = 0; i <= c->n; i++)
@@ -82,7 +82,7 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
     memset(&gr, 0, sizeof gr);
     if (want_gpu) {
         if (gpu_started)
-            vg_gpu_probe_collect(&probes[c->n], &gr);
+            vg_gpu_probe_collect(&probes[c->n], o->vendors, &gr);
         else {
             gr.count = -1;
             gr.hung_gpu = -1;
@@ -146,9 +146,9 @@ static void describe(const struct vg_check_opts *o, bool defaults, struct sbuf *
 {
     struct vg_gpu_probe_result gr;
     int64_t left = o->deadline_mono_ms - vg_mono_ms();
-    const struct vg_gpu_backend *gb = o->gpu ? o->gpu : &vg_nvml_backend;
-    vg_gpu_probe(gb, left > 0 ? (int)left : 1, &gr);
-    struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = &gr, .backend = gb, .daemons = o->daemons };
+    vg_gpu_probe(o->vendors, left > 0 ? (int)left : 1, &gr);
+    struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = &gr, .vendors = o->vendors,
+                                .daemons = o->daemons };
     for (size_t i = 0; vg_checks[i]; i++) {
         void (*hook)(const struct vg_check_ctx *, struct sbuf *) = defaults ? vg_checks[i]->defaults : vg_checks[i]->init;
         if (hook) hook(&ctx, out);

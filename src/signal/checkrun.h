@@ -11,7 +11,7 @@
 struct vg_check_opts {
     const char *root;                   /* --root or NULL */
     const char *node;                   /* node name: host masks and events */
-    const struct vg_gpu_backend *gpu;   /* NULL: NVML */
+    const struct vg_gpu_vendor *const *vendors;   /* the GPU vendors (NULL: the table) */
     int64_t deadline_mono_ms;           /* vg_mono_ms() by which every probe is done */
     const char *const *daemons;         /* the scheduler's node daemons (--init lists those running) */
 };
@@ -20,12 +20,12 @@ struct vg_check_opts {
  * gpu line applies) to out; returns the number of lines that applied. */
 int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, struct vg_check_results *out);
 /* --init: expectation lines for this node from every check's init function
- * (GPUs read through the probe, so a hung NVML cannot stall it). */
+ * (GPUs read through the probe, so a hung vendor library cannot stall it). */
 void vg_check_init_text(const struct vg_check_opts *o, struct sbuf *out);
 /* No config at all: the built-in checks for what this node has (GPU health
- * when NVML finds GPUs, InfiniBand ports ACTIVE, the NVIDIA kernel module and
- * NVML on one driver version, the /etc/fstab entries mounted, PCIe links at
- * full width and free of fatal AER errors). */
+ * when a vendor's library finds GPUs, InfiniBand ports ACTIVE, the NVIDIA
+ * kernel module and its library on one driver version, the /etc/fstab entries
+ * mounted, PCIe links at full width and free of fatal AER errors). */
 void vg_check_default_text(const struct vg_check_opts *o, struct sbuf *out);
 
 #endif

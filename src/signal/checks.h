@@ -31,7 +31,7 @@ struct vg_check_ctx {
     const char *root;          /* --root, or NULL */
     const char *node;          /* the node name (for events) */
     const struct vg_gpu_probe_result *gpus;   /* GPU checks (and the defaults hooks) only */
-    const struct vg_gpu_backend *backend;     /* the GPU backend (NVML unless a test gives one) */
+    const struct vg_gpu_vendor *const *vendors;   /* the GPU vendors (NULL: the table) */
     const char *const *daemons;               /* the scheduler's node daemons, NULL-terminated, or NULL */
 };
 
@@ -72,8 +72,8 @@ bool vg_check_is_no(const char *v);
 extern const struct vg_check vg_check_gpu, vg_check_ib, vg_check_driver, vg_check_mount, vg_check_service,
     vg_check_pcie;
 
-/* The implicit "gpu responsive" result: NVML loads, no GPU lost, no probe
- * hung (with gpu-lost / probe-hung events). */
+/* The implicit "gpu responsive" result: every GPU library present opens, no
+ * GPU lost, no probe hung (with gpu-lost / probe-hung events). */
 void vg_check_gpu_responsive(const struct vg_check_ctx *ctx, struct vg_check_results *out);
 
 #endif

@@ -1,11 +1,12 @@
 /* kmsg.h — the kernel-log parser: a streaming line parser that recognises the
- * framing (/dev/kmsg records, dmesg raw / -T / --ctime / --time-format iso,
- * syslog and journal lines with or without a hostname, RFC 5424, localized
- * month names) and extracts GPU fault events: NVRM Xid (every driver
- * generation's format), NVSwitch SXid, "GPU has fallen off the bus" (also
- * multi-line and without an Xid), RmInitAdapter failures, PCIe AER errors and
- * GSP timeouts.  Memory is flat: one fixed line buffer, no allocation per
- * line.  Malformed lines are skipped and counted. */
+ * framing (/dev/kmsg records, dmesg raw / -T / --ctime / -H / --reltime /
+ * --show-delta / --time-format iso, syslog and journal lines with or without
+ * a hostname, RFC 5424, localized month names) and hands each line that holds
+ * a recognizer's marker to that recognizer (one file per source: NVIDIA's
+ * Xid, SXid, fallen off the bus, RmInitAdapter and GSP messages; PCIe AER;
+ * see kmsg_int.h), which extracts the fault events.  Memory is flat: one
+ * fixed line buffer, no allocation per line.  Malformed lines are skipped
+ * and counted. */
 #ifndef VG_KMSG_H
 #define VG_KMSG_H
 #include "core/event.h"
@@ -15,6 +16,10 @@
 
 #define VG_KMSG_LINE_MAX 4096   /* longer lines are counted as malformed */
 #define VG_KMSG_GPUMAP 32
+#define VG_KMSG_REC_MAX 8       /* recognizers */
+#define VG_KMSG_STATE_MAX 64    /* bytes of state each recognizer may keep */
+#define VG_KMSG_PAIRS 8         /* distinct two-byte marker starts the fast path scans for */
+#define VG_KMSG_MARKERS 32
 
 typedef void (*vg_kmsg_emit_fn)(const struct vg_event *e, void *arg);
 
@@ -36,12 +41,20 @@ struct vg_kmsg {
     bool need_next;                 /* a kmsg record may continue on the next line */
     bool have_pend;                 /* pend waits for continuation lines */
     struct vg_event pend;
+    int pend_owner;                 /* the recognizer that started pend */
+    int rec_cur;                    /* the recognizer being called */
     struct vg_event last;           /* the last event seen, to join multi-line records */
     uint64_t last_line;             /* k->lines when `last` was seen (0: none) */
-    char probe_pci[16];             /* "NVRM: The NVIDIA GPU <bdf>" awaiting "fallen off the bus" */
-    uint64_t probe_line;
+    int64_t reltime_us;             /* dmesg -H: the time its stamps are relative to, in µs (0: unknown) */
     struct { char pci[16]; int gpu; } gpumap[VG_KMSG_GPUMAP];
     int ngpumap;
+    /* the recognizers' own state */
+    uint64_t rstate[VG_KMSG_REC_MAX][VG_KMSG_STATE_MAX / 8];
+    /* the fast path: the markers' first two bytes, and the markers */
+    unsigned char pair0[VG_KMSG_PAIRS], pair1[VG_KMSG_PAIRS];
+    int npairs;
+    struct { const char *s; size_t len; } marker[VG_KMSG_MARKERS];
+    int nmarkers;
 };
 
 void vg_kmsg_init(struct vg_kmsg *k, const struct vg_kmsg_opts *o, vg_kmsg_emit_fn emit, void *arg);

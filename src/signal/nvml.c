@@ -1,12 +1,13 @@
-/* nvml.c — the NVML GPU backend: the only file in vigil that knows NVML
- * exists.  libnvidia-ml.so.1 is loaded with dlopen (path overridable with
- * $VIGIL_NVML_LIB, which the tests and the lab point at the fake library);
- * the declarations below are vigil's own minimal copy of the public NVML ABI
- * (no NVIDIA header at build time).  A missing optional symbol leaves its
- * field "unknown" (-1). */
+/* nvml.c — the NVIDIA GPU vendor, through NVML: the only file in vigil that
+ * knows NVML exists.  libnvidia-ml.so.1 is loaded with dlopen (path
+ * overridable with $VIGIL_NVML_LIB, which the tests and the lab point at the
+ * fake library); the declarations below are vigil's own minimal copy of the
+ * public NVML ABI (no NVIDIA header at build time).  A missing optional
+ * symbol leaves its field "unknown" (-1). */
 #include "signal/gpu.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include "util/rootfs.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,13 @@ enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
 enum { NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
        NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1 };
 enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+/* nvmlClocksEventReasons bits */
+#define NVML_CLK_SW_POWER_CAP   0x4ULL
+#define NVML_CLK_HW_SLOWDOWN    0x8ULL
+#define NVML_CLK_SW_THERMAL     0x20ULL
+#define NVML_CLK_HW_THERMAL     0x40ULL
+#define NVML_CLK_HW_POWER_BRAKE 0x80ULL
 #define NVML_EVENT_SINGLE_BIT_ECC 0x1ULL
 #define NVML_EVENT_DOUBLE_BIT_ECC 0x2ULL
 #define NVML_EVENT_XID_CRITICAL   0x8ULL
@@ -67,6 +75,8 @@ static struct {
     nvmlReturn_t (*NvLinkState)(nvmlDevice_t, unsigned int, int *);
     nvmlReturn_t (*Temperature)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*ClockReasons)(nvmlDevice_t, unsigned long long *);
+    nvmlReturn_t (*Power)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*Clock)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
     nvmlReturn_t (*RegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
     nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
@@ -102,6 +112,8 @@ static const struct sym syms[] = {
     { "nvmlDeviceGetTemperature", NULL, (void **)&N.Temperature, 0 },
     { "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
       (void **)&N.ClockReasons, 0 },
+    { "nvmlDeviceGetPowerUsage", NULL, (void **)&N.Power, 0 },
+    { "nvmlDeviceGetClockInfo", NULL, (void **)&N.Clock, 0 },
     { "nvmlEventSetCreate", NULL, (void **)&N.EventSetCreate, 0 },
     { "nvmlDeviceRegisterEvents", NULL, (void **)&N.RegisterEvents, 0 },
     { "nvmlEventSetWait_v2", "nvmlEventSetWait", (void **)&N.EventSetWait, 0 },
@@ -114,7 +126,7 @@ static const char *errstr(nvmlReturn_t r)
     return s ? s : "unknown NVML error";
 }
 
-static void nvml_shutdown(void)
+static void nvml_close(void)
 {
     if (N.set && N.EventSetFree) N.EventSetFree(N.set);
     if (N.inited && N.Shutdown) N.Shutdown();
@@ -122,7 +134,14 @@ static void nvml_shutdown(void)
     memset(&N, 0, sizeof N);
 }
 
-static int nvml_init(char *err, size_t errlen)
+/* The driver is loaded, or the library's path is given (the tests and the lab). */
+static bool nvml_probe(void)
+{
+    const char *path = getenv("VIGIL_NVML_LIB");
+    return (path && *path) || vg_path_exists(NULL, "/sys/module/nvidia") || vg_path_exists(NULL, "/proc/driver/nvidia");
+}
+
+static int nvml_open(char *err, size_t errlen)
 {
     if (N.inited) return 0;
     const char *path = getenv("VIGIL_NVML_LIB");
@@ -137,7 +156,7 @@ static int nvml_init(char *err, size_t errlen)
         if (!p && syms[i].fallback) p = dlsym(N.lib, syms[i].fallback);
         if (!p && syms[i].required) {
             snprintf(err, errlen, "%s: missing symbol %s", path, syms[i].name);
-            nvml_shutdown();
+            nvml_close();
             return -1;
         }
         *syms[i].slot = p;
@@ -145,14 +164,14 @@ static int nvml_init(char *err, size_t errlen)
     nvmlReturn_t r = N.Init();
     if (r != NVML_SUCCESS) {
         snprintf(err, errlen, "nvmlInit: %s", errstr(r));
-        nvml_shutdown();
+        nvml_close();
         return -1;
     }
     N.inited = 1;
     return 0;
 }
 
-static int nvml_count(void)
+static int nvml_devices(void)
 {
     unsigned int n = 0;
     if (!N.inited || N.GetCount(&n) != NVML_SUCCESS) return -1;
@@ -180,6 +199,20 @@ static bool failed(struct vg_gpu_state *st, const char *call, nvmlReturn_t r)
             ok_ = false;                                                         \
     } while (0)
 
+/* NVML's clock-event reasons as vigil's throttle bits. */
+static long long throttle_bits(unsigned long long r)
+{
+    static const struct { unsigned long long nvml; long long vg; } map[] = {
+        { NVML_CLK_SW_POWER_CAP, VG_THROTTLE_POWER_CAP },  { NVML_CLK_HW_SLOWDOWN, VG_THROTTLE_HW_SLOWDOWN },
+        { NVML_CLK_SW_THERMAL, VG_THROTTLE_SW_THERMAL },   { NVML_CLK_HW_THERMAL, VG_THROTTLE_HW_THERMAL },
+        { NVML_CLK_HW_POWER_BRAKE, VG_THROTTLE_POWER_BRAKE },
+    };
+    long long bits = 0;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (r & map[i].nvml) bits |= map[i].vg;
+    return bits;
+}
+
 static int nvml_read(int index, struct vg_gpu_state *st)
 {
     vg_gpu_state_init(st, index);
@@ -196,7 +229,7 @@ static int nvml_read(int index, struct vg_gpu_state *st)
     bool ok_;
     char buf[96];
     CALL(GetName, "nvmlDeviceGetName", d, buf, sizeof buf);
-    if (ok_) vg_strlcpy(st->name, buf, sizeof st->name);
+    if (ok_) vg_strlcpy(st->model, buf, sizeof st->model);
     CALL(GetUUID, "nvmlDeviceGetUUID", d, buf, sizeof buf);
     if (ok_) vg_strlcpy(st->uuid, buf, sizeof st->uuid);
     nvmlPciInfo_t pci;
@@ -210,10 +243,10 @@ static int nvml_read(int index, struct vg_gpu_state *st)
     }
     unsigned long long v;
     static const struct { int type, counter; size_t off; } ecc[] = {
-        { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct vg_gpu_state, ecc_sbe_volatile) },
-        { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, offsetof(struct vg_gpu_state, ecc_dbe_volatile) },
-        { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, offsetof(struct vg_gpu_state, ecc_sbe_aggregate) },
-        { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, offsetof(struct vg_gpu_state, ecc_dbe_aggregate) },
+        { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, offsetof(struct vg_gpu_state, ecc_ce) },
+        { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, offsetof(struct vg_gpu_state, ecc_ue) },
+        { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, offsetof(struct vg_gpu_state, ecc_ce_total) },
+        { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, offsetof(struct vg_gpu_state, ecc_ue_total) },
     };
     for (size_t i = 0; i < sizeof ecc / sizeof ecc[0]; i++) {
         CALL(GetEcc, "nvmlDeviceGetTotalEccErrors", d, ecc[i].type, ecc[i].counter, &v);
@@ -225,20 +258,20 @@ static int nvml_read(int index, struct vg_gpu_state *st)
             cnt = 0;
             r = N.GetRetired(d, cause, &cnt, NULL);
             if (r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE) {
-                if (cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) st->retired_dbe = cnt;
-                else st->retired_sbe = cnt;
+                if (cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR) st->retired_ue = cnt;
+                else st->retired_ce = cnt;
             } else if (failed(st, "nvmlDeviceGetRetiredPages", r))
                 return -1;
         }
     }
     int en;
     CALL(GetRetiredPending, "nvmlDeviceGetRetiredPagesPendingStatus", d, &en);
-    if (ok_) st->retired_pending = en != 0;
+    if (ok_) st->retire_pending = en != 0;
     unsigned int corr, unc, pend, fail;
     CALL(GetRemapped, "nvmlDeviceGetRemappedRows", d, &corr, &unc, &pend, &fail);
     if (ok_) {
-        st->remap_correctable = corr;
-        st->remap_uncorrectable = unc;
+        st->remap_ce = corr;
+        st->remap_ue = unc;
         st->remap_pending = pend != 0;
         st->remap_failure = fail != 0;
     }
@@ -252,12 +285,12 @@ static int nvml_read(int index, struct vg_gpu_state *st)
     CALL(PcieWidthMax, "nvmlDeviceGetMaxPcieLinkWidth", d, &u);
     if (ok_) st->pcie_width_max = (int)u;
     if (N.NvLinkState) {
-        st->nvlink_links = 0;
-        for (unsigned l = 0; l < VG_NVLINK_MAX; l++) {
+        st->links = 0;
+        for (unsigned l = 0; l < VG_GPU_LINKS_MAX; l++) {
             r = N.NvLinkState(d, l, &en);
             if (r == NVML_SUCCESS) {
-                st->nvlink[l] = en != 0;
-                st->nvlink_links = (int)l + 1;
+                st->link[l] = en != 0;
+                st->links = (int)l + 1;
             } else if (r == NVML_ERROR_GPU_IS_LOST) {
                 failed(st, "nvmlDeviceGetNvLinkState", r);
                 return -1;
@@ -267,8 +300,17 @@ static int nvml_read(int index, struct vg_gpu_state *st)
     }
     CALL(Temperature, "nvmlDeviceGetTemperature", d, NVML_TEMPERATURE_GPU, &u);
     if (ok_) st->temp_c = (int)u;
+    CALL(Power, "nvmlDeviceGetPowerUsage", d, &u);
+    if (ok_) st->power_mw = u;
+    CALL(Clock, "nvmlDeviceGetClockInfo", d, NVML_CLOCK_SM, &u);
+    if (ok_) st->clock_sm_mhz = (int)u;
+    CALL(Clock, "nvmlDeviceGetClockInfo", d, NVML_CLOCK_MEM, &u);
+    if (ok_) st->clock_mem_mhz = (int)u;
     CALL(ClockReasons, "nvmlDeviceGetCurrentClocksEventReasons", d, &v);
-    if (ok_) st->clock_reasons = (long long)(v & 0x7fffffffffffffffULL);
+    if (ok_) {
+        st->throttle = throttle_bits(v);
+        vg_gpu_extra_set(st, "clock_reasons", "0x%llx", v);   /* NVML's own bits, for the record */
+    }
     return 0;
 }
 
@@ -281,7 +323,7 @@ static int event_set(void)
         N.set = NULL;
         return -1;
     }
-    int n = nvml_count();
+    int n = nvml_devices();
     for (int i = 0; i < n; i++) {
         nvmlDevice_t d;
         if (N.GetHandle((unsigned)i, &d) != NVML_SUCCESS) continue;
@@ -294,7 +336,7 @@ static int event_set(void)
 
 static int device_index(nvmlDevice_t dev, char pci[16])
 {
-    int n = nvml_count();
+    int n = nvml_devices();
     pci[0] = 0;
     for (int i = 0; i < n; i++) {
         nvmlDevice_t d;
@@ -310,7 +352,7 @@ static int device_index(nvmlDevice_t dev, char pci[16])
     return -1;
 }
 
-static int nvml_wait_events(int timeout_ms, struct vg_event *out, int max)
+static int nvml_events(int timeout_ms, struct vg_event *out, int max)
 {
     if (event_set() < 0) return -1;
     int got = 0;
@@ -353,12 +395,21 @@ static int nvml_driver_version(char *buf, size_t n)
     return 0;
 }
 
-const struct vg_gpu_backend vg_nvml_backend = {
-    .name = "nvml",
-    .driver_version = nvml_driver_version,
-    .init = nvml_init,
-    .shutdown = nvml_shutdown,
-    .count = nvml_count,
+const struct vg_gpu_vendor vg_gpu_nvidia = {
+    .name = "nvidia",
+    .source = "nvml",
+    .label = "NVML",
+    .link_name = "NVLink",
+    .kmod = "nvidia",
+    .hint = "install the NVIDIA driver (libnvidia-ml.so.1), or point VIGIL_NVML_LIB at it",
+    .kinds = { .lost = "gpu-lost", .ecc_ue = "ecc-dbe", .retire_pending = "retired-pages-pending",
+               .remap_pending = "row-remap-pending", .remap_failure = "row-remap-failure",
+               .pcie_degraded = "pcie-degraded", .link_down = "nvlink-down", .thermal = "thermal-slowdown" },
+    .probe = nvml_probe,
+    .open = nvml_open,
+    .devices = nvml_devices,
     .read = nvml_read,
-    .wait_events = nvml_wait_events,
+    .events = nvml_events,
+    .driver_version = nvml_driver_version,
+    .close = nvml_close,
 };

@@ -1,4 +1,4 @@
-/* probe.h — watchdog probes: a probe that may block (an NVML call, a read of
+/* probe.h — watchdog probes: a probe that may block (a GPU library call, a read of
  * a dying device's sysfs, a helper program) runs in a forked child that writes
  * its result to a pipe; the parent waits for any number of them at once up to
  * one deadline, kills those still running (their process group) and moves on.

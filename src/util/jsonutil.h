@@ -19,5 +19,11 @@ const char *vg_json_str(const json_t *obj, const char *key, const char *def);
 long long vg_json_int(const json_t *obj, const char *key, long long def);
 /* Reads an RFC 3339 member into ms; returns 0 when absent/null/invalid. */
 int64_t vg_json_get_time(const json_t *obj, const char *key);
+/* Every string in j, keys too (at most 64 bytes), at any depth up to
+ * max_depth, is printable text (vg_utf8_printable: no control, bidi or
+ * line-separator character) of at most max_len bytes.  0, or -1 with
+ * "NAME.PATH: what" in err (name: what j is, e.g. "report"; "" for none:
+ * "nodes[0].tests[2].name: …"). */
+int vg_json_text_ok(const json_t *j, const char *name, size_t max_len, int max_depth, char *err, size_t errlen);
 
 #endif

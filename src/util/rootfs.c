@@ -150,3 +150,61 @@ int vg_read_link(const char *root, const char *path, char *buf, size_t n)
     buf[r] = 0;
     return 0;
 }
+
+int vg_scan_file(const char *root, const char *path, const char *key, size_t max, char *buf, size_t n)
+{
+    size_t kl = strlen(key);
+    if (!kl || n <= kl) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *full = vg_root_path(root, path);
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    free(full);
+    if (fd < 0) return -1;
+    /* Each piece keeps the last n bytes of the one before, so a key (and the
+     * text after it) that straddles two reads is still whole in one. */
+    enum { PIECE = 1 << 20 };
+    char *win = vg_xmalloc(PIECE + n + 1);
+    size_t have = 0, total = 0;
+    int rc = 0;
+    while (total < max) {
+        ssize_t r = read(fd, win + have, PIECE);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            rc = -1;
+            break;
+        }
+        have += (size_t)r;
+        total += (size_t)r;
+        const char *hit = NULL;
+        for (const char *p = win; have >= kl && p + kl <= win + have; p++) {
+            p = memchr(p, key[0], (size_t)(win + have - p));
+            if (!p || p + kl > win + have) break;
+            if (!memcmp(p, key, kl)) {
+                hit = p;
+                break;
+            }
+        }
+        /* A match whose following text is cut by the end of the window waits
+         * for the next read, unless the file has ended. */
+        if (hit && ((size_t)(win + have - hit) >= n - 1 || r == 0)) {
+            size_t l = (size_t)(win + have - hit);
+            if (l > n - 1) l = n - 1;
+            memcpy(buf, hit, l);
+            buf[l] = 0;
+            buf[strnlen(buf, l)] = 0;
+            rc = 1;
+            break;
+        }
+        if (r == 0) break;
+        size_t keep = hit ? (size_t)(win + have - hit) : (have < n ? have : n);
+        memmove(win, win + have - keep, keep);
+        have = keep;
+    }
+    int e = errno;
+    free(win);
+    close(fd);
+    errno = e;
+    return rc;
+}

@@ -11,6 +11,12 @@ char *vg_root_path(const char *root, const char *path);
 /* Reads a whole file (at most max bytes; more is an error with errno=EFBIG).
  * Returns 0, or -1 with errno set.  *out is NUL-terminated. */
 int vg_read_file(const char *root, const char *path, size_t max, char **out, size_t *len);
+/* Looks for key in a file of any size, read in pieces (a binary such as
+ * nvcc is tens of megabytes: it is read, never run); on a match copies the key
+ * and up to n-1 bytes in all from it into buf (NUL-terminated; a NUL in the
+ * file ends it early).  Stops after max bytes.  Returns 1 found, 0 not found,
+ * -1 unreadable (errno set). */
+int vg_scan_file(const char *root, const char *path, const char *key, size_t max, char *buf, size_t n);
 /* Reads the first line, trimmed, into buf.  Returns 0 or -1 (errno set). */
 int vg_read_line(const char *root, const char *path, char *buf, size_t n);
 bool vg_path_exists(const char *root, const char *path);

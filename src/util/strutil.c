@@ -71,6 +71,12 @@ size_t vg_strlcpy(char *dst, const char *src, size_t size)
     return n;
 }
 
+bool vg_unicode_unsafe(unsigned cp)
+{
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 bool vg_utf8_printable(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -90,7 +96,7 @@ bool vg_utf8_printable(const char *s)
             cp = cp << 6 | (p[i] & 0x3f);
         }
         if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) || vg_unicode_unsafe(cp))
             return false;
         p += need + 1;
     }

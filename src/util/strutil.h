@@ -20,8 +20,14 @@ size_t vg_strlcpy(char *dst, const char *src, size_t size);
  * Returns the number of fields stored (at most max). */
 int vg_split(char *s, const char *delims, char **fields, int max);
 /* True when s is valid UTF-8 (shortest forms, no surrogates) with no control
- * character (C0, DEL, C1): safe for log lines, Slurm reasons and JSON. */
+ * character (C0, DEL, C1) and no character that reorders or breaks what
+ * follows it on screen (vg_unicode_unsafe): safe for log lines, Slurm
+ * reasons, JSON, terminals and pages. */
 bool vg_utf8_printable(const char *s);
+/* The bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069) and the line and paragraph separators (U+2028, U+2029):
+ * invisible, yet they reorder the text after them or end its line. */
+bool vg_unicode_unsafe(unsigned cp);
 /* Replaces every control character of s (C0 and DEL) with '?', in place. */
 void vg_scrub_controls(char *s);
 /* Parses a decimal integer that must span the whole string. */

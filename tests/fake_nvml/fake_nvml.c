@@ -277,6 +277,23 @@ int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *t)
     return OK;
 }
 
+int nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
+{
+    ENTER(d);
+    *mw = (unsigned)num(d->index, "power_mw", 75000);
+    return OK;
+}
+
+/* nvmlClockType_t: 0 graphics, 1 SM, 2 memory, 3 video. */
+int nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
+{
+    ENTER(d);
+    if (type == 0 || type == 1) *mhz = (unsigned)num(d->index, "clock_sm", 1980);
+    else if (type == 2) *mhz = (unsigned)num(d->index, "clock_mem", 2619);
+    else return E_INVAL;
+    return OK;
+}
+
 int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *r)
 {
     ENTER(d);

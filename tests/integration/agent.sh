@@ -30,7 +30,7 @@ READ_TOKEN="$T/token.read"
 # (a) detection and folding
 start_serve 0
 check "serve up" test -n "$PORT"
-start_agent --interval 0 --no-nvml-events --window 3
+start_agent --interval 0 --no-gpu-events --window 3
 t0=$(date +%s%N)
 xid 79 3b >>"$T/kmsg"
 wait_for 'test "$(incidents)" = 1'
@@ -78,7 +78,7 @@ check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/a
 # (f) the log truncated and refilled past the agent's offset before it reads
 # (the agent stopped meanwhile): the same inode, a larger size, other bytes
 : >"$T/kmsg"
-start_agent --interval 0 --no-nvml-events --window 3
+start_agent --interval 0 --no-nvml-events --window 3   # the option's former name, still read
 xid 31 c0 >>"$T/kmsg"
 wait_for 'test "$(q "select count(*) from incidents where code=31")" = 1'
 kill -STOP "$AGENT_PID"
@@ -96,8 +96,8 @@ if [ -r "$FAKE_NVML" ]; then
     printf 'gpus=4\n' >"$T/nvml-state"
     : >"$T/nvml-state.events"
     start_agent --interval 1 --window 1
-    wait_for 'grep -q '\''nvml: watching'\'' "$T/agent.log"'
-    check "the NVML event watcher is up" grep -q 'nvml: watching XID and ECC events on 4 GPUs' "$T/agent.log"
+    wait_for 'grep -q '\''nvidia: watching'\'' "$T/agent.log"'
+    check "the NVIDIA event watcher is up" grep -q 'nvidia: watching the nvml events of 4 GPUs' "$T/agent.log"
     printf 'gpus=4\ngpu2.ecc_dbe_volatile=1\n' >"$T/nvml-state.new" && mv "$T/nvml-state.new" "$T/nvml-state"
     wait_for 'test "$(q "select count(*) from incidents where kind='\''ecc-dbe'\'' and gpu=2")" -ge 1'
     is "an ECC DBE in the NVML state → an ecc-dbe incident for GPU 2" \
@@ -124,9 +124,9 @@ exits_with "bad --interval is an input error" 2 "$VIGIL" agent --interval abc
 exits_with "bad --drain-at is an input error" 2 "$VIGIL" agent --drain-at sometimes
 exits_with "unknown option is an input error" 2 "$VIGIL" agent --bogus
 exits_with "--once with a fault in the log exits 1" 1 "$VIGIL" agent --once --kmsg "$T/kmsg" --interval 0 \
-    --no-nvml-events
+    --no-gpu-events
 printf 'plain text\n' >"$T/quiet"
-exits_with "--once on a clean log exits 0" 0 "$VIGIL" agent --once --kmsg "$T/quiet" --interval 0 --no-nvml-events
+exits_with "--once on a clean log exits 0" 0 "$VIGIL" agent --once --kmsg "$T/quiet" --interval 0 --no-gpu-events
 
 # (e) standalone on a real lab node
 umask 022
@@ -134,7 +134,7 @@ if command -v slurmctld >/dev/null && [ "$(id -u)" = 0 ] && lab_up 2 --no-vigil;
     trap cleanup EXIT   # lab_up set its own
     check "--no-vigil: no controller in the lab's env" sh -c "! $VIGIL lab env --dir $LAB_DIR | grep -q VIGIL_CONTROLLER"
     : >"$T/agent.log"
-    "$VIGIL" agent --node n1 --kmsg "$LAB_DIR/nodes/n1/kmsg" --drain --interval 0 --no-nvml-events \
+    "$VIGIL" agent --node n1 --kmsg "$LAB_DIR/nodes/n1/kmsg" --drain --interval 0 --no-gpu-events \
         2>>"$T/agent.log" &
     AGENT_PID=$!
     wait_for 'grep -q '\''agent: node n1'\'' "$T/agent.log"'

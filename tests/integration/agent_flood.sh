@@ -47,7 +47,7 @@ most_events() { q "select max(n) from (select count(*) n from messages group by 
 : >"$T/kmsg"
 start_serve 0
 check "serve up" test -n "$PORT"
-start_agent --interval 0 --no-nvml-events
+start_agent --interval 0 --no-gpu-events
 flood 15000
 wait_for 'test "$(xid79)" = 1' 120
 is "token auth: an XID 79 behind 15,000 lines in one loop turn arrives" "$(xid79)" 1
@@ -68,7 +68,7 @@ if command -v slurmctld >/dev/null && command -v munged >/dev/null && [ "$(id -u
     : >"$T/kmsg"
     start_serve 0
     check "serve up with MUNGE" test -n "$PORT"
-    start_agent --interval 0 --no-nvml-events
+    start_agent --interval 0 --no-gpu-events
     flood 3000
     wait_for 'test "$(xid79)" = 1' 120
     is "MUNGE: an XID 79 behind 3,000 lines in one loop turn arrives" "$(xid79)" 1
@@ -86,7 +86,7 @@ umask 077
 rm -f "$T/incidents.db" "$T/agent.spool"
 : >"$T/kmsg"
 start_serve 0 --window 1
-start_agent --interval 0 --no-nvml-events --window 2
+start_agent --interval 0 --no-gpu-events --window 2
 awk 'BEGIN { for (i = 0; i < 10000; i++) print "6,1,1000,-;NVRM: Xid (PCI:0000:9b:00): 95, pid=1, name=python, test" }' \
     >"$T/chunk"
 cat "$T/chunk" >>"$T/kmsg"

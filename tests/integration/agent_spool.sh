@@ -33,7 +33,7 @@ sent() { jq -r --arg p "$2" "select(.events) | select(any(.events[]; .pci == \$p
 by_pci() { q "select count(*) from incidents where pci='$1'"; }
 
 # (a) a deleted spool is a new spool
-start_agent --interval 0 --no-nvml-events --json
+start_agent --interval 0 --no-gpu-events --json
 xid 79 3b >>"$T/kmsg"
 wait_for 'test "$(by_pci 0000:3b:00.0)" = 1'
 is "an XID 79 becomes an incident" "$(by_pci 0000:3b:00.0)" 1
@@ -43,7 +43,7 @@ is "the message carried it as \"spool\"" "$(sent spool 0000:3b:00.0)" "$id1"
 is "its seq was 1" "$(sent seq 0000:3b:00.0)" 1
 kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=
 rm -f "$T/agent.spool"
-start_agent --interval 0 --no-nvml-events --json
+start_agent --interval 0 --no-gpu-events --json
 xid 79 5e >>"$T/kmsg"
 wait_for 'test "$(by_pci 0000:5e:00.0)" = 1'
 id2=$(spool_id "$T/agent.spool")
@@ -59,7 +59,7 @@ mkdir "$T/ro" "$T/rw"
 # new to the controller whatever it makes of spool ids)
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/null; then
     : >"$T/agent.out"
-    AGENT_NODE=n8 start_agent --interval 0 --no-nvml-events --json --spool "$T/ro/agent.spool"
+    AGENT_NODE=n8 start_agent --interval 0 --no-gpu-events --json --spool "$T/ro/agent.spool"
     check "read-only spool: the agent says so loudly on stderr" grep -q 'SPOOL NOT WRITABLE.*ro/agent.spool' "$T/agent.log"
     is "and in its --json status line" \
         "$(jq -r 'select(.status.event == "start") | "\(.status.spool) \(.status.spool_memory_only)"' "$T/agent.out")" \
@@ -74,7 +74,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
     # the disk under the spool fills up while the agent runs
     mount -t tmpfs -o size=64k vigil-full "$T/rw"
     : >"$T/agent.out"
-    AGENT_NODE=n9 start_agent --interval 0 --no-nvml-events --json --spool "$T/rw/agent.spool"
+    AGENT_NODE=n9 start_agent --interval 0 --no-gpu-events --json --spool "$T/rw/agent.spool"
     xid 43 61 >>"$T/kmsg"
     wait_for 'test "$(by_pci 0000:61:00.0)" = 1'
     check "a writable spool is used as usual" grep -qE '^vigil-spool 2 id=[0-9a-f]{32} next=2$' "$T/rw/agent.spool"

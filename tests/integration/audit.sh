@@ -13,11 +13,11 @@ exits_with "run535: findings >= high, exit 1" 1 $A --root $R/ubuntu2204-h100-run
 exits_with "run535: --fail-on none, exit 0" 0 $A --root $R/ubuntu2204-h100-run535 --fail-on none
 $A --root $R/ubuntu2204-h100-run535 --json >"$T/run535.json"
 is "run535: summary" "$(tr -d ' \n' <"$T/run535.json" | grep -o '"summary":{[^}]*}')" \
-   '"summary":{"critical":8,"high":38,"medium":34,"low":28,"outdated":16,"fixed_by_distribution":0,"unknown":0,"components":25}'
+   '"summary":{"critical":7,"high":35,"medium":47,"low":27,"outdated":16,"fixed_by_distribution":0,"undecided_by_distribution":0,"unknown":0,"components":25}'
 is "run535: driver found from /proc (no package)" "$($A --root $R/ubuntu2204-h100-run535 --components | grep -c '^nvidia-driver .*535.129.03  */proc/driver/nvidia/version')" 1
 check "run535: CVE-2024-0132 on the container toolkit" grep -q '"id": "CVE-2024-0132"' "$T/run535.json"
 check "run535: backport marker on distro packages" sh -c "$A --root $R/ubuntu2204-h100-run535 | grep -q 'may be backported by the distribution'"
-check "run535: markdown has severity headings" sh -c "$A --root $R/ubuntu2204-h100-run535 --format markdown | grep -q '^### CRITICAL (8)'"
+check "run535: markdown has severity headings" sh -c "$A --root $R/ubuntu2204-h100-run535 --format markdown | grep -q '^### CRITICAL (7)'"
 $A --root $R/multi-cuda --json >"$T/multi.json"
 is "multi-cuda: three toolkits" "$(grep -c '"name": "cuda-toolkit"' "$T/multi.json")" 3
 is "multi-cuda: --components lists 8" "$($A --root $R/multi-cuda --components | tail -n +2 | wc -l)" 8
@@ -46,9 +46,22 @@ is "debian12-backport: no slurm or munge finding (all named in their changelogs)
    "$(jq '[.findings[] | select(.component == "slurm" or .component == "munge")] | length' "$T/deb.json")" 0
 is "debian12-backport: slurm below-minimum dropped (its changelog names CVE-2025-43904)" \
    "$(jq '[.outdated[] | select(.component == "slurm")] | length' "$T/deb.json")" 0
-is "debian12-backport: CVE-2024-6387 stays, decided upstream (no Debian record bundled)" \
-   "$(jq -r '.findings[] | select(.id == "CVE-2024-6387") | .evidence + " " + (.backport_possible|tostring)' "$T/deb.json")" \
-   "upstream true"
+is "debian12-backport: CVE-2024-6387 is no finding: Debian's bundled data (copied 2023-04-02) predates it" \
+   "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/deb.json")" 0
+is "debian12-backport: ... it is listed as not decided by the distribution, saying why" \
+   "$(jq -r '.undecided_by_distribution[] | select(.id == "CVE-2024-6387") | "undecided " + (.note | test("Debian.s security data here was copied on 2023-04-02, before this CVE \\(published 2024-07-01\\)") | tostring)' "$T/deb.json")" \
+   "undecided true"
+is "debian12-backport: ... counted apart, not as a high finding" \
+   "$(jq -c '[.summary.high, .summary.undecided_by_distribution]' "$T/deb.json")" "[0,1]"
+exits_with "debian12-backport: --fail-on high passes (nothing decided is high)" 0 $A --root $R/debian12-backport --fail-on high
+# "outdated" advice for a distribution's package names the distribution's package, never upstream's 9.9p2
+is "debian12-backport: openssh below-minimum advises no upstream version" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed // "none"' "$T/deb.json")" "none"
+check "debian12-backport: ... and says the distribution's package is the fix, naming the undecided CVE" \
+   sh -c "jq -r '.outdated[] | select(.component == \"openssh\") | .note' '$T/deb.json' | grep -q 'CVE-2024-6387 not shown fixed by Debian:12.*not to upstream 9.9p2'"
+$A --root $R/ubuntu2204-unpatched --json --fail-on none >"$T/jammy-old.json"
+is "ubuntu2204-unpatched: openssh below-minimum advises Ubuntu's fixed package (USN-6859-1)" \
+   "$(jq -r '.outdated[] | select(.component == "openssh") | .fixed' "$T/jammy-old.json")" "1:8.9p1-3ubuntu0.10"
 $A --root $R/debian12-unpatched --json --fail-on none >"$T/deb-old.json"
 is "debian12-unpatched: CVE-2023-41914 found (changelog stops at 22.05.8-4)" \
    "$(jq -r '.findings[] | select(.id == "CVE-2023-41914") | .evidence' "$T/deb-old.json")" "upstream"
@@ -96,9 +109,9 @@ if sh tests/fixtures/make-rpmdb.sh "$T/rpm" tests/fixtures/rhel9-rpm.packages >/
        "$(jq -r '.fixed_by_distribution[] | select(.id == "CVE-2024-6387") | [.evidence, .evidence_ref, .note] | join(" / ")' "$T/rpm.json")" \
        "changelog / 8.7p1-42 / fixed by the distribution (changelog 8.7p1-42, rpm -q --changelog openssh-server)"
     is "rhel9-rpm: CVE-2024-6387 is not a finding" "$(jq '[.findings[] | select(.id == "CVE-2024-6387")] | length' "$T/rpm.json")" 0
-    is "rhel9-rpm: CVE-2025-26465 (not in the changelog) stays upstream, backport possible" \
-       "$(jq -r '.findings[] | select(.id == "CVE-2025-26465") | .evidence + " " + (.backport_possible|tostring)' "$T/rpm.json")" \
-       "upstream true"
+    is "rhel9-rpm: CVE-2025-26465 (not in the changelog; published 2025-02-18) is a finding: the package's newest entry is months older" \
+       "$(jq -r '.findings[] | select(.id == "CVE-2025-26465") | .evidence + " " + (.backport_possible|tostring) + " " + (.note | test("newest changelog entry \\(2024-[0-9-]+\\) is [0-9]+ days older than this CVE") | tostring)' "$T/rpm.json")" \
+       "upstream false true"
     is "rhel9-rpm: one rpm run reads the changelogs" "$(grep -c -- '^-q .*--qf \*\*vigil' "$T/rpm.log")" 1
     check "rhel9-rpm: openssh-server's changelog read" grep -q -- '^-q .*--qf \*\*vigil.* openssh-server' "$T/rpm.log"
     check "rhel9-rpm: none read for packages without an upstream finding (rdma-core, nvidia-fabric-manager)" \

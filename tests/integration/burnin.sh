@@ -116,6 +116,12 @@ err=$("$VIGIL" burnin --thresholds "$W/bad.tsv" 2>&1 >/dev/null)
 is "a bad thresholds line exits 2" "$?" "2"
 is "and names file:line" "$err" "vigil: burnin: $W/bad.tsv:2: min is not a positive number"
 exits_with "--lab on a dir that is not a lab exits 2" 2 "$VIGIL" burnin --lab --dir "$W"
+# the verdicts of failures come from the catalog with the site policy, as for every reader: a policy
+# that cannot be read stops the pass (before, it was skipped and the verdicts quietly changed)
+cp -r "$H100" "$W/root" && mkdir -p "$W/root/etc/vigil" && printf 'kind sdc action=explode\n' >"$W/root/etc/vigil/policy.tsv"
+err=$("$VIGIL" burnin --node n1 --suite quick --root "$W/root" 2>&1 >/dev/null)
+is "a bad site policy under --root exits 2" "$?" "2"
+check "… naming its file and line" sh -c "echo '$err' | grep -q 'root/etc/vigil/policy.tsv:1: '"
 # a configured tool path replaces PATH's
 printf '#!/bin/sh\necho "# nThread 1 nGpus 8"\necho "# Avg bus bandwidth    : 12.5"\n' >"$W/slow_allreduce"
 chmod +x "$W/slow_allreduce"

@@ -22,7 +22,8 @@ wait_for() { # seconds command…
     t=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -ge "$t" ] && return 1; sleep 0.2; done
 }
-agent_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg n "$1" '.daemons[] | select(.name == "agent" and .node == $n and .alive) | .pid'; }
+daemon_pid() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r --arg d "$1" --arg n "$2" '.daemons[] | select(.name == $d and .node == $n and .alive) | .pid'; }
+agent_pid() { daemon_pid agent "$1"; }
 reason() { scontrol show node -o "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
 named_by_down() { # incidents job — a node-silent incident says the DOWN requeued job
     echo "$1" | jq -e --arg j "$2" '[.[] | select(.kind == "node-silent") | .steps.jobs_requeued.detail // ""
@@ -30,6 +31,12 @@ named_by_down() { # incidents job — a node-silent incident says the DOWN reque
 }
 
 check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
+# one forged beat (a valid MUNGE credential) for a node Slurm does not have: before, the ghost then
+# counted as a second silent node and held every real crash below ("2 of 6 went silent at once")
+ghost=$(printf '{"node":"ghost1"}' | munge -S "$LAB_DIR/munge/munge.socket")
+is "a beat for ghost1, a node Slurm does not list: refused (403)" \
+    "$(curl -s -o /dev/null -w '%{http_code}' --data-binary "$ghost" "$VIGIL_CONTROLLER/v1/heartbeat")" 403
+is "… and the monitor still tracks the five nodes" "$(metric vigil_heartbeat_nodes)" 5
 
 for fault in node-crash node-freeze; do
     "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 3 --runs 1 --fault $fault --deadline 60 --json >"$T/$fault.json" 2>"$T/$fault.err"
@@ -124,4 +131,19 @@ check "mass silence: the alert is in the controller's log" grep -q 'ALERT heartb
 check "mass silence: no node isolated" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
 kill -CONT $pids
 check "the agents beat again" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_silent_nodes\" {print \$2}')\" = 0 ]"
+
+# issue 26: two nodes freeze together (two of five at once: held, nothing isolated); n2 comes back
+# 5 s later, and n4, still silent, is decided again at once: confirmed through its slurmd, isolated
+holds=$(metric vigil_heartbeat_holds_total)
+p2="$(agent_pid n2) $(daemon_pid slurmd n2)" p4="$(agent_pid n4) $(daemon_pid slurmd n4)"
+kill -STOP $p2 $p4
+check "two nodes silent at once: held" wait_for 15 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_holds_total\" {print \$2}')\" -gt $holds ]"
+sleep 5   # the scenario: the second node comes back five seconds later
+check "… neither isolated while held" sh -c "! sinfo -h -N -o %t | grep -q 'down\|drain'"
+kill -CONT $p2
+check "n4, still silent after n2 came back, is confirmed and isolated by vigil" \
+    wait_for 15 sh -c "scontrol show node -o n4 | grep -q 'State=DOWN.* Reason=vigil: '"
+check "… n2 is not" sh -c "! scontrol show node -o n2 | grep -q 'State=[A-Z+]*\(DOWN\|DRAIN\)'"
+check "… the end of the hold is in the controller's log" grep -q 'heartbeat: 1 of 5 nodes silent now (at most 1 at once): the hold ends, 1 held node(s) decided again' "$LAB_DIR/log/serve.out"
+kill -CONT $p4
 done_testing

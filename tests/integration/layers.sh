@@ -3,7 +3,8 @@
 # rank; a file may include headers of its own folder or of a folder with a
 # lower rank, never one of equal or higher rank (that would go up a layer or
 # close a cycle).  Also: nothing outside src/orch/ and src/lab/ spawns a Slurm
-# command, and nothing outside src/signal/nvml.c names NVML.
+# command, and a GPU or NIC vendor library is named only in its own backend
+# file.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/lib.sh
 
@@ -47,8 +48,20 @@ is "Slurm commands are spawned only by src/orch/ and src/lab/" "$slurm" ""
 conf=$(grep -l 'SLURM_CONF\|SLURMD_NODENAME' src/*/*.c | grep -vE '^src/(orch|lab)/' | grep -vE "$audit_of_slurm" |
     tr '\n' ' ')
 is "Slurm's environment is read only by src/orch/ and src/lab/" "$conf" ""
-nvml=$(grep -lE 'nvml(Init|Device[A-Za-z]*) *\(' src/*/*.c | grep -v '^src/signal/nvml.c$' | tr '\n' ' ')
-is "NVML is named only in src/signal/nvml.c" "$nvml" ""
+# A vendor library — its symbols' prefix or its file name — is named only in
+# its backend file (a new library: one line here).  The lab and the drill's
+# injections drive the fake libraries of the tests, and the inventory's
+# collectors name the packages whose versions the audit checks: they may
+# name them.
+vendor_lib() {   # library, pattern, backend file(s) (an extended regex)
+    hits=$(grep -lE "$2" src/*/*.c src/*/*.h |
+        grep -vxE "$3|src/lab/[a-z_]*\.[ch]|src/drill/inject\.[ch]|src/inventory/col_[a-z_]*\.c" | tr '\n' ' ')
+    is "$1 is named only in its backend file" "$hits" ""
+}
+vendor_lib NVML 'nvml[A-Z][A-Za-z0-9_]*|NVML_[A-Z]|libnvidia-ml' 'src/signal/nvml\.c'
+vendor_lib amdsmi 'amdsmi_[a-z]|AMDSMI_[A-Z]|libamd_smi' 'src/signal/amd[a-z_]*\.c'
+vendor_lib rocm_smi 'rsmi_[a-z]|RSMI_[A-Z]|librocm_smi' 'src/signal/amd[a-z_]*\.c'
+vendor_lib verbs 'ibv_[a-z]|IBV_[A-Z]|libibverbs' 'src/signal/verbs\.c'
 shell=$(grep -lE '"/bin/sh"|"sh", *"-c"|system\(|popen\(' src/*/*.c | tr '\n' ' ')
 is "no process is spawned through a shell" "$shell" ""
 done_testing

@@ -21,6 +21,13 @@ is "json: fields" "$(head -1 "$tmp/out.json" | jq -c '[.time,.pci,.gpu,.code,.ki
 is "json: raw is the source line" "$(head -1 "$tmp/out.json" | jq -r .raw)" "$(sed -n 3p "$F/gpud-dmesg-with-xid-119.log")"
 is "stderr: lines/events/malformed" "$(tail -1 "$tmp/err")" "43 lines, 5 events, 0 malformed lines skipped"
 
+# dmesg -H of a fatal PCIe error that needs a reboot: read, not "malformed"
+"$VIGIL" scan --json "$F/aer-reltime-returnn.log" >"$tmp/rel.json" 2>"$tmp/err"; rc=$?
+is "dmesg -H fatal AER: exit 1" "$rc" 1
+is "dmesg -H fatal AER: one incident, reboot, on the root port" "$(jq -c '[.kind,.action,.pci]' "$tmp/rel.json")" \
+   '["aer-fatal","reboot","0000:00:03.0"]'
+is "dmesg -H: nothing malformed" "$(tail -1 "$tmp/err")" "12 lines, 1 events, 0 malformed lines skipped"
+
 "$VIGIL" scan --json --window 600 "$F/gpud-dmesg-with-xid-119.log" >"$tmp/w600.json" 2>/dev/null
 is "--window 600: one incident of 5" "$(jq -c '[.count,.last]' "$tmp/w600.json")" '[5,"2025-02-23T16:30:13.000Z"]'
 "$VIGIL" scan --json --window 1 "$F/gpud-dmesg-with-xid-119.log" >"$tmp/w1.json" 2>/dev/null

@@ -21,6 +21,13 @@
  *   httpload stall PORT CONNS SECONDS BYTES [SRCS]
  *       CONNS uploads announcing BYTES (a MUNGE-looking body), sending the
  *       first 64 KiB and stalling; prints the answers they got.
+ *   httpload flood PORT CONNS COUNT PATH TOKENFILE TEMPLATE
+ *       COUNT POSTs to PATH over CONNS keep-alive connections (token auth),
+ *       each body the file TEMPLATE with every "@N@" replaced by the
+ *       request's number (0 … COUNT-1: new node names, say); prints requests,
+ *       the answers by class and the body bytes offered (refused_unsent: of
+ *       those, the bodies over 1 MiB the server refused at their headers, after
+ *       `Expect: 100-continue`, so they were never sent).
  * HTTPLOAD_BEARER in the environment: sent with each GET as the bearer token.
  * SRCS: spread the connections over this many source addresses 127.0.1.1…
  * (default 1), since the server bounds connections per client address. */
@@ -30,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,10 +348,100 @@ static int run_stall(int conns, long bytes)
     return 0;
 }
 
+/* flood: the template split at its "@N@" marks, and the next request's number. */
+static char **tpl_parts;
+static size_t tpl_n;
+static long flood_next, flood_count;
+static pthread_mutex_t flood_lock = PTHREAD_MUTEX_INITIALIZER;
+struct flood_tally { long requests, s2xx, s4xx, s5xx, other, bytes, unread; };
+
+static void *flood(void *arg)
+{
+    struct flood_tally *t = arg;
+    size_t cap = 64;
+    for (size_t i = 0; i < tpl_n; i++) cap += strlen(tpl_parts[i]) + 24;
+    char *body = malloc(cap), *head = malloc(1024), *buf = malloc(1 << 16);
+    int fd = -1;
+    for (;;) {
+        pthread_mutex_lock(&flood_lock);
+        long k = flood_next < flood_count ? flood_next++ : -1;
+        pthread_mutex_unlock(&flood_lock);
+        if (k < 0) break;
+        size_t b = 0;
+        for (size_t i = 0; i < tpl_n; i++)
+            b += (size_t)sprintf(body + b, i + 1 < tpl_n ? "%s%ld" : "%s", tpl_parts[i], k);
+        int status = -1;
+        bool expect = b > (1 << 20);   /* as curl does: the body only once the server asks for it */
+        for (int attempt = 0; attempt < 2 && status < 0; attempt++) {   /* once more on a fresh connection */
+            if (fd < 0 && (fd = dial(0)) < 0) break;
+            int hn = snprintf(head, 1024,
+                              "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nX-Vigil-Time: %lld\r\n"
+                              "X-Vigil-Nonce: f%d-%ld-%d\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n%s\r\n",
+                              path, token, (long long)now_ms(CLOCK_REALTIME), (int)getpid(), k, attempt, b,
+                              expect ? "Expect: 100-continue\r\n" : "");
+            status = send_all(fd, head, (size_t)hn) ? -1 : expect ? read_response(fd, buf, 1 << 16) : 100;
+            if (status == 100) status = send_all(fd, body, b) ? -1 : read_response(fd, buf, 1 << 16);
+            else if (status > 0) t->unread += (long)b;   /* answered at the headers: the body never sent */
+            if (status < 0 || (expect && status != 200)) close(fd), fd = -1;
+        }
+        t->requests++;
+        t->bytes += (long)b;
+        if (status / 100 == 2) t->s2xx++;
+        else if (status / 100 == 4) t->s4xx++;
+        else if (status / 100 == 5) t->s5xx++;
+        else t->other++;
+    }
+    if (fd >= 0) close(fd);
+    free(body);
+    free(head);
+    free(buf);
+    return NULL;
+}
+
+static int run_flood(int conns, const char *template_file)
+{
+    FILE *f = fopen(template_file, "r");
+    if (!f) return 2;
+    static char chunk[1 << 16];
+    size_t len = 0, cap = 0, r;
+    char *text = NULL;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + r + 1 > cap) text = realloc(text, cap = 2 * (len + r + 1));
+        memcpy(text + len, chunk, r);
+        len += r;
+    }
+    fclose(f);
+    if (!text) return 2;
+    text[len] = 0;
+    for (char *p = text;; tpl_n++) {
+        tpl_parts = realloc(tpl_parts, (tpl_n + 1) * sizeof *tpl_parts);
+        tpl_parts[tpl_n] = p;
+        char *m = strstr(p, "@N@");
+        if (!m) { tpl_n++; break; }
+        *m = 0;
+        p = m + 3;
+    }
+    struct flood_tally *t = calloc((size_t)conns, sizeof *t), sum = { 0 };
+    pthread_t *th = calloc((size_t)conns, sizeof *th);
+    for (int i = 0; i < conns; i++) pthread_create(&th[i], NULL, flood, &t[i]);
+    for (int i = 0; i < conns; i++) {
+        pthread_join(th[i], NULL);
+        sum.requests += t[i].requests, sum.s2xx += t[i].s2xx, sum.s4xx += t[i].s4xx, sum.s5xx += t[i].s5xx;
+        sum.other += t[i].other, sum.bytes += t[i].bytes, sum.unread += t[i].unread;
+    }
+    printf("requests=%ld answered_2xx=%ld answered_4xx=%ld answered_5xx=%ld other=%ld bytes=%ld refused_unsent=%ld\n",
+           sum.requests, sum.s2xx, sum.s4xx, sum.s5xx, sum.other, sum.bytes, sum.unread);
+    free(t);
+    free(th);
+    free(tpl_parts);
+    free(text);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: httpload post|get|slow|stall PORT CONNS SECONDS …\n");
+        fprintf(stderr, "usage: httpload post|get|slow|stall|flood PORT CONNS SECONDS|COUNT …\n");
         return 2;
     }
     struct rlimit rl;
@@ -386,6 +484,17 @@ int main(int argc, char **argv)
     if (!strcmp(m, "slow")) {
         if (argc > 5) srcs = atoi(argv[5]);
         return run_slow(conns);
+    }
+    if (!strcmp(m, "flood") && argc >= 8) {
+        static char tok[256];
+        FILE *f = fopen(argv[6], "r");
+        if (!f || !fgets(tok, sizeof tok, f)) return 2;
+        fclose(f);
+        tok[strcspn(tok, "\r\n")] = 0;
+        token = tok;
+        path = argv[5];
+        flood_count = atol(argv[4]);
+        return run_flood(conns, argv[7]);
     }
     if (!strcmp(m, "stall") && argc >= 6) {
         if (argc > 6) srcs = atoi(argv[6]);

@@ -69,22 +69,25 @@ static void test_load_errors(void **state)
 static struct vg_advdb *sample(void)
 {
     struct vg_advdb *db = vg_advdb_new();
-    struct vg_range r1[] = { { "", "1.1.12", "", "", "" }, { "1.2.0", "1.2.8", "", "", "" } };
-    struct vg_advisory a = { "CVE-2024-21626", "runc", VG_ECO_GENERIC, VG_SEV_HIGH, 8.6, "leaky fd", "https://x/runc",
-                             "2024-01-31", "", "", NULL, r1, 2 };
+    struct vg_range r1[] = { { .introduced = "", .fixed = "1.1.12", .last_affected = "" }, { .introduced = "1.2.0", .fixed = "1.2.8", .last_affected = "" } };
+    struct vg_advisory a = { .id = "CVE-2024-21626", .component = "runc", .eco = VG_ECO_GENERIC, .severity = VG_SEV_HIGH,
+                             .cvss = 8.6, .summary = "leaky fd", .url = "https://x/runc", .published = "2024-01-31",
+                             .ranges = r1, .nranges = 2 };
     assert_int_equal(vg_advdb_add(db, &a), 2);
     assert_int_equal(vg_advdb_add(db, &a), 0);   /* duplicate */
-    struct vg_range r2[] = { { "1.3.0", "1.3.3", "", "", "" } };
+    struct vg_range r2[] = { { .introduced = "1.3.0", .fixed = "1.3.3", .last_affected = "" } };
     a.ranges = r2;
     a.nranges = 1;
     assert_int_equal(vg_advdb_add(db, &a), 1);   /* merged into the same advisory */
-    struct vg_range r3[] = { { "535.0", "535.183.01", "", "", "" }, { "550.0", "550.90.07", "", "", "" } };
-    struct vg_advisory d = { "CVE-2024-0090", "nvidia-driver", VG_ECO_NVIDIA, VG_SEV_HIGH, 7.8, "oob", "https://x/5551",
-                             "2024-06-06", "", "", NULL, r3, 2 };
+    struct vg_range r3[] = { { .introduced = "535.0", .fixed = "535.183.01", .last_affected = "" }, { .introduced = "550.0", .fixed = "550.90.07", .last_affected = "" } };
+    struct vg_advisory d = { .id = "CVE-2024-0090", .component = "nvidia-driver", .eco = VG_ECO_NVIDIA,
+                             .severity = VG_SEV_HIGH, .cvss = 7.8, .summary = "oob", .url = "https://x/5551",
+                             .published = "2024-06-06", .ranges = r3, .nranges = 2 };
     vg_advdb_add(db, &d);
-    struct vg_range r4[] = { { "", "6.8.0-87.88", "", "", "" } };
-    struct vg_advisory k = { "CVE-2025-40300", "linux-kernel", VG_ECO_DPKG, VG_SEV_HIGH, 0, "usn", "https://x/usn",
-                             "2025-11-06", "", "", NULL, r4, 1 };
+    struct vg_range r4[] = { { .introduced = "", .fixed = "6.8.0-87.88", .last_affected = "" } };
+    struct vg_advisory k = { .id = "CVE-2025-40300", .component = "linux-kernel", .eco = VG_ECO_DPKG,
+                             .severity = VG_SEV_HIGH, .summary = "usn", .url = "https://x/usn", .published = "2025-11-06",
+                             .ranges = r4, .nranges = 1 };
     vg_advdb_add(db, &k);
     struct vg_eol e = { "nvidia-driver", "535", "", "2026-06-30", "https://x/eol", "move to R580" };
     vg_advdb_add_eol(db, &e);
@@ -126,6 +129,12 @@ static void test_match(void **state)
     assert_int_equal(g.cve, 1);
     assert_true(g.last[0].backport_possible);
     assert_non_null(strstr(g.last[0].note, "backported"));
+    /* ... and its below-minimum names no upstream version to upgrade to: the
+     * minimum ("newest fix") names no CVE the distribution could decide */
+    assert_int_equal(g.min, 1);
+    assert_int_equal(g.last[1].kind, VG_FIND_BELOW_MIN);
+    assert_string_equal(g.last[1].fixed, "");
+    assert_non_null(strstr(g.last[1].note, "upgrade through its updates"));
     /* a distro-native advisory compares the full package version ... */
     g = match(db, "linux-kernel", "6.8.0-86.87", VG_ECO_DPKG, "linux-image-6.8.0-86-generic");
     assert_int_equal(g.cve, 1);
@@ -198,12 +207,23 @@ static void test_index(void **state)
 {
     (void)state;
     struct vg_advdb *db = sample();
-    struct vg_advisory usn = { "USN-6859-1", "openssh", VG_ECO_DPKG, VG_SEV_MEDIUM, 0, "tab\there\nnewline \\ done",
-                               "https://x/usn", "2024-07-01", "Ubuntu:22.04:LTS", "openssh", "CVE-2024-6387", NULL, 0 };
-    struct vg_range ur[] = { { "", "1:8.9p1-3ubuntu0.10", "", "", "" } };
+    struct vg_advisory usn = { .id = "USN-6859-1", .component = "openssh", .eco = VG_ECO_DPKG, .severity = VG_SEV_MEDIUM,
+                               .summary = "tab\there\nnewline \\ done", .url = "https://x/usn", .published = "2024-07-01",
+                               .distro = "Ubuntu:22.04:LTS", .package = "openssh", .cves = "CVE-2024-6387" };
+    struct vg_range ur[] = { { .introduced = "", .fixed = "1:8.9p1-3ubuntu0.10", .last_affected = "" } };
     usn.ranges = ur;
     usn.nranges = 1;
     vg_advdb_add(db, &usn);
+    /* a source, a tagged record and a range about some models survive the index too */
+    struct vg_source src = { .name = "nvidia-csaf", .path = "nvidia-csaf", .repository = "github.com/NVIDIA/product-security",
+                             .commit = "dbb4ada053156ea7f41a15229c7b85e2380b3b87", .snapshot = "2026-08-18",
+                             .about = "NVIDIA's CSAF bulletins" };
+    vg_advdb_add_source(db, &src);
+    struct vg_range fr[] = { { .introduced = "xx.35.0", .fixed = "xx.35.8002", .models = "ConnectX-5, ConnectX-6 DX" } };
+    struct vg_advisory fw = { .id = "CVE-2025-23351", .component = "connectx-firmware", .eco = VG_ECO_NVIDIA,
+                              .severity = VG_SEV_CRITICAL, .url = "https://x/5699", .source = "nvidia-csaf",
+                              .ranges = fr, .nranges = 1 };
+    vg_advdb_add(db, &fw);
     char dir[] = "/tmp/vigil-advidx-XXXXXX", json[128], idx[128], err[512];
     assert_non_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/db.json", dir);
@@ -240,17 +260,21 @@ static void test_index(void **state)
     assert_string_equal(u->distro, "Ubuntu:22.04:LTS");
     assert_string_equal(u->cves, "CVE-2024-6387");
     vg_advdb_free(viaidx);
-    /* an index of another format version (1: ranges without models) is stale, read the JSON */
+    /* an index of another format version (1: ranges without models, no source) is stale, read the JSON */
     char v1[] = "#vigil-advisory-index 1 -\nA\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n";
     assert_int_equal(vg_advdb_parse_index(v1, sizeof v1 - 1, "v1.idx", NULL, &viaidx, err, sizeof err), 1);
     assert_null(viaidx);
     /* malformed: the message names the index and the line */
-    char bad[] = "#vigil-advisory-index 2 -\nA\tonly\ttwo\n";
+    char bad[] = "#vigil-advisory-index 3 -\nA\tonly\ttwo\n";
     assert_int_equal(vg_advdb_parse_index(bad, sizeof bad - 1, "x.idx", NULL, &viaidx, err, sizeof err), -1);
     assert_non_null(strstr(err, "x.idx:2:"));
-    char order[] = "#vigil-advisory-index 2 -\n"
-                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|||\n"
-                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|||\n";
+    /* the format before (source and models, no undecided reason) is stale too */
+    char v2[] = "#vigil-advisory-index 2 -\nA\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0||\n";
+    assert_int_equal(vg_advdb_parse_index(v2, sizeof v2 - 1, "v2.idx", NULL, &viaidx, err, sizeof err), 1);
+    assert_null(viaidx);
+    char order[] = "#vigil-advisory-index 3 -\n"
+                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0|||\n"
+                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0|||\n";
     assert_int_equal(vg_advdb_parse_index(order, sizeof order - 1, "y.idx", NULL, &viaidx, err, sizeof err), -1);
     assert_non_null(strstr(err, "y.idx:3:"));
     unlink(json);

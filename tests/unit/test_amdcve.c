@@ -166,9 +166,9 @@ struct got {
 static void on_finding(const struct vg_finding *f, void *ctx)
 {
     struct got *g = ctx;
-    char *dst = f->kind == VG_FIND_UNDECIDED ? g->unknown : g->cves;
-    size_t cap = f->kind == VG_FIND_UNDECIDED ? sizeof g->unknown : sizeof g->cves, l = strlen(dst);
-    if (f->kind == VG_FIND_UNDECIDED) snprintf(dst + l, cap - l, "%s[%s] ", f->adv->id, f->note);
+    char *dst = f->kind == VG_FIND_UNKNOWN ? g->unknown : g->cves;
+    size_t cap = f->kind == VG_FIND_UNKNOWN ? sizeof g->unknown : sizeof g->cves, l = strlen(dst);
+    if (f->kind == VG_FIND_UNKNOWN) snprintf(dst + l, cap - l, "%s[%s] ", f->adv->id, f->note);
     else snprintf(dst + l, cap - l, "%s<%s ", f->adv->id, f->fixed);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "burnin/burnin.h"
 #include "burnin/burnin_int.h"
+#include "catalog/catalog.h"
 #include "burnin/parsers.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
@@ -382,7 +383,10 @@ static void test_verdicts(void **state)
     vg_bi_reason(&n, reason, sizeof reason);
     assert_string_equal(reason, "vigil: burnin gemm-small: GPU 3: 17 elements differ from the reference result");
     struct vg_event ev[4];
-    assert_int_equal(vg_bi_events(&n, ev, 4), 1);
+    char err[256];
+    struct vg_catalog *cat = vg_catalog_open(NULL, NULL, NULL, err, sizeof err);
+    assert_non_null(cat);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 1);
     assert_string_equal(ev[0].kind, "sdc");
     assert_string_equal(ev[0].source, "burnin");
     assert_int_equal(ev[0].action, VG_ACT_DRAIN_RMA);   /* the catalog's row for sdc */
@@ -391,8 +395,14 @@ static void test_verdicts(void **state)
     vg_strlcpy(t[1].detail, "BW average 196.17 Gb/s < 380 Gb/s", sizeof t[1].detail);
     vg_bi_reason(&n, reason, sizeof reason);
     assert_string_equal(reason, "vigil: burnin ib-port: BW average 196.17 Gb/s < 380 Gb/s (+1 more)");
-    assert_int_equal(vg_bi_events(&n, ev, 4), 2);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 2);
     assert_int_equal(ev[0].action, VG_ACT_REBOOT);
+    /* the site policy decides as it does for every other reader of the catalog */
+    static const char site[] = "kind ib-bw-low action=drain-rma\n";
+    assert_int_equal(vg_catalog_apply_policy_text(cat, site, sizeof site - 1, "policy.tsv", err, sizeof err), 0);
+    assert_int_equal(vg_bi_events(&n, cat, ev, 4), 2);
+    assert_int_equal(ev[0].action, VG_ACT_DRAIN_RMA);
+    vg_catalog_free(cat);
     enum vg_bi_suite s;
     assert_true(vg_bi_suite_parse("standard", &s));
     assert_int_equal(s, VG_BI_STANDARD);

@@ -66,10 +66,11 @@ static json_t *pass(int64_t at, const char *suite, int n, ...)
                      nodes);
 }
 
+/* Posted when it ran: the controller's clock at the document's own time. */
 static int record(struct vg_store *st, json_t *doc, const char *only)
 {
     char err[256] = "";
-    int n = vg_burnin_record(st, doc, "post", only, T0, err, sizeof err);
+    int n = vg_burnin_record(st, doc, "post", only, vg_json_get_time(doc, "time"), err, sizeof err);
     json_decref(doc);
     return n;
 }
@@ -80,7 +81,7 @@ static void test_record_and_history(void **state)
     assert_int_equal(record(st, pass(T0 + 1 * H, "quick", 3, "n1:pass", "n2:pass", "n3:pass"), NULL), 3);
     assert_int_equal(record(st, pass(T0 + 2 * H, "standard", 2, "n1:pass", "n2:fail"), NULL), 2);
     assert_int_equal(record(st, pass(T0 + 3 * H, "quick", 2, "n1:preempted", "n3:unknown"), NULL), 2);
-    json_t *h = vg_burnin_history(st, NULL, T0, T0 + 24 * H, 4);
+    json_t *h = vg_burnin_history(st, NULL, T0, T0 + 24 * H, 4, NULL, 0);
     json_t *sum = json_object_get(h, "burnin");
     assert_int_equal(vg_json_int(h, "window_s", 0), 86400);
     assert_int_equal(vg_json_int(sum, "nodes_tested", 0), 3);
@@ -119,11 +120,11 @@ static void test_record_and_history(void **state)
     assert_string_equal(vg_json_str(n3, "last_result", ""), "unknown");
     json_decref(h);
     /* one node; a window that starts after the passes */
-    h = vg_burnin_history(st, "n2", T0, T0 + 24 * H, 0);
+    h = vg_burnin_history(st, "n2", T0, T0 + 24 * H, 0, NULL, 0);
     assert_int_equal(json_array_size(json_object_get(h, "nodes")), 1);
     assert_true(json_is_null(json_object_get(json_object_get(h, "burnin"), "coverage")));
     json_decref(h);
-    h = vg_burnin_history(st, NULL, T0 + 4 * H, T0 + 24 * H, 4);
+    h = vg_burnin_history(st, NULL, T0 + 4 * H, T0 + 24 * H, 4, NULL, 0);
     sum = json_object_get(h, "burnin");
     assert_int_equal(vg_json_int(sum, "runs", -1), 0);
     assert_true(json_is_null(json_object_get(sum, "runs_per_node_day")));
@@ -171,11 +172,93 @@ static void test_refusals(void **state)
     json_decref(rows);
 }
 
+/* The history in pages of nodes: each page holds its nodes, the summary is
+ * every node's, and the cursor leads to the next page until the last. */
+static void test_history_pages(void **state)
+{
+    struct vg_store *st = *state;
+    assert_int_equal(record(st, pass(T0 + 1 * H, "quick", 3, "n1:pass", "n2:fail", "n3:pass"), NULL), 3);
+    assert_int_equal(record(st, pass(T0 + 2 * H, "quick", 2, "n4:pass", "n5:unknown"), NULL), 2);
+    json_t *h = vg_burnin_history(st, NULL, T0, T0 + 24 * H, 5, NULL, 2);
+    json_t *nodes = json_object_get(h, "nodes");
+    assert_int_equal(json_array_size(nodes), 2);
+    assert_string_equal(vg_json_str(json_array_get(nodes, 1), "node", ""), "n2");
+    assert_string_equal(vg_json_str(h, "next_after", ""), "n2");
+    assert_int_equal(vg_json_int(json_object_get(h, "burnin"), "nodes_tested", 0), 5);
+    assert_int_equal(vg_json_int(json_object_get(h, "burnin"), "nodes_failing", 0), 1);
+    json_decref(h);
+    h = vg_burnin_history(st, NULL, T0, T0 + 24 * H, 5, "n4", 2);
+    nodes = json_object_get(h, "nodes");
+    assert_int_equal(json_array_size(nodes), 1);
+    assert_string_equal(vg_json_str(json_array_get(nodes, 0), "node", ""), "n5");
+    assert_true(json_is_null(json_object_get(h, "next_after")));
+    assert_int_equal(vg_json_int(json_object_get(h, "burnin"), "passes", 0), 3);
+    json_decref(h);
+}
+
+/* Each node keeps its newest VG_BURNIN_KEEP passes, whatever it sends. */
+static void test_retention(void **state)
+{
+    struct vg_store *st = *state;
+    for (int i = 0; i < VG_BURNIN_KEEP + 20; i++) assert_int_equal(record(st, pass(T0 + i * 60000, "quick", 1, "n1:pass"), NULL), 1);
+    assert_int_equal(record(st, pass(T0 + 3 * H, "quick", 1, "n2:fail"), NULL), 1);
+    json_t *rows = vg_store_burnin(st, "n1", 0);
+    assert_int_equal(json_array_size(rows), VG_BURNIN_KEEP);
+    assert_int_equal(vg_json_int(json_array_get(rows, 0), "at_ms", 0), T0 + 20 * 60000);   /* the 20 oldest went */
+    json_decref(rows);
+    rows = vg_store_burnin(st, "n2", 0);
+    assert_int_equal(json_array_size(rows), 1);
+    json_decref(rows);
+}
+
+/* What a node writes is checked before anything is kept: its times, its
+ * strings (what would reach a terminal or a page), its sizes. */
+static void test_refused_content(void **state)
+{
+    struct vg_store *st = *state;
+    struct { const char *doc, *err; } bad[] = {
+        { "{\"time\": \"2099-01-01T00:00:00Z\", \"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": []}]}",
+          "time: 2099-01-01T00:00:00Z is ahead of the controller's clock by more than 300 s" },
+        { "{\"time\": \"2025-09-01T00:00:00Z\", \"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": []}]}",
+          "time: 2025-09-01T00:00:00Z is older than the 30 days a pass is kept for" },
+        { "{\"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": [{\"name\": \"\\u001b]0;owned\\u0007\", \"result\": \"pass\"}]}]}",
+          "nodes[0].tests[0].name: not printable text" },
+        { "{\"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": [{\"name\": \"gemm\", \"result\": \"pass\", \"detail\": \"ok \\u202e\"}]}]}",
+          "nodes[0].tests[0].detail: not printable text" },
+        { "{\"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": [{\"name\": \"all passed\", \"result\": \"pass\"}]}]}",
+          "nodes[0].tests[0].name: not a test name" },
+        { "{\"nodes\": [{\"node\": \"n1\", \"result\": \"pass\", \"suite\": \"quick\", \"tests\": [{\"name\": \"gemm\", \"result\": \"pass\", \"value\": \"fast\"}]}]}",
+          "nodes[0].tests[0].value: not a number" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *doc = json_loads(bad[i].doc, 0, NULL);
+        assert_non_null(doc);
+        char err[256] = "";
+        assert_int_equal(vg_burnin_record(st, doc, "post", NULL, T0, err, sizeof err), -1);
+        if (!strstr(err, bad[i].err)) fail_msg("document %zu: '%s' does not say '%s'", i, err, bad[i].err);
+        json_decref(doc);
+    }
+    /* 65 tests for one node: over the limit */
+    json_t *tests = json_array();
+    for (int i = 0; i < VG_BURNIN_MAX_TESTS + 1; i++) json_array_append_new(tests, json_pack("{s:s, s:s}", "name", "gemm", "result", "pass"));
+    json_t *doc = json_pack("{s:[{s:s, s:s, s:s, s:o}]}", "nodes", "node", "n1", "result", "pass", "suite", "quick", "tests", tests);
+    char err[256] = "";
+    assert_int_equal(vg_burnin_record(st, doc, "post", NULL, T0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "nodes[0].tests: 65 is over the limit of 64"));
+    json_decref(doc);
+    json_t *rows = vg_store_burnin(st, NULL, 0);
+    assert_int_equal(json_array_size(rows), 0);
+    json_decref(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_and_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_content, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,10 +265,16 @@ static void test_ingest_validates_fields(void **state)
         "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xidxidxidxidxidxidxid\\u00e9\\u00e9\"}]}",
         "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"cause\":\"\\u0085\"}]}",
         "{\"node\":\"n/1\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        /* an option to any command that would take the name */
+        "{\"node\":\"--help\",\"seq\":1,\"events\":[{\"kind\":\"xid\"}]}",
+        /* a right-to-left override and a line separator: reorder or split what a terminal or page shows */
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"raw\":\"NVRM: \u202e97 diX\"}]}",
+        "{\"node\":\"n1\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"raw\":\"NVRM\u2028vigil: ALL NODES PATCHED\"}]}",
     };
     const char *field[] = { "'node'", "field 'kind': not printable", "field 'pci'", "field 'raw'",
                             "'boom' is not a kind the catalog knows", "field 'kind': 25 bytes is over the limit of 23",
-                            "field 'cause'", "'node'" };
+                            "field 'cause'", "'node'", "'node'", "field 'raw': not printable",
+                            "field 'raw': not printable" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *resp;
         assert_int_equal(vg_ingest_message(&in, bad[i], vg_now_ms(), &resp), 400);

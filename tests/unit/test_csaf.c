@@ -35,11 +35,12 @@ static void on_finding(const struct vg_finding *f, void *ctx)
     }
 }
 
-static int affected_by(const struct vg_advdb *db, const char *comp, enum vg_ecosystem eco, const char *version,
-                       const char *id, char *fixed)
+static int affected_model(const struct vg_advdb *db, const char *comp, enum vg_ecosystem eco, const char *version,
+                          const char *model, const char *id, char *fixed)
 {
     struct vg_component c;
     memset(&c, 0, sizeof c);
+    vg_strlcpy(c.model, model ? model : "", sizeof c.model);
     vg_strlcpy(c.name, comp, sizeof c.name);
     vg_strlcpy(c.version, version, sizeof c.version);
     vg_strlcpy(c.upstream, version, sizeof c.upstream);
@@ -48,6 +49,12 @@ static int affected_by(const struct vg_advdb *db, const char *comp, enum vg_ecos
     vg_advdb_match(db, &c, on_finding, &h);
     if (fixed) strcpy(fixed, h.fixed);
     return h.found;
+}
+
+static int affected_by(const struct vg_advdb *db, const char *comp, enum vg_ecosystem eco, const char *version,
+                       const char *id, char *fixed)
+{
+    return affected_model(db, comp, eco, version, NULL, id, fixed);
 }
 
 /* "535.183.01" → "535.183.00"; "535.183.00" → "535.182.99". */
@@ -126,6 +133,68 @@ static void test_update_forms(void **state)
     /* "v12.4U1" (5517) is the fixed product of CVE-2024-0072, "prior to v12.4" its affected one */
     assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.3.2", "CVE-2024-0072", NULL), 1);
     assert_int_equal(affected_by(corpus, "cuda-toolkit", VG_ECO_GENERIC, "12.4.1", "CVE-2024-0072", NULL), 0);
+}
+
+/* Bulletin 5699 (CVE-2025-23350, CVE-2025-23351): the product tree lists
+ * ConnectX-5* and ConnectX-6* on the LTS trains, and the notes say "* These
+ * products are only affected by CVE-2025-23351"; ConnectX-4 and ConnectX-4 Lx
+ * have rows of their own (trains 28 and 32) under CVE-2025-23351 only.  Each
+ * model is flagged for the CVEs it has, with a fixed version of its own train.
+ * The firmware versions are ones the bulletins name (5562's fixes
+ * 16.35.4030, 14.32.1900, 20.39.3560, 28.41.1000). */
+static void test_models(void **state)
+{
+    (void)state;
+    char got[64];
+    const char *x0 = "CVE-2025-23350", *x1 = "CVE-2025-23351";
+    /* ConnectX-5 on LTS22: CVE-2025-23351 only */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.35.4030", "ConnectX-5", x0, NULL), 0);
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.35.4030", "ConnectX-5", x1, got), 1);
+    assert_string_equal(got, "16.35.8002");
+    /* a ConnectX-5 Ex is a ConnectX-5 to the bulletin */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.35.4030", "ConnectX-5 Ex", x1, got), 1);
+    /* ConnectX-4 Lx: not the GA line's 14.46.3008, which does not exist for it */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "14.32.1900", "ConnectX-4 Lx", x0, NULL), 0);
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "14.32.1900", "ConnectX-4 Lx", x1, got), 1);
+    assert_string_equal(got, "14.32.1908");
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "14.32.1908", "ConnectX-4 Lx", x1, NULL), 0);
+    /* ConnectX-6 (starred) on LTS23: CVE-2025-23351 only */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "20.39.3560", "ConnectX-6", x0, NULL), 0);
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "20.39.3560", "ConnectX-6", x1, got), 1);
+    assert_string_equal(got, "20.39.8002");
+    /* ConnectX-6 Dx is listed without a star: both */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "22.39.3560", "ConnectX-6 Dx", x0, got), 1);
+    assert_string_equal(got, "22.39.8002");
+    /* ConnectX-7 on the GA line 41: both, fixed on the GA line */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "28.41.1000", "ConnectX-7", x0, got), 1);
+    assert_string_equal(got, "28.46.3008");
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "28.41.1000", "ConnectX-7", x1, got), 1);
+    /* a ConnectX-5 train older than LTS22 is older than every fixed train: affected, fixed on LTS22 */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.34.1002", "ConnectX-5", x1, got), 1);
+    assert_string_equal(got, "16.35.8002");
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.34.1002", "ConnectX-5", x0, NULL), 0);
+    /* an unknown model: every row counts, as before */
+    assert_int_equal(affected_model(corpus, "connectx-firmware", VG_ECO_NVIDIA, "16.35.4030", "", x0, NULL), 1);
+    /* BlueField-3 on the GA line */
+    assert_int_equal(affected_model(corpus, "bluefield-firmware", VG_ECO_NVIDIA, "32.38.3056", "BlueField-3", x0, got), 1);
+    assert_string_equal(got, "32.46.3008");
+    /* the model keys */
+    char k[32];
+    vg_nic_model_key("ConnectX 6 DX", k, sizeof k);
+    assert_string_equal(k, "cx6dx");
+    vg_nic_model_key("ConnectX6-DX ", k, sizeof k);
+    assert_string_equal(k, "cx6dx");
+    vg_nic_model_key("onnectX-5", k, sizeof k);   /* as bulletin 5459 writes it */
+    assert_string_equal(k, "cx5");
+    vg_nic_model_key("ConnectX LTS22", k, sizeof k);
+    assert_string_equal(k, "");
+    vg_nic_model_key("BlueField-2", k, sizeof k);
+    assert_string_equal(k, "bf2");
+    vg_nic_model_key("BludField-3", k, sizeof k);   /* as bulletin 5684 writes it */
+    assert_string_equal(k, "bf3");
+    /* 5684's GA row lists "BlueField-2, BludField-3": a BlueField-3 on train 38 is fixed on the GA line */
+    assert_int_equal(affected_model(corpus, "bluefield-firmware", VG_ECO_NVIDIA, "32.38.3056", "BlueField-3", "CVE-2025-23299", got), 1);
+    assert_string_equal(got, "32.46.1006");
 }
 
 static int import_text(const char *json, struct vg_advdb *db, struct vg_import_report *rep);
@@ -305,7 +374,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_counts),   cmocka_unit_test(test_driver_rows),
-        cmocka_unit_test(test_container_rows),  cmocka_unit_test(test_branches_and_trains),
+        cmocka_unit_test(test_container_rows),  cmocka_unit_test(test_branches_and_trains), cmocka_unit_test(test_models),
         cmocka_unit_test(test_patterns),        cmocka_unit_test(test_missing_fields),
         cmocka_unit_test(test_update_forms),    cmocka_unit_test(test_update_space_form),
     };

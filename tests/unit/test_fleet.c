@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/audit_report.h"
@@ -110,12 +111,88 @@ static void test_load_refuses(void **state)
     }
 }
 
+/* What a node wrote is shown, never obeyed: the issue's report (a title set
+ * and a screen cleared through escape sequences, a forged "ALL NODES
+ * PATCHED" line, a right-to-left override, a script tag) printed as a
+ * terminal table and as Markdown. */
+static void test_hostile_text_shown_as_text(void **state)
+{
+    (void)state;
+    struct vg_fleet *fl = vg_fleet_new();
+    json_t *doc = json_pack("{s:[{s:s, s:s}], s:[{s:s, s:s, s:s, s:s}]}", "components", "name",
+                            "runc\x1b]0;owned\x07\x1b[2J", "version", "1.1.12\nALL NODES PATCHED \xe2\x80\xae" "21.1.1",
+                            "findings", "id", "CVE-2024-21626", "component", "runc", "severity", "high", "url",
+                            "<script>alert(1)</script>");
+    char err[256];
+    assert_int_equal(vg_fleet_add_json(fl, doc, "n1", err, sizeof err), 0);
+    json_decref(doc);
+    for (int md = 0; md < 2; md++) {
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        vg_fleet_print(fl, f, md);
+        fclose(f);
+        assert_null(memchr(out, 0x1b, len));
+        assert_null(memchr(out, 0x07, len));
+        assert_null(strstr(out, "\xe2\x80\xae"));
+        assert_null(strstr(out, "\nALL NODES PATCHED"));
+        assert_non_null(strstr(out, md ? "runc\\e\\]0;owned\\x07\\e\\[2J" : "runc\\e]0;owned\\x07\\e[2J"));
+        assert_non_null(strstr(out, "1.1.12\\nALL NODES PATCHED \\u202e21.1.1"));
+        if (md) {
+            assert_null(strstr(out, "<script>"));
+            assert_non_null(strstr(out, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+        }
+        free(out);
+    }
+    vg_fleet_free(fl);
+}
+
+/* However many different reports the fleet sends, the merge holds at most
+ * VG_FLEET_MAX_ENTRIES of each kind of entry, says how many it left out, and
+ * is built in time linear in the reports (60 nodes × 1,000 components each,
+ * all different). */
+static void test_merge_bounded(void **state)
+{
+    (void)state;
+    struct vg_fleet *fl = vg_fleet_new();
+    char err[256], name[32];
+    for (int n = 0; n < 60; n++) {
+        json_t *comps = json_array();
+        for (int c = 0; c < 1000; c++) {
+            snprintf(name, sizeof name, "lib%d-%d", n, c);
+            json_array_append_new(comps, json_pack("{s:s, s:s}", "name", name, "version", "1.0"));
+        }
+        json_t *doc = json_pack("{s:o, s:[]}", "components", comps, "findings");
+        snprintf(name, sizeof name, "n%d", n);
+        assert_int_equal(vg_fleet_add_json(fl, doc, name, err, sizeof err), 0);
+        json_decref(doc);
+    }
+    json_t *j = vg_fleet_json(fl);
+    assert_int_equal(json_array_size(json_object_get(j, "components")), VG_FLEET_MAX_ENTRIES);
+    assert_int_equal(json_integer_value(json_object_get(j, "truncated")), 60000 - VG_FLEET_MAX_ENTRIES);
+    /* read back (as `vigil audit fleet` does), the count of what was left out stays */
+    struct vg_fleet *back = vg_fleet_new();
+    assert_int_equal(vg_fleet_load(back, j, err, sizeof err), 0);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    vg_fleet_print(back, f, false);
+    fclose(f);
+    assert_non_null(strstr(out, "10000 more components, versions or findings left out"));
+    free(out);
+    vg_fleet_free(back);
+    json_decref(j);
+    vg_fleet_free(fl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coverage),
         cmocka_unit_test(test_no_coverage),
         cmocka_unit_test(test_load_refuses),
+        cmocka_unit_test(test_hostile_text_shown_as_text),
+        cmocka_unit_test(test_merge_bounded),
     };
     return cmocka_run_group_tests_name("fleet", tests, NULL, NULL);
 }

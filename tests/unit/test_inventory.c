@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "inventory/inventory.h"
+#include "util/rootfs.h"
 #include "util/spawn.h"
 #include "util/strutil.h"
 
@@ -111,8 +113,10 @@ static void test_ubuntu_run535(void **state)
     c = expect(&inv, "connectx-firmware", "28.41.1000", "/sys/class/infiniband/mlx5_0/fw_ver");
     assert_string_equal(c->package, "MT_0000000838");
     assert_string_equal(c->detail, "ConnectX-7 board MT_0000000838 (mlx5_0,mlx5_1)");
+    assert_string_equal(c->model, "ConnectX-7");   /* the bulletins' per-model rows match on it */
     c = expect(&inv, "bluefield-firmware", "32.38.3056", "/sys/class/infiniband/mlx5_bond_0/fw_ver");
     assert_string_equal(c->detail, "BlueField-3 board MT_0000000884 (mlx5_bond_0)");
+    assert_string_equal(c->model, "BlueField-3");
     c = expect(&inv, "openssh", "1:8.9p1-3ubuntu0.4", "dpkg:/var/lib/dpkg/status");
     assert_string_equal(c->upstream, "8.9p1");
     expect(&inv, "sudo", "1.9.9-1ubuntu2.4", "dpkg:/var/lib/dpkg/status");
@@ -177,6 +181,97 @@ static void test_multi_cuda(void **state)
     expect(&inv, "nccl", "2.21.5", "file:/usr/include/nccl.h");
     expect(&inv, "cudnn", "9.1.0", "file:/usr/include/cudnn_version.h");
     vg_inventory_free(&inv);
+}
+
+/* CUDA 13.0 and NCCL 2.28 under /usr/local/cuda-13.0 with no version.json:
+ * nvcc's banner (read from bin/nvcc), the tree's nccl.h, a pip wheel's
+ * METADATA; without bin/nvcc, cuda.h's CUDA_VERSION; without either (nor
+ * nccl.h), the wheels the tree was installed from (its dist-info). */
+static void test_cuda13_noversion(void **state)
+{
+    (void)state;
+    struct vg_inventory inv;
+    collect(&inv, ROOTS "cuda13-noversion");
+    const struct vg_component *c = expect(&inv, "cuda-toolkit", "13.0", "file:/usr/local/cuda-13.0/bin/nvcc");
+    assert_string_equal(c->upstream, "13.0");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
+    assert_non_null(strstr(c->upstream_why, "not its update"));
+    assert_int_equal(count(&inv, "cuda-toolkit"), 1); /* the cuda symlink is not a second toolkit */
+    assert_int_equal(count(&inv, "nccl"), 2);
+    c = expect(&inv, "nccl", "2.28.9", "file:/usr/local/cuda-13.0/include/nccl.h");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
+    c = &inv.items[c - inv.items + 1];
+    assert_string_equal(c->name, "nccl");
+    assert_string_equal(c->version, "2.18.1");
+    assert_string_equal(c->source, "file:/usr/local/lib/python3.11/dist-packages/nvidia_nccl_cu12-2.18.1.dist-info/METADATA");
+    assert_string_equal(c->detail, "pip nvidia-nccl-cu12");
+    vg_inventory_free(&inv);
+
+    /* the same tree without nvcc: cuda.h decides */
+    char tmp[] = "/tmp/vigil-cuda13-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp -a %scuda13-noversion/. %s/ && rm %s/usr/local/cuda-13.0/bin/nvcc", ROOTS, tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    collect(&inv, tmp);
+    c = expect(&inv, "cuda-toolkit", "13.0", "file:/usr/local/cuda-13.0/include/cuda.h");
+    assert_non_null(strstr(c->upstream_why, "CUDA_VERSION"));
+    assert_int_equal(count(&inv, "nccl"), 2);   /* the tree's wheel is the tree's nccl.h: not a third */
+    vg_inventory_free(&inv);
+    snprintf(cmd, sizeof cmd, "rm %s/usr/local/cuda-13.0/include/cuda.h %s/usr/local/cuda-13.0/include/nccl.h", tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    collect(&inv, tmp);
+    c = expect(&inv, "cuda-toolkit", "13.0.88",
+               "file:/usr/local/cuda-13.0/dist-info/nvidia_cuda_nvcc-13.0.88.dist-info/METADATA");
+    assert_string_equal(c->upstream, "13.0");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
+    c = expect(&inv, "nccl", "2.28.9", "file:/usr/local/cuda-13.0/dist-info/nvidia_nccl_cu13-2.28.9.dist-info/METADATA");
+    assert_string_equal(c->detail, "/usr/local/cuda-13.0");
+    vg_inventory_free(&inv);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_version_text(void **state)
+{
+    (void)state;
+    char rel[32], build[32], name[64], ver[32];
+    static const char banner[] = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\n"
+                                 "Built on Wed_Aug_20_01:58:59_PM_PDT_2025\nCuda compilation tools, release 13.0, V13.0.88\n"
+                                 "Build cuda_13.0.r13.0/compiler.36424714_0\n";
+    assert_true(vg_nvcc_banner(banner, strlen(banner), rel, sizeof rel, build, sizeof build));
+    assert_string_equal(rel, "13.0");
+    assert_string_equal(build, "13.0.88");
+    assert_false(vg_nvcc_banner("Cuda compilation tools, release , V", 35, rel, sizeof rel, build, sizeof build));
+    assert_false(vg_nvcc_banner("Cuda compilation tools, release 13", 34, rel, sizeof rel, build, sizeof build));
+    static const char md[] = "Name: nvidia-nccl-cu12\r\nVersion: 2.18.1\r\n\r\nVersion: 9.9\n";
+    assert_true(vg_wheel_metadata(md, strlen(md), name, sizeof name, ver, sizeof ver));
+    assert_string_equal(name, "nvidia-nccl-cu12");
+    assert_string_equal(ver, "2.18.1");
+    assert_false(vg_wheel_metadata("Name: x\n\nVersion: 1.0\n", 20, name, sizeof name, ver, sizeof ver)); /* body */
+    assert_false(vg_wheel_metadata("Name: x\nVersion: abc\n", 21, name, sizeof name, ver, sizeof ver));
+    assert_true(vg_cuda_version_code(13000, ver, sizeof ver));
+    assert_string_equal(ver, "13.0");
+    assert_true(vg_cuda_version_code(12040, ver, sizeof ver));
+    assert_string_equal(ver, "12.4");
+    assert_false(vg_cuda_version_code(-5, ver, sizeof ver));
+
+    /* a banner straddling vg_scan_file's 1 MiB pieces is still found */
+    char path[] = "/tmp/vigil-nvcc-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (long i = 0; i < (1L << 20) - 20; i++) fputc(i % 7 ? 0 : 'C', f);
+    fputs(banner, f);
+    fclose(f);
+    char got[160];
+    assert_int_equal(vg_scan_file(NULL, path, "Cuda compilation tools, release ", 64u << 20, got, sizeof got), 1);
+    assert_true(vg_nvcc_banner(got, strlen(got), rel, sizeof rel, build, sizeof build));
+    assert_string_equal(build, "13.0.88");
+    assert_int_equal(vg_scan_file(NULL, path, "Cuda compilation tools, release ", 1 << 19, got, sizeof got), 0); /* past max */
+    assert_int_equal(vg_scan_file(NULL, path, "no such text", 64u << 20, got, sizeof got), 0);
+    unlink(path);
+    assert_int_equal(vg_scan_file(NULL, path, "x", 100, got, sizeof got), -1);
 }
 
 /* Copies the rhel9-rpm fixture to a temporary root and builds its rpm
@@ -393,7 +488,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),     cmocka_unit_test(test_ubuntu_run535), cmocka_unit_test(test_clean_current),
-        cmocka_unit_test(test_multi_cuda),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse), cmocka_unit_test(test_rpm_kernel),
+        cmocka_unit_test(test_multi_cuda), cmocka_unit_test(test_cuda13_noversion), cmocka_unit_test(test_version_text),  cmocka_unit_test(test_rhel9_rpm),     cmocka_unit_test(test_rpm_parse), cmocka_unit_test(test_rpm_kernel),
         cmocka_unit_test(test_cmax_node),
         cmocka_unit_test(test_bad_root),
     };

@@ -1,8 +1,9 @@
-/* test_nvml.c — the NVML backend through the real dlopen path, against the
- * fake libnvidia-ml.so.1 ($FAKE_NVML, via $VIGIL_NVML_LIB): healthy GPUs,
- * ECC DBE, row-remap failure, PCIe x16→x8, NVLink down, GPU lost, an
- * unsupported call, a call that never returns (the probe's deadline), and an
- * XID event delivered once. */
+/* test_nvml.c — the NVIDIA vendor (NVML) through the real dlopen path,
+ * against the fake libnvidia-ml.so.1 ($FAKE_NVML, via $VIGIL_NVML_LIB):
+ * healthy GPUs, ECC DBE, row-remap failure, PCIe x16→x8, NVLink down, GPU
+ * lost, an unsupported call, a call that never returns (the probe's
+ * deadline), power, clocks and throttle reasons, and an XID event delivered
+ * once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include "signal/gpu.h"
 #include "signal/gpuprobe.h"
 #include "signal/probe.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 
 static char dir[64], state_path[128], events_path[160];
@@ -49,15 +51,17 @@ static int teardown(void **st)
     return 0;
 }
 
-/* Reads GPU idx with a fresh init; returns read()'s result. */
+static const struct vg_gpu_vendor *const nvidia_only[] = { &vg_gpu_nvidia, NULL };
+
+/* Reads GPU idx with a fresh open of the vendor; returns the read's result. */
 static int read_gpu(int idx, struct vg_gpu_state *s)
 {
-    char err[256] = "";
-    int rc = vg_nvml_backend.init(err, sizeof err);
-    if (rc) fprintf(stderr, "# init: %s\n", err);
-    assert_int_equal(rc, 0);
-    rc = vg_nvml_backend.read(idx, s);
-    vg_nvml_backend.shutdown();
+    struct vg_gpu_set set;
+    int n = vg_gpu_open_all(nvidia_only, &set, NULL, NULL);
+    if (n < 0) fprintf(stderr, "# open: %s\n", set.vendor[0].error);
+    assert_true(n > idx);
+    int rc = vg_gpu_set_read(&set, idx, s);
+    vg_gpu_close_all(&set);
     return rc;
 }
 
@@ -73,25 +77,32 @@ static void test_healthy(void **st)
     (void)st;
     write_state("gpus=8\n");
     char err[256];
-    assert_int_equal(vg_nvml_backend.init(err, sizeof err), 0);
-    assert_int_equal(vg_nvml_backend.count(), 8);
+    assert_int_equal(vg_gpu_nvidia.open(err, sizeof err), 0);
+    assert_int_equal(vg_gpu_nvidia.devices(), 8);
     char drv[80];
-    assert_int_equal(vg_nvml_backend.driver_version(drv, sizeof drv), 0);   /* nvmlSystemGetDriverVersion */
+    assert_int_equal(vg_gpu_nvidia.driver_version(drv, sizeof drv), 0);   /* nvmlSystemGetDriverVersion */
     assert_string_equal(drv, "535.183.01");
-    vg_nvml_backend.shutdown();
-    assert_int_equal(vg_nvml_backend.driver_version(drv, sizeof drv), -1);  /* not initialised */
+    vg_gpu_nvidia.close();
+    assert_int_equal(vg_gpu_nvidia.driver_version(drv, sizeof drv), -1);  /* not initialised */
     struct vg_gpu_state s;
     struct vg_event ev[32];
     assert_int_equal(read_gpu(3, &s), 0);
-    assert_string_equal(s.name, "NVIDIA H100 80GB HBM3");
+    assert_string_equal(s.model, "NVIDIA H100 80GB HBM3");
+    assert_string_equal(s.vendor, "nvidia");
+    assert_string_equal(s.source, "nvml");
     assert_string_equal(s.pci, "0000:5d:00.0");
     assert_int_equal(s.pcie_gen, 5);
     assert_int_equal(s.pcie_width_max, 16);
-    assert_int_equal(s.nvlink_links, 18);
-    assert_int_equal(s.nvlink[17], 1);
-    assert_int_equal(s.ecc_dbe_volatile, 0);
+    assert_int_equal(s.links, 18);
+    assert_int_equal(s.link[17], 1);
+    assert_int_equal(s.ecc_ue, 0);
     assert_int_equal(s.remap_failure, 0);
     assert_int_equal(s.temp_c, 35);
+    assert_int_equal(s.power_mw, 75000);
+    assert_int_equal(s.clock_sm_mhz, 1980);
+    assert_int_equal(s.clock_mem_mhz, 2619);
+    assert_int_equal(s.throttle, 0);
+    assert_string_equal(vg_gpu_extra(&s, "clock_reasons"), "0x0");
     assert_false(s.lost);
     assert_string_equal(s.error, "");
     assert_int_equal(events_of(&s, ev), 0);
@@ -104,9 +115,10 @@ static void test_ecc_dbe(void **st)
     struct vg_gpu_state s;
     struct vg_event ev[32];
     assert_int_equal(read_gpu(1, &s), 0);
-    assert_int_equal(s.ecc_dbe_volatile, 2);
-    assert_int_equal(s.ecc_dbe_aggregate, 7);
-    assert_int_equal(s.retired_dbe, 3);
+    assert_int_equal(s.ecc_ue, 2);
+    assert_int_equal(s.ecc_ue_total, 7);
+    assert_int_equal(s.retired_ue, 3);
+    assert_int_equal(s.retired_ce, 0);
     assert_int_equal(events_of(&s, ev), 1);
     assert_string_equal(ev[0].kind, "ecc-dbe");
     assert_int_equal(ev[0].gpu, 1);
@@ -125,7 +137,7 @@ static void test_row_remap_failure(void **st)
     struct vg_event ev[32];
     assert_int_equal(read_gpu(3, &s), 0);
     assert_int_equal(s.remap_failure, 1);
-    assert_int_equal(s.remap_uncorrectable, 512);
+    assert_int_equal(s.remap_ue, 512);
     assert_int_equal(events_of(&s, ev), 1);
     assert_string_equal(ev[0].kind, "row-remap-failure");
     assert_int_equal(ev[0].action, VG_ACT_IGNORE);   /* readers report facts; the catalog decides */
@@ -157,15 +169,35 @@ static void test_nvlink_down(void **st)
     struct vg_gpu_state s;
     struct vg_event ev[32];
     assert_int_equal(read_gpu(1, &s), 0);
-    assert_int_equal(s.nvlink_links, 12);
-    assert_int_equal(s.nvlink[3], 0);
-    assert_int_equal(s.nvlink[4], 1);
+    assert_int_equal(s.links, 12);
+    assert_int_equal(s.link[3], 0);
+    assert_int_equal(s.link[4], 1);
     assert_int_equal(events_of(&s, ev), 2);
     assert_string_equal(ev[0].kind, "nvlink-down");
     assert_int_equal(ev[0].code, 3);
     assert_int_equal(ev[1].code, 7);
+    assert_string_equal(ev[1].raw, "GPU 1: NVLink 7 down");
     assert_int_equal(read_gpu(0, &s), 0);
-    assert_int_equal(s.nvlink_links, 12);
+    assert_int_equal(s.links, 12);
+    assert_int_equal(events_of(&s, ev), 0);
+}
+
+static void test_throttle(void **st)
+{
+    (void)st;
+    /* 0x40 HW thermal slowdown and 0x4 software power cap, in NVML's bits */
+    write_state("gpus=2\ngpu1.clock_reasons=0x44\ngpu1.temp=91\ngpu0.clock_reasons=0x4\n");
+    struct vg_gpu_state s;
+    struct vg_event ev[32];
+    assert_int_equal(read_gpu(1, &s), 0);
+    assert_int_equal(s.throttle, VG_THROTTLE_HW_THERMAL | VG_THROTTLE_POWER_CAP);
+    assert_string_equal(vg_gpu_extra(&s, "clock_reasons"), "0x44");
+    assert_int_equal(events_of(&s, ev), 1);
+    assert_string_equal(ev[0].kind, "thermal-slowdown");
+    assert_string_equal(ev[0].raw, "GPU 1: clocks slowed (power-cap,hw-thermal, 91 C)");
+    /* A power cap alone is the operator's setting, not a fault. */
+    assert_int_equal(read_gpu(0, &s), 0);
+    assert_int_equal(s.throttle, VG_THROTTLE_POWER_CAP);
     assert_int_equal(events_of(&s, ev), 0);
 }
 
@@ -192,8 +224,8 @@ static void test_unsupported_is_unknown(void **st)
     assert_int_equal(read_gpu(0, &s), 0);
     assert_int_equal(s.remap_failure, -1);
     assert_int_equal(s.remap_pending, -1);
-    assert_int_equal(s.nvlink_links, 0);
-    assert_int_equal(s.ecc_dbe_volatile, 0);
+    assert_int_equal(s.links, 0);
+    assert_int_equal(s.ecc_ue, 0);
     assert_string_equal(s.error, "");
     assert_int_equal(events_of(&s, ev), 0);
 }
@@ -205,13 +237,13 @@ static void test_missing_library(void **st)
     char *saved = strdup(lib);
     setenv("VIGIL_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
     char err[256] = "";
-    assert_int_equal(vg_nvml_backend.init(err, sizeof err), -1);
+    assert_int_equal(vg_gpu_nvidia.open(err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot load"));
-    assert_int_equal(vg_nvml_backend.count(), -1);
+    assert_int_equal(vg_gpu_nvidia.devices(), -1);
     setenv("VIGIL_NVML_LIB", saved, 1);
     free(saved);
     write_state("init=fail\n");
-    assert_int_equal(vg_nvml_backend.init(err, sizeof err), -1);
+    assert_int_equal(vg_gpu_nvidia.open(err, sizeof err), -1);
     assert_non_null(strstr(err, "Driver Not Loaded"));
 }
 
@@ -220,10 +252,10 @@ static void test_probe_all_gpus(void **st)
     (void)st;
     write_state("gpus=4\ngpu2.ecc_dbe_volatile=1\ndriver=550.54.15\n");
     struct vg_gpu_probe_result r;
-    vg_gpu_probe(&vg_nvml_backend, 10000, &r);
+    vg_gpu_probe(nvidia_only, 10000, &r);
     assert_false(r.hung);
     assert_string_equal(r.error, "");
-    assert_string_equal(r.driver, "550.54.15");
+    assert_string_equal(vg_gpu_probe_vendor(&r, "nvidia")->driver, "550.54.15");
     assert_int_equal(r.count, 4);
     assert_int_equal(r.n, 4);
     assert_string_equal(r.gpus[3].pci, "0000:5d:00.0");
@@ -242,12 +274,13 @@ static void test_hung_call(void **st)
     write_state("gpus=4\ngpu1.hang=nvmlDeviceGetTotalEccErrors\n");
     struct vg_gpu_probe_result r;
     int64_t t0 = vg_mono_ms();
-    vg_gpu_probe(&vg_nvml_backend, 800, &r);
+    vg_gpu_probe(nvidia_only, 800, &r);
     int64_t took = vg_mono_ms() - t0;
     assert_true(took >= 700);
     assert_true(took < 3000);   /* the deadline holds although the call never returns */
     assert_true(r.hung);
     assert_int_equal(r.hung_gpu, 1);
+    assert_ptr_equal(r.hung_vendor, &vg_gpu_nvidia);
     assert_int_equal(r.count, 4);
     assert_int_equal(r.n, 1);   /* GPU 0 was read before the hang */
     struct vg_event ev[32];
@@ -257,12 +290,12 @@ static void test_hung_call(void **st)
     assert_string_equal(ev[0].kind, "probe-hung");
     assert_string_equal(ev[0].source, "probe");
     assert_int_equal(ev[0].gpu, 1);
-    assert_non_null(strstr(ev[0].raw, "unresponsive"));
+    assert_true(vg_startswith(ev[0].raw, "GPU 1 unresponsive: NVML did not answer within "));
     vg_gpu_probe_free(&r);
     /* The next cycle is not blocked by the killed child. */
     write_state("gpus=4\n");
     t0 = vg_mono_ms();
-    vg_gpu_probe(&vg_nvml_backend, 5000, &r);
+    vg_gpu_probe(nvidia_only, 5000, &r);
     assert_true(vg_mono_ms() - t0 < 2000);
     assert_false(r.hung);
     assert_int_equal(r.n, 4);
@@ -276,10 +309,10 @@ static void test_hung_init(void **st)
     (void)st;
     write_state("hang=nvmlInit_v2\n");
     struct vg_gpu_probe_result r;
-    vg_gpu_probe(&vg_nvml_backend, 300, &r);
+    vg_gpu_probe(nvidia_only, 300, &r);
     assert_true(r.hung);
     assert_int_equal(r.hung_gpu, -1);
-    assert_string_equal(r.hung_call, "init");
+    assert_string_equal(r.hung_call, "open");
     assert_int_equal(r.n, 0);
     vg_gpu_probe_free(&r);
 }
@@ -290,27 +323,27 @@ static void test_xid_event(void **st)
     write_state("gpus=4\n");
     unlink(events_path);
     char err[256];
-    assert_int_equal(vg_nvml_backend.init(err, sizeof err), 0);
+    assert_int_equal(vg_gpu_nvidia.open(err, sizeof err), 0);
     struct vg_event ev[8];
-    assert_int_equal(vg_nvml_backend.wait_events(50, ev, 8), 0);
+    assert_int_equal(vg_gpu_nvidia.events(50, ev, 8), 0);
     FILE *f = fopen(events_path, "a");
     assert_non_null(f);
     fputs("event=79 gpu=2\n", f);
     fclose(f);
-    assert_int_equal(vg_nvml_backend.wait_events(2000, ev, 8), 1);
+    assert_int_equal(vg_gpu_nvidia.events(2000, ev, 8), 1);
     assert_string_equal(ev[0].kind, "xid");
     assert_int_equal(ev[0].code, 79);
     assert_int_equal(ev[0].gpu, 2);
     assert_string_equal(ev[0].pci, "0000:3a:00.0");
     /* Delivered once. */
-    assert_int_equal(vg_nvml_backend.wait_events(50, ev, 8), 0);
+    assert_int_equal(vg_gpu_nvidia.events(50, ev, 8), 0);
     f = fopen(events_path, "a");
     fputs("event=48 gpu=0 type=dbe\nevent=94 gpu=1\n", f);
     fclose(f);
-    assert_int_equal(vg_nvml_backend.wait_events(2000, ev, 8), 2);
+    assert_int_equal(vg_gpu_nvidia.events(2000, ev, 8), 2);
     assert_string_equal(ev[0].kind, "ecc-dbe");
     assert_int_equal(ev[1].code, 94);
-    vg_nvml_backend.shutdown();
+    vg_gpu_nvidia.close();
 }
 
 static void test_state_json_and_pci(void **st)
@@ -326,20 +359,27 @@ static void test_state_json_and_pci(void **st)
     struct vg_gpu_state a, b;
     vg_gpu_state_init(&a, 6);
     strcpy(a.pci, "0000:ba:00.0");
-    a.ecc_dbe_volatile = 4;
-    a.nvlink_links = 2;
-    a.nvlink[0] = 1;
-    a.nvlink[1] = 0;
+    strcpy(a.vendor, "nvidia");
+    a.ecc_ue = 4;
+    a.links = 2;
+    a.link[0] = 1;
+    a.link[1] = 0;
+    assert_true(vg_gpu_extra_set(&a, "clock_reasons", "0x%x", 0x40));
     json_t *j = vg_gpu_state_to_json(&a);
-    assert_int_equal(vg_gpu_state_from_json(j, &b), 0);
+    assert_int_equal(vg_gpu_state_from_json(j, NULL, &b), 0);
+    assert_ptr_equal(b.v, &vg_gpu_nvidia);
     json_decref(j);
     assert_int_equal(b.index, 6);
     assert_string_equal(b.pci, "0000:ba:00.0");
-    assert_int_equal(b.ecc_dbe_volatile, 4);
-    assert_int_equal(b.ecc_sbe_volatile, -1);
-    assert_int_equal(b.nvlink[1], 0);
-    assert_int_equal(b.nvlink[2], -1);
-    assert_int_equal(vg_gpu_state_from_json(json_null(), &b), -1);
+    assert_string_equal(b.vendor, "nvidia");
+    assert_int_equal(b.ecc_ue, 4);
+    assert_int_equal(b.ecc_ce, -1);
+    assert_int_equal(b.power_mw, -1);
+    assert_int_equal(b.link[1], 0);
+    assert_int_equal(b.link[2], -1);
+    assert_string_equal(vg_gpu_extra(&b, "clock_reasons"), "0x40");
+    assert_null(vg_gpu_extra(&b, "hive"));
+    assert_int_equal(vg_gpu_state_from_json(json_null(), NULL, &b), -1);
 }
 
 int main(void)
@@ -350,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_row_remap_failure),
         cmocka_unit_test(test_pcie_x8),
         cmocka_unit_test(test_nvlink_down),
+        cmocka_unit_test(test_throttle),
         cmocka_unit_test(test_gpu_lost),
         cmocka_unit_test(test_unsupported_is_unknown),
         cmocka_unit_test(test_missing_library),

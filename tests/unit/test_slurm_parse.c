@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "orch/slurm.h"
 #include "util/rootfs.h"
@@ -209,15 +210,35 @@ static void test_jobs_after_down(void **state)
     assert_int_equal(j[0].id, 3);
     assert_string_equal(j[0].batch_host, "n3");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "", 0, &j, &n), 0);   /* n2 is gone from job 1 */
+    /* n2 went out at 16:55:41 local, when job 1 shrank (its ResizeTime) */
+    struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 2, .tm_hour = 16, .tm_min = 55, .tm_sec = 41,
+                     .tm_isdst = -1 };
+    int64_t out = (int64_t)mktime(&tm) * 1000 + 400;
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "", out, &j, &n), 0);   /* n2 is gone from job 1 */
     assert_int_equal(n, 0);
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "5,1", 0, &j, &n), 0);   /* n2's agent saw job 1 there */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "5,1", out, &j, &n), 0);   /* n2's agent saw job 1 there */
     assert_int_equal(n, 1);
     assert_int_equal(j[0].id, 1);
     assert_string_equal(j[0].comment, "vigil:spares=1");
     free(j);
-    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "3,11", 0, &j, &n), 0);   /* known, but no spares of its own */
+    /* a read retried later still finds it: the shrink came at the DOWN, before the read */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "5,1", out - 1500, &j, &n), 0);
+    assert_int_equal(n, 1);
+    free(j);
+    /* but a node naming a marked job that lost nothing when it went out is not believed: the
+     * job's allocation never held it (a forged list would make vigil signal someone's job) */
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "5,1", out + 60000, &j, &n), 0);
+    assert_int_equal(n, 0);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n2, 1, "3,11", out, &j, &n), 0);   /* known, but no spares of its own */
+    assert_int_equal(n, 0);
+    free(j);
+    free(t);
+    /* a marked job that never shrank (no ResizeTime), named by a node it does not run on */
+    t = fixture("show-job-inalloc.txt");
+    const char *n7[] = { "n7" };
+    assert_int_equal(vg_slurm_parse_jobs_on(t, n7, 1, "1", 0, &j, &n), 0);
     assert_int_equal(n, 0);
     free(j);
     free(t);
@@ -292,7 +313,45 @@ static void test_refusals(void **state)
     struct vg_node_state *ns;
     size_t nn;
     assert_int_equal(vg_slurm_nodes(&s, "n1 n2", &ns, &nn), -1);
+    /* a name that is an option ("--help" from a forged heartbeat) never reaches a command */
+    assert_int_equal(vg_slurm_nodes(&s, "--help", &ns, &nn), -1);
+    const char *opt[] = { "-h" };
+    assert_int_equal(vg_slurm_set_state(&s, opt, 1, "down", "vigil: x"), -1);
+    assert_int_equal(vg_slurm_jobs_on(&s, opt, 1, "", 0, &jobs, &nj), -1);
+    assert_int_equal(vg_slurm_reservation_set(&s, "-h", ok, 1, true), -1);
     assert_int_equal(s.calls, 0);
+}
+
+/* What the commands receive: a stand-in scontrol (first on PATH) answers with
+ * a job line whose Comment is its own argv, so the test reads it back: every
+ * operand comes after "--". */
+static void test_operands_follow_dashdash(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/vigil-argv-XXXXXX", path[128], *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/scontrol", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nIFS=_\necho \"JobId=5 JobState=RUNNING Comment=$*\"\n", f);
+    fclose(f);
+    chmod(path, 0755);
+    char newpath[4200];
+    snprintf(newpath, sizeof newpath, "%s:%s", dir, old ? old : "/usr/bin:/bin");
+    setenv("PATH", newpath, 1);
+    struct vg_slurm s = { .timeout_ms = 5000 };
+    struct vg_job_state js;
+    assert_int_equal(vg_slurm_job(&s, 5, &js), 0);
+    assert_string_equal(js.comment, "show_job_-o_--_5");
+    struct vg_node_state *ns;
+    size_t nn;
+    assert_int_equal(vg_slurm_nodes(&s, "n1", &ns, &nn), 0);   /* the stand-in prints no node: none parsed */
+    free(ns);
+    assert_int_equal(s.calls, 2);
+    if (old) setenv("PATH", old, 1);
+    free(old);
+    unlink(path);
+    rmdir(dir);
 }
 
 /* A requeue while slurmctld cannot be reached (nothing listens on its port)
@@ -344,7 +403,7 @@ int main(void)
         cmocka_unit_test(test_nodes_edge_cases), cmocka_unit_test(test_job),
         cmocka_unit_test(test_jobs_on),
         cmocka_unit_test(test_jobs_after_down), cmocka_unit_test(test_requeue_refusals), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_requeue_scheduler_down),
+        cmocka_unit_test(test_requeue_scheduler_down), cmocka_unit_test(test_operands_follow_dashdash),
     };
     return cmocka_run_group_tests_name("slurm_parse", tests, NULL, NULL);
 }

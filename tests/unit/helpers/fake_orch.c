@@ -222,13 +222,26 @@ static int f_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
     return vg_orch_fail(o, "scontrol show job %s: slurm_load_jobs error: Invalid job id specified", id);
 }
 
+/* Whether the node's daemon answers: the node's `responding`; -1 for a node
+ * it does not know or when probes fail (as the Slurm backend: it reads the
+ * node's address first). */
+static int f_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
+{
+    (void)timeout_ms;
+    fake.probes++;
+    if (call(o, "node_alive")) return -1;
+    const struct vg_orch_node *n = fake_node(node);
+    if (fake.probe_fails || !n) return vg_orch_fail(o, "node %s cannot be probed", node);
+    return n->responding ? 1 : 0;
+}
+
 static const char *const procs[] = { "fake-noded", NULL };
 
 /* The calls both doubles share (an initializer list: C11 takes no const object here). */
 #define FAKE_CALLS                                                                                         \
     .help = "an in-memory double for tests", .nodes = f_nodes, .isolate = f_isolate, .resume = f_resume,   \
     .jobs_on = f_jobs_on, .requeue = f_requeue, .pool_get = f_pool_get, .pool_set = f_pool_set,            \
-    .job_submit = f_job_submit, .job_get = f_job_get, .node_procs = procs
+    .job_submit = f_job_submit, .job_get = f_job_get, .node_alive = f_node_alive, .node_procs = procs
 
 const struct vg_orch_ops fake_orch_ops = { .name = "fake", FAKE_CALLS };
 const struct vg_orch_ops fake_slurm_orch_ops = { .name = "fake-slurm", .down_requeues = true, FAKE_CALLS };

@@ -32,6 +32,8 @@ struct fake_orch {
     int fail_jobs_on;     /* the next N jobs_on calls fail (the scheduler gone mid-action) */
     int64_t jobs_out_ms;  /* out_ms of the last jobs_on call */
     unsigned node_reads;  /* nodes() calls */
+    unsigned probes;      /* node_alive() calls: a node that is not responding does not answer */
+    bool probe_fails;     /* node_alive cannot tell (-1), as when the scheduler cannot be asked */
     int next_job;         /* the id job_submit gives next (from 100) */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
