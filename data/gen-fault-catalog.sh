@@ -115,4 +115,6 @@ nccl-slow	*	reboot	(none)		NCCL all_reduce bus bandwidth inside the node below t
 ib-bw-low	*	reboot	(none)		InfiniBand write bandwidth below the model's figure	perftest ib_write_bw loopback under data/burnin-thresholds.tsv although the port is ACTIVE; retrain by reboot, RMA on recurrence.	$V
 h2d-bw-low	*	reboot	(none)		Host-to-device copy bandwidth below the model's figure	PCIe link trained down under load, or IOMMU/NUMA settings; a reboot retrains the link, RMA on recurrence.	$V
 dcgm-diag-fail	*	drain-rma	(none)		DCGM diagnostic (dcgmi diag) failed	The failing test and GPU are in the drain reason; NVIDIA's RMA process asks for the DCGM diagnostic output.	$V
+rvs-fail	*	drain-rma	(none)		A ROCm Validation Suite check failed (AMD Instinct)	An RVS verdict said FALSE or FAIL (gst met, iet pass, mem, peqt, pbqt peers, gm violations) or RVS reported an error along its results; AMD's acceptance guide for a failed GST, IET or MEM: do not proceed, report the issue to the system manufacturer.	$V
+xgmi-bw-low	*	reboot	(none)		AMD GPU-to-GPU (xGMI) copy bandwidth below the model's figure	TransferBench a2a or p2p under data/burnin-thresholds.tsv (AMD's acceptance figures): an xGMI link trained down or a slow link; a reboot retrains the links, RMA on recurrence.	$V
 ROWS

@@ -7,7 +7,7 @@
  *    "sources":    [{"name", "path", "repository", "commit", "snapshot", "about"}],
  *    "advisories": [{"id", "component", "ecosystem", "severity", "cvss",
  *                    "summary", "url", "published", "distro", "package", "cves", "source",
- *                    "ranges": [{"introduced", "fixed", "last_affected", "models"}]}],
+ *                    "ranges": [{"introduced", "fixed", "last_affected", "models", "undecided"}]}],
  *    "eol":     [{"component", "branch", "below", "date", "url", "note"}],
  *    "minimum": [{"component", "branch", "version", "url", "reason"}]} */
 #include "advisory/advdb_int.h"
@@ -102,7 +102,8 @@ const struct vg_minimum *vg_advdb_minimum(const struct vg_advdb *db, size_t i)
 static bool same_range(const struct vg_range *a, const struct vg_range *b)
 {
     return !strcmp(a->introduced, b->introduced) && !strcmp(a->fixed, b->fixed) &&
-           !strcmp(a->last_affected, b->last_affected) && !strcmp(a->models, b->models);
+           !strcmp(a->last_affected, b->last_affected) && !strcmp(a->models, b->models) &&
+           !strcmp(a->undecided, b->undecided);
 }
 
 int vg_advdb_add_source(struct vg_advdb *db, const struct vg_source *s)
@@ -308,6 +309,7 @@ static void read_advisory(struct rd *r, struct vg_advdb *db, const json_t *o, si
         get_str(r, ro, rw, "fixed", g->fixed, sizeof g->fixed, false);
         get_str(r, ro, rw, "last_affected", g->last_affected, sizeof g->last_affected, false);
         get_str(r, ro, rw, "models", g->models, sizeof g->models, false);
+        get_str(r, ro, rw, "undecided", g->undecided, sizeof g->undecided, false);
     }
     if (!r->failed) vg_advdb_add(db, &a);
     free(a.ranges);
@@ -470,6 +472,7 @@ json_t *vg_advdb_to_json(const struct vg_advdb *db)
             set_opt(r, "fixed", a->ranges[j].fixed);
             set_opt(r, "last_affected", a->ranges[j].last_affected);
             set_opt(r, "models", a->ranges[j].models);
+            set_opt(r, "undecided", a->ranges[j].undecided);
             json_array_append_new(rs, r);
         }
         json_object_set_new(o, "ranges", rs);

@@ -4,16 +4,16 @@
  * pass splitting lines in place.  Text, one record per line, fields separated
  * by tabs; tab, newline and backslash inside a field are written \t \n \\.
  *
- *   #vigil-advisory-index 2 STAMP
+ *   #vigil-advisory-index 3 STAMP
  *   G generated
  *   S name path repository commit snapshot about
  *   A id component ecosystem severity cvss url published distro package cves source summary ranges
  *   E component branch below date url note
  *   M component branch version url reason
  *
- * `ranges` is "introduced|fixed|last_affected|models" joined by ';'.  An
- * index of another format version is stale: it is passed over like one
- * written for another JSON file.  Advisories are
+ * `ranges` is "introduced|fixed|last_affected|models|undecided" joined by
+ * ';'.  An index of another format version is stale: it is passed over like
+ * one written for another JSON file.  Advisories are
  * written in the database's (component, id, distro, package) order, so the
  * loaded database needs no sort.  STAMP is the size and FNV-1a hash (over 8-byte words) of the
  * JSON file it was written with: the index stands for that file only while
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define MAGIC_ANY "#vigil-advisory-index "
-#define MAGIC MAGIC_ANY "2 "
+#define MAGIC MAGIC_ANY "3 "
 #define INDEX_MAX (64u << 20)
 
 static void put(struct sbuf *b, const char *s, bool last)
@@ -45,16 +45,25 @@ static void put(struct sbuf *b, const char *s, bool last)
     sbuf_putc(b, last ? '\n' : '\t');
 }
 
-/* The ranges field; '|' and ';' never occur in version strings or model
- * lists we store (the importers drop them), and a bound that has one is
- * refused by the loader, so none is written. */
+/* A range's text field (models, undecided) with '|' and ';' (the field
+ * separators) and tab, newline, backslash left out: the importers keep them
+ * out of model lists and reasons.  Version bounds never hold them, and a
+ * bound that has one is refused by the loader, so bounds are written as
+ * they are. */
+static void put_plain(struct sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        if (!strchr("|;\t\n\\", *s)) sbuf_putc(b, *s);
+}
+
 static void put_ranges(struct sbuf *b, const struct vg_advisory *a)
 {
     for (size_t i = 0; i < a->nranges; i++) {
         const struct vg_range *r = &a->ranges[i];
         sbuf_printf(b, "%s%s|%s|%s|", i ? ";" : "", r->introduced, r->fixed, r->last_affected);
-        for (const char *m = r->models; *m; m++)   /* a model list carries no tab or newline */
-            if (*m != '\t' && *m != '\n' && *m != '\\') sbuf_putc(b, *m);
+        put_plain(b, r->models);
+        sbuf_putc(b, '|');
+        put_plain(b, r->undecided);
     }
     sbuf_putc(b, '\n');
 }
@@ -163,13 +172,13 @@ static bool copy(char *dst, size_t n, char *src)
     return vg_strlcpy(dst, src, n) < n;
 }
 
-/* "introduced|fixed|last|models" → f[0..3]. */
+/* "introduced|fixed|last|models|undecided" → f[0..4]. */
 static bool split_bar(char *s, char **f)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         f[i] = s;
         char *bar = strchr(s, '|');
-        if (i == 3) return !bar;
+        if (i == 4) return !bar;
         if (!bar) return false;
         *bar = 0;
         s = bar + 1;
@@ -185,11 +194,12 @@ static bool parse_ranges(char *s, struct vg_advisory *a)
     for (char *r = s; n && r;) {
         char *next = strchr(r, ';');
         if (next) *next++ = 0;
-        char *f[4];
+        char *f[5];
         if (!split_bar(r, f)) return false;
         struct vg_range *g = &a->ranges[a->nranges++];
         if (!copy(g->introduced, sizeof g->introduced, f[0]) || !copy(g->fixed, sizeof g->fixed, f[1]) ||
-            !copy(g->last_affected, sizeof g->last_affected, f[2]) || !copy(g->models, sizeof g->models, f[3]))
+            !copy(g->last_affected, sizeof g->last_affected, f[2]) || !copy(g->models, sizeof g->models, f[3]) ||
+            !copy(g->undecided, sizeof g->undecided, f[4]))
             return false;
         r = next;
     }

@@ -19,8 +19,12 @@ struct vg_range {          /* affected when introduced <= v < fixed (or <= last_
     char introduced[64];   /* "" = from the beginning */
     char fixed[64];        /* "" = no fix known */
     char last_affected[64];/* "" unless the source gives only a last affected version */
-    char models[160];      /* device models the range is about ("ConnectX-6 DX, ConnectX-7"),
-                              "" = every model (NIC firmware rows of a CSAF product tree) */
+    char models[160];      /* device models the range is about ("ConnectX-6 DX, ConnectX-7";
+                              "MI300X, MI325X"), "" = every model (NIC firmware rows of a CSAF
+                              product tree, AMD's per-part rows) */
+    char undecided[128];   /* why no installed version decides this range: the source names the fix
+                              otherwise than by a release ("AMD names 'BKC 26' for MI300A, not a ROCm
+                              release"); "" when the bounds decide */
 };
 
 struct vg_advisory {
@@ -61,6 +65,9 @@ enum vg_finding_kind {
     VG_FIND_UNDECIDED,     /* the upstream version is affected, and the distribution's records in the
                               database end before the CVE was published: whether it backported the
                               fix is not known here (not a finding; see the note) */
+    VG_FIND_UNKNOWN,       /* the advisory is about the component's model, but its source names no version
+                              that decides it, or the installed version could not be read (note: why);
+                              never a pass, never counted as a CVE */
 };
 
 /* What decided a CVE finding (or a fix by the distribution). */
@@ -192,7 +199,7 @@ bool vg_range_contains(enum vg_ecosystem eco, const struct vg_range *r, const ch
  * unknown or the range names none). */
 bool vg_range_for_model(const struct vg_range *r, const char *model);
 const char *vg_finding_kind_name(enum vg_finding_kind k);  /* "cve" "eol" "below-minimum" "fixed-by-distribution"
-                                                             "undecided-by-distribution" */
+                                                             "undecided-by-distribution" "unknown" */
 /* True when the space-separated list has the word w. */
 bool vg_word_in(const char *list, const char *w);
 

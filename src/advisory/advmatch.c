@@ -18,7 +18,13 @@
  * published, their silence proves nothing: such a match is "undecided by the
  * distribution", listed apart and never counted as a finding (a patched
  * Debian host must not fail its audit on a CVE the bundled Debian data is
- * too old to know). */
+ * too old to know).
+ *
+ * A range naming device models (NIC firmware, AMD Instinct parts) is about
+ * those models only.  A range whose source names its fix otherwise than by a
+ * release (its `undecided` reason) decides nothing: when no range about the
+ * model decides, the advisory is an "unknown" finding with that reason, as is
+ * every advisory on a component whose version could not be read. */
 #include "advisory/advdb_int.h"
 #include "util/strutil.h"
 #include <stdarg.h>
@@ -34,6 +40,7 @@ const char *vg_finding_kind_name(enum vg_finding_kind k)
     case VG_FIND_EOL: return "eol";
     case VG_FIND_DISTRO_FIXED: return "fixed-by-distribution";
     case VG_FIND_UNDECIDED: return "undecided-by-distribution";
+    case VG_FIND_UNKNOWN: return "unknown";
     default: return "below-minimum";
     }
 }
@@ -87,24 +94,39 @@ static bool fixed_on_line(enum vg_ecosystem eco, const struct vg_range *r, const
 bool vg_range_for_model(const struct vg_range *r, const char *model)
 {
     if (!r->models[0] || !model || !*model) return true;
+    /* NIC models (ConnectX, BlueField) or AMD Instinct parts, each by its key */
+    void (*keyof)(const char *, char *, size_t) = vg_nic_model_key;
     char want[32], key[32], item[64];
-    vg_nic_model_key(model, want, sizeof want);
+    keyof(model, want, sizeof want);
+    if (!want[0]) {
+        keyof = vg_amd_part_key;
+        keyof(model, want, sizeof want);
+    }
     if (!want[0]) return true;
     for (const char *p = r->models; *p;) {
         size_t l = strcspn(p, ",");
         snprintf(item, sizeof item, "%.*s", (int)(l < sizeof item ? l : sizeof item - 1), p);
-        vg_nic_model_key(item, key, sizeof key);
+        keyof(item, key, sizeof key);
         size_t kl = strlen(key);
         /* a ConnectX-5 Ex is a ConnectX-5 to the bulletins */
-        if (kl && (!strcmp(key, want) || (!strncmp(key, want, kl) && !strcmp(want + kl, "ex")))) return true;
+        if (kl && (!strcmp(key, want) ||
+                   (keyof == vg_nic_model_key && !strncmp(key, want, kl) && !strcmp(want + kl, "ex"))))
+            return true;
         p += l + (p[l] == ',');
         while (*p == ' ') p++;
     }
     return false;
 }
 
+/* A range about the device model whose bounds decide. */
+static bool decides(const struct vg_range *r, const char *model)
+{
+    return !r->undecided[0] && vg_range_for_model(r, model);
+}
+
 /* The range of a that contains v, or NULL; only the ranges about the
- * component's device model count.  A range on v's own line is preferred. */
+ * component's device model whose bounds decide count.  A range on v's own
+ * line is preferred. */
 static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecosystem eco, const char *v,
                                        const char *model)
 {
@@ -114,7 +136,7 @@ static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecos
     char buf[160], lo[160] = "", hit_fixed[160] = "";
     for (size_t i = 0; i < a->nranges; i++) {
         const struct vg_range *r = &a->ranges[i];
-        if (!vg_range_for_model(r, model)) continue;
+        if (!decides(r, model)) continue;
         applicable++;
         if (!r->models[0] || !r->introduced[0] || !r->fixed[0]) trains_only = false;
         else if (!lowest || vg_version_cmp(eco, resolve(r->introduced, v, buf, sizeof buf), lo) < 0) {
@@ -136,8 +158,28 @@ static const struct vg_range *affected(const struct vg_advisory *a, enum vg_ecos
     if (!hit && applicable && trains_only && lowest && model && *model && vg_version_cmp(eco, v, lo) < 0) hit = lowest;
     if (!hit) return NULL;
     for (size_t i = 0; i < a->nranges; i++)
-        if (vg_range_for_model(&a->ranges[i], model) && fixed_on_line(eco, &a->ranges[i], v)) return NULL;
+        if (decides(&a->ranges[i], model) && fixed_on_line(eco, &a->ranges[i], v)) return NULL;
     return hit;
+}
+
+/* True when some range of a is about the model. */
+static bool about_model(const struct vg_advisory *a, const char *model)
+{
+    for (size_t i = 0; i < a->nranges; i++)
+        if (vg_range_for_model(&a->ranges[i], model)) return true;
+    return false;
+}
+
+/* The undecided range of a about the model when none of its ranges about the
+ * model decides (a decided one has spoken: affected, or not), else NULL. */
+static const struct vg_range *undecided(const struct vg_advisory *a, const char *model)
+{
+    const struct vg_range *u = NULL;
+    for (size_t i = 0; i < a->nranges; i++) {
+        if (decides(&a->ranges[i], model)) return NULL;
+        if (!u && a->ranges[i].undecided[0] && vg_range_for_model(&a->ranges[i], model)) u = &a->ranges[i];
+    }
+    return u;
 }
 
 /* Formats the finding's note; long texts are cut at the field's size. */
@@ -320,11 +362,27 @@ int vg_advdb_match(const struct vg_advdb *db, const struct vg_component *c, vg_f
             count++;
             continue;
         }
+        if (!strcmp(c->version, "unknown")) {   /* a collector could not read it: nothing to compare */
+            if (!about_model(a, c->model)) continue;
+            f.kind = VG_FIND_UNKNOWN;
+            set_note(&f, "%s: the installed version could not be read", a->id);
+            cb(&f, ctx);
+            count++;
+            continue;
+        }
         /* an advisory in the package's own ecosystem compares the full version */
         bool native = a->eco == c->eco && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM);
         if (!native && (a->eco == VG_ECO_DPKG || a->eco == VG_ECO_RPM)) continue;   /* another kind of version */
         const struct vg_range *r = affected(a, a->eco, native ? c->version : up, c->model);
-        if (!r) continue;
+        if (!r) {
+            const struct vg_range *u = undecided(a, c->model);
+            if (!u) continue;
+            f.kind = VG_FIND_UNKNOWN;   /* about this model, but nothing installed decides it */
+            set_note(&f, "%s: %s", a->id, u->undecided);
+            cb(&f, ctx);
+            count++;
+            continue;
+        }
         f.kind = VG_FIND_CVE;
         vg_strlcpy(f.fixed, r->fixed, sizeof f.fixed);
         if (vg_startswith(f.fixed, "xx.")) resolve(r->fixed, up, f.fixed, sizeof f.fixed);

@@ -18,6 +18,7 @@ static void on_finding(const struct vg_finding *f, void *ctx)
     if (f->kind == VG_FIND_CVE) v = &a->findings, n = &a->nfindings, cap = &a->cap_f;
     else if (f->kind == VG_FIND_DISTRO_FIXED) v = &a->fixed, n = &a->nfixed, cap = &a->cap_x;
     else if (f->kind == VG_FIND_UNDECIDED) v = &a->undecided, n = &a->nundecided, cap = &a->cap_u;
+    else if (f->kind == VG_FIND_UNKNOWN) v = &a->unknown, n = &a->nunknown, cap = &a->cap_k;
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 16;
         *v = vg_xrealloc(*v, *cap * sizeof **v);
@@ -58,6 +59,7 @@ void vg_audit_run(struct vg_audit *a, const struct vg_advdb *db)
     if (a->noutdated > 1) qsort(a->outdated, a->noutdated, sizeof *a->outdated, finding_cmp);
     if (a->nfixed > 1) qsort(a->fixed, a->nfixed, sizeof *a->fixed, finding_cmp);
     if (a->nundecided > 1) qsort(a->undecided, a->nundecided, sizeof *a->undecided, finding_cmp);
+    if (a->nunknown > 1) qsort(a->unknown, a->nunknown, sizeof *a->unknown, finding_cmp);
     if (!a->generated_ms) a->generated_ms = vg_now_ms();
 }
 
@@ -67,6 +69,7 @@ void vg_audit_free(struct vg_audit *a)
     free(a->outdated);
     free(a->fixed);
     free(a->undecided);
+    free(a->unknown);
     vg_inventory_free(&a->inv);
 }
 

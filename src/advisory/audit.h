@@ -1,7 +1,10 @@
 /* audit.h — the result of `vigil audit`: a node's inventory matched against
  * the advisory database.  CVE findings (most severe first), outdated
  * components (end of life, below the recommended minimum), and what the
- * distribution fixed although the upstream version is affected.  The
+ * distribution fixed although the upstream version is affected, or whose
+ * bundled records are too old to tell; the advisories about the node's
+ * device model that no installed version decides (status unknown, with the
+ * source's own words).  The
  * renderings are in report/audit_report.h. */
 #ifndef VG_AUDIT_H
 #define VG_AUDIT_H
@@ -20,7 +23,9 @@ struct vg_audit {
     size_t nfixed;
     struct vg_finding *undecided;/* upstream-affected, the distribution's records too old to tell */
     size_t nundecided;
-    size_t cap_f, cap_o, cap_x, cap_u;
+    struct vg_finding *unknown;  /* about the node's model, undecidable from what is installed (note: why) */
+    size_t nunknown;
+    size_t cap_f, cap_o, cap_x, cap_u, cap_k;
     char date[16];               /* the audit date EOL is judged on */
     int64_t generated_ms;
 };

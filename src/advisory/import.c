@@ -16,6 +16,7 @@ static const struct vg_importer *const importers[] = {
     &vg_importer_osv,
     &vg_importer_vigil,
     &vg_importer_debian,
+    &vg_importer_cve5,
 };
 
 /* Package names (OSV, Go modules, distro packages) and product names (CSAF)
@@ -175,7 +176,9 @@ static int import_file(const char *path, struct vg_advdb *db, struct vg_import_r
     }
     const struct vg_importer *imp = vg_importer_for(doc);
     if (imp && !rep->source) rep->source = imp->name;   /* untagged: named after its format */
-    if (!imp) snprintf(err, errlen, "%s: not a CSAF 2.0, OSV, vigil database or Debian DSA/DLA list document", path);
+    if (!imp)
+        snprintf(err, errlen, "%s: not a CSAF 2.0, OSV, CVE JSON 5, vigil database or Debian DSA/DLA list document",
+                 path);
     else rc = imp->import(doc, path, db, rep, err, errlen);
     rep->source = before;
     if (rc == 0) rep->files++;

@@ -1,5 +1,6 @@
 /* importer.h — importers that turn published advisory documents into entries
- * of the advisory database, offline: CSAF 2.0 (NVIDIA's bulletins), OSV, and
+ * of the advisory database, offline: CSAF 2.0 (NVIDIA's bulletins), OSV, CVE
+ * JSON 5 (AMD's records), and
  * vigil's own database format (lifecycle data, other databases).  Each is one
  * file filling a struct vg_importer, listed in the table in import.c. */
 #ifndef VG_IMPORTER_H
@@ -32,7 +33,7 @@ struct vg_import_report {
 void vg_import_report_free(struct vg_import_report *r);
 
 struct vg_importer {
-    const char *name;                 /* "csaf" "osv" "vigil" "debian" */
+    const char *name;                 /* "csaf" "osv" "vigil" "debian" "cve5" */
     /* A JSON format: */
     bool (*detect)(const json_t *doc);
     /* Adds what doc holds to db.  Returns 0; -1 when the document cannot be
@@ -45,7 +46,13 @@ struct vg_importer {
                        struct vg_import_report *rep, char *err, size_t errlen);
 };
 
-extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil, vg_importer_debian;
+extern const struct vg_importer vg_importer_csaf, vg_importer_osv, vg_importer_vigil, vg_importer_debian,
+    vg_importer_cve5;
+
+/* AMD's free-text fix in a CVE JSON 5 record (import_cve5.c): "ROCm 6.3.1",
+ * "ROCm 6.3" → "6.3.1", "6.3" into ver; false for any other text ("BKC 26",
+ * "ROC 6.3", "No fix planned", …), which names no ROCm release. */
+bool vg_amd_fix_version(const char *text, char *ver, size_t n);
 
 const struct vg_importer *vg_importer_for(const json_t *doc);
 /* Imports one file, or every *.json below a directory (sorted).  Returns 0, or

@@ -23,7 +23,8 @@ bool vg_bi_result_parse(const char *s, enum vg_bi_result *out);
 /* ---- thresholds (thresholds.c) ------------------------------------------ */
 struct vg_bi_threshold {
     char model[96];        /* fnmatch pattern on the GPU name */
-    char metric[24];       /* nccl-busbw, ib-write-bw, ib-rate, h2d-bw, gemm-ratio */
+    char metric[24];       /* nccl-busbw, ib-write-bw, ib-rate, h2d-bw, gemm-ratio, rvs-pass,
+                            * transferbench-a2a, transferbench-p2p-uni, transferbench-p2p-bi */
     double min;
     char unit[16];
     char at[24];           /* the message size the figure is defined at ("16G"; nccl-busbw), "" none */

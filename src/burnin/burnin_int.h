@@ -46,5 +46,14 @@ const struct vg_bi_test *vg_bi_tests(size_t *n);
  * figure.  what names the figure in the detail ("busbw"). */
 void vg_bi_compare(const struct vg_bi_ctx *c, const char *metric, const char *what, double value,
                    const char *unit, struct vg_bi_outcome *oc);
+/* The test could not measure: result unknown, detail from fmt. */
+void vg_bi_unknown(struct vg_bi_outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The rules of AMD's tools (tests_amd.c): the ROCm Validation Suite (every
+ * module through one rule: its verdicts) and TransferBench's a2a and p2p
+ * presets against AMD's figures. */
+void vg_bi_rule_rvs(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc);
+void vg_bi_rule_tb_a2a(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc);
+void vg_bi_rule_tb_p2p(const struct vg_bi_ctx *c, const char *out, size_t len, int status, struct vg_bi_outcome *oc);
 
 #endif

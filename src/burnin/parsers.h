@@ -1,8 +1,10 @@
 /* parsers.h — readers of the burn-in tools' real output formats: DCGM's
  * `dcgmi diag` (its JSON, 3.x and 4.x, and its table), nccl-tests' table
  * (all_reduce_perf and the other collectives, current and legacy layouts,
- * srun/mpirun line prefixes), perftest's bandwidth table (ib_write_bw and
- * friends, Gb/sec, MB/sec or MiB/sec) and vigil's own GPU test (vigil-gpu).
+ * srun/mpirun line prefixes; rccl-tests print the same), perftest's
+ * bandwidth table (ib_write_bw and friends, Gb/sec, MB/sec or MiB/sec),
+ * vigil's own GPU test (vigil-gpu), and AMD's tools: the ROCm Validation
+ * Suite (rvs) and TransferBench.
  * Each returns 0 when the text is that tool's output (even a failing run),
  * -1 when it is not (err says why); none trusts the tool's exit code alone. */
 #ifndef VG_BURNIN_PARSERS_H
@@ -61,5 +63,37 @@ struct vg_gpubench_result {
     int error_gpu;         /* the GPU of the first error line; -1: CUDA itself did not start */
 };
 int vg_parse_gpubench(const char *text, size_t len, struct vg_gpubench_result *r, char *err, size_t errlen);
+
+/* The ROCm Validation Suite (parse_rvs.c): every verdict its modules print. */
+struct vg_rvs_result {
+    char module[16];       /* "gst", "iet", … ("Module name :"), "" when none was printed */
+    int actions;           /* "Action name :" lines */
+    int verdicts, failed;  /* verdicts read (met:, pass:, peqt, violations, peers:, a bandwidth,
+                            * mem Test N : PASS, Number of errors, a summary row) and those that failed */
+    char first_fail[240];  /* the first failed verdict, without its log prefix */
+    double min_gbps;       /* the lowest bandwidth (pebb, pbqt GBps; mem Test 11 GB/s), -1 when none */
+    int summary_rows;      /* action rows of the "(RVS) Summary" table */
+    int errors;            /* "RVS-ERROR …" and "[ERROR ] …" lines */
+    char error[200];       /* the first of them */
+    char version[24];      /* "RVS version" in the summary, "" when absent */
+};
+int vg_parse_rvs(const char *text, size_t len, struct vg_rvs_result *r, char *err, size_t errlen);
+
+/* TransferBench (parse_transferbench.c): its a2a and p2p presets. */
+#define VG_TB_PAIRS 4      /* CPU->CPU, CPU->GPU, GPU->CPU, GPU->GPU */
+#define VG_TB_GPU_GPU 3
+struct vg_tb_result {
+    char version[16];      /* "1.60.00" from the banner, "" when not printed */
+    bool has_a2a;          /* "Average   bandwidth (GPU Timed)" was read */
+    double a2a_avg;        /* its GB/s, -1 none */
+    double a2a_min;        /* the slowest GPU-to-GPU pair of the summary matrix, -1 none */
+    int a2a_min_src, a2a_min_dst;
+    bool has_uni, has_bi;  /* the p2p "Averages (During UniDir|BiDir)" lines were read */
+    double uni[VG_TB_PAIRS], bi[VG_TB_PAIRS];   /* their averages by pair, GB/s; -1 for N/A */
+    int errors, mismatches;/* "[ERROR] …" lines, of them "Unexpected mismatch" (wrong data) */
+    char error[200];       /* the first [ERROR] line */
+};
+int vg_parse_transferbench(const char *text, size_t len, struct vg_tb_result *r, char *err, size_t errlen);
+const char *vg_tb_pair_name(int i);   /* "GPU->GPU" */
 
 #endif

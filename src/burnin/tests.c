@@ -32,8 +32,7 @@ void vg_bi_compare(const struct vg_bi_ctx *c, const char *metric, const char *wh
              t->min, t->unit);
 }
 
-static void unknown(struct vg_bi_outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void unknown(struct vg_bi_outcome *oc, const char *fmt, ...)
+void vg_bi_unknown(struct vg_bi_outcome *oc, const char *fmt, ...)
 {
     oc->result = VG_BI_UNKNOWN;
     va_list ap;
@@ -52,14 +51,14 @@ static void rule_dcgm(const struct vg_bi_ctx *c, const char *out, size_t len, in
     vg_strlcpy(oc->expected, "no failed test", sizeof oc->expected);
     vg_strlcpy(oc->source, "dcgmi diag: a test row or result with status Fail", sizeof oc->source);
     if (vg_parse_dcgm(out, len, &r, err, sizeof err) || r.tests == 0) {
-        return unknown(oc, "dcgmi diag (exit %d): %s", status, r.tests ? err : "no test result in its output");
+        return vg_bi_unknown(oc, "dcgmi diag (exit %d): %s", status, r.tests ? err : "no test result in its output");
     }
     const char *ver = r.version[0] ? r.version : "?";
     if (!r.failed && !r.hw_ran) {   /* only software checks ran: nothing tested the GPUs */
         if (r.hw_tests)
-            return unknown(oc, "every hardware test was skipped (%d: %s; DCGM %s): nothing tested the GPUs",
-                           r.hw_tests, r.skipped_names, ver);
-        return unknown(oc, "no hardware test in its output, only the %d deployment checks (DCGM %s)", r.tests, ver);
+            return vg_bi_unknown(oc, "every hardware test was skipped (%d: %s; DCGM %s): nothing tested the GPUs",
+                                 r.hw_tests, r.skipped_names, ver);
+        return vg_bi_unknown(oc, "no hardware test in its output, only the %d deployment checks (DCGM %s)", r.tests, ver);
     }
     oc->has_value = true;
     oc->value = r.failed;
@@ -75,7 +74,7 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
     (void)status;
     struct vg_nccl_result r;
     char err[200];
-    if (vg_parse_nccl(out, len, &r, err, sizeof err)) return unknown(oc, "all_reduce_perf: %s", err);
+    if (vg_parse_nccl(out, len, &r, err, sizeof err)) return vg_bi_unknown(oc, "all_reduce_perf: %s", err);
     if (r.oob > 0 || r.wrong > 0) {
         oc->result = VG_BI_FAIL;
         vg_strlcpy(oc->kind, "sdc", sizeof oc->kind);
@@ -87,7 +86,7 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
         return;
     }
     if (!r.rows && !r.has_avg)
-        return unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
+        return vg_bi_unknown(oc, "all_reduce_perf did not measure: %s", r.error[0] ? r.error : "no size row");
     const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, "nccl-busbw");
     if (!t) return vg_bi_compare(c, "nccl-busbw", "avg busbw", r.avg_busbw, "GB/s", oc);
     /* the floor is defined at one message size (the large-message plateau):
@@ -100,10 +99,10 @@ static void rule_nccl(const struct vg_bi_ctx *c, const char *out, size_t len, in
         vg_strlcpy(oc->unit, "GB/s", sizeof oc->unit);
         snprintf(oc->expected, sizeof oc->expected, ">= %g %s at %s", t->min, t->unit, t->at);
         vg_strlcpy(oc->source, t->source, sizeof oc->source);
-        if (i < 0) return unknown(oc, "no size row at or below %s, the message size the floor is defined at "
-                                      "(avg busbw %.2f GB/s over the run is not judged)", t->at, r.avg_busbw);
-        return unknown(oc, "the largest message measured (%lld bytes) is under half of %s, the size the floor is "
-                           "defined at", r.row[i].bytes, t->at);
+        if (i < 0) return vg_bi_unknown(oc, "no size row at or below %s, the message size the floor is defined at "
+                                            "(avg busbw %.2f GB/s over the run is not judged)", t->at, r.avg_busbw);
+        return vg_bi_unknown(oc, "the largest message measured (%lld bytes) is under half of %s, the size the floor is "
+                                 "defined at", r.row[i].bytes, t->at);
     }
     char what[64], sz[24];
     long long b = r.row[i].bytes;
@@ -124,8 +123,8 @@ static void rule_perftest(const struct vg_bi_ctx *c, const char *out, size_t len
     (void)status;
     struct vg_perftest_result r;
     char err[200];
-    if (vg_parse_perftest(out, len, &r, err, sizeof err)) return unknown(oc, "ib_write_bw: %s", err);
-    if (!r.rows) return unknown(oc, "ib_write_bw did not measure: %s", r.error[0] ? r.error : "no size row");
+    if (vg_parse_perftest(out, len, &r, err, sizeof err)) return vg_bi_unknown(oc, "ib_write_bw: %s", err);
+    if (!r.rows) return vg_bi_unknown(oc, "ib_write_bw did not measure: %s", r.error[0] ? r.error : "no size row");
     vg_bi_compare(c, "ib-write-bw", "BW average", r.avg_gbps, "Gb/s", oc);
     if (r.error[0]) {   /* it broke off after some sizes: the link failed under load */
         oc->result = VG_BI_FAIL;
@@ -137,11 +136,11 @@ static bool gpubench(const char *out, size_t len, struct vg_gpubench_result *r, 
 {
     char err[200];
     if (vg_parse_gpubench(out, len, r, err, sizeof err)) {
-        unknown(oc, "vigil-gpu: %s", err);
+        vg_bi_unknown(oc, "vigil-gpu: %s", err);
         return false;
     }
     if (r->error[0] && r->error_gpu < 0) {   /* no device or driver for CUDA: nothing was measured */
-        unknown(oc, "vigil-gpu: CUDA did not start: %s", r->error);
+        vg_bi_unknown(oc, "vigil-gpu: CUDA did not start: %s", r->error);
         return false;
     }
     if (r->error[0]) {
@@ -160,7 +159,7 @@ static void rule_copy(const struct vg_bi_ctx *c, const char *out, size_t len, in
         int worst = -1;
         for (int i = 0; i < r->ncopy; i++)
             if (!strcmp(r->copy[i].dir, "h2d") && (worst < 0 || r->copy[i].gbps < r->copy[worst].gbps)) worst = i;
-        if (worst < 0) unknown(oc, "vigil-gpu copy: no h2d figure");
+        if (worst < 0) vg_bi_unknown(oc, "vigil-gpu copy: no h2d figure");
         else {
             char what[32];
             snprintf(what, sizeof what, "GPU %d h2d", r->copy[worst].gpu);
@@ -176,7 +175,7 @@ static void rule_gemm(const struct vg_bi_ctx *c, const char *out, size_t len, in
     struct vg_gpubench_result *r = vg_xmalloc(sizeof *r);
     if (!gpubench(out, len, r, oc)) goto done;
     if (!r->ngemm) {
-        unknown(oc, "vigil-gpu gemm: no gemm figure");
+        vg_bi_unknown(oc, "vigil-gpu gemm: no gemm figure");
         goto done;
     }
     int slow = 0, fast = 0;
@@ -212,7 +211,7 @@ static void builtin_nvml(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
 {
     const struct vg_gpu_probe_result *p = c->probe;
     vg_strlcpy(oc->expected, "no GPU fault", sizeof oc->expected);
-    if (p->error[0]) return unknown(oc, "NVML: %s", p->error);
+    if (p->error[0]) return vg_bi_unknown(oc, "NVML: %s", p->error);
     struct vg_event ev[32];
     int n = 0;
     vg_gpu_probe_events(p, c->o->node, ev, &n, 32);
@@ -243,7 +242,7 @@ static void builtin_ib(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
         if (strcmp(ports[i].link_layer, "Ethernet")) ports[n++] = ports[i];
     if (!n) {
         free(ports);
-        return unknown(oc, "no InfiniBand port under %s/sys/class/infiniband", c->o->root ? c->o->root : "");
+        return vg_bi_unknown(oc, "no InfiniBand port under %s/sys/class/infiniband", c->o->root ? c->o->root : "");
     }
     const struct vg_bi_threshold *t = vg_bi_threshold_find(c->o->th, c->model, "ib-rate");
     size_t worst = 0;
@@ -298,6 +297,16 @@ static const struct vg_bi_test tests[] = {
     { "gemm", S, "gpu-slow", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "50" }, { NULL }, 120, rule_gemm, NULL },
     { "dcgm-diag-long", L, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "3" }, { NULL }, 1500, rule_dcgm, NULL },
     { "gemm-sdc", L, "sdc", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "2000" }, { NULL }, 600, rule_gemm, NULL },
+    /* AMD's tools (rules in tests_amd.c); in no suite yet: run on an AMD node with --test NAME.  Time
+     * limits: AMD's own (ROCm/cvs mi300_health_config.json) for RVS; TransferBench runs in minutes. */
+    { "transferbench-a2a", 0, "xgmi-bw-low", "TransferBench", { "a2a" }, { NULL }, 300, vg_bi_rule_tb_a2a, NULL },
+    { "transferbench-p2p", 0, "xgmi-bw-low", "TransferBench", { "p2p" }, { NULL }, 900, vg_bi_rule_tb_p2p, NULL },
+    { "rvs-gst", 0, "rvs-fail", "rvs", { "-m", "gst" }, { NULL }, 9000, vg_bi_rule_rvs, NULL },
+    { "rvs-iet", 0, "rvs-fail", "rvs", { "-m", "iet" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
+    { "rvs-mem", 0, "rvs-fail", "rvs", { "-m", "mem" }, { NULL }, 9000, vg_bi_rule_rvs, NULL },
+    { "rvs-pebb", 0, "rvs-fail", "rvs", { "-m", "pebb" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
+    { "rvs-pbqt", 0, "rvs-fail", "rvs", { "-m", "pbqt" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
+    { "rvs-peqt", 0, "rvs-fail", "rvs", { "-m", "peqt" }, { NULL }, 600, vg_bi_rule_rvs, NULL },
 };
 
 const struct vg_bi_test *vg_bi_tests(size_t *n)

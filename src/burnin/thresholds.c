@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const metrics[] = { "nccl-busbw", "ib-write-bw", "ib-rate", "h2d-bw", "gemm-ratio" };
+static const char *const metrics[] = { "nccl-busbw",        "ib-write-bw",           "ib-rate",
+                                        "h2d-bw",            "gemm-ratio",            "rvs-pass",
+                                        "transferbench-a2a", "transferbench-p2p-uni", "transferbench-p2p-bi" };
 
 /* "16G", "8G in-place", "512M": the message size a figure is defined at. */
 static bool parse_at(const char *s, struct vg_bi_threshold *t)

@@ -13,7 +13,7 @@
  * nvidia-container-toolkit, libnvidia-container, gpu-operator, runc, containerd,
  * docker, kubelet, dcgm, dcgm-exporter, fabricmanager, slurm, munge, pmix,
  * enroot, pyxis, apptainer, mlnx-ofed, doca-ofed, rdma-core, connectx-firmware,
- * bluefield-firmware, openssh, sudo, glibc, polkit, nvhpc, qemu, rocm. */
+ * bluefield-firmware, openssh, sudo, glibc, polkit, nvhpc, qemu, rocm, amdgpu-driver, amd-vbios. */
 /* The CVE ids a distribution package's changelog names, each with the version
  * of the entry that names it (entries at or below the installed version only). */
 struct vg_cl_cve {
@@ -44,7 +44,8 @@ struct vg_component {
                               set on package components; "" when unknown */
     struct vg_changelog changelog; /* CVEs the package's own changelog names, read only when
                                       an audit asks (vg_inventory_changelogs) */
-    char model[32];        /* device model (NIC firmware: "ConnectX-7"), "" when unknown */
+    char model[32];        /* device model (NIC firmware: "ConnectX-7"; ROCm: the node's Instinct part,
+                              "MI300X"), "" when unknown */
     char upstream_why[192];/* why no distribution package decides although one should
                               (the running kernel's package not installed), "" else;
                               the note of the component's upstream findings */
@@ -197,6 +198,23 @@ bool vg_cuda_version_code(long code, char *out, size_t n);
  * "ConnectX6-DX" are all "cx6dx", "BlueField-3" is "bf3"; "" when the name
  * is no ConnectX or BlueField model ("ConnectX GA", "N/A"). */
 void vg_nic_model_key(const char *name, char *key, size_t n);
+
+/* AMD Instinct GPUs (amdparts.c). */
+struct vg_amd_gpu {
+    char bdf[16];          /* 0000:0c:00.0 */
+    unsigned device;       /* PCI device id (0x74a1) */
+    char part[16];         /* "MI300X" */
+    char vbios[64];        /* sysfs vbios_version ("113-M3000100-102"), "" when unreadable */
+};
+/* The Instinct GPUs under root's /sys/bus/pci/devices (vendor 0x1002, a
+ * device id of a known part), in PCI address order; at most max.  Returns
+ * the count. */
+size_t vg_amd_gpus(const char *root, struct vg_amd_gpu *gpus, size_t max);
+/* The part of an Instinct PCI device id ("MI300X" for 0x74a1), or NULL. */
+const char *vg_amd_part_for_device(unsigned device);
+/* A part name as a comparable key: "AMD Instinct™ MI300X", "MI300X-HF" and
+ * "mi300x" are all "mi300x"; "" when the name holds no "MI<digits>" part. */
+void vg_amd_part_key(const char *name, char *key, size_t n);
 
 /* The collector table (collectors.c). */
 extern const struct vg_collector *const vg_collectors[];

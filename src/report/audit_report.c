@@ -1,6 +1,7 @@
 /* audit_report.c — renders the result of `vigil audit` (advisory/audit.h):
  * one JSON document, or a table grouped by severity (terminal or Markdown)
- * with "Fixed by the distribution" and "Outdated (not a CVE)" sections.
+ * with "Fixed by the distribution", "Not decided by the distribution",
+ * "Outdated (not a CVE)" and "Advisory status unknown" sections.
  * Rendering only: the matching is in src/advisory/. */
 #include "report/audit_report.h"
 #include "report/escape.h"
@@ -50,9 +51,10 @@ static const char *finding_cves(const struct vg_finding *f, char *buf, size_t n)
 static json_t *finding_json(const struct vg_finding *f)
 {
     json_t *o = json_object();
-    if (f->kind == VG_FIND_CVE || f->kind == VG_FIND_DISTRO_FIXED || f->kind == VG_FIND_UNDECIDED)
-        vg_json_set_str(o, "id", f->adv->id);
-    else vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->adv) vg_json_set_str(o, "id", f->adv->id);
+    if (f->kind != VG_FIND_CVE && f->kind != VG_FIND_DISTRO_FIXED && f->kind != VG_FIND_UNDECIDED)
+        vg_json_set_str(o, "kind", vg_finding_kind_name(f->kind));
+    if (f->comp->model[0]) vg_json_set_str(o, "model", f->comp->model);
     if (f->adv && f->adv->cves && *f->adv->cves) {
         json_t *cl = json_array();
         for (const char *p = f->adv->cves; *p;) {
@@ -95,15 +97,17 @@ json_t *vg_audit_json(const struct vg_audit *a)
     vg_json_set_str(doc, "kernel", inv->kernel);
     vg_json_set_str(doc, "package_db", inv->pkgdb_source);
     json_object_set_new(doc, "components", vg_audit_components_json(inv));
-    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array();
+    json_t *fa = json_array(), *oa = json_array(), *xa = json_array(), *ua = json_array(), *ka = json_array();
     for (size_t i = 0; i < a->nfindings; i++) json_array_append_new(fa, finding_json(&a->findings[i]));
     for (size_t i = 0; i < a->noutdated; i++) json_array_append_new(oa, finding_json(&a->outdated[i]));
     for (size_t i = 0; i < a->nfixed; i++) json_array_append_new(xa, finding_json(&a->fixed[i]));
     for (size_t i = 0; i < a->nundecided; i++) json_array_append_new(ua, finding_json(&a->undecided[i]));
+    for (size_t i = 0; i < a->nunknown; i++) json_array_append_new(ka, finding_json(&a->unknown[i]));
     json_object_set_new(doc, "findings", fa);
     json_object_set_new(doc, "outdated", oa);
     json_object_set_new(doc, "fixed_by_distribution", xa);
     json_object_set_new(doc, "undecided_by_distribution", ua);
+    json_object_set_new(doc, "unknown", ka);
     json_t *sum = json_object();
     for (int s = VG_SEV_CRITICAL; s >= VG_SEV_LOW; s--) {
         size_t n = 0;
@@ -113,6 +117,7 @@ json_t *vg_audit_json(const struct vg_audit *a)
     json_object_set_new(sum, "outdated", json_integer((json_int_t)a->noutdated));
     json_object_set_new(sum, "fixed_by_distribution", json_integer((json_int_t)a->nfixed));
     json_object_set_new(sum, "undecided_by_distribution", json_integer((json_int_t)a->nundecided));
+    json_object_set_new(sum, "unknown", json_integer((json_int_t)a->nunknown));
     json_object_set_new(sum, "components", json_integer((json_int_t)inv->n));
     json_object_set_new(doc, "summary", sum);
     return doc;
@@ -249,11 +254,24 @@ void vg_audit_print(const struct vg_audit *a, FILE *f, bool markdown)
         print_table(t, f, markdown);
         vg_table_free(t);
     }
-    if (!a->nfindings && !a->noutdated) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
+    if (a->nunknown) {
+        static const char *const hk[] = { "COMPONENT", "INSTALLED", "MODEL", "WHY UNKNOWN", "ADVISORY" };
+        struct vg_table *t = vg_table_new(5, hk);
+        for (size_t i = 0; i < a->nunknown; i++) {
+            const struct vg_finding *x = &a->unknown[i];
+            const char *cells[] = { x->comp->name, x->comp->version, x->comp->model[0] ? x->comp->model : "?", x->note,
+                                    x->url };
+            vg_table_row(t, cells);
+        }
+        heading(f, markdown, "%sAdvisory status unknown (%zu)", "", a->nunknown);
+        print_table(t, f, markdown);
+        vg_table_free(t);
+    }
+    if (!a->nfindings && !a->noutdated && !a->nunknown) fprintf(f, "\nNo known vulnerabilities or outdated components.\n");
     fprintf(f, "\nsummary: %zu critical, %zu high, %zu medium, %zu low, %zu outdated, %zu fixed by the distribution, "
-               "%zu not decided by it\n",
+               "%zu not decided by it, %zu unknown\n",
             vg_audit_count_at_least(a, VG_SEV_CRITICAL), vg_audit_count_at_least(a, VG_SEV_HIGH) - vg_audit_count_at_least(a, VG_SEV_CRITICAL),
             vg_audit_count_at_least(a, VG_SEV_MEDIUM) - vg_audit_count_at_least(a, VG_SEV_HIGH),
             vg_audit_count_at_least(a, VG_SEV_LOW) - vg_audit_count_at_least(a, VG_SEV_MEDIUM), a->noutdated, a->nfixed,
-            a->nundecided);
+            a->nundecided, a->nunknown);
 }

@@ -22,7 +22,7 @@ exits_with "unknown action exits 2" 2 "$VIGIL" advisories frobnicate
 "$VIGIL" advisories import --new --out "$tmp/db.json" --manifest data/sources/MANIFEST data/sources/lifecycle.json \
     >"$tmp/out" 2>&1
 is "import: rebuilds the bundled database (as data/regenerate does)" "$?" 0
-is "import: 297 files, the withdrawn Go record skipped" "$(grep -c "imported 297 files (1 skipped)" "$tmp/out")" 1
+is "import: 303 files, the withdrawn Go record skipped" "$(grep -c "imported 303 files (1 skipped)" "$tmp/out")" 1
 is "import: same advisory count as data/advisories.json" \
     "$("$VIGIL" advisories list --db "$tmp/db.json" | wc -l)" "$("$VIGIL" advisories list | wc -l)"
 "$VIGIL" advisories import --db "$tmp/db.json" data/sources/osv >"$tmp/out2" 2>&1
@@ -58,7 +58,7 @@ is "check without a model: every row counts (both CVEs)" \
     "$("$VIGIL" advisories check connectx-firmware 14.32.1900 --json | grep -c '"id": "CVE-2025-2335[01]"')" 2
 # how current the database is, per source
 "$VIGIL" advisories status --date 2026-09-01 --json >"$tmp/status.json"
-is "status: one row per MANIFEST source" "$(jq '.sources | length' "$tmp/status.json")" 7
+is "status: one row per MANIFEST source" "$(jq '.sources | length' "$tmp/status.json")" 8
 is "status: NVIDIA's copy of 2026-08-18 is current on 2026-09-01" \
     "$(jq -r '.sources[] | select(.name == "nvidia-csaf") | "\(.snapshot_age_days) \(.stale)"' "$tmp/status.json")" "14 false"
 is "status: the Go database's records carry no date: the copy's age stands" \

@@ -260,16 +260,21 @@ static void test_index(void **state)
     assert_string_equal(u->distro, "Ubuntu:22.04:LTS");
     assert_string_equal(u->cves, "CVE-2024-6387");
     vg_advdb_free(viaidx);
-    /* malformed: the message names the index and the line */
-    char bad[] = "#vigil-advisory-index 2 -\nA\tonly\ttwo\n";
-    assert_int_equal(vg_advdb_parse_index(bad, sizeof bad - 1, "x.idx", NULL, &viaidx, err, sizeof err), -1);
-    assert_non_null(strstr(err, "x.idx:2:"));
-    /* an index of the format before (no source, no models) is stale, not an error */
+    /* an index of another format version (1: ranges without models, no source) is stale, read the JSON */
     char v1[] = "#vigil-advisory-index 1 -\nA\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t|1.0|\n";
     assert_int_equal(vg_advdb_parse_index(v1, sizeof v1 - 1, "v1.idx", NULL, &viaidx, err, sizeof err), 1);
-    char order[] = "#vigil-advisory-index 2 -\n"
-                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0||\n"
-                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0||\n";
+    assert_null(viaidx);
+    /* malformed: the message names the index and the line */
+    char bad[] = "#vigil-advisory-index 3 -\nA\tonly\ttwo\n";
+    assert_int_equal(vg_advdb_parse_index(bad, sizeof bad - 1, "x.idx", NULL, &viaidx, err, sizeof err), -1);
+    assert_non_null(strstr(err, "x.idx:2:"));
+    /* the format before (source and models, no undecided reason) is stale too */
+    char v2[] = "#vigil-advisory-index 2 -\nA\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0||\n";
+    assert_int_equal(vg_advdb_parse_index(v2, sizeof v2 - 1, "v2.idx", NULL, &viaidx, err, sizeof err), 1);
+    assert_null(viaidx);
+    char order[] = "#vigil-advisory-index 3 -\n"
+                   "A\tCVE-1\trunc\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0|||\n"
+                   "A\tCVE-2\tapptainer\tgeneric\thigh\t0.0\tu\t\t\t\t\t\t\t|1.0|||\n";
     assert_int_equal(vg_advdb_parse_index(order, sizeof order - 1, "y.idx", NULL, &viaidx, err, sizeof err), -1);
     assert_non_null(strstr(err, "y.idx:3:"));
     unlink(json);

@@ -219,15 +219,16 @@ static void test_status(void **state)
     memset(&rep, 0, sizeof rep);
     char err[512];
     assert_int_equal(vg_import_manifest("data/sources/MANIFEST", db, &rep, err, sizeof err), 0);
-    assert_int_equal(vg_advdb_source_count(db), 7);
+    assert_int_equal(vg_advdb_source_count(db), 8);
     vg_advdb_set_date(db, "2026-09-01");
     struct vg_source_status *rows;
     size_t n = vg_advdb_status(db, 90, &rows);
-    const struct vg_source_status *go = NULL, *csaf = NULL, *deb = NULL;
+    const struct vg_source_status *go = NULL, *csaf = NULL, *deb = NULL, *amd = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(rows[i].name, "go-vulndb")) go = &rows[i];
         if (!strcmp(rows[i].name, "nvidia-csaf")) csaf = &rows[i];
         if (!strcmp(rows[i].name, "debian")) deb = &rows[i];
+        if (!strcmp(rows[i].name, "amd-cve")) amd = &rows[i];
     }
     assert_non_null(go);
     assert_non_null(csaf);
@@ -242,6 +243,9 @@ static void test_status(void **state)
     assert_int_equal(go->age_days, 11);
     assert_false(go->stale);
     assert_true(deb->stale);                            /* copied 2023-04-02 */
+    assert_non_null(amd);                               /* AMD's six CVE records, the newest of 2026-05-15 */
+    assert_int_equal(amd->records, 6);
+    assert_string_equal(amd->newest, "2026-05-15");
     free(rows);
     vg_advdb_set_date(db, "2026-12-03");
     n = vg_advdb_status(db, 90, &rows);

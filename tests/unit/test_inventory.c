@@ -426,7 +426,9 @@ static void test_rpm_kernel(void **state)
 /* The CMAX components a node root shows: the NVIDIA HPC SDK by release
  * directory (the 2024 bundle directory is no release), QEMU from the package
  * database with its source package, ROCm per /opt/rocm-X (the /opt/rocm link
- * not counted twice; an install without .info/version is "unknown"). */
+ * not counted twice; an install without .info/version is "unknown") with the
+ * node's Instinct part read from its PCI device ids, AMD's DKMS driver and
+ * the GPUs' VBIOS (tests/fixtures/roots/cmax-node.SOURCES). */
 static void test_cmax_node(void **state)
 {
     (void)state;
@@ -447,19 +449,29 @@ static void test_cmax_node(void **state)
         if (strcmp(r->name, "rocm")) continue;
         if (!strcmp(r->version, "6.1.2")) {
             assert_string_equal(r->source, "file:/opt/rocm-6.1.2/.info/version");
-            assert_non_null(strstr(r->detail, "(6.1.2-119); advisory status unknown"));
+            assert_non_null(strstr(r->detail, "(6.1.2-119); 2 AMD Instinct MI300X"));
+            assert_string_equal(r->model, "MI300X");
             seen |= 1;
         } else {
             assert_string_equal(r->version, "unknown");
             assert_non_null(strstr(r->detail, "/opt/rocm-5.7.1: .info/version unreadable"));
+            assert_string_equal(r->model, "MI300X");
             seen |= 2;
         }
     }
     assert_int_equal(seen, 3);
+    c = expect(&inv, "amdgpu-driver", "6.12.12", "file:/sys/module/amdgpu/version");
+    assert_string_equal(c->detail, "AMD's DKMS module loaded");
+    assert_int_equal(count(&inv, "amd-vbios"), 1);   /* one VBIOS on both GPUs: one component */
+    c = expect(&inv, "amd-vbios", "113-M3000100-102", "file:/sys/bus/pci/devices/0000:0c:00.0/vbios_version");
+    assert_string_equal(c->model, "MI300X");
+    assert_string_equal(c->detail, "2 of 2 AMD Instinct GPUs (first 0000:0c:00.0)");
     vg_inventory_free(&inv);
     /* a root without them lists none */
     collect(&inv, ROOTS "clean-current");
-    assert_int_equal(count(&inv, "nvhpc") + count(&inv, "qemu") + count(&inv, "rocm"), 0);
+    assert_int_equal(count(&inv, "nvhpc") + count(&inv, "qemu") + count(&inv, "rocm") + count(&inv, "amdgpu-driver") +
+                         count(&inv, "amd-vbios"),
+                     0);
     vg_inventory_free(&inv);
 }
 
