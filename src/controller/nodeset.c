@@ -1,0 +1,288 @@
+/* nodeset.c — the scheduler's node list, cached and refreshed by a thread
+ * of its own; see nodeset.h. */
+#include "controller/nodeset.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define ADDRS_MAX 4
+
+struct entry {
+    char name[64];
+    char addr[64];               /* as the scheduler gave it */
+    uint32_t addr4[ADDRS_MAX];   /* resolved, network byte order */
+    int naddr;
+};
+
+struct vg_nodeset {
+    struct vg_orch *orch;
+    int refresh_ms;
+    pthread_t thread;
+    bool started;                /* the thread runs */
+    pthread_rwlock_t rw;         /* entries, n, read */
+    struct entry *entries;       /* sorted by name */
+    size_t n;
+    bool read;                   /* a read has succeeded */
+    pthread_mutex_t mu;          /* what follows */
+    pthread_cond_t cond;
+    bool stopping, want;         /* want: an unknown name was asked about */
+    int64_t last_read;           /* vg_mono_ms() of the last attempt */
+    unsigned long reads, failures;
+    char err[256];
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+static const struct entry *find(const struct entry *e, size_t n, const char *name)
+{
+    struct entry key;
+    if (!e || !n) return NULL;
+    vg_strlcpy(key.name, name, sizeof key.name);
+    return bsearch(&key, e, n, sizeof *e, by_name);
+}
+
+static void resolve(struct entry *e)
+{
+    struct in_addr a;
+    e->naddr = 0;
+    if (!e->addr[0]) return;
+    if (inet_pton(AF_INET, e->addr, &a) == 1) {
+        e->addr4[e->naddr++] = a.s_addr;
+        return;
+    }
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo(e->addr, NULL, &hints, &res)) return;
+    for (struct addrinfo *r = res; r && e->naddr < ADDRS_MAX; r = r->ai_next) {
+        uint32_t v = ((const struct sockaddr_in *)r->ai_addr)->sin_addr.s_addr;
+        bool dup = false;
+        for (int i = 0; i < e->naddr; i++) dup |= e->addr4[i] == v;
+        if (!dup) e->addr4[e->naddr++] = v;
+    }
+    freeaddrinfo(res);
+}
+
+/* One read of the scheduler's list; the new set replaces the old one. */
+static void refresh(struct vg_nodeset *ns)
+{
+    struct vg_orch_node *nodes = NULL;
+    size_t k = 0;
+    int rc = ns->orch->ops->nodes(ns->orch, NULL, 0, &nodes, &k);
+    pthread_mutex_lock(&ns->mu);
+    ns->reads++;
+    ns->failures += rc != 0;
+    vg_strlcpy(ns->err, rc ? ns->orch->err : "", sizeof ns->err);
+    pthread_mutex_unlock(&ns->mu);
+    if (rc) {
+        free(nodes);
+        return;
+    }
+    struct entry *e = vg_xcalloc(k ? k : 1, sizeof *e);
+    for (size_t i = 0; i < k; i++) {
+        vg_strlcpy(e[i].name, nodes[i].name, sizeof e[i].name);
+        vg_strlcpy(e[i].addr, nodes[i].addr, sizeof e[i].addr);
+    }
+    free(nodes);
+    qsort(e, k, sizeof *e, by_name);
+    /* resolve only the addresses that changed since the last read */
+    pthread_rwlock_rdlock(&ns->rw);
+    for (size_t i = 0; i < k; i++) {
+        const struct entry *old = find(ns->entries, ns->n, e[i].name);
+        if (old && !strcmp(old->addr, e[i].addr)) {
+            memcpy(e[i].addr4, old->addr4, sizeof e[i].addr4);
+            e[i].naddr = old->naddr;
+        } else {
+            e[i].naddr = -1;
+        }
+    }
+    pthread_rwlock_unlock(&ns->rw);
+    for (size_t i = 0; i < k; i++)
+        if (e[i].naddr < 0) resolve(&e[i]);
+    pthread_rwlock_wrlock(&ns->rw);
+    struct entry *gone = ns->entries;
+    ns->entries = e;
+    ns->n = k;
+    ns->read = true;
+    pthread_rwlock_unlock(&ns->rw);
+    free(gone);
+}
+
+static void *reader(void *arg)
+{
+    struct vg_nodeset *ns = arg;
+    pthread_mutex_lock(&ns->mu);
+    while (!ns->stopping) {
+        int64_t now = vg_mono_ms();
+        pthread_rwlock_rdlock(&ns->rw);
+        bool read = ns->read;
+        pthread_rwlock_unlock(&ns->rw);
+        /* unread: try again every VG_NODESET_MISS_MS; read: every refresh_ms,
+         * or VG_NODESET_MISS_MS after the last read when a name was missed */
+        int64_t due = ns->last_read + (!read || ns->want ? VG_NODESET_MISS_MS : ns->refresh_ms);
+        if (!ns->last_read || now >= due) {
+            ns->want = false;
+            ns->last_read = now;
+            pthread_mutex_unlock(&ns->mu);
+            refresh(ns);
+            pthread_mutex_lock(&ns->mu);
+            pthread_cond_broadcast(&ns->cond);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t wait = due - now;
+        ts.tv_sec += (time_t)(wait / 1000);
+        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&ns->cond, &ns->mu, &ts);
+    }
+    pthread_mutex_unlock(&ns->mu);
+    return NULL;
+}
+
+struct vg_nodeset *vg_nodeset_start(struct vg_orch *orch, int refresh_ms)
+{
+    struct vg_nodeset *ns = vg_xcalloc(1, sizeof *ns);
+    ns->orch = orch;
+    ns->refresh_ms = refresh_ms > 0 ? refresh_ms : VG_NODESET_REFRESH_MS;
+    pthread_rwlock_init(&ns->rw, NULL);
+    pthread_mutex_init(&ns->mu, NULL);
+    pthread_cond_init(&ns->cond, NULL);
+    ns->started = pthread_create(&ns->thread, NULL, reader, ns) == 0;
+    if (!ns->started) {
+        vg_nodeset_stop(ns);
+        return NULL;
+    }
+    return ns;
+}
+
+void vg_nodeset_stop(struct vg_nodeset *ns)
+{
+    if (!ns) return;
+    pthread_mutex_lock(&ns->mu);
+    ns->stopping = true;
+    pthread_cond_broadcast(&ns->cond);
+    pthread_mutex_unlock(&ns->mu);
+    if (ns->started) pthread_join(ns->thread, NULL);
+    vg_orch_close(ns->orch);
+    pthread_cond_destroy(&ns->cond);
+    pthread_mutex_destroy(&ns->mu);
+    pthread_rwlock_destroy(&ns->rw);
+    free(ns->entries);
+    free(ns);
+}
+
+/* An unknown name was asked about: read the list again soon. */
+static void missed(struct vg_nodeset *ns)
+{
+    pthread_mutex_lock(&ns->mu);
+    if (!ns->want) {
+        ns->want = true;
+        pthread_cond_broadcast(&ns->cond);
+    }
+    pthread_mutex_unlock(&ns->mu);
+}
+
+/* 1 found (*out copied), 0 not listed, -1 never read. */
+static int lookup(struct vg_nodeset *ns, const char *node, struct entry *out)
+{
+    pthread_rwlock_rdlock(&ns->rw);
+    int rc = -1;
+    if (ns->read) {
+        const struct entry *e = find(ns->entries, ns->n, node);
+        rc = e != NULL;
+        if (e) *out = *e;
+    }
+    pthread_rwlock_unlock(&ns->rw);
+    if (rc == 0) missed(ns);
+    return rc;
+}
+
+int vg_nodeset_known(struct vg_nodeset *ns, const char *node)
+{
+    struct entry e;
+    return lookup(ns, node, &e);
+}
+
+int vg_nodeset_has_addr(struct vg_nodeset *ns, const char *node, uint32_t addr4)
+{
+    struct entry e;
+    int rc = lookup(ns, node, &e);
+    if (rc <= 0) return rc;
+    for (int i = 0; i < e.naddr; i++)
+        if (e.addr4[i] == addr4) return 1;
+    return 0;
+}
+
+long vg_nodeset_names(struct vg_nodeset *ns, char ***names)
+{
+    *names = NULL;
+    pthread_rwlock_rdlock(&ns->rw);
+    long n = ns->read ? (long)ns->n : -1;
+    if (n >= 0) {
+        *names = vg_xcalloc((size_t)n + 1, sizeof **names);
+        for (long i = 0; i < n; i++) (*names)[i] = vg_xstrdup(ns->entries[i].name);
+    }
+    pthread_rwlock_unlock(&ns->rw);
+    return n;
+}
+
+void vg_nodeset_names_free(char **names, long n)
+{
+    for (long i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+bool vg_nodeset_wait(struct vg_nodeset *ns, int timeout_ms)
+{
+    int64_t end = vg_mono_ms() + timeout_ms;
+    pthread_mutex_lock(&ns->mu);
+    for (;;) {
+        pthread_rwlock_rdlock(&ns->rw);
+        bool read = ns->read;
+        pthread_rwlock_unlock(&ns->rw);
+        int64_t left = end - vg_mono_ms();
+        if (read || left <= 0 || ns->stopping) {
+            pthread_mutex_unlock(&ns->mu);
+            return read;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)(left / 1000);
+        ts.tv_nsec += (long)(left % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&ns->cond, &ns->mu, &ts);
+    }
+}
+
+void vg_nodeset_error(struct vg_nodeset *ns, char *buf, size_t n)
+{
+    pthread_mutex_lock(&ns->mu);
+    vg_strlcpy(buf, ns->err, n);
+    pthread_mutex_unlock(&ns->mu);
+}
+
+void vg_nodeset_metrics(struct vg_nodeset *ns, struct sbuf *out)
+{
+    pthread_rwlock_rdlock(&ns->rw);
+    size_t n = ns->n;
+    pthread_rwlock_unlock(&ns->rw);
+    pthread_mutex_lock(&ns->mu);
+    unsigned long reads = ns->reads, failures = ns->failures;
+    pthread_mutex_unlock(&ns->mu);
+    sbuf_printf(out,
+                "# HELP vigil_scheduler_nodes Nodes the scheduler lists (the nodes the intake takes reports from).\n"
+                "# TYPE vigil_scheduler_nodes gauge\nvigil_scheduler_nodes %zu\n"
+                "# HELP vigil_scheduler_node_reads_total Reads of the scheduler's node list.\n"
+                "# TYPE vigil_scheduler_node_reads_total counter\nvigil_scheduler_node_reads_total %lu\n"
+                "# HELP vigil_scheduler_node_read_failures_total Reads of the scheduler's node list that failed.\n"
+                "# TYPE vigil_scheduler_node_read_failures_total counter\nvigil_scheduler_node_read_failures_total %lu\n",
+                n, reads, failures);
+}
