@@ -15,6 +15,7 @@ struct vg_agent_opts {
     const char *controller;      /* base URL (http://host:port), NULL = standalone */
     const char *auth_mode;       /* munge | token | none */
     const char *token_file, *munge_socket;
+    const char *ca_file;         /* verify an https:// controller against this CA (PEM); NULL: the system's */
     const char *kmsg;            /* /dev/kmsg, a file to follow, or a FIFO */
     bool kmsg_from_start;        /* read what the log holds already */
     const char *spool;           /* the spool file */

@@ -3,8 +3,9 @@
  * events and VG_WIRE_SEND_BYTES bytes each (wire/limits.h), every one spooled
  * (fsync'd) before the POST.  202 removes it; 413, or 400 naming a limit,
  * splits it and sends the parts; any other 400 drops it (malformed is not
- * retryable); 401 and failures retry it later — in order, with backoff, 401
- * slowly.  A spool that cannot be written turns delivery memory-only: said
+ * retryable); 401, 403 (this node's name refused: not the credential's, or
+ * not the scheduler's) and failures retry it later — in order, with backoff,
+ * 401 and 403 slowly: never dropped.  A spool that cannot be written turns delivery memory-only: said
  * loudly on stderr and in the --json status line, and detection goes on. */
 #include "agent/agent_int.h"
 #include "agent/slurmjobs.h"
@@ -65,7 +66,10 @@ int snd_init(struct agent *a, char *err, size_t errlen)
     if (l >= sizeof a->base) return snprintf(err, errlen, "--controller: URL longer than %zu bytes", sizeof a->base - 1), -1;
     snprintf(a->base, sizeof a->base, "%.*s", (int)l, c);
     snd_endpoint(a, "/v1/events", a->url, sizeof a->url);
-    if (vg_auth_init(&a->auth, a->o->auth_mode, a->o->token_file, a->o->munge_socket, err, errlen)) return -1;
+    struct vg_auth_conf ac = { .mode = a->o->auth_mode, .node = a->node, .token_file = a->o->token_file,
+                               .munge_socket = a->o->munge_socket };
+    if (vg_auth_init(&a->auth, &ac, err, errlen)) return -1;
+    vg_client_set_ca(a->o->ca_file);
     a->auth_ok = true;
     char why[256];
     a->spool = vg_spool_open(a->o->spool, why, sizeof why);
@@ -252,10 +256,13 @@ void snd_deliver(struct agent *a, bool once)
                    resp ? resp : "");
             a->dropped++;
             pop(a);
-        } else if (rc == 0 && status == 401) {
-            vg_err("agent: AUTHENTICATION REJECTED by %s (HTTP 401) for message %" PRId64
-                   ": check --auth and the key/token; retrying in %d s",
-                   a->url, seq, RETRY_401_MS / 1000);
+        } else if (rc == 0 && (status == 401 || status == 403)) {
+            vg_err("agent: %s by %s (HTTP %ld) for message %" PRId64 ": %s; %s; retrying in %d s",
+                   status == 401 ? "AUTHENTICATION REJECTED" : "REFUSED AS NOT THIS NODE'S", a->url, status, seq,
+                   resp ? resp : "",
+                   status == 401 ? "check --auth and the key/token"
+                                 : "check --node and that the scheduler lists this node at this address",
+                   RETRY_401_MS / 1000);
             a->failed_posts++;
             later(a, RETRY_401_MS);
         } else {

@@ -3,7 +3,8 @@
  * (WAL; an accepted incident survives kill -9) and serves them back to
  * holders of the read token.
  *   vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none]
- *               [--token-file F] [--read-token-file F] [--munge-socket S]
+ *               [--secret-file F] [--token-file F --allow-shared-token]
+ *               [--read-token-file F] [--munge-socket S] [--tls-cert F --tls-key F]
  *               [--window SECONDS] [--port-file F] [--policy FILE]
  *               [--slurm-conf FILE] [--dry-run] [--max-connections N]
  *               [--max-per-client N]
@@ -12,6 +13,7 @@
  * exit within 6 s of the signal (queued incidents are in the store and resume
  * at restart). */
 #include "cmd/cmd.h"
+#include "cmd/serve_auth.h"
 #include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
@@ -20,6 +22,7 @@
 #include "controller/policy.h"
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
+#include "controller/nodeset.h"
 #include "controller/ingest.h"
 #include "controller/store.h"
 #include "report/audit_report.h"
@@ -42,8 +45,9 @@
 #include <unistd.h>
 
 #define SERVE_USAGE                                                                                            \
-    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n"        \
-    "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
+    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--secret-file F]\n"       \
+    "                   [--token-file F --allow-shared-token] [--read-token-file F] [--munge-socket S]\n"    \
+    "                   [--tls-cert F --tls-key F] [--window SECONDS] [--port-file F]\n"                      \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S]\n"                                                                  \
@@ -52,7 +56,11 @@
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
-    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"
+    "report) and lists the nodes the scheduler or the heartbeats know that never sent one.\n"            \
+    "Token auth: --secret-file holds the cluster secret each node's token is derived from (`vigil\n"   \
+    "token`); the old shared --token-file is taken only with --allow-shared-token (it proves no node).\n"\
+    "Only nodes the scheduler lists are heard from, each only for itself.  --tls-cert/--tls-key (PEM):\n"\
+    "HTTPS only; clients verify it with --ca.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -64,6 +72,7 @@ struct serve {
     const struct vg_catalog *cat;
     struct vg_store *reader;
     struct vg_fleetview *view;
+    struct vg_nodeset *nodes;   /* the nodes the scheduler lists */
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -150,6 +159,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     struct serve *s = ctx;
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
+    if (s->nodes) vg_nodeset_metrics(s->nodes, out);
     if (s->reader) incident_states(s->reader, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
 }
@@ -167,18 +177,6 @@ static size_t catalog_kinds(const struct vg_catalog *cat, const char ***out)
     }
     *out = kinds;
     return n;
-}
-
-/* Without authentication only loopback may listen. */
-static bool loopback_listen(const char *listen)
-{
-    char host[64];
-    const char *colon = strrchr(listen, ':');
-    if (!colon || (size_t)(colon - listen) >= sizeof host) return false;
-    memcpy(host, listen, (size_t)(colon - listen));
-    host[colon - listen] = 0;
-    struct in_addr a;
-    return host[0] && inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 /* Room for the connection limit: the soft descriptor limit up to the hard one. */
@@ -222,7 +220,8 @@ int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
-               *policy_file = NULL;
+               *policy_file = NULL, *secret_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    bool allow_shared = false;
     const char *orchestrator = NULL, *orch_config = NULL;
     bool act = true;
     long window = 60;
@@ -241,6 +240,8 @@ int cmd_serve(int argc, char **argv)
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
         { "audit-stale", required_argument, 0, 'A' },
+        { "secret-file", required_argument, 0, 'K' }, { "allow-shared-token", no_argument, 0, 'T' },
+        { "tls-cert", required_argument, 0, 'x' }, { "tls-key", required_argument, 0, 'y' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -251,6 +252,10 @@ int cmd_serve(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'a': mode = optarg; break;
         case 't': token_file = optarg; break;
+        case 'K': secret_file = optarg; break;
+        case 'T': allow_shared = true; break;
+        case 'x': tls_cert = optarg; break;
+        case 'y': tls_key = optarg; break;
         case 'r': read_token_file = optarg; break;
         case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
@@ -304,19 +309,21 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     struct vg_auth auth;
-    if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) {
+    char *tls_cert_pem, *tls_key_pem;
+    struct vg_serve_creds creds = { .listen = listen, .mode = mode, .secret_file = secret_file,
+                                    .token_file = token_file, .munge_socket = munge_socket, .tls_cert = tls_cert,
+                                    .tls_key = tls_key, .allow_shared = allow_shared };
+    if (vg_serve_creds(&creds, &auth, &tls_cert_pem, &tls_key_pem)) {
         vg_policy_free(&policy);
-        return vg_input_error("%s", err);
+        return VG_EXIT_INPUT;
     }
-    if (auth.mode == VG_AUTH_NONE && !loopback_listen(listen)) {
-        vg_policy_free(&policy);
-        return vg_input_error("--auth none: refusing to listen on '%s' without authentication (only 127.x.x.x)",
-                              listen);
-    }
-    if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any local client may post events");
+    hopts.tls_cert = tls_cert_pem;
+    hopts.tls_key = tls_key_pem;
     struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);
     if (!cat) {
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
@@ -325,6 +332,8 @@ int cmd_serve(int argc, char **argv)
     if (!orch) {
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("serve: %s", err);
     }
@@ -335,6 +344,8 @@ int cmd_serve(int argc, char **argv)
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return VG_EXIT_INPUT;
     }
@@ -350,6 +361,8 @@ int cmd_serve(int argc, char **argv)
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
@@ -378,10 +391,18 @@ int cmd_serve(int argc, char **argv)
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
         .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
+    /* who the intake hears from: the nodes the scheduler lists, read by a thread of its own */
+    struct vg_orch *ns_orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
+    sv.nodes = ns_orch ? vg_nodeset_start(ns_orch, 0) : NULL;
+    hopts.nodes = sv.nodes;
+    if (sv.nodes && !vg_nodeset_wait(sv.nodes, 3000)) {
+        vg_nodeset_error(sv.nodes, err, sizeof err);
+        vg_warn("serve: the scheduler's node list is not read yet (%s): nodes are answered 503 until it is", err);
+    }
     struct vg_ingest ingest = { .store = wstore, .window_ms = window * 1000, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
-    struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
+    struct vg_http *http = sv.nodes ? vg_http_start(&hopts, &auth, &ingest, err, sizeof err) : NULL;
     sv.http = http;
     /* the monitor probes through an orchestrator of its own, from its thread */
     struct vg_orch *hb_orch = http && hbo.interval_ms > 0 ? vg_orch_open(orchestrator, &oc, err, sizeof err) : NULL;
@@ -400,7 +421,8 @@ int cmd_serve(int argc, char **argv)
                 vg_err("serve: cannot write %s", port_file);
             }
         }
-        vg_info("serve: listening on port %u, store %s, auth %s, reads %s, %s %s", port, db, mode,
+        vg_info("serve: listening on port %u (%s), store %s, auth %s, reads %s, %s %s", port,
+                tls_cert_pem ? "HTTPS" : "HTTP", db, mode,
                 read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
                 act ? "acting on" : "dry run, reading", orch->ops->name);
         int sig;
@@ -413,6 +435,7 @@ int cmd_serve(int argc, char **argv)
         vg_http_stop(http);
     }
     vg_orch_close(hb_orch);
+    vg_nodeset_stop(sv.nodes);
     vg_executor_stop(exec);
     vg_fleetview_free(sv.view);
     vg_orch_close(view_orch);
@@ -425,5 +448,7 @@ int cmd_serve(int argc, char **argv)
     free(kinds);
     vg_catalog_free(cat);
     vg_auth_free(&auth);
+    free(tls_cert_pem);
+    free(tls_key_pem);
     return rc;
 }

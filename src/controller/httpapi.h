@@ -22,14 +22,25 @@
  *   GET  /                                       → the live dashboard (dashboard.h)
  *   GET  /healthz                                → "ok" (no credentials)
  * Reads need the read token (Authorization: Bearer, or the HttpOnly cookie
- * `/?token=` sets); the agents' credentials do not grant them.
- * Defences: token authentication before any body byte is read; a MUNGE body
- * must start as a credential; bodies over VG_WIRE_MAX_BODY refused (413,
- * with the figure); a budget on body bytes buffered at once (503); at most
+ * `/?token=` sets; Secure too under TLS); the agents' credentials do not
+ * grant them.
+ * A node speaks only for itself: every POST's credential (wire/auth.h) is
+ * checked from its headers, before any body byte is read or reserved; the
+ * node it speaks for must be one the scheduler lists (nodeset.h) and, with
+ * MUNGE, the credential must come from that node's address; the node a
+ * body names must be that node.  Refused: 401 (credential), 403 (another
+ * node's, or a node the scheduler does not list), 503 while the scheduler's
+ * list was never read; each counted in vigil_rejected_total by reason and
+ * logged at a bounded rate (a "suppressed N" line for the rest).
+ * Other defences: bodies over VG_WIRE_MAX_BODY refused (413, with the
+ * figure); a budget on body bytes buffered at once, in all and per client
+ * (budget.h; 503); token nonces in per-node windows (wire/replay.h); at most
  * max_per_client connections per client address and max_connections in all;
  * a deadline per request that bytes arriving slowly do not extend.  Each
  * message is committed (group commit, commit.h) before its 202 is sent, and
- * reads go through their own SQLite connection, never waiting for the writer. */
+ * reads go through their own SQLite connection, never waiting for the writer.
+ * With a certificate and key the server speaks only HTTPS (GnuTLS, through
+ * libmicrohttpd). */
 #ifndef VG_HTTPAPI_H
 #define VG_HTTPAPI_H
 #include "wire/auth.h"
@@ -37,6 +48,7 @@
 #include <stddef.h>
 
 struct vg_fleetview;
+struct vg_nodeset;
 
 struct vg_http_opts {
     const char *listen;           /* "ADDR:PORT" (PORT 0 picks a free one) */
@@ -46,6 +58,10 @@ struct vg_http_opts {
     unsigned max_per_client;      /* 0: 32 */
     unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
+    size_t client_budget;         /* … by one client (node, or address); 0: VG_WIRE_MAX_BODY */
+    struct vg_nodeset *nodes;     /* the nodes the scheduler lists; NULL: no scheduler (tests of the
+                                   * transport alone): every name is taken, no MUNGE origin checked */
+    const char *tls_cert, *tls_key; /* PEM text: serve HTTPS only; NULL: plain HTTP */
     void (*on_beat)(void *ctx, const char *node, const char *jobs);   /* heartbeats (jobs: the node's, or ""); NULL: 404 */
     void *beat_ctx;
     struct vg_store *audits;      /* where POST /v1/inventory and /v1/burnin write; NULL: 404 */

@@ -3,6 +3,7 @@
  * but healthz needs the read token (see httpapi.h).  Reads go through their
  * own SQLite connection. */
 #include "controller/httpapi_int.h"
+#include "controller/budget.h"
 #include "controller/burnin_hist.h"
 #include "util/mhdso.h"
 #include "controller/commit.h"
@@ -11,6 +12,7 @@
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include "wire/replay.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,9 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
     pthread_mutex_lock(&h->conns_lock);
     unsigned long deadline_closed = h->deadline_closed;
     pthread_mutex_unlock(&h->conns_lock);
+    pthread_mutex_lock(&h->auth_lock);
+    size_t windows = h->auth->replay ? vg_replay_nodes(h->auth->replay) : 0;
+    pthread_mutex_unlock(&h->auth_lock);
     struct sbuf b = SBUF_INIT;
     pthread_mutex_lock(&h->lock);
     sbuf_printf(&b,
@@ -83,18 +88,22 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_http_requests_total HTTP requests served.\n# TYPE vigil_http_requests_total counter\n"
                 "vigil_http_requests_total %lu\n"
                 "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
-                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n"
+                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"identity\"} %lu\n"
+                "vigil_rejected_total{reason=\"input\"} %lu\n"
                 "vigil_rejected_total{reason=\"storage\"} %lu\nvigil_rejected_total{reason=\"busy\"} %lu\n"
                 "# HELP vigil_http_deadline_closed_total Connections closed for missing their request deadline.\n"
                 "# TYPE vigil_http_deadline_closed_total counter\nvigil_http_deadline_closed_total %lu\n"
                 "# HELP vigil_http_body_bytes_inflight Request body bytes buffered now.\n"
                 "# TYPE vigil_http_body_bytes_inflight gauge\nvigil_http_body_bytes_inflight %zu\n"
+                "# HELP vigil_auth_nonce_windows Nodes with a token nonce window (bounded by the scheduler's nodes).\n"
+                "# TYPE vigil_auth_nonce_windows gauge\nvigil_auth_nonce_windows %zu\n"
                 "# HELP vigil_store_commits_total Transactions committed (each holds one or more messages).\n"
                 "# TYPE vigil_store_commits_total counter\nvigil_store_commits_total %lu\n"
                 "# HELP vigil_store_messages_total Agent messages committed.\n"
                 "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
-                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input,
-                h->rejected_storage, h->rejected_busy, deadline_closed, h->body_inflight, commits, committed);
+                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth,
+                h->rejected_identity, h->rejected_input, h->rejected_storage, h->rejected_busy, deadline_closed,
+                vg_budget_inflight(h->budget), windows, commits, committed);
     pthread_mutex_unlock(&h->lock);
     if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
@@ -107,7 +116,8 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
     const char *token = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (token && h->o.read_token && vg_auth_secret_equal(token, h->o.read_token)) {
         char cookie[400];
-        snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/", h->o.read_token);
+        snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/%s", h->o.read_token,
+                 h->o.tls_cert ? "; Secure" : "");
         struct MHD_Response *r = vg_mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         vg_mhd->add_response_header(r, "Set-Cookie", cookie);
         vg_mhd->add_response_header(r, "Location", "/");
