@@ -19,6 +19,7 @@ struct vg_agent_opts {
     const char *kmsg;            /* /dev/kmsg, a file to follow, or a FIFO */
     bool kmsg_from_start;        /* read what the log holds already */
     const char *spool;           /* the spool file */
+    size_t spool_max;            /* its cap in bytes (record-only events dropped first); 0: none */
     const char *config;          /* a `vigil check` config for the periodic checks, or NULL */
     const char *policy;          /* a site policy file for the catalog, or NULL */
     const char *catalog;         /* NULL = the bundled one */

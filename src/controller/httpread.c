@@ -100,10 +100,13 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_store_commits_total Transactions committed (each holds one or more messages).\n"
                 "# TYPE vigil_store_commits_total counter\nvigil_store_commits_total %lu\n"
                 "# HELP vigil_store_messages_total Agent messages committed.\n"
-                "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
+                "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n"
+                "# HELP vigil_agent_spool_dropped_events_total Record-only events agents' spools dropped at their cap.\n"
+                "# TYPE vigil_agent_spool_dropped_events_total counter\nvigil_agent_spool_dropped_events_total %lu\n",
                 (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth,
                 h->rejected_identity, h->rejected_input, h->rejected_storage, h->rejected_busy, deadline_closed,
-                vg_budget_inflight(h->budget), windows, commits, committed);
+                vg_budget_inflight(h->budget), windows, commits, committed,
+                __atomic_load_n(&h->ingest->spool_dropped, __ATOMIC_RELAXED));
     pthread_mutex_unlock(&h->lock);
     if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
