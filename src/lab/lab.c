@@ -647,7 +647,9 @@ static int start_all(struct lab *l)
     sbuf_printf(&a[2], "--pid-file=%s", pid);
     sbuf_printf(&a[3], "--log-file=%s", log);
     sbuf_printf(&a[4], "--seed-file=%s", seed);
-    const char *margv[] = { "munged", "-F", a[0].s, a[1].s, a[2].s, a[3].s, a[4].s, NULL };
+    /* every lab node is 127.0.0.1 in slurm.conf: credentials say they come from there, however this
+     * machine's host name resolves (the controller checks a credential's origin against NodeAddr) */
+    const char *margv[] = { "munged", "-F", "--origin=127.0.0.1", a[0].s, a[1].s, a[2].s, a[3].s, a[4].s, NULL };
     int rc = start(l, "munged", NULL, margv, NULL, NULL, NULL) < 0 ? -1 : 0;
     char tail[1024];
     if (!rc && !wait_file(sock, 5000)) {
