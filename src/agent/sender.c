@@ -60,7 +60,7 @@ int snd_init(struct agent *a, char *err, size_t errlen)
     if (!a->o->controller) return 0;
     const char *c = a->o->controller;
     if (!vg_startswith(c, "http://") && !vg_startswith(c, "https://"))
-        return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT", c), -1;
+        return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT or https://HOST:PORT", c), -1;
     size_t l = strlen(c);
     while (l && c[l - 1] == '/') l--;
     if (l >= 10 && !strncmp(c + l - 10, "/v1/events", 10)) l -= 10;

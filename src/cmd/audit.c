@@ -26,7 +26,8 @@ static const char usage_text[] =
     "                   [--fail-on none|low|medium|high|critical] [--now YYYY-MM-DD] [--components]\n"
     "       vigil audit --security … (tenant isolation; vigil audit --security --help)\n"
     "       vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
-    "       vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n"
+    "       vigil audit fleet [--controller URL] [--read-token-file F] [--ca F] [--json] [--format …]\n"  \
+    "                         [--fail-on SEV]\n"
     "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"
     "       report is stale or that never sent one: exit 1 then, like version skew)\n";
 
@@ -116,7 +117,8 @@ static int audit_fleet(int argc, char **argv)
     static const struct option lo[] = {
         { "controller", required_argument, 0, 'c' }, { "read-token-file", required_argument, 0, 't' },
         { "json", no_argument, 0, 'j' },             { "format", required_argument, 0, 'f' },
-        { "fail-on", required_argument, 0, 'F' },    { 0, 0, 0, 0 },
+        { "fail-on", required_argument, 0, 'F' },    { "ca", required_argument, 0, 'a' },
+        { 0, 0, 0, 0 },
     };
     const char *url = getenv("VIGIL_CONTROLLER"), *token = getenv("VIGIL_READ_TOKEN"), *tfile = NULL;
     enum vg_out_fmt fmt = VG_FMT_TABLE;
@@ -129,6 +131,7 @@ static int audit_fleet(int argc, char **argv)
         switch (c) {
         case 'c': url = optarg; break;
         case 't': tfile = optarg; break;
+        case 'a': vg_client_set_ca(optarg); break;
         case 'j': fmt = VG_FMT_JSON; break;
         case 'f': if (vg_opt_format("audit fleet", optarg, &fmt)) return VG_EXIT_INPUT; break;
         case 'F': if (vg_opt_fail_on("audit fleet", optarg, &none, &fail_on)) return VG_EXIT_INPUT; break;

@@ -28,7 +28,8 @@ static int perform(const struct vg_curl *cu, CURL *c, const char *url, int timeo
     cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     cu->easy_setopt(c, CURLOPT_WRITEDATA, &body);
     cu->easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    if (ca_file) cu->easy_setopt(c, CURLOPT_CAINFO, ca_file);
+    const char *ca = ca_file ? ca_file : getenv("VIGIL_CA");
+    if (ca && *ca) cu->easy_setopt(c, CURLOPT_CAINFO, ca);
     cu->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
     cu->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
     CURLcode rc = cu->easy_perform(c);

@@ -2,7 +2,8 @@
  * `vigil report`, `vigil burnin --controller`, the drill): POST a message
  * authenticated per auth.h, GET with the read token, over libcurl.  An
  * https:// controller is verified against the system's CAs, or only against
- * the certificate authority set with vg_client_set_ca (`--ca F`). */
+ * the certificate authority set with vg_client_set_ca (`--ca F`), else the
+ * one $VIGIL_CA names. */
 #ifndef VG_CLIENT_H
 #define VG_CLIENT_H
 #include "wire/auth.h"
