@@ -47,6 +47,9 @@ static const char *const post_paths[] = { "/v1/events", "/v1/heartbeat", "/v1/in
 /* Rejected requests: a few lines per window, the rest counted (an
  * unauthenticated flood must not bury the controller's own lines). */
 static struct vg_lograte rejected_log = VG_LOGRATE("rejected request", 10000, 10);
+/* libmicrohttpd's own lines (a client over the per-address limit, a TLS
+ * handshake cut short): per connection, so bounded like the rejections. */
+static struct vg_lograte mhd_log = VG_LOGRATE("libmicrohttpd", 10000, 5);
 /* Requests taken on the shared token: said now and then, not per request. */
 static struct vg_lograte shared_log = VG_LOGRATE("shared token", 600000, 1);
 
@@ -105,6 +108,15 @@ static void set_deadline(struct vg_http *h, struct MHD_Connection *c, int64_t de
     pthread_mutex_lock(&h->conns_lock);
     k->deadline = deadline;
     pthread_mutex_unlock(&h->conns_lock);
+}
+
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = 0;
+    vg_warn_limited(&mhd_log, "http: %s", line);
 }
 
 /* Refuses the request with code: counted under counter, logged (at a
@@ -471,6 +483,7 @@ static void *reaper(void *arg)
             }
         h->deadline_closed += closed;
         vg_lograte_tick(&rejected_log);   /* the count of a flood that stopped */
+        vg_lograte_tick(&mhd_log);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 200 * 1000000L;
@@ -543,7 +556,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
             (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10), MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
             MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.max_per_client, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-            MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+            MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     }
     if (!h->d) {
         snprintf(err, errlen, tls ? "listen: cannot serve HTTPS on %s (is --tls-key the key of --tls-cert, both PEM?)"

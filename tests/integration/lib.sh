@@ -29,7 +29,7 @@ lab_down() {
 
 # sched_up HOSTLIST — a scheduler for a suite whose controller hears from
 # nodes it runs no agent of: a one-node lab (no vigil) whose slurm.conf also
-# lists HOSTLIST at 127.0.0.1, nodes with no slurmd (the controller takes
+# lists HOSTLIST (not n1, the lab's own) at 127.0.0.1, nodes with no slurmd (the controller takes
 # reports only from nodes the scheduler lists).  Sets LAB_DIR and
 # SLURM_CONF, and (as lab_up) `trap lab_down EXIT`: a suite with a trap of
 # its own sets it after, calling lab_down.
