@@ -1,6 +1,7 @@
 /* nodeset.c — the scheduler's node list, cached and refreshed by a thread
  * of its own; see nodeset.h. */
 #include "controller/nodeset.h"
+#include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <arpa/inet.h>
@@ -81,6 +82,9 @@ static void refresh(struct vg_nodeset *ns)
     vg_strlcpy(ns->err, rc ? ns->orch->err : "", sizeof ns->err);
     pthread_mutex_unlock(&ns->mu);
     if (rc) {
+        static struct vg_lograte log = VG_LOGRATE("scheduler node list", 60000, 1);
+        vg_warn_limited(&log, "scheduler: cannot read its node list (%s)%s", ns->orch->err,
+                        ns->read ? "; the last one read is kept" : ": nodes are answered 503 until it is read");
         free(nodes);
         return;
     }
