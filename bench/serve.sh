@@ -6,8 +6,9 @@
 #    connections for SECONDS (default 10): events/s and p99 latency (targets
 #    >= 5,000/s, p99 < 50 ms), next to GET /healthz under the same load;
 #  - messages per commit (what group commit saves in fsyncs);
-#  - intake in a second run after the first has filled the nonce cache, as a
-#    ratio to the first (a linear nonce scan made this fall 15-fold);
+#  - intake in a second run by the same nodes, their nonce windows in use,
+#    as a ratio to the first (a linear scan of the old global nonce cache
+#    made this fall 15-fold);
 #  - RSS with 1,000 slow clients (one header byte a second) connected (target
 #    < 64 MB), next to the RSS of the idle server.
 #  - 1,000 agents (per-client cap raised, as if from 1,000 addresses), each
