@@ -214,16 +214,14 @@ static int verify_token(const struct vg_auth *a, const struct vg_auth_request *r
     return 0;
 }
 
-/* "vigil-1 node=NAME sha256=HEX" */
-static int munge_payload(const char *p, int len, struct vg_auth_id *id)
+int vg_auth_munge_payload(const char *p, int len, struct vg_auth_id *id)
 {
     static const char head[] = "vigil-1 node=";
-    if (len <= 0 || len >= MUNGE_PAYLOAD_MAX || memchr(p, 0, (size_t)len) ||
-        strncmp(p, head, sizeof head - 1))
-        return -1;
+    if (len <= 0 || len >= MUNGE_PAYLOAD_MAX || memchr(p, 0, (size_t)len)) return -1;
     char buf[MUNGE_PAYLOAD_MAX];
     memcpy(buf, p, (size_t)len);
     buf[len] = 0;
+    if (strncmp(buf, head, sizeof head - 1)) return -1;
     char *node = buf + sizeof head - 1, *sp = strchr(node, ' ');
     if (!sp || strncmp(sp, " sha256=", 8) || strlen(sp + 8) != 64) return -1;
     *sp = 0;
@@ -254,7 +252,7 @@ static int verify_munge(const struct vg_auth *a, const struct vg_auth_request *r
     if (e != EMUNGE_SUCCESS) rc = fail(err, errlen, "munge: %s", munge_strerror(e));
     else if (uid != a->allowed_uid)
         rc = fail(err, errlen, "munge: credential of uid %u, expected %u", (unsigned)uid, a->allowed_uid);
-    else if (munge_payload(payload, plen, id))
+    else if (vg_auth_munge_payload(payload, plen, id))
         rc = fail(err, errlen, "munge: the credential's payload is not 'vigil-1 node=NAME sha256=DIGEST'");
     else if (r->node && strcmp(r->node, id->node))
         rc = fail(err, errlen, "munge: X-Vigil-Node %.63s is not the credential's node %s", r->node, id->node);

@@ -92,6 +92,10 @@ int vg_auth_replay(struct vg_auth *a, const struct vg_auth_id *id, int64_t now_m
 /* After the body: it matches what the credential says (MUNGE: its digest).
  * 0, or -1 with the reason in err. */
 int vg_auth_body(const struct vg_auth_id *id, const char *body, size_t len, char *err, size_t errlen);
+/* Parses a MUNGE credential's payload, "vigil-1 node=NAME sha256=HEX" (len
+ * bytes, not NUL-terminated) into id->node and id->sha256: 0, or -1 when it
+ * is not one (the fuzz target drives it too). */
+int vg_auth_munge_payload(const char *p, int len, struct vg_auth_id *id);
 /* Constant-time comparison of a presented secret with the expected one. */
 bool vg_auth_secret_equal(const char *presented, const char *expected);
 
