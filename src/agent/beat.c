@@ -33,10 +33,11 @@ void beat_due(struct agent *a)
     long status = 0;
     char *resp = NULL;
     int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);
-    free(resp);
     bool ok = rc == 0 && status == 200;
     a->beats += ok;
-    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, rc ? err : "refused");
+    if (!ok && !rc) snprintf(err, sizeof err, "refused (HTTP %ld: %.180s)", status, resp ? resp : "");
+    free(resp);
+    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, err);
     else if (ok && a->beat_failing) vg_info("agent: heartbeats reach the controller again");
     a->beat_failing = !ok;
 }
