@@ -13,13 +13,14 @@ struct instance {
 };
 
 struct window {
-    char node[64];     /* "" : empty slot */
+    char node[64];
     struct instance in[VG_REPLAY_INSTANCES];
 };
 
-/* An open-addressing table of windows keyed by node name. */
+/* An open-addressing table of pointers to windows, keyed by node name (a
+ * window is allocated when its node first speaks). */
 struct vg_replay {
-    struct window *w;
+    struct window **w;
     size_t cap, n;
 };
 
@@ -28,6 +29,7 @@ struct vg_replay *vg_replay_new(void) { return vg_xcalloc(1, sizeof(struct vg_re
 void vg_replay_free(struct vg_replay *r)
 {
     if (!r) return;
+    for (size_t i = 0; i < r->cap; i++) free(r->w[i]);
     free(r->w);
     free(r);
 }
@@ -60,10 +62,10 @@ static uint64_t hash(const char *s)
     return h;
 }
 
-static struct window *slot(struct window *w, size_t cap, const char *node)
+static struct window **slot(struct window **w, size_t cap, const char *node)
 {
     size_t i = hash(node) & (cap - 1);
-    while (w[i].node[0] && strcmp(w[i].node, node)) i = (i + 1) & (cap - 1);
+    while (w[i] && strcmp(w[i]->node, node)) i = (i + 1) & (cap - 1);
     return &w[i];
 }
 
@@ -71,19 +73,20 @@ static struct window *window_of(struct vg_replay *r, const char *node)
 {
     if ((r->n + 1) * 4 > r->cap * 3) {   /* keep the load under 3/4 */
         size_t cap = r->cap ? r->cap * 2 : 64;
-        struct window *w = vg_xcalloc(cap, sizeof *w);
+        struct window **w = vg_xcalloc(cap, sizeof *w);
         for (size_t i = 0; i < r->cap; i++)
-            if (r->w[i].node[0]) *slot(w, cap, r->w[i].node) = r->w[i];
+            if (r->w[i]) *slot(w, cap, r->w[i]->node) = r->w[i];
         free(r->w);
         r->w = w;
         r->cap = cap;
     }
-    struct window *w = slot(r->w, r->cap, node);
-    if (!w->node[0]) {
-        vg_strlcpy(w->node, node, sizeof w->node);
+    struct window **w = slot(r->w, r->cap, node);
+    if (!*w) {
+        *w = vg_xcalloc(1, sizeof **w);
+        vg_strlcpy((*w)->node, node, sizeof (*w)->node);
         r->n++;
     }
-    return w;
+    return *w;
 }
 
 int vg_replay_use(struct vg_replay *r, const char *node, uint64_t instance, uint64_t counter, int64_t now_ms,
