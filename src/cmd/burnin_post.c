@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 #include "cmd/burnin_opts.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "wire/client.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,29 +37,12 @@ int vg_burnin_forward_controller(const struct vg_burnin_opts *o, const char **ar
     return a;
 }
 
-/* The token file of node: --token-file with %n replaced by the node's name
- * (a pass over several nodes posts each node's results as that node). */
-static void token_path(const char *pattern, const char *node, char *out, size_t n)
-{
-    size_t k = 0;
-    for (const char *p = pattern; *p && k + 1 < n; p++) {
-        if (p[0] == '%' && p[1] == 'n') {
-            k += (size_t)snprintf(out + k, n - k, "%s", node);
-            if (k >= n) k = n - 1;
-            p++;
-        } else {
-            out[k++] = *p;
-        }
-    }
-    out[k] = 0;
-}
-
 /* One node's results (the document with only that node), posted as that node. */
 static int post_node(const struct vg_burnin_opts *o, const json_t *doc, const json_t *node, const char *url)
 {
     const char *name = json_string_value(json_object_get(node, "node"));
     char err[512], tok[1024];
-    if (o->token_file) token_path(o->token_file, name ? name : "", tok, sizeof tok);
+    if (o->token_file) vg_expand_node(o->token_file, name ? name : "", tok, sizeof tok);   /* a node's own: %n */
     struct vg_auth auth;
     struct vg_auth_conf ac = { .mode = o->auth ? o->auth : "munge", .node = name,
                                .token_file = o->token_file ? tok : NULL, .munge_socket = o->munge_socket };

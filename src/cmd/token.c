@@ -61,17 +61,6 @@ static int new_secret(const char *path)
     return write_private(path, text, true);
 }
 
-/* pattern with each %n replaced by node. */
-static void expand(const char *pattern, const char *node, char *out, size_t n)
-{
-    struct sbuf b = SBUF_INIT;
-    for (const char *p = pattern; *p; p++)
-        if (p[0] == '%' && p[1] == 'n') sbuf_puts(&b, node), p++;
-        else sbuf_add(&b, p, 1);
-    vg_strlcpy(out, b.s ? b.s : "", n);
-    sbuf_free(&b);
-}
-
 int cmd_token(int argc, char **argv)
 {
     const char *secret_file = NULL, *nodes = NULL, *out = NULL, *fresh = NULL;
@@ -126,7 +115,7 @@ int cmd_token(int argc, char **argv)
             break;
         }
         if (out) {
-            expand(out, names[i], path, sizeof path);
+            vg_expand_node(out, names[i], path, sizeof path);
             snprintf(line, sizeof line, "%s\n", tok);
             rc = write_private(path, line, false);
         } else if (json) {
