@@ -5,8 +5,11 @@
  * splits it and sends the parts; any other 400 drops it (malformed is not
  * retryable); 401, 403 (this node's name refused: not the credential's, or
  * not the scheduler's) and failures retry it later — in order, with backoff,
- * 401 and 403 slowly: never dropped.  A spool that cannot be written turns delivery memory-only: said
- * loudly on stderr and in the --json status line, and detection goes on. */
+ * 401 and 403 slowly: never dropped.  A 202 with every event a duplicate on
+ * the first sending of a message this life spooled means the spool was
+ * rewound: a new life, and the message sent again.  A spool that cannot be
+ * written turns delivery memory-only: said loudly on stderr and in the
+ * --json status line, and detection goes on. */
 #include "agent/agent_int.h"
 #include "agent/slurmjobs.h"
 #include "wire/client.h"
