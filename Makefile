@@ -70,7 +70,7 @@ build/vigil-gpu: src/burnin/cuda/vigil-gpu.cu
 # The HTTP load and attack client the serve tests and the bench use.
 build/tests/httpload: tests/tools/httpload.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< -lmunge -lpthread
+	$(CC) $(CFLAGS) -o $@ $< -lmunge -lgnutls -lpthread
 
 
 # The Kubernetes API test double (tests/k8s/): kubectl and vigil's k8s backend run against it.

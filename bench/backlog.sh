@@ -12,13 +12,14 @@ T=$(mktemp -d /tmp/vigil-bench-backlog-XXXXXX); chmod 755 "$T"
 SERVE=
 trap '[ -n "$SERVE" ] && kill $SERVE 2>/dev/null; "$V" lab down --dir "$T/lab" >/dev/null 2>&1; rm -rf "$T"' EXIT
 eval "$("$V" lab up 4 --no-vigil --dir "$T/lab")" || exit 1
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"; umask 022
+"$V" token --new-secret "$T/secret" && "$V" token --secret-file "$T/secret" --node 'n[1-4]' --out "$T/%n.token" || exit 1
 printf 'breaker = 100%% / 600s\n' >"$T/policy"
 SEQ=0
-post() { # file
+INSTANCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+post() { # node file — as the node's agent posts it (its own token)
     SEQ=$((SEQ + 1))
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
-        -H "X-Vigil-Nonce: b$SEQ-$$" --data-binary @"$1" "$URL/v1/events"
+    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/$1.token")" -H "X-Vigil-Node: $1" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: $INSTANCE-$(date +%s%6N)" --data-binary @"$2" "$URL/v1/events"
 }
 msg() { # node seq events → file
     printf '{"node":"%s","seq":%d,"events":[%s]}' "$1" "$2" "$3" >"$T/m.json"
@@ -26,7 +27,7 @@ msg() { # node seq events → file
 down_after() { # backlog(0/1) → seconds from the XID post to DOWN
     rm -f "$T/db"* "$T/port"
     for n in n1 n2 n3 n4; do scontrol update NodeName=$n State=RESUME >/dev/null 2>&1; done
-    "$V" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
+    "$V" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --secret-file "$T/secret" \
         --policy "$T/policy" 2>>"$T/serve.log" &
     SERVE=$!
     while [ ! -s "$T/port" ]; do sleep 0.05; done
@@ -35,12 +36,12 @@ down_after() { # backlog(0/1) → seconds from the XID post to DOWN
         for n in n3 n4; do
             # XID 63: the controller's catalog ignores it (record only); 3,000 different PCI functions
             evs=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%s{\"kind\":\"xid\",\"code\":63,\"pci\":\"0000:%02x:%02x.0\",\"gpu\":1,\"source\":\"kmsg\"}", i ? "," : "", int(i / 32), i % 32 }')
-            msg $n $((SEQ + 1)) "$evs"; post "$T/m.json" >/dev/null
+            msg $n $((SEQ + 1)) "$evs"; post $n "$T/m.json" >/dev/null
         done
     fi
     msg n2 $((SEQ + 1)) '{"kind":"xid","code":79,"pci":"0000:18:00.0","gpu":0,"action":"reboot","source":"kmsg"}'
     t0=$(date +%s%N)
-    post "$T/m.json" >/dev/null
+    post n2 "$T/m.json" >/dev/null
     while ! scontrol show node -o n2 | grep -q 'State=[A-Z+]*DOWN'; do sleep 0.01; done
     t1=$(date +%s%N)
     kill $SERVE; wait $SERVE 2>/dev/null; SERVE=

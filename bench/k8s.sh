@@ -14,7 +14,7 @@ T=$(mktemp -d /tmp/vigil-bench-k8s-XXXXXX)
 KP= SP=
 trap '[ -n "$SP" ] && kill $SP 2>/dev/null; [ -n "$KP" ] && kill $KP 2>/dev/null; rm -rf "$T"' EXIT
 TOKEN="bench-api-token-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-umask 077; echo "agent-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+umask 077; "$V" token --new-secret "$T/secret" && "$V" token --secret-file "$T/secret" --node 'n[1-5]' --out "$T/%n.token" || exit 1
 echo "read-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"; umask 022
 printf 'spares = n5\nbreaker = 100%% / 600s\n' >"$T/policy"
 # the API over HTTPS, as vigil speaks it (it refuses plain HTTP)
@@ -39,7 +39,7 @@ run() { # → "calls moved latency_s baseline_s"
     b1=$(now)
     api -o /dev/null -X PATCH -H 'Content-Type: application/strategic-merge-patch+json' -d '{"spec":{"unschedulable":null}}' "$A/api/v1/nodes/n4"
     "$V" serve --orchestrator k8s --orch-config "$T/kc" --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" \
-        --auth token --token-file "$T/token" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
+        --auth token --secret-file "$T/secret" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
     SP=$!
     while [ ! -s "$T/port" ]; do sleep 0.02; done
     URL="http://127.0.0.1:$(cat "$T/port")"
@@ -47,8 +47,8 @@ run() { # → "calls moved latency_s baseline_s"
     before=$(grep -c 'ua=vigil$' "$T/api.log")
     gang >"$T/gang.before"
     t0=$(now)
-    curl -s -o /dev/null -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
-        -H "X-Vigil-Nonce: b$(now)" --data-binary '{"node":"n2","seq":1,"events":[{"kind":"xid","code":79,"pci":"0000:18:00.0","gpu":0,"action":"reboot","source":"kmsg"}]}' \
+    curl -s -o /dev/null -H "Authorization: Bearer $(cat "$T/n2.token")" -H "X-Vigil-Node: n2" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: 00000000000000b1-$(date +%s%6N)" --data-binary '{"node":"n2","seq":1,"events":[{"kind":"xid","code":79,"pci":"0000:18:00.0","gpu":0,"action":"reboot","source":"kmsg"}]}' \
         "$URL/v1/events"
     end=$(( $(date +%s) + 60 ))   # never wait for ever: a run that does not finish says so
     while [ "$(api "$A/api/v1/nodes/n2" | jq -r '.spec.unschedulable')" != true ]; do
@@ -93,14 +93,14 @@ A="https://127.0.0.1:$(cat "$T/kport")"
 sed -i "s|server: \"[^\"]*\"|server: \"$A\"|" "$T/kc"
 for j in train other; do api -o /dev/null -X DELETE "$A/apis/batch/v1/namespaces/default/jobs/$j"; done
 "$V" serve --orchestrator k8s --orch-config "$T/kc" --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" \
-    --auth token --token-file "$T/token" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
+    --auth token --secret-file "$T/secret" --read-token-file "$T/read.token" --policy "$T/policy" 2>>"$T/serve.log" &
 SP=$!
 while [ ! -s "$T/port" ]; do sleep 0.02; done
 URL="http://127.0.0.1:$(cat "$T/port")"
 AG=
 for n in n1 n2 n3 n4; do
     : >"$T/nodes/$n"
-    "$V" agent --node "$n" --kmsg "$T/nodes/$n" --controller "$URL" --auth token --token-file "$T/token" \
+    "$V" agent --node "$n" --kmsg "$T/nodes/$n" --controller "$URL" --auth token --token-file "$T/$n.token" \
         --spool "$T/$n.spool" --interval 0 --no-nvml-events >/dev/null 2>&1 &
     AG="$AG $!"
 done

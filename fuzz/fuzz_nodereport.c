@@ -5,7 +5,6 @@
  * input, the answer is one of the documented statuses, a refusal names its
  * field, and nothing outside that list is ever kept. */
 #include "controller/nodereport.h"
-#include "controller/schednodes.h"
 #include "util/strutil.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,14 +30,15 @@ static int only_known(void *ctx, const char *node, int64_t at, const char *repor
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct vg_store *st;
-    static struct vg_schednodes *known;
+    static struct vg_nodeset *nodes;
     static struct vg_nodereports *r;
     char err[256];
     if (!st) {
         struct vg_orch_conf c = { 0 };
         if (vg_store_open(":memory:", &st, err, sizeof err)) abort();
-        known = vg_schednodes_new(vg_orch_open_ops(&ops, &c, err, sizeof err), 0, 0);
-        r = vg_nodereports_new(&(struct vg_nodereports_opts){ .store = st, .known = known });
+        nodes = vg_nodeset_start(vg_orch_open_ops(&ops, &c, err, sizeof err), 0, 0);
+        if (!nodes || !vg_nodeset_wait(nodes, 10000)) abort();
+        r = vg_nodereports_new(&(struct vg_nodereports_opts){ .store = st, .nodes = nodes });
     }
     char *text = vg_xstrndup((const char *)data, size);
     json_t *resp = NULL;

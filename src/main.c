@@ -29,6 +29,7 @@ static const struct subcommand commands[] = {
     { "score", cmd_score, "a ClusterMAX-style scorecard from audit, security, check and drill reports" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },
     { "status", cmd_status, "one screen of what vigil sees on this node (GPUs, kernel log, IB, scheduler, controller)" },
+    { "token", cmd_token, "each node's own token for --auth token, derived from the cluster secret" },
     { "trainer", cmd_trainer, "stand-in training job for drills: timed steps, checkpoints, resume (run with srun)" },
     { "launch", cmd_launch, "a job's batch script that keeps spares inside its allocation: restarts its step on one (sbatch --no-kill)" },
     { "version", cmd_version, "print the version and the data directory" },

@@ -15,9 +15,11 @@ struct vg_agent_opts {
     const char *controller;      /* base URL (http://host:port), NULL = standalone */
     const char *auth_mode;       /* munge | token | none */
     const char *token_file, *munge_socket;
+    const char *ca_file;         /* verify an https:// controller against this CA (PEM); NULL: the system's */
     const char *kmsg;            /* /dev/kmsg, a file to follow, or a FIFO */
     bool kmsg_from_start;        /* read what the log holds already */
     const char *spool;           /* the spool file */
+    size_t spool_max;            /* its cap in bytes (record-only events dropped first); 0: none */
     const char *config;          /* a `vigil check` config for the periodic checks, or NULL */
     const char *policy;          /* a site policy file for the catalog, or NULL */
     const char *catalog;         /* NULL = the bundled one */

@@ -84,6 +84,10 @@ struct agent {
     char drained_reason[256];
     /* counters */
     uint64_t incidents, sent, dropped, failed_posts;
+    uint64_t spool_dropped;  /* record-only events the spool's cap dropped */
+    uint64_t untold;         /* … not yet told to the controller (the next message carries them) */
+    bool cap_warned;         /* "over its cap with faults only" said */
+    char rewind_id[33];      /* the spool life a detected rewind started ("" none) */
     bool unhealthy;
     bool stop;
     /* heartbeat */
@@ -125,6 +129,12 @@ void snd_close(struct agent *a);
 /* With --json, one status line {"status": {event, node, spool ("file" or
  * "memory-only"), spool_memory_only, spool_error, pending, counters}}. */
 void snd_status(struct agent *a, const char *event);
+/* The spool file failed: said loudly, delivery goes on from memory. */
+void snd_spool_lost(struct agent *a);
+/* spoolcap.c: keeps the spool under --spool-max before a message of
+ * `incoming` bytes is added (the oldest record-only events go first; never a
+ * fault); what it drops is counted in spool_dropped and untold. */
+void cap_make_room(struct agent *a, size_t incoming);
 /* msgsplit.c: cuts events into runs of at most max_events events and
  * max_bytes bytes of compact JSON (the array's); *ends (malloc'd) gets each
  * run's end index; returns the number of runs.  An event above max_bytes by

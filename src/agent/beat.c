@@ -62,7 +62,9 @@ void beat_due(struct agent *a)
     if (ok && open) returned(a, resp);
     free(resp);
     a->beats += ok;
-    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, rc ? err : "refused");
+    if (!ok && !rc) snprintf(err, sizeof err, "refused (HTTP %ld: %.180s)", status, resp ? resp : "");
+    free(resp);
+    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, err);
     else if (ok && a->beat_failing) vg_info("agent: heartbeats reach the controller again");
     a->beat_failing = !ok;
 }

@@ -147,7 +147,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
     else vg_orch_local_node(vg_orch_find(o->orchestrator), a->node, sizeof a->node);
     if (o->slurmd_spool && *o->slurmd_spool)
-        vg_slurmd_spool_path(o->slurmd_spool, a->node, a->slurmd_spool, sizeof a->slurmd_spool);
+        vg_expand_node(o->slurmd_spool, a->node, a->slurmd_spool, sizeof a->slurmd_spool);
     char jobs[VG_EVENT_JOBS];
     if (a->slurmd_spool[0] && vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs))
         vg_info("agent: no slurmd spool at %s: events and heartbeats name no jobs", a->slurmd_spool);

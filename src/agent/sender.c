@@ -3,9 +3,13 @@
  * events and VG_WIRE_SEND_BYTES bytes each (wire/limits.h), every one spooled
  * (fsync'd) before the POST.  202 removes it; 413, or 400 naming a limit,
  * splits it and sends the parts; any other 400 drops it (malformed is not
- * retryable); 401 and failures retry it later — in order, with backoff, 401
- * slowly.  A spool that cannot be written turns delivery memory-only: said
- * loudly on stderr and in the --json status line, and detection goes on. */
+ * retryable); 401, 403 (this node's name refused: not the credential's, or
+ * not the scheduler's) and failures retry it later — in order, with backoff,
+ * 401 and 403 slowly: never dropped.  A 202 with every event a duplicate on
+ * the first sending of a message this life spooled means the spool was
+ * rewound: a new life, and the message sent again.  A spool that cannot be
+ * written turns delivery memory-only: said loudly on stderr and in the
+ * --json status line, and detection goes on. */
 #include "agent/agent_int.h"
 #include "agent/slurmjobs.h"
 #include "wire/client.h"
@@ -28,18 +32,19 @@ void snd_status(struct agent *a, const char *event)
 {
     if (!a->o->json || !a->spool) return;
     bool mem = vg_spool_memory_only(a->spool);
-    json_t *st = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:I, s:I, s:I}", "event", event, "node",
-                           a->node, "controller", a->url, "spool", mem ? "memory-only" : "file", "spool_id",
+    json_t *st = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "event", event,
+                           "node", a->node, "controller", a->url, "spool", mem ? "memory-only" : "file", "spool_id",
                            vg_spool_id(a->spool), "spool_memory_only", mem, "spool_error",
                            mem ? vg_spool_error(a->spool) : NULL, "pending", (json_int_t)vg_spool_pending(a->spool),
-                           "incidents", (json_int_t)a->incidents, "sent", (json_int_t)a->sent, "dropped",
-                           (json_int_t)a->dropped, "failed_posts", (json_int_t)a->failed_posts);
+                           "spool_bytes", (json_int_t)vg_spool_bytes(a->spool), "incidents", (json_int_t)a->incidents,
+                           "sent", (json_int_t)a->sent, "dropped", (json_int_t)a->dropped, "spool_dropped",
+                           (json_int_t)a->spool_dropped, "failed_posts", (json_int_t)a->failed_posts);
     vg_json_print(stdout, json_pack("{s:o}", "status", st), 1);
     fflush(stdout);
 }
 
 /* The spool file failed (at start or since): delivery goes on from memory. */
-static void spool_lost(struct agent *a)
+void snd_spool_lost(struct agent *a)
 {
     vg_err("agent: SPOOL NOT WRITABLE (%s): delivering from memory only under spool id %s; messages not yet "
            "acknowledged are lost if the agent stops",
@@ -58,18 +63,21 @@ int snd_init(struct agent *a, char *err, size_t errlen)
     if (!a->o->controller) return 0;
     const char *c = a->o->controller;
     if (!vg_startswith(c, "http://") && !vg_startswith(c, "https://"))
-        return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT", c), -1;
+        return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT or https://HOST:PORT", c), -1;
     size_t l = strlen(c);
     while (l && c[l - 1] == '/') l--;
     if (l >= 10 && !strncmp(c + l - 10, "/v1/events", 10)) l -= 10;
     if (l >= sizeof a->base) return snprintf(err, errlen, "--controller: URL longer than %zu bytes", sizeof a->base - 1), -1;
     snprintf(a->base, sizeof a->base, "%.*s", (int)l, c);
     snd_endpoint(a, "/v1/events", a->url, sizeof a->url);
-    if (vg_auth_init(&a->auth, a->o->auth_mode, a->o->token_file, a->o->munge_socket, err, errlen)) return -1;
+    struct vg_auth_conf ac = { .mode = a->o->auth_mode, .node = a->node, .token_file = a->o->token_file,
+                               .munge_socket = a->o->munge_socket };
+    if (vg_auth_init(&a->auth, &ac, err, errlen)) return -1;
+    vg_client_set_ca(a->o->ca_file);
     a->auth_ok = true;
     char why[256];
     a->spool = vg_spool_open(a->o->spool, why, sizeof why);
-    if (vg_spool_memory_only(a->spool)) spool_lost(a);
+    if (vg_spool_memory_only(a->spool)) snd_spool_lost(a);
     if (vg_spool_pending(a->spool))
         vg_info("agent: %zu undelivered messages in %s", vg_spool_pending(a->spool), a->o->spool);
     return 0;
@@ -82,15 +90,19 @@ void snd_queue(struct agent *a, const struct vg_event *e)
     json_array_append_new(a->batch, vg_event_to_json(&with));
 }
 
-static json_t *envelope(const char *node, const char *spool, int64_t seq, json_t *events)
+/* A message; dropped: record-only events the spool's cap dropped that no
+ * message told the controller of yet (0: the field is left out). */
+static json_t *envelope(const char *node, const char *spool, int64_t seq, json_t *events, uint64_t dropped)
 {
-    return json_pack("{s:s, s:s, s:I, s:O}", "node", node, "spool", spool, "seq", (json_int_t)seq, "events", events);
+    json_t *m = json_pack("{s:s, s:s, s:I, s:O}", "node", node, "spool", spool, "seq", (json_int_t)seq, "events", events);
+    if (dropped) json_object_set_new(m, "dropped", json_integer((json_int_t)dropped));
+    return m;
 }
 
 /* The bytes an events array may take in one message from node. */
 static size_t events_budget(struct agent *a, const char *node)
 {
-    json_t *empty = json_array(), *m = envelope(node, vg_spool_id(a->spool), 999999999999999999, empty);
+    json_t *empty = json_array(), *m = envelope(node, vg_spool_id(a->spool), 999999999999999999, empty, UINT32_MAX);
     size_t env = json_dumpb(m, NULL, 0, JSON_COMPACT) - 2;   /* less the "[]" msg_split counts */
     json_decref(m);
     json_decref(empty);
@@ -105,22 +117,30 @@ static json_t *slice(const json_t *events, size_t from, size_t to)
     return part;
 }
 
-/* Spools one message holding events (borrowed); with --json it is printed. */
+/* Spools one message holding events (borrowed), within the spool's cap;
+ * with --json it is printed. */
 static void spool_message(struct agent *a, const char *node, json_t *events)
 {
     for (int attempt = 0; attempt < 2; attempt++) {   /* the second one is in memory: it cannot fail */
         int64_t seq = vg_spool_next_seq(a->spool);
-        json_t *msg = envelope(node, vg_spool_id(a->spool), seq, events);
+        json_t *msg = envelope(node, vg_spool_id(a->spool), seq, events, 0);
         char *text = json_dumps(msg, JSON_COMPACT);
+        cap_make_room(a, text ? strlen(text) + 48 : 0);
+        if (a->untold) {   /* what the cap dropped, before or just now: told with this message */
+            json_object_set_new(msg, "dropped", json_integer((json_int_t)a->untold));
+            free(text);
+            text = json_dumps(msg, JSON_COMPACT);
+        }
         int rc = vg_spool_append(a->spool, seq, text);
         free(text);
         if (rc == 0) {
+            a->untold = 0;
             if (a->o->json) vg_json_print(stdout, msg, 1);
             else json_decref(msg);
             return;
         }
         json_decref(msg);
-        spool_lost(a);
+        snd_spool_lost(a);
     }
 }
 
@@ -146,6 +166,34 @@ void snd_flush(struct agent *a)
     fflush(stdout);
 }
 
+/* Replaces the spool's head message (msg, parsed) by k messages of its
+ * events cut at ends[], each under this life's id and a new seq; the first
+ * keeps the count of dropped events the head carried. */
+static void respool_head(struct agent *a, json_t *msg, const size_t *ends, size_t k)
+{
+    json_t *events = json_object_get(msg, "events");
+    const char *node = json_string_value(json_object_get(msg, "node"));
+    uint64_t told = (uint64_t)json_integer_value(json_object_get(msg, "dropped"));
+    int64_t *seqs = vg_xmalloc(k * sizeof *seqs);
+    char **texts = vg_xmalloc(k * sizeof *texts);
+    for (int attempt = 0; attempt < 2; attempt++) {   /* the second one is in memory: it cannot fail */
+        for (size_t i = 0, from = 0; i < k; from = ends[i++]) {
+            json_t *part = slice(events, from, ends[i]);
+            seqs[i] = vg_spool_next_seq(a->spool);
+            json_t *m = envelope(node, vg_spool_id(a->spool), seqs[i], part, i ? 0 : told);
+            texts[i] = json_dumps(m, JSON_COMPACT);
+            json_decref(m);
+            json_decref(part);
+        }
+        int rc = vg_spool_replace_head(a->spool, seqs, texts, k);
+        for (size_t i = 0; i < k; i++) free(texts[i]);
+        if (rc == 0) break;
+        snd_spool_lost(a);
+    }
+    free(seqs);
+    free(texts);
+}
+
 /* Replaces the spool's head message by parts that fit: by the caps, or in
  * halves when it fits them already (halve: the controller refused it as too
  * large all the same).  Returns -1 when it cannot be split: one event, or not
@@ -163,29 +211,40 @@ static int split_head(struct agent *a, bool halve)
         json_decref(msg);
         return -1;
     }
-    int64_t *seqs = vg_xmalloc(k * sizeof *seqs);
-    char **texts = vg_xmalloc(k * sizeof *texts);
-    for (int attempt = 0; attempt < 2; attempt++) {   /* the second one is in memory: it cannot fail */
-        for (size_t i = 0, from = 0; i < k; from = ends[i++]) {
-            json_t *part = slice(events, from, ends[i]);
-            seqs[i] = vg_spool_next_seq(a->spool);
-            json_t *m = envelope(node, vg_spool_id(a->spool), seqs[i], part);
-            texts[i] = json_dumps(m, JSON_COMPACT);
-            json_decref(m);
-            json_decref(part);
-        }
-        int rc = vg_spool_replace_head(a->spool, seqs, texts, k);
-        for (size_t i = 0; i < k; i++) free(texts[i]);
-        if (rc == 0) break;
-        spool_lost(a);
-    }
+    respool_head(a, msg, ends, k);
     vg_info("agent: message of %zu events split into %zu messages (%s)", n, k,
             halve ? "the controller refused it as too large" : "above the agent's message caps");
-    free(seqs);
-    free(texts);
     free(ends);
     json_decref(msg);
     return 0;
+}
+
+/* A message this life spooled, acknowledged on its first sending with every
+ * event a duplicate: the controller had its (spool, seq) already, with other
+ * events — this agent's memory was restored (a snapshot of the running
+ * machine) and its seqs reused.  The spool starts a new life and the message
+ * goes again as new data.  True when that was done. */
+static bool rewound(struct agent *a, const char *json, const char *resp)
+{
+    json_t *msg = json_loads(json, 0, NULL), *r = resp ? json_loads(resp, 0, NULL) : NULL;
+    size_t n = json_array_size(json_object_get(msg, "events"));
+    const char *spool = json_string_value(json_object_get(msg, "spool"));
+    /* (never twice for a life a rewind started: its ids are new by construction) */
+    bool all = n && json_integer_value(json_object_get(r, "duplicates")) == (json_int_t)n && spool &&
+               strcmp(spool, a->rewind_id);
+    json_decref(r);
+    if (all) {
+        vg_warn("agent: the controller already holds message %lld of spool %s, which this agent had never sent: "
+                "its state was restored from a snapshot; sent again as new under a new spool id",
+                (long long)json_integer_value(json_object_get(msg, "seq")), spool);
+        if (!strcmp(spool, vg_spool_id(a->spool))) {
+            vg_spool_new_life(a->spool);
+            vg_strlcpy(a->rewind_id, vg_spool_id(a->spool), sizeof a->rewind_id);
+        }
+        respool_head(a, msg, &n, 1);
+    }
+    json_decref(msg);
+    return all;
 }
 
 /* Above the caps of wire/limits.h?  Only a spool written by an older agent
@@ -229,9 +288,14 @@ void snd_deliver(struct agent *a, bool once)
         if (over_caps(m->json) && split_head(a, false) == 0) continue;
         long status = 0;
         char *resp = NULL, err[256] = "";
-        int64_t t0 = vg_mono_ms();
+        int64_t t0 = vg_mono_ms(), seq = m->seq;
+        bool first = m->fresh && m->attempts == 0;   /* this life spooled it and never sent it */
+        vg_spool_head_tried(a->spool);
         int rc = vg_client_post(a->url, &a->auth, m->json, POST_TIMEOUT_MS, &status, &resp, err, sizeof err);
-        int64_t seq = m->seq;
+        if (rc == 0 && status == 202 && first && rewound(a, m->json, resp)) {
+            free(resp);
+            continue;
+        }
         if (rc == 0 && status == 202) {
             vg_info("agent: message %" PRId64 " delivered in %lld ms", seq, (long long)(vg_mono_ms() - t0));
             a->sent++;
@@ -252,10 +316,13 @@ void snd_deliver(struct agent *a, bool once)
                    resp ? resp : "");
             a->dropped++;
             pop(a);
-        } else if (rc == 0 && status == 401) {
-            vg_err("agent: AUTHENTICATION REJECTED by %s (HTTP 401) for message %" PRId64
-                   ": check --auth and the key/token; retrying in %d s",
-                   a->url, seq, RETRY_401_MS / 1000);
+        } else if (rc == 0 && (status == 401 || status == 403)) {
+            vg_err("agent: %s by %s (HTTP %ld) for message %" PRId64 ": %s; %s; retrying in %d s",
+                   status == 401 ? "AUTHENTICATION REJECTED" : "REFUSED AS NOT THIS NODE'S", a->url, status, seq,
+                   resp ? resp : "",
+                   status == 401 ? "check --auth and the key/token"
+                                 : "check --node and that the scheduler lists this node at this address",
+                   RETRY_401_MS / 1000);
             a->failed_posts++;
             later(a, RETRY_401_MS);
         } else {

@@ -13,20 +13,6 @@
 
 #define MAX_JOBS 64
 
-void vg_slurmd_spool_path(const char *tmpl, const char *node, char *out, size_t n)
-{
-    size_t k = 0;
-    for (const char *p = tmpl; *p && k + 1 < n; p++) {
-        if (p[0] == '%' && p[1] == 'n') {
-            k += (size_t)snprintf(out + k, n - k, "%s", node);
-            if (k >= n) k = n - 1;
-            p++;
-        } else
-            out[k++] = *p;
-    }
-    out[k < n ? k : n - 1] = 0;
-}
-
 static int cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;

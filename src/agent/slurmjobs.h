@@ -4,9 +4,6 @@
 #define VG_SLURMJOBS_H
 #include <stddef.h>
 
-/* The spool directory of node: tmpl with %n replaced (SlurmdSpoolDir's own
- * expansion, for several slurmd on one host). */
-void vg_slurmd_spool_path(const char *tmpl, const char *node, char *out, size_t n);
 /* The jobs with a step on node, ascending, as "12,345" (whole ids that fit
  * in n); 0, or -1 when dir cannot be read (out ""). */
 int vg_slurmd_jobs(const char *dir, const char *node, char *out, size_t n);

@@ -2,10 +2,15 @@
  * to a file (and fsync'd) before it is sent, and removed once the controller
  * acknowledged it, so a message survives a crash, a reboot or a controller
  * outage and is delivered in order, exactly once (the controller dedups on
- * (node, spool, seq, index)).  The file also carries the next message number,
- * so a restarted agent never reuses a seq, and the spool's identity: 32 hex
- * characters drawn at random when the spool is created, so a spool deleted
- * and created anew (seq restarting at 1) is new data, never a replay.
+ * (node, spool, seq, index)).  The file also carries the next message number.
+ *
+ * The spool's identity is one life of it: 32 hex characters drawn at random
+ * each time the spool is opened (an agent start), carried by every message
+ * spooled in that life.  A message read back from the file keeps the id it
+ * was spooled under (a redelivery is a duplicate), while what a new life
+ * spools is new data whatever its seq: a spool file restored from a snapshot
+ * (its old id, its seqs) or deleted never makes a new fault look like a
+ * message the controller already has.
  *
  * Format, one record per line:
  *   vigil-spool 2 id=HEX next=SEQ   the header (first line, written at compaction)
@@ -13,14 +18,17 @@
  *   A SEQ                           SEQ was acknowledged (or dropped)
  * A record that does not end in a newline, or whose length does not match
  * (a write cut short by a crash) ends the replay; everything before it holds.
- * The version-1 header ("vigil-spool 1 next=SEQ", no id) is still read: its
- * messages are delivered as they are and the spool gets a new id.
+ * The version-1 header ("vigil-spool 1 next=SEQ", no id) is still read.
+ *
+ * Any size is read, in parts: the file is indexed (each message's offset and
+ * length), a message is read from it when it is sent, so memory holds the
+ * index, not the messages.  The caller bounds the file (vg_spool_bytes,
+ * vg_spool_at, vg_spool_edit: agent/spoolcap.c drops what may be dropped).
  *
  * When the file cannot be read, created or written (a read-only filesystem,
  * an unwritable directory, a full disk) the spool goes on in memory only: it
- * takes a fresh id that is never written anywhere (so no later life of the
- * file can reuse its seqs) and keeps queueing; vg_spool_memory_only() says
- * so and vg_spool_error() says why. */
+ * takes a fresh id and keeps queueing; vg_spool_memory_only() says so and
+ * vg_spool_error() says why. */
 #ifndef VG_SPOOL_H
 #define VG_SPOOL_H
 #include <stdbool.h>
@@ -28,10 +36,13 @@
 #include <stdint.h>
 
 #define VG_SPOOL_ID_LEN 32    /* lowercase hex characters */
+#define VG_SPOOL_RECORD_MAX (64u << 20)   /* a message longer than this ends the replay */
 
 struct vg_spool_msg {
     int64_t seq;
     char *json;
+    bool fresh;           /* spooled in this life (not read back from the file) */
+    unsigned attempts;    /* times it was sent in this life (vg_spool_head_tried) */
 };
 
 /* What a spool file holds: the messages still to deliver, in order. */
@@ -50,13 +61,17 @@ void vg_spool_data_free(struct vg_spool_data *d);
 
 struct vg_spool;
 
-/* Opens (creating) the spool file and replays it; a torn tail is cut off.
- * Never fails: when the file cannot be read or written the spool is
- * memory-only and err holds "FILE: why" (otherwise err is ""). */
+/* Opens (creating) the spool file, reads its index and starts a new life.
+ * A torn tail is cut off.  Never fails: when the file cannot be read or
+ * written the spool is memory-only and err holds "FILE: why" (otherwise err
+ * is ""). */
 struct vg_spool *vg_spool_open(const char *path, char *err, size_t errlen);
 void vg_spool_close(struct vg_spool *s);
-/* The spool's identity (VG_SPOOL_ID_LEN lowercase hex characters). */
+/* This life's identity (VG_SPOOL_ID_LEN lowercase hex characters). */
 const char *vg_spool_id(const struct vg_spool *s);
+/* A new life now (the controller showed this one's seqs were used before: a
+ * process restored with its memory).  0. */
+int vg_spool_new_life(struct vg_spool *s);
 bool vg_spool_memory_only(const struct vg_spool *s);
 /* Takes the next message number (persisted with the message that uses it). */
 int64_t vg_spool_next_seq(struct vg_spool *s);
@@ -71,15 +86,27 @@ int vg_spool_append(struct vg_spool *s, int64_t seq, const char *json);
  * and persists that with a compaction.  A failed write behaves as in
  * vg_spool_append: nothing changes, the spool turns memory-only, -1. */
 int vg_spool_replace_head(struct vg_spool *s, const int64_t *seqs, char *const *jsons, size_t n);
+/* Replaces pending messages idx[k] (ascending; 0 is the head) by jsons[k]
+ * under seqs[k] (in place), or removes them (jsons[k] NULL), in one
+ * compaction.  A failed write: nothing changes, memory-only, -1. */
+int vg_spool_edit(struct vg_spool *s, const size_t *idx, const int64_t *seqs, char *const *jsons, size_t n);
 /* The oldest message not yet acknowledged, or NULL. */
-const struct vg_spool_msg *vg_spool_head(const struct vg_spool *s);
+const struct vg_spool_msg *vg_spool_head(struct vg_spool *s);
+/* The head is being sent (its attempts count up). */
+void vg_spool_head_tried(struct vg_spool *s);
+/* Pending message i (0: the head), read from the file when it is not in
+ * memory; valid until the next call on s.  NULL past the end, or when it
+ * cannot be read (vg_spool_error says why). */
+const struct vg_spool_msg *vg_spool_at(struct vg_spool *s, size_t i);
 size_t vg_spool_pending(const struct vg_spool *s);
+/* Bytes the pending messages take in the file (their records). */
+size_t vg_spool_bytes(const struct vg_spool *s);
 /* Removes the oldest message (acknowledged, or dropped as undeliverable).
  * When none is left the file is compacted to its header; otherwise an ack
  * record is appended and the file compacted once acks pile up.  0 or -1. */
 int vg_spool_ack_head(struct vg_spool *s);
-/* Rewrites the file with only the pending messages (temp file, fsync, rename).
- * Memory-only: nothing to write, 0. */
+/* Rewrites the file with only the pending messages (temp file, fsync, rename),
+ * copying them from the old file a part at a time.  Memory-only: 0. */
 int vg_spool_compact(struct vg_spool *s);
 const char *vg_spool_error(const struct vg_spool *s);
 

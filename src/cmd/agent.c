@@ -12,7 +12,8 @@
 
 #define AGENT_USAGE                                                                                        \
     "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
-    "                   [--munge-socket S] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"            \
+    "                   [--munge-socket S] [--ca F] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"   \
+    "                   [--spool-max MB]\n"                                                                  \
     "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--heartbeat S]\n"   \
     "                   [--audit-every S] [--policy FILE] [--slurmd-spool DIR]\n"                           \
     "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
@@ -25,7 +26,10 @@
     "reason.  NAME defaults to $VIGIL_NODE, the orchestrator's name for this node, then the host name.\n"  \
     "--once: one pass (a file is read from its start), then exit.  DIR: slurmd's SlurmdSpoolDir (%n =\n"     \
     "NAME; default /var/spool/slurmd; \"\" = none): the jobs there go with each event and heartbeat.\n"      \
-    "--no-gpu-events (formerly --no-nvml-events, still read): no GPU vendor's event watcher.\n"
+    "--no-gpu-events (formerly --no-nvml-events, still read): no GPU vendor's event watcher.\n"           \
+    "--token-file: this node's own token (`vigil token --node NAME`).  --ca F: verify an https://\n"     \
+    "controller against the CA certificate(s) in F.  --spool-max: the spool's cap (default 64; 0: none):\n" \
+    "past it the oldest record-only events are dropped (counted, told to the controller), never a fault.\n"
 
 static int seconds(const char *opt, const char *v, int min_ms, int *out)
 {
@@ -42,14 +46,15 @@ int cmd_agent(int argc, char **argv)
     struct vg_agent_opts o = {
         .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
         .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .gpu_events = true,
-        .slurmd_spool = "/var/spool/slurmd",
+        .slurmd_spool = "/var/spool/slurmd", .spool_max = 64u << 20,
     };
-    enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
+    enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_CA, O_SPOOLMAX, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
            O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_HELP };
     static const struct option opts[] = {
         { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
         { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
         { "munge-socket", required_argument, 0, O_MUNGE }, { "kmsg", required_argument, 0, O_KMSG },
+        { "ca", required_argument, 0, O_CA },             { "spool-max", required_argument, 0, O_SPOOLMAX },
         { "kmsg-from-start", no_argument, 0, O_FROMSTART }, { "spool", required_argument, 0, O_SPOOL },
         { "config", required_argument, 0, O_CONFIG },     { "interval", required_argument, 0, O_INTERVAL },
         { "window", required_argument, 0, O_WINDOW },     { "retry-max", required_argument, 0, O_RETRY },
@@ -73,6 +78,16 @@ int cmd_agent(int argc, char **argv)
         case O_AUTH: o.auth_mode = optarg; break;
         case O_TOKEN: o.token_file = optarg; break;
         case O_MUNGE: o.munge_socket = optarg; break;
+        case O_CA: o.ca_file = optarg; break;
+        case O_SPOOLMAX: {
+            char *end;
+            double mb = strtod(optarg, &end);
+            if (end == optarg || *end || !(mb >= 0) || mb > 1 << 20 || (mb > 0 && mb < 1.0 / 64))
+                return vg_input_error("agent: --spool-max '%s': expected megabytes (0: no cap; at least 1/64, at "
+                                      "most 1048576)", optarg);
+            o.spool_max = (size_t)(mb * (1u << 20));
+            break;
+        }
         case O_KMSG: o.kmsg = optarg; break;
         case O_FROMSTART: o.kmsg_from_start = true; break;
         case O_SPOOL: o.spool = optarg; break;

@@ -24,7 +24,8 @@
 
 #define MERGE_SYN "vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
 #define FLEET_SYN                                                                                        \
-    "vigil audit fleet [--controller URL] [--read-token-file F] [--json] [--format …] [--fail-on SEV]\n" \
+    "vigil audit fleet [--controller URL] [--read-token-file F] [--ca F] [--json] [--format …]\n"     \
+    "                         [--fail-on SEV]\n"                                                     \
     "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"       \
     "       report is stale or that never sent one: exit 1 then, like version skew)\n"
 static const char usage_text[] =
@@ -36,8 +37,9 @@ static const char merge_usage[] = "usage: " MERGE_SYN
     "Merges per-node reports of `vigil audit --json` (files, or every *.json in DIR) into one fleet\n"
     "view; exit 1 on a finding at or above SEV (default high) or version skew, 2 bad input.\n";
 static const char fleet_usage[] = "usage: " FLEET_SYN
-    "URL defaults to $VIGIL_CONTROLLER, the read token to $VIGIL_READ_TOKEN.  Exit 0 clean, 1 a finding\n"
-    "at or above SEV (default high), skew, or a node stale or silent; 2 bad input or no answer.\n";
+    "URL defaults to $VIGIL_CONTROLLER, the read token to $VIGIL_READ_TOKEN; --ca F verifies an https://\n"
+    "controller against the CA certificate(s) in F.  Exit 0 clean, 1 a finding at or above SEV (default\n"
+    "high), skew, or a node stale or silent; 2 bad input or no answer.\n";
 
 struct opts {
     const char *root, *db, *now;
@@ -126,7 +128,8 @@ static int audit_fleet(int argc, char **argv)
     static const struct option lo[] = {
         { "controller", required_argument, 0, 'c' }, { "read-token-file", required_argument, 0, 't' },
         { "json", no_argument, 0, 'j' },             { "format", required_argument, 0, 'f' },
-        { "fail-on", required_argument, 0, 'F' },    { "help", no_argument, 0, 'h' },
+        { "fail-on", required_argument, 0, 'F' },    { "ca", required_argument, 0, 'a' },
+        { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
     const char *url = getenv("VIGIL_CONTROLLER"), *token = getenv("VIGIL_READ_TOKEN"), *tfile = NULL;
@@ -141,6 +144,7 @@ static int audit_fleet(int argc, char **argv)
         case 'h': return fputs(fleet_usage, stdout), VG_EXIT_OK;
         case 'c': url = optarg; break;
         case 't': tfile = optarg; break;
+        case 'a': vg_client_set_ca(optarg); break;
         case 'j': fmt = VG_FMT_JSON; break;
         case 'f': if (vg_opt_format("audit fleet", optarg, &fmt)) return VG_EXIT_INPUT; break;
         case 'F': if (vg_opt_fail_on("audit fleet", optarg, &none, &fail_on)) return VG_EXIT_INPUT; break;

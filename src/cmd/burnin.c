@@ -32,7 +32,8 @@
     "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE, --insecure-http)\n" \
     "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
     "                    [--burnin-partition NAME] [--state FILE] [--jobs-dir DIR] [--every SECONDS]\n" \
-    "       any form: [--controller URL [--auth munge|token|none] [--token-file F]] sends the results\n"  \
+    "       any form: [--controller URL [--auth munge|token|none] [--token-file F] [--ca F]] sends the\n" \
+    "       results, each node's as that node (F may hold %n: the node's own token file)\n"            \
     "Runs one pass now: on this machine as NAME (default: the host name), or with --lab on the\n"      \
     "lab's nodes (default: every idle one), each as that node.  --drain (default with --lab)\n"        \
     "drains a failed node with a 'vigil: burnin …' reason.  --schedule submits a preemptible\n"       \
@@ -61,6 +62,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
         { "controller", required_argument, 0, 'U' }, { "auth", required_argument, 0, 'A' },
         { "token-file", required_argument, 0, 'k' }, { "munge-socket", required_argument, 0, 'M' },
+        { "ca", required_argument, 0, 'a' },
         { 0, 0, 0, 0 },
     };
     bool sched_opt = false;
@@ -98,6 +100,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         case 'A': o->auth = optarg; break;
         case 'k': o->token_file = optarg; break;
         case 'M': o->munge_socket = optarg; break;
+        case 'a': o->ca_file = optarg; break;
         case 'B':
             if (!vg_parse_long(optarg, &o->budget_min) || o->budget_min < 1 || o->budget_min > 60)
                 return vg_input_error("burnin: --budget: '%s' is not a number of minutes from 1 to 60", optarg);
@@ -130,8 +133,8 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
     if (o->lab && o->node) return vg_input_error("burnin: --node is for one machine's pass; with --lab use --nodes");
     if (o->lab && o->root) return vg_input_error("burnin: --root: each lab node's tree is used with --lab");
     if (o->drain && o->no_drain) return vg_input_error("burnin: --drain and --no-drain");
-    if ((o->auth || o->token_file || o->munge_socket) && !o->controller)
-        return vg_input_error("burnin: --auth, --token-file and --munge-socket go with --controller URL");
+    if ((o->auth || o->token_file || o->munge_socket || o->ca_file) && !o->controller)
+        return vg_input_error("burnin: --auth, --token-file, --munge-socket and --ca go with --controller URL");
     if (!vg_orch_find(o->orchestrator))
         return vg_input_error("burnin: --orchestrator '%s': expected one of %s", o->orchestrator, vg_orch_names());
     return 0;

@@ -18,6 +18,7 @@ struct vg_burnin_opts {
     size_t ntools;
     bool lab, json, drain, no_drain;
     const char *controller, *auth, *token_file, *munge_socket;   /* --controller: results sent there */
+    const char *ca_file;   /* --ca: the CA an https:// controller is verified against */
     /* --schedule */
     bool schedule;
     const char *partition, *state, *jobs_dir;

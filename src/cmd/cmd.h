@@ -20,6 +20,7 @@ int cmd_status(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 int cmd_trainer(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 

@@ -28,7 +28,7 @@
 
 #define REPORT_USAGE                                                                                  \
     "usage: vigil report DRILL.json… [--html FILE] [--json]\n"                                        \
-    "       vigil report --db FILE | --controller URL [--read-token-file F] [--policy FILE]\n"          \
+    "       vigil report --db FILE | --controller URL [--read-token-file F] [--ca F] [--policy FILE]\n"  \
     "                    [--since TIME] [--until TIME] [--nodes N] [--jobs PATH]… [--json] [--html FILE]\n" \
     "       vigil report --jobs PATH… [--json] [--html FILE]\n"                                        \
     "TIME: RFC 3339 or YYYY-MM-DD; the window: the last 30 days (or from --since), starting no earlier than\n" \
@@ -94,7 +94,7 @@ static int from_controller(const char *url, const char *token, json_t **incs, st
 {
     *incs = NULL;
     if (!vg_startswith(url, "http://") && !vg_startswith(url, "https://"))
-        return vg_input_error("report: --controller '%s': expected http://HOST:PORT", url);
+        return vg_input_error("report: --controller '%s': expected http://HOST:PORT or https://HOST:PORT", url);
     json_t *all = json_array();
     int64_t before = 0;
     for (;;) {
@@ -237,6 +237,7 @@ int cmd_report(int argc, char **argv)
         { "since", required_argument, 0, 's' }, { "until", required_argument, 0, 'u' },
         { "nodes", required_argument, 0, 'n' }, { "controller", required_argument, 0, 'c' },
         { "read-token-file", required_argument, 0, 'r' }, { "jobs", required_argument, 0, 'J' },
+        { "ca", required_argument, 0, 'a' },
         { 0, 0, 0, 0 },
     };
     const char *html = NULL, *db = NULL, *policy = NULL, *controller = NULL, *token_file = NULL;
@@ -257,6 +258,7 @@ int cmd_report(int argc, char **argv)
         case 'p': policy = optarg; break;
         case 'c': controller = optarg; break;
         case 'r': token_file = optarg; break;
+        case 'a': vg_client_set_ca(optarg); break;
         case 'J':
             if (njobs == MAX_JOB_PATHS) return vg_input_error("report: at most %d --jobs", MAX_JOB_PATHS);
             jobs[njobs++] = optarg;

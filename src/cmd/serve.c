@@ -3,7 +3,8 @@
  * (WAL; an accepted incident survives kill -9) and serves them back to
  * holders of the read token.
  *   vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none]
- *               [--token-file F] [--read-token-file F] [--munge-socket S]
+ *               [--secret-file F] [--token-file F --allow-shared-token]
+ *               [--read-token-file F] [--munge-socket S] [--tls-cert F --tls-key F]
  *               [--window SECONDS] [--port-file F] [--policy FILE]
  *               [--slurm-conf FILE] [--dry-run] [--max-connections N]
  *               [--max-per-client N]
@@ -12,6 +13,7 @@
  * exit within 6 s of the signal (queued incidents are in the store and resume
  * at restart). */
 #include "cmd/cmd.h"
+#include "cmd/serve_auth.h"
 #include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
@@ -20,9 +22,9 @@
 #include "controller/policy.h"
 #include "controller/heartbeat.h"
 #include "controller/httpapi.h"
+#include "controller/nodeset.h"
 #include "controller/ingest.h"
 #include "controller/nodereport.h"
-#include "controller/schednodes.h"
 #include "controller/store.h"
 #include "controller/storeguard.h"
 #include "report/audit_report.h"
@@ -46,8 +48,9 @@
 #include <unistd.h>
 
 #define SERVE_USAGE                                                                                            \
-    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--token-file F]\n"        \
-    "                   [--read-token-file F] [--munge-socket S] [--window SECONDS] [--port-file F]\n"        \
+    "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--secret-file F]\n"       \
+    "                   [--token-file F --allow-shared-token] [--read-token-file F] [--munge-socket S]\n"    \
+    "                   [--tls-cert F --tls-key F] [--window SECONDS] [--port-file F]\n"                      \
     "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
@@ -63,7 +66,11 @@
     "(--fault-policy, default /etc/vigil/policy.tsv when present), whatever the agent said.  Above\n"   \
     "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"     \
     "One controller per store (a lock beside it).  A corrupt store is refused; --new-store moves it aside\n" \
-    "and starts a new one.\n"
+    "and starts a new one.\n"                                                                                \
+    "Token auth: --secret-file holds the cluster secret each node's token is derived from (`vigil\n"   \
+    "token`); the old shared --token-file is taken only with --allow-shared-token (it proves no node).\n"\
+    "Only nodes the scheduler lists are heard from, each only for itself.  --tls-cert/--tls-key (PEM):\n"\
+    "HTTPS only; clients verify it with --ca.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
 
@@ -74,7 +81,7 @@ struct serve {
     struct vg_heartbeats *hb;
     struct vg_store *reader;
     struct vg_fleetview *view;
-    struct vg_schednodes *known;
+    struct vg_nodeset *nodes;   /* the nodes the scheduler lists */
     struct vg_nodereports *reports;
     struct vg_storeguard *guard;
 };
@@ -189,7 +196,7 @@ static void executor_metrics(void *ctx, struct sbuf *out)
     struct serve *s = ctx;
     vg_executor_metrics(s->exec, out);
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
-    vg_schednodes_metrics(s->known, out);
+    if (s->nodes) vg_nodeset_metrics(s->nodes, out);
     vg_nodereports_metrics(s->reports, out);
     if (s->reader) incident_states(s->reader, out);
     vg_storeguard_metrics(s->guard, out);
@@ -211,28 +218,16 @@ static size_t catalog_kinds(const struct vg_catalog *cat, const char ***out)
     return n;
 }
 
-/* http://HOST:PORT for the address listened on: the host name when that is
- * every address (0.0.0.0, [::]). */
-static void serve_url(const char *listen, unsigned port, char *buf, size_t n)
+/* http(s)://HOST:PORT for the address listened on: the host name when that
+ * is every address (0.0.0.0, [::]). */
+static void serve_url(const char *listen, bool tls, unsigned port, char *buf, size_t n)
 {
     char host[256] = "";
     const char *colon = strrchr(listen, ':');
     if (colon && (size_t)(colon - listen) < sizeof host) memcpy(host, listen, (size_t)(colon - listen)), host[colon - listen] = 0;
     if (!host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "[::]") || !strcmp(host, "*"))
         if (gethostname(host, sizeof host - 1)) strcpy(host, "localhost");
-    snprintf(buf, n, "http://%s:%u", host, port);
-}
-
-/* Without authentication only loopback may listen. */
-static bool loopback_listen(const char *listen)
-{
-    char host[64];
-    const char *colon = strrchr(listen, ':');
-    if (!colon || (size_t)(colon - listen) >= sizeof host) return false;
-    memcpy(host, listen, (size_t)(colon - listen));
-    host[colon - listen] = 0;
-    struct in_addr a;
-    return host[0] && inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+    snprintf(buf, n, "%s://%s:%u", tls ? "https" : "http", host, port);
 }
 
 /* Room for the connection limit: the soft descriptor limit up to the hard one. */
@@ -276,7 +271,8 @@ int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
     const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
-               *policy_file = NULL;
+               *policy_file = NULL, *secret_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    bool allow_shared = false;
     const char *orchestrator = NULL, *orch_config = NULL;
     bool act = true, new_store = false, insecure_http = false;
     long window = 60;
@@ -299,6 +295,8 @@ int cmd_serve(int argc, char **argv)
         { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
         { "new-store", no_argument, 0, 'N' },
         { "insecure-http", no_argument, 0, 'I' },
+        { "secret-file", required_argument, 0, 's' }, { "allow-shared-token", no_argument, 0, 'T' },
+        { "tls-cert", required_argument, 0, 'x' }, { "tls-key", required_argument, 0, 'y' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int o;
@@ -309,6 +307,10 @@ int cmd_serve(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'a': mode = optarg; break;
         case 't': token_file = optarg; break;
+        case 's': secret_file = optarg; break;
+        case 'T': allow_shared = true; break;
+        case 'x': tls_cert = optarg; break;
+        case 'y': tls_key = optarg; break;
         case 'r': read_token_file = optarg; break;
         case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
@@ -370,20 +372,22 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     struct vg_auth auth;
-    if (vg_auth_init(&auth, mode, token_file, munge_socket, err, sizeof err)) {
+    char *tls_cert_pem, *tls_key_pem;
+    struct vg_serve_creds creds = { .listen = listen, .mode = mode, .secret_file = secret_file,
+                                    .token_file = token_file, .munge_socket = munge_socket, .tls_cert = tls_cert,
+                                    .tls_key = tls_key, .allow_shared = allow_shared };
+    if (vg_serve_creds(&creds, &auth, &tls_cert_pem, &tls_key_pem)) {
         vg_policy_free(&policy);
-        return vg_input_error("%s", err);
+        return VG_EXIT_INPUT;
     }
-    if (auth.mode == VG_AUTH_NONE && !loopback_listen(listen)) {
-        vg_policy_free(&policy);
-        return vg_input_error("--auth none: refusing to listen on '%s' without authentication (only 127.x.x.x)",
-                              listen);
-    }
-    if (auth.mode == VG_AUTH_NONE) vg_warn("serve: --auth none: any local client may post events");
+    hopts.tls_cert = tls_cert_pem;
+    hopts.tls_key = tls_key_pem;
     /* the one source of verdicts, with the site policy, as the agents load it */
     struct vg_catalog *cat = vg_catalog_open(NULL, catalog_file, fault_policy, err, sizeof err);
     if (!cat) {
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
@@ -392,6 +396,8 @@ int cmd_serve(int argc, char **argv)
     if (!orch) {
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("serve: %s", err);
     }
@@ -402,6 +408,8 @@ int cmd_serve(int argc, char **argv)
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return VG_EXIT_INPUT;
     }
@@ -425,36 +433,42 @@ int cmd_serve(int argc, char **argv)
         vg_orch_close(orch);
         vg_catalog_free(cat);
         vg_auth_free(&auth);
+        free(tls_cert_pem);
+        free(tls_key_pem);
         vg_policy_free(&policy);
         return vg_input_error("serve: %s", err);
     }
-    vg_storeguard_watch(guard, (struct vg_store *const[]){ store, wstore, astore, rstore }, 4);
-    hopts.reader = rstore;
-    struct serve sv = { .reader = rstore, .guard = guard };
-    /* the nodes the scheduler lists: the only ones the intake and the heartbeat
-     * monitor believe, read through a handle of their own (now, then when old) */
-    struct vg_orch_conf koc = oc;
-    koc.timeout_ms = 5000;
-    sv.known = vg_schednodes_new(vg_orch_open(orchestrator, &koc, err, sizeof err), 0, 0);
-    if (vg_schednodes_poll(sv.known, err, sizeof err))
-        vg_warn("serve: the scheduler's node list cannot be read (%s): heartbeats and node reports are refused "
-                "(503) until it can", err);
-    hopts.known = sv.known;
-    hbo.known = sv.known;
-    sv.reports = vg_nodereports_new(&(struct vg_nodereports_opts){
-        .store = astore, .known = sv.known, .alarm_bytes = (int64_t)alarm_mb << 20 });
-    hopts.reports = sv.reports;
-    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .known = sv.known };
-    hopts.fleet = vg_serve_fleet;
-    hopts.fleet_ctx = &sf;
-    hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
-
-    /* Block the stop signals before the server's threads start, then wait for one. */
+    /* The stop signals blocked before any thread starts (the store's watch is
+     * the first; each thread inherits the mask), then waited for. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    vg_storeguard_watch(guard, (struct vg_store *const[]){ store, wstore, astore, rstore }, 4);
+    hopts.reader = rstore;
+    struct serve sv = { .reader = rstore, .guard = guard };
+    /* the nodes the scheduler lists: the only ones the intake, the heartbeat
+     * monitor, the node reports and the fleet audit believe, read by a thread
+     * of its own through a handle of its own */
+    struct vg_orch_conf noc = oc;
+    noc.timeout_ms = 5000;
+    struct vg_orch *ns_orch = vg_orch_open(orchestrator, &noc, err, sizeof err);
+    sv.nodes = ns_orch ? vg_nodeset_start(ns_orch, 0, 0) : NULL;
+    if (sv.nodes && !vg_nodeset_wait(sv.nodes, 3000)) {
+        vg_nodeset_error(sv.nodes, err, sizeof err);
+        vg_warn("serve: the scheduler's node list is not read yet (%s): nodes are answered 503 until it is", err);
+    }
+    hopts.nodes = sv.nodes;
+    hbo.known = sv.nodes;
+    sv.reports = vg_nodereports_new(&(struct vg_nodereports_opts){
+        .store = astore, .nodes = sv.nodes, .alarm_bytes = (int64_t)alarm_mb << 20 });
+    hopts.reports = sv.reports;
+    struct vg_serve_fleet sf = { .stale_after_ms = audit_stale * 1000, .nodes = sv.nodes };
+    hopts.fleet = vg_serve_fleet;
+    hopts.fleet_ctx = &sf;
+    hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
+
     sv.exec = vg_executor_start(store, &policy, orch, act);
     struct vg_executor *exec = sv.exec;
     /* the dashboard reads the node list through a handle of its own, with a
@@ -469,7 +483,7 @@ int cmd_serve(int argc, char **argv)
     struct vg_ingest ingest = { .store = wstore, .guard = guard, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
-    struct vg_http *http = vg_http_start(&hopts, &auth, &ingest, err, sizeof err);
+    struct vg_http *http = sv.nodes ? vg_http_start(&hopts, &auth, &ingest, err, sizeof err) : NULL;
     sv.http = http;
     /* the monitor probes through an orchestrator of its own, from its thread */
     struct vg_orch *hb_orch = http && hbo.interval_ms > 0 ? vg_orch_open(orchestrator, &oc, err, sizeof err) : NULL;
@@ -489,7 +503,7 @@ int cmd_serve(int argc, char **argv)
             }
         }
         char url[300];
-        serve_url(listen, port, url, sizeof url);
+        serve_url(listen, tls_cert_pem != NULL, port, url, sizeof url);
         vg_notice("serve: listening on %s, store %s, auth %s, reads %s, %s %s", url, db, mode,
                   read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
                   act ? "acting on" : "dry run, reading", orch->ops->name);
@@ -505,10 +519,10 @@ int cmd_serve(int argc, char **argv)
         vg_http_stop(http);
     }
     vg_orch_close(hb_orch);
+    vg_nodeset_stop(sv.nodes);
     vg_executor_stop(exec);
     vg_fleetview_free(sv.view);
     vg_nodereports_free(sv.reports);
-    vg_schednodes_free(sv.known);
     vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);
@@ -520,5 +534,7 @@ int cmd_serve(int argc, char **argv)
     free(kinds);
     vg_catalog_free(cat);
     vg_auth_free(&auth);
+    free(tls_cert_pem);
+    free(tls_key_pem);
     return rc;
 }

@@ -3,11 +3,10 @@
  * with when each node reported; a report older than --audit-stale is stale,
  * and a node the scheduler lists that never sent an audit is "not
  * reporting" (the scheduler's list is the same the intake believes:
- * schednodes.h).  A scheduler that was never read leaves no coverage.  The
+ * nodeset.h).  A scheduler that was never read leaves no coverage.  The
  * reports are read and merged one at a time: the memory is the merge's
  * (bounded: report/audit_report.h), never every report at once. */
 #include "cmd/serve_fleet.h"
-#include "orch/orch.h"
 #include "report/audit_report.h"
 #include "controller/store.h"
 #include "util/jsonutil.h"
@@ -36,9 +35,9 @@ json_t *vg_serve_fleet(void *ctx, struct vg_store *reader)
         return NULL;
     }
     char **known = NULL;
-    size_t nknown = sf->known ? vg_schednodes_list(sf->known, &known, NULL) : 0;
-    vg_fleet_coverage(fl, (const char *const *)known, nknown, vg_now_ms(), sf->stale_after_ms);
-    vg_strv_free(known, nknown);
+    long nknown = sf->nodes ? vg_nodeset_names(sf->nodes, &known, NULL) : -1;
+    vg_fleet_coverage(fl, (const char *const *)known, nknown > 0 ? (size_t)nknown : 0, vg_now_ms(), sf->stale_after_ms);
+    vg_nodeset_names_free(known, nknown);
     json_t *doc = vg_fleet_json(fl);
     vg_fleet_free(fl);
     return doc;

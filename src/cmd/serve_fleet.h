@@ -3,7 +3,7 @@
  * not report, and the reports gone stale. */
 #ifndef VG_SERVE_FLEET_H
 #define VG_SERVE_FLEET_H
-#include "controller/schednodes.h"
+#include "controller/nodeset.h"
 #include "controller/store.h"
 #include <jansson.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 
 struct vg_serve_fleet {
     int64_t stale_after_ms;                /* a report older than this is stale */
-    struct vg_schednodes *known;           /* the scheduler's nodes (NULL: none) */
+    struct vg_nodeset *nodes;              /* the scheduler's nodes (NULL: none) */
 };
 
 /* The httpapi.h fleet callback (ctx: the struct vg_serve_fleet): NULL when

@@ -18,26 +18,11 @@ struct vg_committer {
     pthread_cond_t wake;
     struct vg_commit_req *head, *tail;
     bool stopping;
-    unsigned long messages, commits, failures, unlogged;
-    int64_t logged_at;
+    unsigned long messages, commits, failures;
 };
 
-/* Logs a storage failure, at most once per VG_COMMIT_LOG_EVERY_MS. */
-static void log_failure(struct vg_committer *c, const char *node, const char *why)
-{
-    int64_t now = vg_mono_ms();
-    if (c->logged_at && now - c->logged_at < VG_COMMIT_LOG_EVERY_MS) {
-        c->unlogged++;
-        return;
-    }
-    if (c->unlogged)
-        vg_err("storage: cannot record a message from %s: %s (%lu more failures since the last line)", node, why,
-               c->unlogged);
-    else
-        vg_err("storage: cannot record a message from %s: %s", node, why);
-    c->logged_at = now;
-    c->unlogged = 0;
-}
+/* Storage failures: at most one line per VG_COMMIT_LOG_EVERY_MS. */
+static struct vg_lograte failures_log = VG_LOGRATE("storage: cannot record", VG_COMMIT_LOG_EVERY_MS, 1);
 
 static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
 {
@@ -79,8 +64,10 @@ static void run_batch(struct vg_committer *c, struct vg_commit_req *batch)
         pthread_mutex_lock(&c->lock);
         if (codes[n] == 202) c->messages++;
         else c->failures++;
-        if (codes[n] != 202) log_failure(c, r->msg.node, lost ? lost : vg_store_error(st));
         pthread_mutex_unlock(&c->lock);
+        if (codes[n] != 202)
+            vg_err_limited(&failures_log, "storage: cannot record a message from %s: %s", r->msg.node,
+                           lost ? lost : vg_store_error(st));
         vg_message_free(&r->msg);
         r->done(r->arg, codes[n], resp[n]);
     }

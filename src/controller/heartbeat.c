@@ -86,15 +86,12 @@ int vg_heartbeat_beat(struct vg_heartbeats *h, const char *node, const char *job
     struct node *nd = find(h, node);
     pthread_mutex_unlock(&h->lock);
     if (!nd) {   /* a name not tracked yet: only a node the scheduler lists enters */
-        char why[256] = "";
-        int known = vg_schednodes_has(h->o.known, node, why, sizeof why);
-        if (known != 1) {
+        int code = vg_nodeset_may_name(h->o.known, "node", node, NULL, err, errlen);
+        if (code) {
             pthread_mutex_lock(&h->lock);
             h->refused++;
             pthread_mutex_unlock(&h->lock);
-            if (known == 0) snprintf(err, errlen, "node: '%s' is not a node the scheduler lists", node);
-            else snprintf(err, errlen, "scheduler: its node list cannot be read (%s); retry", why);
-            return known == 0 ? 403 : 503;
+            return code;
         }
     }
     pthread_mutex_lock(&h->lock);
@@ -117,10 +114,11 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 /* The table keeps only the nodes of the scheduler's current list. */
 static void prune(struct vg_heartbeats *h)
 {
-    uint64_t gen = vg_schednodes_generation(h->o.known);
+    uint64_t gen = vg_nodeset_generation(h->o.known);
     if (gen == h->generation) return;
     char **names;
-    size_t nn = vg_schednodes_list(h->o.known, &names, &gen);
+    long nl = vg_nodeset_names(h->o.known, &names, &gen);
+    size_t nn = nl > 0 ? (size_t)nl : 0;
     pthread_mutex_lock(&h->lock);
     size_t keep = 0;
     for (size_t i = 0; i < h->n; i++) {
@@ -137,7 +135,7 @@ static void prune(struct vg_heartbeats *h)
     }
     h->generation = gen;
     pthread_mutex_unlock(&h->lock);
-    vg_strv_free(names, nn);
+    vg_nodeset_names_free(names, nl);
 }
 
 /* Under the lock: decides every silent node from this tick's counts, and
@@ -219,7 +217,6 @@ static void probe(struct vg_heartbeats *h, const char *name)
 
 void vg_heartbeats_tick(struct vg_heartbeats *h)
 {
-    vg_schednodes_poll(h->o.known, NULL, 0);
     prune(h);
     pthread_mutex_lock(&h->lock);
     char (*cand)[64] = vg_xcalloc(h->n + 1, sizeof *cand);

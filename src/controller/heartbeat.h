@@ -10,7 +10,7 @@
  * not isolated.  A probe that cannot tell is tried again 1 s, 2 s, 4 s … up
  * to a minute later, never every tick.
  *
- * Only nodes the scheduler lists are tracked (schednodes.h): a beat for any
+ * Only nodes the scheduler lists are tracked (nodeset.h): a beat for any
  * other name is refused and never enters the table, and the table is pruned
  * to the scheduler's list whenever that list changes.
  *
@@ -20,10 +20,10 @@
  * when some of the silent nodes beat again, or the cluster's size changes,
  * and the silence is no longer "many", each node still silent is probed and
  * confirmed as usual — and while the hold lasts the alert is repeated every
- * 30 s with the scheduler's list read again. */
+ * 30 s (the scheduler's list is read again meanwhile, nodeset.h). */
 #ifndef VG_HEARTBEAT_H
 #define VG_HEARTBEAT_H
-#include "controller/schednodes.h"
+#include "controller/nodeset.h"
 #include "orch/orch.h"
 #include "util/sbuf.h"
 #include <stdbool.h>
@@ -34,7 +34,7 @@ struct vg_heartbeat_opts {
     int missed;               /* suspect after this many missed beats; default 2 */
     int probe_timeout_ms;     /* the orchestrator's liveness probe; default 500 */
     int max_silent_percent;   /* more of the tracked nodes silent at once: hold; default 10 */
-    struct vg_schednodes *known;   /* the scheduler's nodes: the only ones tracked (required) */
+    struct vg_nodeset *known;      /* the scheduler's nodes: the only ones tracked (required) */
     /* For tests: the monotonic clock (NULL: vg_mono_ms), and no monitor
      * thread (vg_heartbeats_tick drives the monitor). */
     int64_t (*clock)(void);

@@ -1,11 +1,13 @@
 /* httpapi.c — the controller's HTTP server on libmicrohttpd: connections,
- * limits, deadlines, authentication and agent messages; see httpapi.h.  The
- * read endpoints are in httpread.c. */
+ * limits, deadlines, authentication (who a request speaks for) and agent
+ * messages; see httpapi.h.  The read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
 #include "util/mhdso.h"
+#include "controller/budget.h"
 #include "controller/clock.h"
 #include "controller/commit.h"
 #include "controller/nodereport.h"
+#include "controller/nodeset.h"
 #include "controller/store.h"
 #include "controller/storeguard.h"
 #include "core/event.h"
@@ -34,14 +36,26 @@ struct upload {
     struct vg_http *h;
     struct MHD_Connection *c;
     struct sbuf body;
-    size_t reserved;      /* body bytes taken from the budget */
+    size_t reserved;      /* body bytes taken from the budget, under key */
+    char key[64];         /* whose share of the budget: the node spoken for, else the address */
+    struct vg_auth_id id; /* what the request's credential proves */
     int code;             /* the answer once decided (0: not yet) */
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
     enum { POST_EVENTS, POST_BEAT, POST_INVENTORY, POST_BURNIN } kind;   /* /v1/events, heartbeat, inventory, burnin */
-    char sender[64];      /* the node the credential names; "": one for the whole cluster */
     struct vg_commit_req req;
 };
+
+static const char *const post_paths[] = { "/v1/events", "/v1/heartbeat", "/v1/inventory", "/v1/burnin" };
+
+/* Rejected requests: a few lines per window, the rest counted (an
+ * unauthenticated flood must not bury the controller's own lines). */
+static struct vg_lograte rejected_log = VG_LOGRATE("rejected request", 10000, 10);
+/* libmicrohttpd's own lines (a client over the per-address limit, a TLS
+ * handshake cut short): per connection, so bounded like the rejections. */
+static struct vg_lograte mhd_log = VG_LOGRATE("libmicrohttpd", 10000, 5);
+/* Requests taken on the shared token: said now and then, not per request. */
+static struct vg_lograte shared_log = VG_LOGRATE("shared token", 600000, 1);
 
 enum MHD_Result vg_http_reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
@@ -100,25 +114,61 @@ static void set_deadline(struct vg_http *h, struct MHD_Connection *c, int64_t de
     pthread_mutex_unlock(&h->conns_lock);
 }
 
-/* Takes n more body bytes from the shared budget; false when it is spent. */
-static bool reserve(struct vg_http *h, struct upload *up, size_t n)
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
-    pthread_mutex_lock(&h->lock);
-    bool ok = h->body_inflight + n <= h->o.body_budget;
-    if (ok) {
-        h->body_inflight += n;
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = 0;
+    vg_warn_limited(&mhd_log, "http: %s", line);
+}
+
+/* A refusal: counted under counter, logged at a bounded rate. */
+static void note_refusal(struct vg_http *h, struct upload *up, unsigned long *counter, const char *why)
+{
+    char addr[64];
+    vg_http_count(h, counter, 1);
+    vg_warn_limited(&rejected_log, "rejected POST %s from %s: %s", post_paths[up->kind], peer(up->c, addr, sizeof addr),
+                    why);
+}
+
+/* Refuses the request with code: counted under counter, logged (at a
+ * bounded rate), the reason in up->resp.  Returns code. */
+static int refuse(struct vg_http *h, struct upload *up, unsigned long *counter, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int refuse(struct vg_http *h, struct upload *up, unsigned long *counter, int code, const char *fmt, ...)
+{
+    char why[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    note_refusal(h, up, counter, why);
+    json_decref(up->resp);
+    up->resp = json_pack("{s:s}", "error", why);
+    return code;
+}
+
+/* Takes n more body bytes from the budget (the client's share and the
+ * whole); 0, or the refusal's status. */
+static int take(struct vg_http *h, struct upload *up, size_t n)
+{
+    int rc = vg_budget_take(h->budget, up->key, n);
+    if (rc == 0) {
         up->reserved += n;
+        return 0;
     }
-    pthread_mutex_unlock(&h->lock);
-    return ok;
+    if (rc == 1)
+        return refuse(h, up, &h->rejected_busy, 503, "busy: more than %zu body bytes in flight; retry",
+                      vg_budget_total(h->budget));
+    return refuse(h, up, &h->rejected_busy, 503, "busy: more than %zu body bytes in flight from %s; retry",
+                  vg_budget_share(h->budget), up->key);
 }
 
 static void release(struct vg_http *h, struct upload *up)
 {
-    pthread_mutex_lock(&h->lock);
-    h->body_inflight -= up->reserved;
+    vg_budget_give(h->budget, up->key, up->reserved);
     up->reserved = 0;
-    pthread_mutex_unlock(&h->lock);
 }
 
 /* The most body bytes a POST may carry: an agent message VG_WIRE_MAX_BODY; a
@@ -129,67 +179,80 @@ static size_t body_limit(const struct upload *up)
     return up->kind == POST_INVENTORY || up->kind == POST_BURNIN ? VG_NODE_REPORT_MAX_BODY : VG_WIRE_MAX_BODY;
 }
 
-/* Decides the answer of a POST before its body is read: limits, token, budget.
- * Returns 0 when the body may come, else the status (up->resp set). */
-static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+/* May the request name node (sender: the node its credential speaks for, ""
+ * none: auth none, any node the scheduler lists)?  vg_nodeset_may_name
+ * decides; 0, or the refusal's status. */
+static int may_name(struct vg_http *h, struct upload *up, const char *node, const char *sender)
 {
-    char err[256], addr[64];
-    const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    long len = 0;
-    if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
-    if ((unsigned long)len > body_limit(up)) {
-        vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %ld bytes is over the limit of %zu", len, body_limit(up));
-        up->resp = json_pack("{s:s}", "error", err);
-        return 413;
-    }
-    if (h->auth->mode == VG_AUTH_TOKEN) {
-        const char *authz = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        const char *xt = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time");
-        const char *xn = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce");
-        pthread_mutex_lock(&h->auth_lock);
-        int rc = vg_auth_headers(h->auth, authz, xt, xn, vg_now_ms(), err, sizeof err);
-        pthread_mutex_unlock(&h->auth_lock);
-        if (rc) {
-            vg_http_count(h, &h->rejected_auth, 1);
-            vg_warn("rejected POST /v1/events from %s: %s", peer(c, addr, sizeof addr), err);
-            up->resp = json_pack("{s:s}", "error", err);
-            return 401;
-        }
-    }
-    if (!reserve(h, up, (size_t)len)) {
-        vg_http_count(h, &h->rejected_busy, 1);
-        snprintf(err, sizeof err, "busy: more than %zu body bytes in flight; retry", h->o.body_budget);
-        up->resp = json_pack("{s:s}", "error", err);
-        return 503;
+    char err[320];
+    int code = vg_nodeset_may_name(h->o.nodes, "node", node, sender, err, sizeof err);
+    if (!code) return 0;
+    return refuse(h, up, code == 400 ? &h->rejected_input : code == 403 ? &h->rejected_identity : &h->rejected_busy,
+                  code, "%s", err);
+}
+
+/* The node the credential speaks for may speak here: the scheduler lists it
+ * and, with MUNGE, the credential was made at its address.  0, or the
+ * refusal's status. */
+static int node_allowed(struct vg_http *h, struct upload *up)
+{
+    if (!up->id.node[0]) return 0;
+    int rc = may_name(h, up, up->id.node, NULL);
+    if (rc || !h->o.nodes) return rc;
+    if (h->auth->mode == VG_AUTH_MUNGE && vg_nodeset_has_addr(h->o.nodes, up->id.node, up->id.origin4) != 1) {
+        char a[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &up->id.origin4, a, sizeof a);
+        return refuse(h, up, &h->rejected_identity, 403,
+                      "munge: the credential was made at %s, which is not node %s's address in the scheduler", a,
+                      up->id.node);
     }
     return 0;
 }
 
-/* Body bytes: kept within the limit and the budget; a MUNGE body must start
- * as a credential.  Returns 0, or the status of the answer (up->resp set). */
+/* Decides the answer of a POST before its body is read: the limit, the
+ * credential, the node it speaks for, the nonce, the budget.  Returns 0 when
+ * the body may come, else the status (up->resp set). */
+static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+{
+    char err[256];
+    const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    long len = 0;
+    if (cl && (!vg_parse_long(cl, &len) || len < 0)) len = 0;
+    if ((unsigned long)len > body_limit(up))
+        return refuse(h, up, &h->rejected_input, 413, "body: %ld bytes is over the limit of %zu", len, body_limit(up));
+    struct vg_auth_request r = {
+        .authorization = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
+        .node = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Node"),
+        .time = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Time"),
+        .nonce = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Vigil-Nonce"),
+    };
+    int64_t now = vg_now_ms();
+    if (vg_auth_verify(h->auth, &r, now, &up->id, err, sizeof err))
+        return refuse(h, up, &h->rejected_auth, 401, "%s", err);
+    int rc = node_allowed(h, up);
+    if (rc) return rc;
+    if (up->id.shared)
+        vg_warn_limited(&shared_log, "node %s was taken on the cluster's shared token, which proves no node's name: "
+                                     "give each agent its own token (vigil token)", up->id.node);
+    pthread_mutex_lock(&h->auth_lock);
+    rc = vg_auth_replay(h->auth, &up->id, now, err, sizeof err);
+    pthread_mutex_unlock(&h->auth_lock);
+    if (rc) return refuse(h, up, &h->rejected_auth, 401, "%s", err);
+    char addr[64];
+    vg_strlcpy(up->key, up->id.node[0] ? up->id.node : peer(c, addr, sizeof addr), sizeof up->key);
+    return take(h, up, (size_t)len);
+}
+
+/* Body bytes: kept within the limit and the budget.  Returns 0, or the
+ * status of the answer (up->resp set). */
 static int post_data(struct vg_http *h, struct upload *up, const char *data, size_t n)
 {
-    char err[160];
-    if (up->body.len + n > body_limit(up)) {
-        vg_http_count(h, &h->rejected_input, 1);
-        snprintf(err, sizeof err, "body: %zu bytes is over the limit of %zu", up->body.len + n, body_limit(up));
-        up->resp = json_pack("{s:s}", "error", err);
-        return 413;
-    }
-    if (up->body.len + n > up->reserved && !reserve(h, up, up->body.len + n - up->reserved)) {
-        vg_http_count(h, &h->rejected_busy, 1);
-        snprintf(err, sizeof err, "busy: more than %zu body bytes in flight; retry", h->o.body_budget);
-        up->resp = json_pack("{s:s}", "error", err);
-        return 503;
-    }
+    if (up->body.len + n > body_limit(up))
+        return refuse(h, up, &h->rejected_input, 413, "body: %zu bytes is over the limit of %zu", up->body.len + n,
+                      body_limit(up));
+    int rc = up->body.len + n > up->reserved ? take(h, up, up->body.len + n - up->reserved) : 0;
+    if (rc) return rc;
     sbuf_add(&up->body, data, n);
-    if (h->auth->mode == VG_AUTH_MUNGE && up->body.len >= 6 && up->body.len - n < 6 &&
-        memcmp(up->body.s, "MUNGE:", 6)) {
-        vg_http_count(h, &h->rejected_auth, 1);
-        up->resp = json_pack("{s:s}", "error", "munge: the body is not a MUNGE credential");
-        return 401;
-    }
     return 0;
 }
 
@@ -219,7 +282,7 @@ static json_t *beat_answer(struct vg_http *h, const char *node, json_int_t folds
 
 /* A heartbeat ({"node": NAME, "jobs": "12,345", "folds": N}, jobs and folds
  * optional): noted in memory, nothing stored. */
-static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *json)
+static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
 {
     json_t *j = json_loads(json, 0, NULL);
     free(json);
@@ -227,16 +290,19 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
     json_t *jv = json_object_get(j, "jobs");
     const char *jobs = jv ? json_string_value(jv) : "";
     enum MHD_Result r;
+    int code = 0;
     if (!node || !vg_ingest_node_ok(node)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "node: missing or not a node name");
     } else if (!jobs || strlen(jobs) >= VG_EVENT_JOBS || !vg_event_jobs_ok(jobs)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
+    } else if ((code = may_name(h, up, node, up->id.node))) {
+        r = vg_http_reply_json(c, (unsigned)code, json_incref(up->resp));
     } else {
         char err[320];
-        int code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);
-        if (code) vg_http_count(h, code == 403 ? &h->rejected_unknown : &h->rejected_busy, 1);
+        code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);
+        if (code) note_refusal(h, up, code == 403 ? &h->rejected_identity : &h->rejected_busy, err);
         r = code ? vg_http_error(c, (unsigned)code, "%s", err)
                  : vg_http_reply_json(c, 200, beat_answer(h, node, json_integer_value(json_object_get(j, "folds"))));
     }
@@ -244,38 +310,36 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, char *j
     return r;
 }
 
-/* A node's audit report or burn-in passes (nodereport.h), from the node the
- * request's credential names (up->sender; "" for a credential of the whole
- * cluster, which may speak for any node the scheduler lists). */
+/* A node's audit report or burn-in passes (nodereport.h), every node they
+ * name bound to the node the request's credential speaks for (none: auth
+ * none, which may name any node the scheduler lists). */
 static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
 {
     json_t *resp = NULL;
-    const char *sender = up->sender[0] ? up->sender : NULL;
+    const char *sender = up->id.node[0] ? up->id.node : NULL;
     int code = up->kind == POST_INVENTORY ? vg_nodereports_inventory(h->o.reports, json, sender, &resp)
                                           : vg_nodereports_burnin(h->o.reports, json, sender, &resp);
     free(json);
-    if (code == 400) vg_http_count(h, &h->rejected_input, 1);
-    else if (code == 403) vg_http_count(h, &h->rejected_unknown, 1);
-    else if (code != 200) vg_http_count(h, &h->rejected_storage, 1);
+    if (code != 200)
+        note_refusal(h, up, code == 400 ? &h->rejected_input : code == 403 ? &h->rejected_identity : &h->rejected_storage,
+                     json_string_value(json_object_get(resp, "error")));
     return vg_http_reply_json(c, (unsigned)code, resp);
 }
 
-/* The whole body is here: authenticate (MUNGE), validate, hand to the committer. */
+/* The whole body is here: check it against the credential, validate, hand
+ * to the committer. */
 static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
 {
     char err[256], addr[64];
-    char *json = NULL;
-    if (h->auth->mode == VG_AUTH_TOKEN) {
-        json = vg_xstrndup(up->body.s ? up->body.s : "", up->body.len);
-    } else if (vg_auth_unwrap(h->auth, up->body.s ? up->body.s : "", up->body.len, NULL, NULL, NULL, vg_now_ms(),
-                              &json, err, sizeof err)) {
-        vg_http_count(h, &h->rejected_auth, 1);
-        vg_warn("rejected POST /v1/events from %s: %s", peer(c, addr, sizeof addr), err);
-        return vg_http_reply_json(c, 401, json_pack("{s:s}", "error", err));
+    const char *body = up->body.s ? up->body.s : "";
+    if (vg_auth_body(&up->id, body, up->body.len, err, sizeof err)) {
+        int code = refuse(h, up, &h->rejected_auth, 401, "%s", err);
+        return vg_http_reply_json(c, (unsigned)code, json_incref(up->resp));
     }
+    char *json = vg_xstrndup(body, up->body.len);
     sbuf_free(&up->body);
     release(h, up);
-    if (up->kind == POST_BEAT) return beat(h, c, json);
+    if (up->kind == POST_BEAT) return beat(h, c, up, json);
     if (up->kind == POST_INVENTORY || up->kind == POST_BURNIN) return node_report(h, c, up, json);
     json_t *resp = NULL;
     int64_t now = vg_clock_ms();   /* the detected stamp: never before an earlier one */
@@ -283,10 +347,11 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     free(json);
     if (code) {
         vg_http_count(h, &h->rejected_input, 1);
-        vg_warn("bad POST /v1/events from %s: %s", peer(c, addr, sizeof addr),
-                json_string_value(json_object_get(resp, "error")));
+        vg_warn_limited(&rejected_log, "bad POST /v1/events from %s: %s", peer(c, addr, sizeof addr),
+                        json_string_value(json_object_get(resp, "error")));
         return vg_http_reply_json(c, (unsigned)code, resp);
     }
+    if ((code = may_name(h, up, up->req.msg.node, up->id.node))) return vg_http_reply_json(c, (unsigned)code, json_incref(up->resp));
     up->req.now = now;
     up->req.done = committed;
     up->req.arg = up;
@@ -428,6 +493,8 @@ static void *reaper(void *arg)
                 closed++;
             }
         h->deadline_closed += closed;
+        vg_lograte_tick(&rejected_log);   /* the count of a flood that stopped */
+        vg_lograte_tick(&mhd_log);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 200 * 1000000L;
@@ -463,6 +530,11 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
 {
     struct sockaddr_in sa;
     if (parse_listen(o->listen, &sa, err, errlen) || !vg_mhd_load(err, errlen)) return NULL;
+    bool tls = o->tls_cert && o->tls_key;
+    if (tls && vg_mhd->is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "--tls-cert: this libmicrohttpd was built without TLS");
+        return NULL;
+    }
     struct vg_http *h = vg_xcalloc(1, sizeof *h);
     h->o = *o;
     if (!h->o.reader) h->o.reader = ingest->store;
@@ -470,6 +542,8 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     if (!h->o.max_per_client) h->o.max_per_client = 32;
     if (!h->o.deadline_ms) h->o.deadline_ms = 10000;
     if (!h->o.body_budget) h->o.body_budget = 32u << 20;
+    if (!h->o.client_budget) h->o.client_budget = 2 * (size_t)VG_WIRE_MAX_BODY;
+    h->budget = vg_budget_new(h->o.body_budget, h->o.client_budget);
     h->auth = auth;
     h->ingest = ingest;
     pthread_mutex_init(&h->lock, NULL);
@@ -479,16 +553,25 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     h->committer = vg_committer_start(ingest);
     if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
         h->reaper_started = true;
+        /* HTTPS: the certificate and key as PEM text (libmicrohttpd keeps pointers to them) */
+        struct MHD_OptionItem tls_opts[] = {
+            { tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)h->o.tls_cert },
+            { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)h->o.tls_key },
+            { MHD_OPTION_END, 0, NULL },
+        };
         h->d = vg_mhd->start_daemon(
-            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL,
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                (tls ? MHD_USE_TLS : 0),
+            0, NULL,
             NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
             (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10), MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
             MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.max_per_client, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-            MHD_OPTION_END);
+            MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     }
     if (!h->d) {
-        snprintf(err, errlen, "listen: cannot listen on %s", o->listen);
+        snprintf(err, errlen, tls ? "listen: cannot serve HTTPS on %s (is --tls-key the key of --tls-cert, both PEM?)"
+                                  : "listen: cannot listen on %s", o->listen);
         h->d = NULL;
         vg_http_stop(h);
         return NULL;
@@ -525,6 +608,7 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_destroy(&h->conns_lock);
     pthread_mutex_destroy(&h->auth_lock);
     pthread_mutex_destroy(&h->lock);
+    vg_budget_free(h->budget);
     free(h);
 }
 

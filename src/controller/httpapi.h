@@ -12,26 +12,40 @@
  *                       (fleetview.h); without a view: per-node incident counts
  *   GET  /v1/summary    the dashboard's data (fleetview.h); 404 without a view
  *   POST /v1/inventory  {"node", "report": <vigil audit --json>} from an agent,
- *                       authenticated like a message → 200; the latest per node kept
+ *                       authenticated like a message → 200; the latest per node
+ *                       kept (nodereport.h: checked, bound to the sender, retained)
  *   GET  /v1/audit      the fleet's audit merged (version skew, findings with
  *                       node counts, when each node reported, stale reports,
  *                       known nodes not reporting); ?raw=1: [{node, at, report}]
  *   POST /v1/burnin     a `vigil burnin --json` document, authenticated like a
- *                       message → 200 {recorded: N} / 400 naming the field
+ *                       message → 200 {recorded: N} / 400 naming the field /
+ *                       403 a node not the sender's (nodereport.h)
  *   GET  /v1/burnin     ?node=N&days=D (default 7): each node's burn-in history
  *                       and the cadence (burnin_hist.h; `vigil score` evidence)
  *   GET  /metrics                                → Prometheus text format
  *   GET  /                                       → the live dashboard (dashboard.h)
  *   GET  /healthz                                → "ok" (no credentials)
  * Reads need the read token (Authorization: Bearer, or the HttpOnly cookie
- * `/?token=` sets); the agents' credentials do not grant them.
- * Defences: token authentication before any body byte is read; a MUNGE body
- * must start as a credential; bodies over VG_WIRE_MAX_BODY refused (413,
- * with the figure); a budget on body bytes buffered at once (503); at most
+ * `/?token=` sets; Secure too under TLS); the agents' credentials do not
+ * grant them.
+ * A node speaks only for itself: every POST's credential (wire/auth.h) is
+ * checked from its headers, before any body byte is read or reserved; the
+ * node it speaks for must be one the scheduler lists (nodeset.h) and, with
+ * MUNGE, the credential must come from that node's address; every node a
+ * body names (a message's, a heartbeat's, an audit report's, each of a
+ * burn-in document's) must be that node (vg_nodeset_may_name).  Refused: 401 (credential), 403 (another
+ * node's, or a node the scheduler does not list), 503 while the scheduler's
+ * list was never read; each counted in vigil_rejected_total by reason and
+ * logged at a bounded rate (a "suppressed N" line for the rest).
+ * Other defences: bodies over VG_WIRE_MAX_BODY refused (413, with the
+ * figure); a budget on body bytes buffered at once, in all and per client
+ * (budget.h; 503); token nonces in per-node windows (wire/replay.h); at most
  * max_per_client connections per client address and max_connections in all;
  * a deadline per request that bytes arriving slowly do not extend.  Each
  * message is committed (group commit, commit.h) before its 202 is sent, and
- * reads go through their own SQLite connection, never waiting for the writer. */
+ * reads go through their own SQLite connection, never waiting for the writer.
+ * With a certificate and key the server speaks only HTTPS (GnuTLS, through
+ * libmicrohttpd). */
 #ifndef VG_HTTPAPI_H
 #define VG_HTTPAPI_H
 #include "wire/auth.h"
@@ -40,7 +54,7 @@
 
 struct vg_fleetview;
 struct vg_nodereports;
-struct vg_schednodes;
+struct vg_nodeset;
 
 struct vg_http_opts {
     const char *listen;           /* "ADDR:PORT" (PORT 0 picks a free one) */
@@ -50,6 +64,10 @@ struct vg_http_opts {
     unsigned max_per_client;      /* 0: 32 */
     unsigned deadline_ms;         /* a request's headers and body within this; 0: 10000 */
     size_t body_budget;           /* body bytes buffered at once, all requests; 0: 32 MiB */
+    size_t client_budget;         /* … by one client (node, or address); 0: twice VG_WIRE_MAX_BODY */
+    struct vg_nodeset *nodes;     /* the nodes the scheduler lists; NULL: no scheduler (tests of the
+                                   * transport alone): every name is taken, no MUNGE origin checked */
+    const char *tls_cert, *tls_key; /* PEM text: serve HTTPS only; NULL: plain HTTP */
     /* heartbeats (jobs: the node's, or ""): 0 noted, else the answer's status
      * with err (403 a node the scheduler does not list, 503 retry); NULL: 404 */
     int (*on_beat)(void *ctx, const char *node, const char *jobs, char *err, size_t errlen);
@@ -60,7 +78,6 @@ struct vg_http_opts {
     json_t *(*fleet)(void *ctx, struct vg_store *reader);
     void *fleet_ctx;
     struct vg_fleetview *view;    /* nodes and the summary (fleetview.h); NULL: none */
-    struct vg_schednodes *known;  /* the scheduler's nodes: the only ones a node report may name */
 };
 
 

@@ -9,6 +9,7 @@
 
 struct conn;
 struct vg_committer;
+struct vg_budget;
 
 struct vg_http {
     struct vg_http_opts o;
@@ -16,16 +17,17 @@ struct vg_http {
     struct vg_auth *auth;
     struct vg_ingest *ingest;
     struct vg_committer *committer;
-    pthread_mutex_t lock;      /* counters, the body budget, closing */
-    pthread_mutex_t auth_lock; /* the token nonce cache */
+    pthread_mutex_t lock;      /* counters, closing */
+    pthread_mutex_t auth_lock; /* the token nonce windows */
     pthread_mutex_t conns_lock;/* conns, deadlines, stopping */
     pthread_cond_t stop_cond;
     pthread_t reaper;
     bool reaper_started, stopping, closing;
     struct conn *conns;
-    size_t body_inflight;
-    unsigned long requests, rejected_auth, rejected_input, rejected_storage, rejected_busy, accepted_events;
-    unsigned long rejected_unknown;   /* a node the scheduler does not list */
+    struct vg_budget *budget;  /* body bytes buffered at once */
+    /* rejected_identity: a node not the credential's, or one the scheduler does not list */
+    unsigned long requests, rejected_auth, rejected_identity, rejected_input, rejected_storage, rejected_busy,
+        accepted_events;
     unsigned long deadline_closed; /* under conns_lock */
 };
 

@@ -3,17 +3,19 @@
  * but healthz needs the read token (see httpapi.h).  Reads go through their
  * own SQLite connection. */
 #include "controller/httpapi_int.h"
+#include "controller/budget.h"
 #include "controller/burnin_hist.h"
 #include "util/mhdso.h"
 #include "controller/commit.h"
 #include "controller/dashboard.h"
 #include "controller/fleetview.h"
-#include "controller/schednodes.h"
+#include "controller/nodeset.h"
 #include "util/jsonutil.h"
 #include "controller/storeguard.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include "wire/replay.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,9 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
     pthread_mutex_lock(&h->conns_lock);
     unsigned long deadline_closed = h->deadline_closed;
     pthread_mutex_unlock(&h->conns_lock);
+    pthread_mutex_lock(&h->auth_lock);
+    size_t windows = h->auth->replay ? vg_replay_nodes(h->auth->replay) : 0;
+    pthread_mutex_unlock(&h->auth_lock);
     struct sbuf b = SBUF_INIT;
     pthread_mutex_lock(&h->lock);
     sbuf_printf(&b,
@@ -86,19 +91,25 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
                 "# HELP vigil_http_requests_total HTTP requests served.\n# TYPE vigil_http_requests_total counter\n"
                 "vigil_http_requests_total %lu\n"
                 "# HELP vigil_rejected_total Requests rejected, by reason.\n# TYPE vigil_rejected_total counter\n"
-                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"input\"} %lu\n"
+                "vigil_rejected_total{reason=\"auth\"} %lu\nvigil_rejected_total{reason=\"identity\"} %lu\n"
+                "vigil_rejected_total{reason=\"input\"} %lu\n"
                 "vigil_rejected_total{reason=\"storage\"} %lu\nvigil_rejected_total{reason=\"busy\"} %lu\n"
-                "vigil_rejected_total{reason=\"unknown_node\"} %lu\n"
                 "# HELP vigil_http_deadline_closed_total Connections closed for missing their request deadline.\n"
                 "# TYPE vigil_http_deadline_closed_total counter\nvigil_http_deadline_closed_total %lu\n"
                 "# HELP vigil_http_body_bytes_inflight Request body bytes buffered now.\n"
                 "# TYPE vigil_http_body_bytes_inflight gauge\nvigil_http_body_bytes_inflight %zu\n"
+                "# HELP vigil_auth_nonce_windows Nodes with a token nonce window (bounded by the scheduler's nodes).\n"
+                "# TYPE vigil_auth_nonce_windows gauge\nvigil_auth_nonce_windows %zu\n"
                 "# HELP vigil_store_commits_total Transactions committed (each holds one or more messages).\n"
                 "# TYPE vigil_store_commits_total counter\nvigil_store_commits_total %lu\n"
                 "# HELP vigil_store_messages_total Agent messages committed.\n"
-                "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n",
-                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth, h->rejected_input,
-                h->rejected_storage, h->rejected_busy, h->rejected_unknown, deadline_closed, h->body_inflight, commits, committed);
+                "# TYPE vigil_store_messages_total counter\nvigil_store_messages_total %lu\n"
+                "# HELP vigil_agent_spool_dropped_events_total Record-only events agents' spools dropped at their cap.\n"
+                "# TYPE vigil_agent_spool_dropped_events_total counter\nvigil_agent_spool_dropped_events_total %lu\n",
+                (long long)inc, (long long)open, (long long)msgs, h->requests, h->rejected_auth,
+                h->rejected_identity, h->rejected_input, h->rejected_storage, h->rejected_busy, deadline_closed,
+                vg_budget_inflight(h->budget), windows, commits, committed,
+                __atomic_load_n(&h->ingest->spool_dropped, __ATOMIC_RELAXED));
     pthread_mutex_unlock(&h->lock);
     if (h->ingest->metrics) h->ingest->metrics(h->ingest->ctx, &b);
     return vg_http_reply(c, 200, "text/plain; version=0.0.4", sbuf_take(&b));
@@ -111,7 +122,8 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
     const char *token = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (token && h->o.read_token && vg_auth_secret_equal(token, h->o.read_token)) {
         char cookie[400];
-        snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/", h->o.read_token);
+        snprintf(cookie, sizeof cookie, VG_READ_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/%s", h->o.read_token,
+                 h->o.tls_cert ? "; Secure" : "");
         struct MHD_Response *r = vg_mhd->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         vg_mhd->add_response_header(r, "Set-Cookie", cookie);
         vg_mhd->add_response_header(r, "Location", "/");
@@ -189,7 +201,7 @@ static enum MHD_Result burnin_history(struct vg_http *h, struct MHD_Connection *
         return vg_http_error(c, 400, "days: '%s' is not a number of days (1..3650)", days_s);
     if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
     if (page_args(c, VG_BURNIN_PAGE_MAX, VG_BURNIN_PAGE_MAX, &limit, &after, &r)) return r;
-    size_t cluster = h->o.known ? vg_schednodes_count(h->o.known) : 0;
+    size_t cluster = h->o.nodes ? vg_nodeset_count(h->o.nodes) : 0;
     int64_t now = vg_now_ms();
     json_t *doc = vg_burnin_history(h->o.reader, node, now - days * 24 * 3600 * 1000LL, now, node ? 0 : cluster, after,
                                     (int)limit);

@@ -1,5 +1,6 @@
 /* ingest.c — agent message → validated events → incidents; see ingest.h. */
 #include "controller/ingest.h"
+#include "util/log.h"
 #include "util/strutil.h"
 #include "wire/limits.h"
 #include <stdarg.h>
@@ -108,6 +109,11 @@ int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, s
         code = reject(response, "message: field 'seq' must be a non-negative integer");
         goto out;
     }
+    json_t *droppedv = json_object_get(msg, "dropped");
+    if (droppedv && (!json_is_integer(droppedv) || json_integer_value(droppedv) < 0)) {
+        code = reject(response, "message: field 'dropped' must be a non-negative integer");
+        goto out;
+    }
     if (!json_is_array(events) || json_array_size(events) == 0) {
         code = reject(response, "message: field 'events' must be a non-empty array");
         goto out;
@@ -138,11 +144,23 @@ int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, s
     vg_strlcpy(m->node, node, sizeof m->node);
     vg_strlcpy(m->spool, spoolv ? json_string_value(spoolv) : "", sizeof m->spool);
     m->seq = json_integer_value(seqv);
+    m->dropped = droppedv ? json_integer_value(droppedv) : 0;
     m->n = n;
     code = 0;
 out:
     json_decref(msg);
     return code;
+}
+
+/* What a message tells of its agent's spool dropping events at its cap:
+ * counted and logged (a redelivery, all duplicates, is not counted again). */
+static void spool_drops(struct vg_ingest *in, const struct vg_message *m)
+{
+    static struct vg_lograte log = VG_LOGRATE("spool drops", 60000, 5);
+    if (!m->dropped) return;
+    __atomic_add_fetch(&in->spool_dropped, (unsigned long)m->dropped, __ATOMIC_RELAXED);
+    vg_warn_limited(&log, "node %s: its agent's spool dropped %lld record-only events at its cap (no fault)", m->node,
+                    (long long)m->dropped);
 }
 
 int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, json_t **response)
@@ -186,6 +204,7 @@ fail:
 
 void vg_ingest_notify(struct vg_ingest *in, const struct vg_message *m, const json_t *response)
 {
+    if (json_integer_value(json_object_get(response, "duplicates")) == 0) spool_drops(in, m);
     const json_t *ids = json_object_get(response, "incidents");
     for (size_t k = 0; k < m->nfresh && in->on_new_incident; k++)
         in->on_new_incident(in->ctx, json_integer_value(json_array_get(ids, m->fresh[k])), &m->events[m->fresh[k]]);

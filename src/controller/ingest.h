@@ -1,12 +1,16 @@
 /* ingest.h — the controller's intake: one agent message (already
  * authenticated) → fields validated → events → incidents in the store.  Kept
  * apart from the HTTP server so tests and the drill can drive it directly.
- * Message: {"node": "n1", "spool": "<32 lowercase hex>", "seq": 42, "events": [ <event>, … ]}
+ * Message: {"node": "n1", "spool": "<32 lowercase hex>", "seq": 42, "events": [ <event>, … ],
+ *            "dropped": N}
  * (seq: the agent's message number, increasing within one life of its spool;
  * spool: that life's id, "" when absent (older agents); (node, spool, seq,
- * index) makes each delivery idempotent).  Validation names the field at
- * fault: node names (letters, digits, '.', '-', '_', not starting with '-'
- * or '.': never an option to a command, at most 63 bytes), kinds
+ * index) makes each delivery idempotent; dropped, optional: record-only
+ * events the agent's spool dropped at its cap since its last message —
+ * counted and logged, once per message however often it is delivered).
+ * Validation names the field at fault: node names (letters, digits, '.',
+ * '-', '_', not starting with '-' or '.': never an option to a command, at
+ * most 63 bytes), kinds
  * from the catalog's vocabulary, every string printable UTF-8 within its
  * length (never truncated), at most VG_WIRE_MAX_EVENTS events.  Each event's
  * action is then decided again from the controller's catalog and site policy
@@ -36,6 +40,7 @@ struct vg_ingest {
     /* Adds Prometheus lines to GET /metrics (may be NULL). */
     void (*metrics)(void *ctx, struct sbuf *out);
     void *ctx;
+    unsigned long spool_dropped;   /* events agents' spools dropped at their cap, as told (atomic) */
 };
 
 /* A validated message. */
@@ -43,6 +48,7 @@ struct vg_message {
     char node[64];
     char spool[33];
     int64_t seq;
+    int64_t dropped;         /* record-only events the agent's spool dropped, told with this message */
     size_t n;
     struct vg_event *events;
     size_t *fresh, nfresh;   /* indexes of the events that opened an incident (vg_ingest_store) */

@@ -58,22 +58,6 @@ static int answer(struct vg_nodereports *r, int reason, json_t **resp, int code,
     return code;
 }
 
-/* May this request name node?  The one check of every node a report names:
- * 0, or the status of the refusal (why in err). */
-static int may_name(struct vg_nodereports *r, const char *field, const char *node, const char *sender, char *err,
-                    size_t errlen)
-{
-    if (!node || !vg_ingest_node_ok(node)) return snprintf(err, errlen, "%s: missing or not a node name", field), 400;
-    if (sender && strcmp(node, sender))
-        return snprintf(err, errlen, "%s: '%s' is not the sender's node (%s): a node reports only for itself", field,
-                        node, sender), 403;
-    char why[256];
-    int known = vg_schednodes_has(r->o.known, node, why, sizeof why);
-    if (known == 0) return snprintf(err, errlen, "%s: '%s' is not a node the scheduler lists", field, node), 403;
-    if (known < 0) return snprintf(err, errlen, "scheduler: its node list cannot be read (%s); retry", why), 503;
-    return 0;
-}
-
 /* Under the lock: whether the store is under its alarm; the crossing is said once. */
 static bool under_alarm(struct vg_nodereports *r, int64_t *bytes)
 {
@@ -132,7 +116,8 @@ int vg_nodereports_inventory(struct vg_nodereports *r, const char *json, const c
     json_t *j = json_loads(json, JSON_REJECT_DUPLICATES, &je);
     if (!j) return answer(r, R_INPUT, resp, 400, "invalid JSON at line %d: %s", je.line, je.text);
     json_t *rep = json_object_get(j, "report");
-    int code = may_name(r, "node", json_string_value(json_object_get(j, "node")), sender, err, sizeof err);
+    int code = vg_nodeset_may_name(r->o.nodes, "node", json_string_value(json_object_get(j, "node")), sender, err,
+                                   sizeof err);
     if (!code && check_report(rep, err, sizeof err)) code = 400;
     char *text = NULL;
     if (!code) {
@@ -176,7 +161,9 @@ int vg_nodereports_burnin(struct vg_nodereports *r, const char *json, const char
     json_array_foreach(json_object_get(doc, "nodes"), i, n) {
         char field[40];
         snprintf(field, sizeof field, "nodes[%zu].node", i);
-        if ((code = may_name(r, field, json_string_value(json_object_get(n, "node")), sender, err, sizeof err))) break;
+        if ((code = vg_nodeset_may_name(r->o.nodes, field, json_string_value(json_object_get(n, "node")), sender, err,
+                                        sizeof err)))
+            break;
     }
     if (code) {
         json_decref(doc);

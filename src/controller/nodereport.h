@@ -3,10 +3,10 @@
  * "report": <vigil audit --json>}: the latest kept per node) and burn-in
  * passes (POST /v1/burnin, a `vigil burnin --json` document: the newest
  * VG_BURNIN_KEEP per node, burnin_hist.h).  Before anything is kept:
- *  - every node it names is one the scheduler lists (schednodes.h) and,
- *    when the request's credential names a node (sender), that node: a node
- *    speaks only for itself (403 otherwise; 503 while the scheduler's list
- *    has never been read);
+ *  - every node it names is, when the request's credential names a node
+ *    (sender), that node, and one the scheduler lists: a node speaks only
+ *    for itself (vg_nodeset_may_name: 403 otherwise, 503 while the
+ *    scheduler's list has never been read);
  *  - every string is printable text within its length (no control, bidi or
  *    line-separator character); an audit report holds at most
  *    VG_REPORT_MAX_ITEMS entries in each list, component names and versions
@@ -16,7 +16,7 @@
  *    and an ALERT is logged once each time the store crosses it. */
 #ifndef VG_NODEREPORT_H
 #define VG_NODEREPORT_H
-#include "controller/schednodes.h"
+#include "controller/nodeset.h"
 #include "controller/store.h"
 #include "util/sbuf.h"
 #include <jansson.h>
@@ -31,7 +31,7 @@
 
 struct vg_nodereports_opts {
     struct vg_store *store;       /* the reports' own connection */
-    struct vg_schednodes *known;  /* the scheduler's nodes */
+    struct vg_nodeset *nodes;     /* the scheduler's nodes */
     int64_t alarm_bytes;          /* the store's size alarm; 0: none */
 };
 
@@ -39,9 +39,9 @@ struct vg_nodereports;
 
 struct vg_nodereports *vg_nodereports_new(const struct vg_nodereports_opts *o);
 void vg_nodereports_free(struct vg_nodereports *r);
-/* One report from sender (the node the request's credential names; NULL: a
- * credential for the whole cluster, which may name any node the scheduler
- * lists).  Returns the HTTP status, with *resp {"ok": true, …} or
+/* One report from sender (the node the request's credential speaks for;
+ * NULL or "": a credential that names none, auth none, which may name any
+ * node the scheduler lists).  Returns the HTTP status, with *resp {"ok": true, …} or
  * {"error": "FIELD: what"}. */
 int vg_nodereports_inventory(struct vg_nodereports *r, const char *json, const char *sender, json_t **resp);
 int vg_nodereports_burnin(struct vg_nodereports *r, const char *json, const char *sender, json_t **resp);

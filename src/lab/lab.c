@@ -526,14 +526,18 @@ static int wait_idle(struct lab *l, pid_t ctld, int ms)
         struct vg_node_state *st;
         size_t n;
         if (vg_slurm_nodes(&s, NULL, &st, &n) == 0) {
-            size_t idle = 0;
+            size_t idle = 0, own = 0;
             for (size_t i = 0; i < n; i++) {
+                long k;
+                /* only the lab's own nodes (n1…nN): one of --conf-extra's has no slurmd to come up */
+                if (st[i].name[0] != 'n' || !vg_parse_long(st[i].name + 1, &k) || k < 1 || k > l->o->nodes) continue;
+                own++;
                 /* a spare the controller already put in its reservation is idle too */
                 if (!strcmp(st[i].state, "IDLE") || !strcmp(st[i].state, "IDLE+RESERVED")) idle++;
                 else snprintf(last, sizeof last, "node %s is %s", st[i].name, st[i].state);
             }
             free(st);
-            if (idle == n && n == (size_t)l->o->nodes) return 0;
+            if (idle == own && own == (size_t)l->o->nodes) return 0;
         }
         vg_sleep_ms(100);
     }
@@ -668,7 +672,9 @@ static int start_all(struct lab *l)
     sbuf_printf(&a[2], "--pid-file=%s", pid);
     sbuf_printf(&a[3], "--log-file=%s", log);
     sbuf_printf(&a[4], "--seed-file=%s", seed);
-    const char *margv[] = { "munged", "-F", a[0].s, a[1].s, a[2].s, a[3].s, a[4].s, NULL };
+    /* every lab node is 127.0.0.1 in slurm.conf: credentials say they come from there, however this
+     * machine's host name resolves (the controller checks a credential's origin against NodeAddr) */
+    const char *margv[] = { "munged", "-F", "--origin=127.0.0.1", a[0].s, a[1].s, a[2].s, a[3].s, a[4].s, NULL };
     int rc = start(l, "munged", NULL, margv, NULL, NULL, NULL) < 0 ? -1 : 0;
     char tail[1024];
     if (!rc && !wait_file(sock, 5000)) {

@@ -98,6 +98,7 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
     const char *rs = ready ? str(ready, "status") : "Unknown";
     vg_strlcpy(out->ready, rs, sizeof out->ready);
     kubelet_address(node, out);
+    vg_strlcpy(out->n.addr, out->addr, sizeof out->n.addr);
     out->n.responding = !strcmp(rs, "True");
     out->n.drain = out->cordoned || out->fault_effect[0] || other[0];
     out->n.down = !out->n.responding || !strcmp(out->fault_effect, "NoExecute");

@@ -29,6 +29,8 @@ struct vg_orch_node {
     char reason[256];      /* why it is unavailable, without stamps; "" when none */
     char features[128];    /* features or labels, comma-separated */
     char domain[64];       /* rack / NVLink domain the scheduler knows (Kubernetes: a node label); "" */
+    char addr[64];         /* the address the scheduler reaches it at (Slurm: NodeAddr; Kubernetes: its
+                            * InternalIP, else ExternalIP); "" when it does not say */
     char partitions[128];  /* the queues (Slurm partitions) it takes work from, comma-separated; "" when
                             * the scheduler has none */
     bool drain;            /* no new work (draining or drained) */

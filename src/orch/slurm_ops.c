@@ -66,6 +66,7 @@ static void to_node(const struct vg_node_state *in, struct vg_orch_node *out)
     vg_strlcpy(out->reason, in->reason, sizeof out->reason);
     vg_strlcpy(out->features, in->features, sizeof out->features);
     vg_strlcpy(out->partitions, in->partitions, sizeof out->partitions);
+    vg_strlcpy(out->addr, in->addr, sizeof out->addr);
     out->drain = in->drain;
     out->down = in->down || strstr(in->state, "FAIL") != NULL;
     out->responding = in->responding;

@@ -1,4 +1,4 @@
-/* log.c — stderr logging with a level; see log.h. */
+/* log.c — stderr logging with a level, and rate-limited classes of lines; see log.h. */
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/strutil.h"
@@ -38,6 +38,56 @@ VG_LOG_FN(vg_warn, 1, "warning: ")
 VG_LOG_FN(vg_notice, 1, "")
 VG_LOG_FN(vg_info, 2, "")
 VG_LOG_FN(vg_debug, 3, "debug: ")
+
+/* Under r->lock: ends the window when it is over, printing its count. */
+static void window_roll(struct vg_lograte *r, int64_t now)
+{
+    if (r->start && now - r->start < r->every_ms) return;
+    if (r->suppressed && level >= 1)
+        fprintf(stderr, "vigil: warning: suppressed %lu '%s' lines in the last %lld s\n", r->suppressed, r->what,
+                (long long)((now - r->start + 999) / 1000));
+    r->start = now;
+    r->used = 0;
+    r->suppressed = 0;
+}
+
+static void limited(struct vg_lograte *r, int min, const char *tag, const char *fmt, va_list ap)
+{
+    if (level < min) return;
+    pthread_mutex_lock(&r->lock);
+    window_roll(r, vg_mono_ms());
+    bool print = r->used < r->burst;
+    if (print) {
+        r->used++;
+        emit(tag, true, fmt, ap);
+    } else {
+        r->suppressed++;
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
+void vg_warn_limited(struct vg_lograte *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    limited(r, 1, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void vg_err_limited(struct vg_lograte *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    limited(r, 0, "", fmt, ap);
+    va_end(ap);
+}
+
+void vg_lograte_tick(struct vg_lograte *r)
+{
+    pthread_mutex_lock(&r->lock);
+    if (r->suppressed) window_roll(r, vg_mono_ms());
+    pthread_mutex_unlock(&r->lock);
+}
 
 int vg_input_error(const char *fmt, ...)
 {

@@ -31,6 +31,7 @@ static void mhd_init(void)
     MHD_SYM(add_response_header, "MHD_add_response_header")
     MHD_SYM(queue_response, "MHD_queue_response")
     MHD_SYM(destroy_response, "MHD_destroy_response")
+    MHD_SYM(is_feature_supported, "MHD_is_feature_supported")
     vg_mhd = &mhd;
 }
 

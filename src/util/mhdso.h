@@ -21,6 +21,7 @@ struct vg_mhd {
     __typeof__(MHD_add_response_header) *add_response_header;
     __typeof__(MHD_queue_response) *queue_response;
     __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_is_feature_supported) *is_feature_supported;
 };
 
 /* The functions, loaded once (thread-safe); NULL with err set when

@@ -146,3 +146,17 @@ char *vg_fmt_fixed(char *buf, size_t n, double v, int decimals)
     if (!strcmp(buf, "-0")) vg_strlcpy(buf, "0", n);
     return buf;
 }
+
+void vg_expand_node(const char *tmpl, const char *node, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p && k + 1 < n; p++) {
+        if (p[0] == '%' && p[1] == 'n') {
+            k += (size_t)snprintf(out + k, n - k, "%s", node);
+            if (k >= n) k = n - 1;
+            p++;
+        } else
+            out[k++] = *p;
+    }
+    out[k < n ? k : n - 1] = 0;
+}

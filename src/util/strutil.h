@@ -32,6 +32,9 @@ bool vg_unicode_unsafe(unsigned cp);
 void vg_scrub_controls(char *s);
 /* Parses a decimal integer that must span the whole string. */
 bool vg_parse_long(const char *s, long *out);
+/* tmpl with each %n replaced by node, into out (n bytes, cut to fit): a
+ * per-node path (SlurmdSpoolDir's own expansion, a node's token file). */
+void vg_expand_node(const char *tmpl, const char *node, char *out, size_t n);
 /* v rounded to at most `decimals` decimals, trailing zeros dropped, for
  * people to read (3: seconds to the millisecond): 0.0050000000000000001 →
  * "0.005", 6.674123 → "6.674", 120.0 → "120".  Returns buf. */

@@ -1,10 +1,14 @@
-/* client.c — HTTP client for agent → controller messages (libcurl); see client.h.
+/* client.c — HTTP(S) client of the controller API (libcurl); see client.h.
  * libcurl is loaded with dlopen on the first request (util/curlso.h). */
 #include "wire/client.h"
 #include "util/sbuf.h"
 #include "util/curlso.h"
 #include <stdio.h>
 #include <stdlib.h>
+
+static const char *ca_file;
+
+void vg_client_set_ca(const char *path) { ca_file = path; }
 
 static size_t collect(char *ptr, size_t size, size_t n, void *ud)
 {
@@ -24,6 +28,10 @@ static int perform(const struct vg_curl *cu, CURL *c, const char *url, int timeo
     cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     cu->easy_setopt(c, CURLOPT_WRITEDATA, &body);
     cu->easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    const char *ca = ca_file ? ca_file : getenv("VIGIL_CA");
+    if (ca && *ca) cu->easy_setopt(c, CURLOPT_CAINFO, ca);
+    cu->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    cu->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
     CURLcode rc = cu->easy_perform(c);
     if (rc != CURLE_OK) {
         snprintf(err, errlen, "%s: %s", url, cerr[0] ? cerr : cu->easy_strerror(rc));
@@ -36,14 +44,13 @@ static int perform(const struct vg_curl *cu, CURL *c, const char *url, int timeo
     return 0;
 }
 
-int vg_client_post(const char *url, const struct vg_auth *auth, const char *json, int timeout_ms, long *status,
+int vg_client_post(const char *url, struct vg_auth *auth, const char *json, int timeout_ms, long *status,
                    char **resp, char *err, size_t errlen)
 {
     const struct vg_curl *cu = vg_curl_load(err, errlen);
     if (!cu) return -1;
-    char *body;
     char **headers;
-    if (vg_auth_wrap(auth, json, &body, &headers, err, errlen)) {
+    if (vg_auth_wrap(auth, json, &headers, err, errlen)) {
         vg_auth_free_headers(headers);
         return -1;
     }
@@ -52,11 +59,10 @@ int vg_client_post(const char *url, const struct vg_auth *auth, const char *json
     for (int i = 0; headers[i]; i++) hl = cu->slist_append(hl, headers[i]);
     hl = cu->slist_append(hl, "Expect:");
     cu->easy_setopt(c, CURLOPT_HTTPHEADER, hl);
-    cu->easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    cu->easy_setopt(c, CURLOPT_POSTFIELDS, json);
     int rc = perform(cu, c, url, timeout_ms, status, resp, err, errlen);
     cu->slist_free_all(hl);
     cu->easy_cleanup(c);
-    free(body);
     vg_auth_free_headers(headers);
     return rc;
 }

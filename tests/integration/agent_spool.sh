@@ -1,8 +1,13 @@
 #!/bin/sh
 # agent_spool.sh — the agent's spool against a real `vigil serve`:
-# (a) its identity: every message carries the spool's random id; an agent
-# killed, its spool deleted and restarted starts a new spool (new id, seq
-# from 1) and an XID 79 it then sees becomes an incident, not a "duplicate";
+# (a) its identity: every message carries the spool life's random id; an
+# agent killed, its spool deleted and restarted starts a new spool (new id,
+# seq from 1) and an XID 79 it then sees becomes an incident, not a
+# "duplicate"; (a2) a spool file restored from a snapshot (the attack of
+# issue 27: its id and seqs reused) loses no fault either;
+# (c) the spool's cap with the controller away: the oldest record-only
+# events go (counted, and the controller told: its metric), every fault
+# arrives;
 # (b) a spool on a read-only filesystem at start, or on a disk that fills up
 # while the agent runs: the agent says so loudly, flags it in its --json
 # status line, keeps detecting and delivers from memory.  Mounts are made in a
@@ -18,11 +23,15 @@ cleanup() {
     [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null
     wait 2>/dev/null
     for m in "$T/ro" "$T/rw"; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+    lab_down
     rm -rf "$T"
 }
-trap cleanup EXIT
+sched_up 'n[7-9]' || { nok "scheduler (lab) up"; rm -rf "$T"; exit 1; }
+trap cleanup EXIT   # after sched_up, which sets its own
 umask 077
-echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+node_tokens "$T" 'n[7-9]' >/dev/null
+secret "$T/read.token" read
+READ_TOKEN="$T/read.token"
 : >"$T/kmsg"
 start_serve 0
 check "serve up" test -n "$PORT"
@@ -54,6 +63,46 @@ is "spool deleted while the agent was down: the next XID 79 is an incident (not 
 stop_agent
 check "the agent's status lines name the spool id" sh -c "jq -r 'select(.status) | .status.spool_id' '$T/agent.out' | grep -qx '$id2'"
 
+# (a2) the spool file restored from a snapshot: its id and seqs are those of
+# messages the controller already has, with other events in them
+cp "$T/agent.spool" "$T/snapshot"
+start_agent --interval 0 --no-nvml-events --json
+xid 79 5f >>"$T/kmsg"
+wait_for 'test "$(by_pci 0000:5f:00.0)" = 1'
+stop_agent
+cp "$T/snapshot" "$T/agent.spool"
+start_agent --interval 0 --no-nvml-events --json
+xid 79 60 >>"$T/kmsg"
+wait_for 'test "$(by_pci 0000:60:00.0)" = 1'
+is "spool restored from a snapshot: the next XID 79 is an incident (not a duplicate)" "$(by_pci 0000:60:00.0)" 1
+check "… sent under another spool id than the one it replaced" \
+    test "$(sent spool 0000:60:00.0)" != "$(sent spool 0000:5f:00.0)" -a "$(sent seq 0000:60:00.0)" = "$(sent seq 0000:5f:00.0)"
+stop_agent
+
+# (c) the cap: the controller away, 120 record-only XID 43s and an XID 79 in
+# ten loop turns into a spool capped at 16 KiB
+APORT=$PORT
+stop_serve
+: >"$T/agent.out"
+start_agent --interval 0 --no-nvml-events --json --spool-max 0.015625 --retry-max 0.2
+for turn in 0 1 2 3 4 5 6 7 8 9; do
+    for k in 0 1 2 3 4 5 6 7 8 9 a b; do xid 43 "$turn$k"; done >>"$T/kmsg"
+    [ $turn = 3 ] && xid 79 aa >>"$T/kmsg"
+    wait_for 'grep -q "^M .*0000:$turn$k:00.0" "$T/agent.spool"'
+done
+size=$(stat -c %s "$T/agent.spool")
+check "the spool stayed near its cap while the controller was away ($size bytes)" test "$size" -le $((16384 + 8192))
+check "the agent said what it dropped" grep -q 'spool at its cap of 16384 bytes: dropped the oldest' "$T/agent.log"
+start_serve "$APORT"
+wait_for 'test "$(by_pci 0000:aa:00.0)" = 1' 20
+is "the XID 79 spooled amid them arrived" "$(by_pci 0000:aa:00.0)" 1
+wait_for 'grep -qxE "vigil-spool 2 id=[0-9a-f]{32} next=[0-9]+" "$T/agent.spool"'
+arrived=$(q "select count(*) from incidents where code=43 and node='n7'")
+told=$(curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "http://127.0.0.1:$PORT/metrics" | sed -n 's/^vigil_agent_spool_dropped_events_total //p')
+check "some XID 43s were dropped ($arrived of 120 arrived)" test "$arrived" -lt 120
+is "the controller was told of every one dropped" "$((arrived + told))" 120
+stop_agent
+
 mkdir "$T/ro" "$T/rw"
 # (b) a read-only spool (other node names than (a), so these messages are
 # new to the controller whatever it makes of spool ids)
@@ -64,9 +113,9 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
     is "and in its --json status line" \
         "$(jq -r 'select(.status.event == "start") | "\(.status.spool) \(.status.spool_memory_only)"' "$T/agent.out")" \
         "memory-only true"
-    xid 79 77 >>"$T/kmsg"
-    wait_for 'test "$(by_pci 0000:77:00.0)" = 1'
-    is "it keeps detecting: an XID 79 is delivered from memory" "$(q "select node from incidents where pci='0000:77:00.0'")" n8
+    xid 79 e7 >>"$T/kmsg"
+    wait_for 'test "$(by_pci 0000:e7:00.0)" = 1'
+    is "it keeps detecting: an XID 79 is delivered from memory" "$(q "select node from incidents where pci='0000:e7:00.0'")" n8
     check "the agent is still running" kill -0 "$AGENT_PID"
     stop_agent
     umount "$T/ro"
@@ -77,6 +126,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
     AGENT_NODE=n9 start_agent --interval 0 --no-gpu-events --json --spool "$T/rw/agent.spool"
     xid 43 61 >>"$T/kmsg"
     wait_for 'test "$(by_pci 0000:61:00.0)" = 1'
+    wait_for 'grep -qE "^vigil-spool 2 id=[0-9a-f]{32} next=2$" "$T/rw/agent.spool"'
     check "a writable spool is used as usual" grep -qE '^vigil-spool 2 id=[0-9a-f]{32} next=2$' "$T/rw/agent.spool"
     dd if=/dev/zero of="$T/rw/fill" bs=4k 2>/dev/null
     kill -STOP "$AGENT_PID"

@@ -117,7 +117,7 @@ is "… a BMC that never answers: the deadline" "$(I power-cycle n1 2>&1)" "powe
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then skip "the lab needs root and slurmctld"; exit 0; fi
 lab_up 3 --no-vigil >/dev/null || { nok "lab up"; exit 1; }
 trap 'stop_serve; stop_rf; lab_down; [ -n "$KEEP" ] || rm -rf "$W"' EXIT
-secret "$W/token"; secret "$W/read.token" read
+node_tokens "$W" 'n[1-3]' >/dev/null; secret "$W/read.token" read
 mkdir -p "$W/rma"
 cat >"$W/policy.conf" <<EOF
 breaker = 100% / 600s
@@ -128,9 +128,8 @@ rma_dir = $W/rma
 rma_attach kernel-log = echo NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus. node={node}
 EOF
 lab_serve "$W" "$W/policy.conf" "$W/incidents.db" "$W/serve.log"
-H="Authorization: Bearer $(cat "$W/token")"
 xid() { # node seq
-    curl -s -o /dev/null -H "$H" -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: b$1-$2-$$" --data-binary \
+    vcurl "$1" -o /dev/null --data-binary \
         "{\"node\":\"$1\",\"seq\":$2,\"events\":[{\"kind\":\"xid\",\"code\":79,\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
         "$URL/v1/events"
 }

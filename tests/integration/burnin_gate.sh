@@ -20,7 +20,7 @@ stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SE
 lab_up 3 --no-vigil >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; [ -n "$KEEP" ] && cp "$W"/serve*.log /tmp/; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
 export PATH="$top/tests/standins:$PATH" VIGIL_NVML_LIB="$top/build/tests/libnvidia-ml.so.1"
-secret "$W/token"; secret "$W/read.token" read; secret "$W/bad.token"
+node_tokens "$W" 'n[1-3]' >/dev/null; secret "$W/read.token" read; secret "$W/bad.token"
 RH="Authorization: Bearer $(cat "$W/read.token")"
 GATE="$VIGIL burnin --lab --dir $LAB_DIR --nodes {node} --suite {suite} --test gemm-small --no-drain --json"
 cat >"$W/policy.conf" <<EOF
@@ -39,7 +39,7 @@ wait_for() { # seconds command…
 hist() { curl -s -H "$RH" "$URL/v1/burnin$1"; }
 has() { printf '%s\n' "$1" | grep -q -- "$2"; }
 burnin() { "$VIGIL" burnin --lab --dir "$LAB_DIR" --test gemm-small --no-drain "$@"; }
-TOK="--auth token --token-file $W/token"
+TOK="--auth token --token-file $W/%n.token"   # each node's results posted as that node
 
 # ---- results into the controller
 out=$(burnin --controller "$URL" $TOK --json)
@@ -53,15 +53,14 @@ is "… each node's last pass with its figure" \
     "pass quick gemm-small"
 err=$(burnin --controller "$URL" --auth token --token-file "$W/bad.token" 2>&1 >/dev/null)
 is "a wrong token: exit 1, the controller's refusal said" "$?" 1
-check "… naming the controller and HTTP 401" has "$err" "results not recorded by $URL/v1/burnin: HTTP 401"
+check "… naming the controller and HTTP 401" has "$err" "results of n1 not recorded by $URL/v1/burnin: HTTP 401"
 err=$(burnin --controller http://127.0.0.1:1 $TOK 2>&1 >/dev/null)
 is "a controller that is down: exit 1, said" "$?" 1
-check "… with the reason" has "$err" "results not recorded by http://127.0.0.1:1/v1/burnin: "
-exits_with "--token-file without --controller: exit 2" 2 "$VIGIL" burnin --lab --dir "$LAB_DIR" --token-file "$W/token"
+check "… with the reason" has "$err" "results of n1 not recorded by http://127.0.0.1:1/v1/burnin: "
+exits_with "--token-file without --controller: exit 2" 2 "$VIGIL" burnin --lab --dir "$LAB_DIR" --token-file "$W/n1.token"
 post() { # body → "CODE BODY"
     printf '%s' "$1" >"$W/body"
-    curl -s -w ' %{http_code}' -H "Authorization: Bearer $(cat "$W/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
-        -H "X-Vigil-Nonce: b$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')" --data-binary @"$W/body" "$URL/v1/burnin"
+    vcurl n1 -w ' %{http_code}' --data-binary @"$W/body" "$URL/v1/burnin"
 }
 is "POST /v1/burnin: a bad result is refused naming the field" \
     "$(post '{"nodes":[{"node":"n1","result":"great","suite":"quick","tests":[]}]}')" \
@@ -94,8 +93,7 @@ xid() { # node → HTTP status (the message number lives in a file: callers use 
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
     printf '{"node":"%s","seq":%d,"events":[{"kind":"xid","code":79,"pci":"0000:18:00.0","gpu":0,"action":"reboot","source":"kmsg"}]}' \
         "$1" "$SEQ" >"$W/body"
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: x$SEQ-$$" --data-binary @"$W/body" "$URL/v1/events"
+    vcurl "$1" -o /dev/null -w '%{http_code}' --data-binary @"$W/body" "$URL/v1/events"
 }
 state_of() { curl -s -H "$RH" "$URL/v1/incidents?node=$1&limit=1" | jq -r '.[0] // empty | .state + (if .detail != "" then ": " + .detail else "" end)'; }
 state_is() { case "$(state_of "$1")" in "$2"*) return 0 ;; esac; return 1; }

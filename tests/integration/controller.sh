@@ -16,7 +16,7 @@ SERVE_PID=
 stop_serve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 lab_up 5 --spares 1 --no-vigil --dir "$LAB_DIR" >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
-umask 077; echo "token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
+umask 077; node_tokens "$W" 'n[1-5]' >/dev/null
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
 RH="Authorization: Bearer $(cat "$W/read.token")"   # reads need the read token
 echo 0 >"$W/seq"
@@ -25,7 +25,7 @@ start_serve() { # policy text
     printf '%s\n' "$1" >"$W/policy.conf"
     rm -f "$W/port"
     "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/incidents.db" --auth token \
-        --token-file "$W/token" --read-token-file "$W/read.token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
+        --secret-file "$W/secret" --read-token-file "$W/read.token" --policy "$W/policy.conf" 2>>"$W/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$W/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     URL="http://127.0.0.1:$(cat "$W/port")"
@@ -33,8 +33,7 @@ start_serve() { # policy text
 post_xid() { # node code [jobs] → HTTP status (the message number lives in a file: callers use $(…));
     # jobs: what the node's agent lists from slurmd's spool
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
+    vcurl "$1" -o /dev/null -w '%{http_code}' \
         --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"${3:+,\"jobs\":\"$3\"}}]}" \
         "$URL/v1/events"
 }
@@ -169,8 +168,7 @@ evs=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%s{\"kind\":\"xid\",\"code
 for n in n3 n4; do
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
     printf '{"node":"%s","seq":%d,"events":[%s]}' "$n" "$SEQ" "$evs" >"$W/backlog.json"
-    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: b$SEQ-$$" --data-binary @"$W/backlog.json" "$URL/v1/events")
+    code=$(vcurl "$n" -o /dev/null -w '%{http_code}' --data-binary @"$W/backlog.json" "$URL/v1/events")
     is "3,000 record-only events from $n accepted" "$code" 202
 done
 calls0=$(curl -s -H "$RH" "$URL/metrics" | awk '/^vigil_orchestrator_calls_total/ {print $2}')

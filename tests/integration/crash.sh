@@ -21,7 +21,7 @@ SERVE_PID= OTHER_PID=
 stop_serve() { [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 lab_up 4 --no-vigil --dir "$W/lab" >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; [ -n "$OTHER_PID" ] && kill -9 "$OTHER_PID" 2>/dev/null; lab_down; rm -rf "$W"' EXIT
-secret "$W/token"
+node_tokens "$W" 'n[1-4]' >/dev/null
 secret "$W/read.token" read
 RH="Authorization: Bearer $(cat "$W/read.token")"
 echo 0 >"$W/seq"
@@ -39,16 +39,15 @@ healthcheck = true {node}"
 serve() { # DB LOG POLICY [serve options…] — starts `vigil serve`: SERVE_PID, URL; $PRE runs it (faketime)
     _db=$1 _log=$2; printf '%s\n' "$3" >"$W/policy.conf"; shift 3
     rm -f "$W/port"
-    $PRE "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$_db" --auth token --token-file "$W/token" \
+    $PRE "$VIGIL" serve --listen 127.0.0.1:0 --port-file "$W/port" --db "$_db" --auth token --secret-file "$W/secret" \
         --read-token-file "$W/read.token" --policy "$W/policy.conf" --heartbeat 0 "$@" 2>>"$_log" &
     SERVE_PID=$!
     wait_for '[ -s "$W/port" ] || ! kill -0 $SERVE_PID' 10
     URL="http://127.0.0.1:$(cat "$W/port" 2>/dev/null)"
 }
-post_xid() { # NODE → HTTP status
+post_xid() { # NODE → HTTP status, as the node's agent posts it (its own token)
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
-    curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: c$SEQ-$$" \
+    vcurl "$1" -o /dev/null -w '%{http_code}' --max-time 5 \
         --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":79,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
         "$URL/v1/events"
 }
@@ -112,7 +111,7 @@ is "resumed by hand: returned outside vigil" "$(inc n1 | jq -r '.steps.returned.
 check "resumed by hand: n1 stays in service" sh -c "sleep 2.5; ! scontrol show node -o n1 | grep -q 'State=[A-Z+]*DOWN'"
 
 # ---- 5. two controllers on one store: the second refuses; on one cluster: ALERT
-"$VIGIL" serve --listen 127.0.0.1:0 --db "$W/b.db" --auth token --token-file "$W/token" 2>"$W/second.err" </dev/null &
+"$VIGIL" serve --listen 127.0.0.1:0 --db "$W/b.db" --auth token --secret-file "$W/secret" 2>"$W/second.err" </dev/null &
 OTHER_PID=$!
 wait_for '! kill -0 '"$OTHER_PID" 10
 kill -9 "$OTHER_PID" 2>/dev/null   # still running: it did not refuse
@@ -156,7 +155,7 @@ check "corrupt pages: ALERT" grep -q 'ALERT store .*corrupt' "$W/e.log"
 stop_serve
 
 # ---- 8. a corrupt store at start: refused; --new-store moves it aside
-timeout 10 "$VIGIL" serve --listen 127.0.0.1:0 --db "$W/e.db" --auth token --token-file "$W/token" 2>"$W/start.err" </dev/null
+timeout 10 "$VIGIL" serve --listen 127.0.0.1:0 --db "$W/e.db" --auth token --secret-file "$W/secret" 2>"$W/start.err" </dev/null
 is "corrupt store at start: exit 2" "$?" 2
 is "… one line naming the option" "$(grep -c 'the store is corrupt .*--new-store' "$W/start.err")/$(wc -l <"$W/start.err")" 1/1
 serve "$W/e.db" "$W/e2.log" "breaker = 100% / 600s" --dry-run --new-store

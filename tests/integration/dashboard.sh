@@ -28,7 +28,7 @@ stop_serve() {
 }
 lab_up 6 --spares 2 --no-vigil >/dev/null || { nok "lab up"; rm -rf "$W"; exit 1; }
 trap 'stop_serve; scancel -u root >/dev/null 2>&1; lab_down; rm -rf "$W"' EXIT   # after lab_up, which sets its own
-secret "$W/token"; secret "$W/read.token" read
+node_tokens "$W" 'n[1-6]' >/dev/null; secret "$W/read.token" read
 RH="Authorization: Bearer $(cat "$W/read.token")"
 cat >"$W/policy.conf" <<EOF
 spares = n[5-6]
@@ -48,8 +48,7 @@ echo 0 >"$W/seq"
 post() { # node events-json → HTTP status (the message number lives in a file: callers use $(…))
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
     printf '{"node":"%s","seq":%d,"events":[%s]}' "$1" "$SEQ" "$2" >"$W/body"
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: d$SEQ-$$" --data-binary @"$W/body" "$URL/v1/events"
+    vcurl "$1" -o /dev/null -w '%{http_code}' --data-binary @"$W/body" "$URL/v1/events"
 }
 xid() { # node code [jobs: what the node's agent lists from slurmd's spool]
     post "$1" "{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"${3:+,\"jobs\":\"$3\"}}"

@@ -74,10 +74,11 @@ done
 check "… Debian's rocm_smi for AMD nodes (/usr/lib/librocm_smi64.so.1)" test -e "$R/usr/lib/librocm_smi64.so.1"
 for bin in munged scontrol; do check "… $bin in the image (Slurm on Kubernetes)" test -x "$R/usr/sbin/$bin" -o -x "$R/usr/bin/$bin"; done
 check "… no apt sources of the machine it was built on" test ! -e "$R/etc/apt/sources.list.d"
-echo "tokentokentokentoken" >"$R/tmp/token"; chmod 600 "$R/tmp/token"
+echo "secret-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$R/tmp/secret"; chmod 600 "$R/tmp/secret"
 run serve --listen 127.0.0.1:0 --port-file /tmp/port --db /var/lib/vigil/incidents.db --auth token \
-    --token-file /tmp/token >"$W/serve.log" 2>&1 &
+    --secret-file /tmp/secret >"$W/serve.log" 2>&1 &
 SERVE_PID=$!
 i=0; while [ ! -s "$R/tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 is "vigil serve starts in the image and answers /healthz" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(cat "$R/tmp/port" 2>/dev/null)/healthz")" 200
+done_testing

@@ -83,15 +83,15 @@ check "… through pods/NAME/log" grep -q 'GET /api/v1/namespaces/default/pods/v
 is "… and deletes the ended pods" "$(kubectl get pods -l vigil.dev/burnin -o name | wc -l)" 0
 
 # ---- a failed pass: reported to vigil serve, its node drained by the pass itself ---------
-umask 077; echo "agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
+umask 077; node_tokens "$W" 'n[1-5]' >/dev/null
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
 "$VIGIL" serve --orchestrator k8s --kubeconfig "$W/kc" --listen 127.0.0.1:0 --port-file "$W/port" --db "$W/inc.db" \
-    --auth token --token-file "$W/token" --read-token-file "$W/read.token" 2>>"$W/serve.log" &
+    --auth token --secret-file "$W/secret" --read-token-file "$W/read.token" 2>>"$W/serve.log" &
 SERVE_PID=$!
 wait_for 5 test -s "$W/port"
 URL="http://127.0.0.1:$(cat "$W/port")"
 echo "sdc=1" >"$W/burnin-state"
-json=$(sched --test gemm-small --nodes n3 --controller "$URL" --auth token --token-file "$W/token" --budget 30 --json)
+json=$(sched --test gemm-small --nodes n3 --controller "$URL" --auth token --token-file "$W/%n.token" --budget 30 --json)
 check "n3's failing pass ends" wait_for 20 sh -c "kubectl get pods -l vigil.dev/burnin=n3 -o json | jq -e '.items[0].status.phase | . == \"Succeeded\" or . == \"Failed\"'"
 json=$(sched --test gemm-small --nodes n3 --json)
 is "the failed pass: exit 1, recorded fail" "$? $(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" "1 n3=fail"

@@ -78,8 +78,10 @@ is "controller: required node affinity off NVIDIA and AMD GPU nodes and spares" 
     "nvidia.com/gpu.present DoesNotExist, amd.com/gpu.device-id DoesNotExist, feature.node.kubernetes.io/amd-gpu DoesNotExist, vigil.dev/spare DoesNotExist"
 is "… tolerates no taint (vigil's least of all)" "$(printf "%s" "$ctl" | jq '.spec.template.spec.tolerations // [] | length')" 0
 is "… one replica, Recreate" "$(printf "%s" "$ctl" | jq -r '"\(.spec.replicas) \(.spec.strategy.type)"')" "1 Recreate"
-is "… the read token and the agents' token from their Secrets" \
-    "$(printf "%s" "$ctl" | jq -r '[.spec.template.spec.volumes[] | .secret.secretName // empty] | join(" ")')" "vigil-token vigil-read-token"
+is "… the cluster secret and the read token from their Secrets" \
+    "$(printf "%s" "$ctl" | jq -r '[.spec.template.spec.volumes[] | .secret.secretName // empty] | join(" ")')" "vigil-secret vigil-read-token"
+is "… --secret-file given (each node's token derived from it)" \
+    "$(printf "%s" "$ctl" | jq -r '.spec.template.spec.containers[0].args | index("--secret-file") != null')" true
 is "… --read-token-file given" "$(printf "%s" "$ctl" | jq -r '.spec.template.spec.containers[0].args | index("--read-token-file") != null')" true
 is "… on plain Kubernetes: --orchestrator k8s, the ServiceAccount's token mounted" \
     "$(printf "%s" "$ctl" | jq -r '.spec.template.spec | "\(.containers[0].args[-2:] | join(" ")) \(.automountServiceAccountToken)"')" "--orchestrator k8s true"
@@ -101,6 +103,8 @@ for a in "$nv" "$amd"; do
     is "$(printf "%s" "$a" | jq -r .metadata.name): privileged (/dev/kmsg is outside the runtime's device list), no host PID or network, no API token" \
         "$(printf "%s" "$a" | jq -r '.spec.template.spec | "\(.containers[0].securityContext.privileged) \(.hostPID // false) \(.hostNetwork // false) \(.automountServiceAccountToken)"')" \
         "true false false false"
+    is "… its own node's token from the host, never a Secret" \
+        "$(printf "%s" "$a" | jq -r '.spec.template.spec | "\(.volumes[] | select(.name == "node-token") | .hostPath.path) \([.volumes[] | .secret // empty] | length)"')" "/etc/vigil 0"
     is "… tolerates every taint, its node's name from the downward API" \
         "$(printf "%s" "$a" | jq -r '.spec.template.spec | "\(.tolerations[0].operator) \(.containers[0].env[] | select(.name == "VIGIL_NODE") | .valueFrom.fieldRef.fieldPath)"')" "Exists spec.nodeName"
 done
@@ -115,12 +119,12 @@ is "… no Kubernetes API access: no ClusterRole, no token mounted" \
     "$(jq '[.items[] | select(.kind | test("ClusterRole"))] | length' "$W/slurm.json") $(printf "%s" "$sctl" | jq .spec.template.spec.automountServiceAccountToken)" "0 false"
 
 # ---- the Secrets by the documented commands, the whole default applied, read back with kubectl
-sed -n '/^kubectl -n vigil create secret generic vigil-[a-z-]*token/p' "$ROOT/docs/kubernetes.md" >"$W/secrets.sh"
-is "docs/kubernetes.md gives the commands for both tokens" "$(grep -c 'create secret generic vigil-' "$W/secrets.sh")" 2
+sed -n '/^kubectl -n vigil create secret generic vigil-\(secret\|read-token\) /p' "$ROOT/docs/kubernetes.md" >"$W/secrets.sh"
+is "docs/kubernetes.md gives the commands for the secret and the read token" "$(grep -c 'create secret generic vigil-' "$W/secrets.sh")" 2
 sh -e "$W/secrets.sh" >"$W/out" 2>&1
 is "… they run" "$? $(grep -c 'created' "$W/out")" "0 2"
-tok() { aget "/api/v1/namespaces/vigil/secrets/$1" | jq -r '.data.token' | base64 -d | wc -c; }
-check "… each token 32 characters or more" test "$(tok vigil-token)" -ge 32 -a "$(tok vigil-read-token)" -ge 32
+tok() { aget "/api/v1/namespaces/vigil/secrets/$1" | jq -r ".data.$2" | base64 -d | wc -c; }
+check "… the secret and the token 32 characters or more" test "$(tok vigil-secret secret)" -ge 32 -a "$(tok vigil-read-token token)" -ge 32
 kubectl apply -f "$W/default.yaml" >"$W/out" 2>&1
 is "kubectl apply -f (the default): every object created" "$(grep -c ' created$' "$W/out")" "$(( $(count "$W/default.yaml") - 1 ))"
 is "kubectl get deploy,ds,pdb,svc -n vigil (labelled vigil's)" \
@@ -132,3 +136,4 @@ kubectl apply -f "$W/default.yaml" >"$W/out" 2>&1
 is "applied again: nothing created, all unchanged but the PodDisruptionBudget" \
     "$(grep -c ' unchanged$' "$W/out") $(grep ' configured$' "$W/out")" \
     "$(( $(count "$W/default.yaml") - 1 )) poddisruptionbudget.policy/vigil-controller configured"
+done_testing

@@ -34,7 +34,7 @@ KAPI_EXEC=$W/containers
 make_ca; TOKEN="drill-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"   # vigil speaks HTTPS only (no --insecure-http here)
 export PATH="$(dirname "$VIGIL"):$PATH" VIGIL_K8S_IMAGE=vigil:test
 mkdir -p "$W/nodes"
-umask 077; echo "agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/token"
+umask 077; node_tokens "$W" 'n[1-5]' >/dev/null
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$W/read.token"; umask 022
 export VIGIL_READ_TOKEN="$(cat "$W/read.token")"
 
@@ -49,14 +49,14 @@ fresh() { # a fresh cluster with the fixture's Jobs deleted (kubectl), the contr
     printf 'spares = n5\nbreaker = 100%% / 600s\n' >"$W/policy.conf"
     rm -f "$W/port" "$W/incidents.db"*
     "$VIGIL" serve --orchestrator k8s --kubeconfig "$W/kc" --listen 127.0.0.1:0 --port-file "$W/port" \
-        --db "$W/incidents.db" --auth token --token-file "$W/token" --read-token-file "$W/read.token" \
+        --db "$W/incidents.db" --auth token --secret-file "$W/secret" --read-token-file "$W/read.token" \
         --policy "$W/policy.conf" 2>>"$W/serve.log" &
     SERVE_PID=$!
     wait_for 5 test -s "$W/port"
     URL="http://127.0.0.1:$(cat "$W/port")"
     for n in n1 n2 n3 n4; do
         : >"$W/nodes/$n.kmsg"
-        "$VIGIL" agent --node "$n" --kmsg "$W/nodes/$n.kmsg" --controller "$URL" --auth token --token-file "$W/token" \
+        "$VIGIL" agent --node "$n" --kmsg "$W/nodes/$n.kmsg" --controller "$URL" --auth token --token-file "$W/$n.token" \
             --spool "$W/$n.spool" --interval 0 --no-nvml-events --retry-max 0.5 >/dev/null 2>>"$W/agent-$n.log" &
         AGENT_PIDS="$AGENT_PIDS $!"
     done

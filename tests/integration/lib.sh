@@ -33,24 +33,52 @@ lab_down() {
     return 0
 }
 
-# --- `vigil serve` acting on a suite's lab: token auth and a read token ------
+# sched_up HOSTLIST — a scheduler for a suite whose controller hears from
+# nodes it runs no agent of: a one-node lab (no vigil) whose slurm.conf also
+# lists HOSTLIST (not n1, the lab's own) at 127.0.0.1, nodes with no slurmd (the controller takes
+# reports only from nodes the scheduler lists).  Sets LAB_DIR and
+# SLURM_CONF, and (as lab_up) `trap lab_down EXIT`: a suite with a trap of
+# its own sets it after, calling lab_down.
+sched_up() { lab_up 1 --no-vigil --conf-extra "NodeName=$1 NodeAddr=127.0.0.1 CPUs=1 RealMemory=100" >/dev/null; }
+
+# --- token auth, as each node's agent speaks it -------------------------------
 # secret FILE [PREFIX] — a fresh random token in FILE (mode 0600).
 secret() { (umask 077; echo "${2:-token}-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$1"); }
-# lab_serve DIR POLICY DB LOG [vigil options before `serve`] — DIR holds
-# `token` and `read.token` (secret writes them); sets SERVE_PID and URL.
+# node_tokens DIR HOSTLIST — the cluster secret in DIR/secret and each node's
+# own token in DIR/NODE.token (vigil token); vcurl reads them from DIR.
+node_tokens() {
+    TOKENS=$1
+    [ -f "$1/secret" ] || "$VIGIL" token --new-secret "$1/secret" || return 1
+    "$VIGIL" token --secret-file "$1/secret" --node "$2" --out "$1/%n.token"
+}
+# vcurl NODE [curl options…] — curl -s with NODE's credentials: its token
+# ($TOKENS/NODE.token), its name, the time and a nonce (this suite's
+# instance, a counter in microseconds).
+VCURL_INSTANCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+vcurl() {
+    _vn=$1; shift
+    curl -s -H "Authorization: Bearer $(cat "$TOKENS/$_vn.token" 2>/dev/null)" -H "X-Vigil-Node: $_vn" \
+        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: $VCURL_INSTANCE-$(date +%s%6N)" "$@"
+}
+
+# --- `vigil serve` acting on a suite's lab: token auth and a read token ------
+# lab_serve DIR POLICY DB LOG [vigil options before `serve`] — DIR holds the
+# cluster `secret` and the nodes' tokens (node_tokens), and `read.token`
+# (secret writes it); sets SERVE_PID and URL.
 lab_serve() {
     _d=$1 _pol=$2 _db=$3 _log=$4; shift 4
     rm -f "$_d/serve.port"
     "$VIGIL" "$@" serve --listen 127.0.0.1:0 --port-file "$_d/serve.port" --db "$_db" --auth token \
-        --token-file "$_d/token" --read-token-file "$_d/read.token" --policy "$_pol" --heartbeat 0 2>>"$_log" &
+        --secret-file "$_d/secret" --read-token-file "$_d/read.token" --policy "$_pol" --heartbeat 0 2>>"$_log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$_d/serve.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
     URL="http://127.0.0.1:$(cat "$_d/serve.port")"
 }
 
 # --- a real `vigil serve` and `vigil agent` for the agent suites -------------
-# The suite sets T (its temporary directory) and writes $T/token; AUTH, when
-# set, replaces token auth on both sides (e.g. "--auth munge --munge-socket S").
+# The suite sets T (its temporary directory) and writes the tokens
+# (node_tokens "$T" …); AUTH, when set, replaces token auth on both sides
+# (e.g. "--auth munge --munge-socket S").
 # serve: $T/incidents.db, $T/serve.log, PORT; agent: node $AGENT_NODE (n7),
 # kernel log $T/kmsg, spool $T/agent.spool, stderr $T/agent.log, stdout
 # $T/agent.out (its --json lines), AGENT_PID.
@@ -59,7 +87,7 @@ start_serve() { # PORT (0 = any) [serve options…]
     rm -f "$T/port"
     # shellcheck disable=SC2086 # AUTH is a list of options
     "$VIGIL" serve --listen "127.0.0.1:$_p" --port-file "$T/port" --db "$T/incidents.db" \
-        ${AUTH:---auth token --token-file $T/token} ${READ_TOKEN:+--read-token-file "$READ_TOKEN"} --dry-run "$@" \
+        ${AUTH:---auth token --secret-file $T/secret} ${READ_TOKEN:+--read-token-file "$READ_TOKEN"} --dry-run "$@" \
         2>>"$T/serve.log" &
     SERVE_PID=$!
     i=0; while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -70,7 +98,7 @@ start_agent() { # [agent options…]
     : >"$T/agent.log"
     # shellcheck disable=SC2086
     "$VIGIL" agent --node "${AGENT_NODE:-n7}" --kmsg "$T/kmsg" --controller "http://127.0.0.1:$PORT" \
-        ${AUTH:---auth token --token-file $T/token} --spool "$T/agent.spool" --retry-max 0.5 "$@" \
+        ${AUTH:---auth token --token-file $T/${AGENT_NODE:-n7}.token} --spool "$T/agent.spool" --retry-max 0.5 "$@" \
         >>"$T/agent.out" 2>>"$T/agent.log" &
     AGENT_PID=$!
     wait_for 'grep -q "agent: node ${AGENT_NODE:-n7}" "$T/agent.log"'

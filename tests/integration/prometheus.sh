@@ -12,19 +12,21 @@ if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-prom.XXXXXX")
 SERVE=; PROM=
-trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; [ -n "$SERVE" ] && kill $SERVE 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+# the scheduler the controller takes its nodes from: a one-node lab (n1)
+sched_up n2 || { nok "scheduler (lab) up"; rm -rf "$T"; exit 1; }
+trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; [ -n "$SERVE" ] && kill $SERVE 2>/dev/null; wait 2>/dev/null; lab_down; rm -rf "$T"' EXIT
 umask 077
-echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"
+node_tokens "$T" n1 >/dev/null
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read.token"
 umask 022
 # a repair ladder, so its counters have series (one per rung and result)
 printf 'repair reset = true {node} {gpu}\nrepair reboot = true {node}\nhealthcheck = true {node}\n' >"$T/policy.conf"
-"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --token-file "$T/token" \
+"$VIGIL" serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth token --secret-file "$T/secret" \
     --read-token-file "$T/read.token" --policy "$T/policy.conf" --dry-run 2>"$T/serve.log" &
 SERVE=$!
 i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 PORT=$(cat "$T/port")
-curl -s -o /dev/null -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: p1" \
+vcurl n1 -o /dev/null \
     --data-binary '{"node":"n1","seq":1,"events":[{"kind":"xid","code":79,"gpu":0,"action":"reboot","source":"kmsg"}]}' \
     "http://127.0.0.1:$PORT/v1/events"
 curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "http://127.0.0.1:$PORT/metrics" >"$T/metrics"
@@ -61,8 +63,8 @@ is "… and without it the target is down (up = 0)" "$(q 'up{job="vigil-no-token
 is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="vigil"}')" 1
 check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
 check "the latency histograms are exposed" sh -c "grep -q '^vigil_fault_to_isolated_seconds_bucket{le=\"+Inf\"} ' '$T/metrics' && grep -q '^vigil_repair_seconds_count ' '$T/metrics'"
-is "open incidents by state: held (no such node in the cluster)" "$(q 'vigil_open_incidents{job="vigil",state="held"}')" 1
-is "nodes by state: n1 held" "$(q 'vigil_nodes{job="vigil",state="held"}')" 1
+is "open incidents by state: dry run (the controller acts on nothing)" "$(q 'vigil_open_incidents{job="vigil",state="dry run"}')" 1
+is "nodes by state: n1 suspect" "$(q 'vigil_nodes{job="vigil",state="suspect"}')" 1
 check "the ladder's counters: a series per rung and result" sh -c "grep -q '^vigil_repair_steps_total{step=\"reset\",result=\"ok\"} 0' '$T/metrics' &&
     grep -q '^vigil_repair_steps_total{step=\"reboot\",result=\"failed\"} 0' '$T/metrics'"
 is "… and Prometheus has the RMA hand-offs counter" "$(q 'vigil_rma_handoffs_total{job="vigil"}')" 0

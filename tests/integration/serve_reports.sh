@@ -1,7 +1,9 @@
 #!/bin/sh
 # serve_reports.sh — what nodes send besides events, on a real `vigil serve`
 # whose scheduler is the Kubernetes API double (nodes n1..n5): audit reports
-# and burn-in passes name only nodes the scheduler lists; every string is
+# and burn-in passes name only nodes the scheduler lists, each posted by
+# that node's own credential (another node's report or pass: 403, counted);
+# every string is
 # printable text (the escape sequences, the right-to-left override and the
 # line separator of the attack reports refused, naming the field), markup is
 # kept as text and escaped where it is shown; a pass dated 2099 is refused; a
@@ -28,12 +30,12 @@ KAPI_PID=$!
 wait_for '[ -s "$T/kport" ]'
 printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: d\n  cluster:\n    server: http://127.0.0.1:%s\n' "$(cat "$T/kport")" >"$T/kc"
 printf 'contexts:\n- name: d\n  context: {cluster: d, user: u}\ncurrent-context: d\nusers:\n- name: u\n  user: {}\n' >>"$T/kc"
-secret "$T/token"
+umask 077; node_tokens "$T" 'n[1-5],ghost1' >/dev/null; umask 022
 secret "$T/read.token" read
 start() { # db [serve options…]
     db=$1; shift
     rm -f "$T/port"
-    "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --port-file "$T/port" --db "$db" --auth token --token-file "$T/token" \
+    "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --port-file "$T/port" --db "$db" --auth token --secret-file "$T/secret" \
         --read-token-file "$T/read.token" --orchestrator k8s --orch-config "$T/kc" --heartbeat 0 "$@" 2>>"$T/serve.log" &
     SERVE_PID=$!
     wait_for '[ -s "$T/port" ]'
@@ -41,10 +43,9 @@ start() { # db [serve options…]
     URL="http://127.0.0.1:$PORT"
 }
 stop() { kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
-post() { # path file → "STATUS BODY"
-    curl -s -w ' %{http_code}' --max-time 10 -H "Authorization: Bearer $(cat "$T/token")" -H "X-Vigil-Time: $(date +%s%3N)" \
-        -H "X-Vigil-Nonce: r$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" -H 'Content-Type: application/json' \
-        --data-binary @"$2" "$URL$1" | awk '{ s = $NF; $NF = ""; sub(/ $/, ""); print s, $0 }'
+post() { # path file [node] → "STATUS BODY", posted as node (default: the one the file names) with its own token
+    vcurl "${3:-$(jq -r '.node // .nodes[0].node' "$2")}" -w ' %{http_code}' --max-time 10 \
+        -H 'Content-Type: application/json' --data-binary @"$2" "$URL$1" | awk '{ s = $NF; $NF = ""; sub(/ $/, ""); print s, $0 }'
 }
 status() { post "$@" | cut -d' ' -f1; }
 get() { curl -s --max-time 20 -H "Authorization: Bearer $(cat "$T/read.token")" "$@"; }
@@ -66,7 +67,12 @@ inv ghost1
 is "a report for ghost1, a node the scheduler does not list: 403 naming it" "$(post /v1/inventory "$T/inv.json")" \
     "403 {\"error\":\"node: 'ghost1' is not a node the scheduler lists\"}"
 inv '--help'
-is "a report for a node named --help: 400" "$(status /v1/inventory "$T/inv.json")" 400
+is "a report for a node named --help: 400" "$(status /v1/inventory "$T/inv.json" n1)" 400
+# a node speaks only for itself: n1's credential with n2's report
+identity0=$(metric 'vigil_rejected_total{reason="identity"}') node0=$(metric 'vigil_node_reports_refused_total{reason="node"}')
+inv n2
+is "n2's report posted with n1's credential: 403, a node reports only for itself" "$(post /v1/inventory "$T/inv.json" n1)" \
+    "403 {\"error\":\"node: 'n2' is not the sender's node (n1): a node speaks only for itself\"}"
 # the issue's attack report: the terminal's title set, its screen cleared, a forged line
 inv n2 '.components[0].name = "runc\u001b]0;owned\u0007\u001b[2J"'
 is "a component name with escape sequences: 400 naming it" "$(post /v1/inventory "$T/inv.json")" \
@@ -101,6 +107,12 @@ pass() { # node result [time] → $T/pass.json
 }
 pass ghost1 pass
 is "a pass for ghost1: 403" "$(status /v1/burnin "$T/pass.json")" 403
+pass n2 pass
+is "n2's pass posted with n1's credential: 403" "$(post /v1/burnin "$T/pass.json" n1)" \
+    "403 {\"error\":\"nodes[0].node: 'n2' is not the sender's node (n1): a node speaks only for itself\"}"
+is "… both refusals counted, by the intake and by the reports" \
+    "$(( $(metric 'vigil_rejected_total{reason="identity"}') - identity0 )) $(( $(metric 'vigil_node_reports_refused_total{reason="node"}') - node0 ))" \
+    "2 2"
 pass n2 pass 2099-01-01T00:00:00.000Z
 is "a pass dated 2099: 400 naming its time" "$(post /v1/burnin "$T/pass.json")" \
     '400 {"error":"time: 2099-01-01T00:00:00.000Z is ahead of the controller'"'"'s clock by more than 300 s"}'
@@ -121,10 +133,11 @@ sed 's/"n@N@"/"ghost@N@"/' "$T/big.tpl" >"$T/ghost.tpl"
 head -c 4194000 /dev/zero | tr '\0' 'x' | sed 's/^/{"pad":"/; s/$/"}/' >"$T/huge.tpl"
 pass n3 pass && cp "$T/pass.json" "$T/pass.tpl"
 t0=$(date +%s)
-o1=$("$LOAD" flood "$PORT" 4 220 /v1/burnin "$T/token" "$T/huge.tpl")
-"$LOAD" flood "$PORT" 4 85 /v1/inventory "$T/token" "$T/big.tpl" >"$T/o2"   # n0..n84: n1..n5 kept, the others refused
-o3=$("$LOAD" flood "$PORT" 4 85 /v1/inventory "$T/token" "$T/ghost.tpl")
-o4=$("$LOAD" flood "$PORT" 4 300 /v1/burnin "$T/token" "$T/pass.tpl")
+# each request as the node it names, with that node's own token
+o1=$("$LOAD" bulk "$PORT" 4 220 /v1/burnin "secret:$T/secret" n1 "$T/huge.tpl")
+"$LOAD" bulk "$PORT" 4 85 /v1/inventory "secret:$T/secret" 'n@N@' "$T/big.tpl" >"$T/o2"   # n0..n84: n1..n5 kept, the others refused
+o3=$("$LOAD" bulk "$PORT" 4 85 /v1/inventory "secret:$T/secret" 'ghost@N@' "$T/ghost.tpl")
+o4=$("$LOAD" bulk "$PORT" 4 300 /v1/burnin "secret:$T/secret" n3 "$T/pass.tpl")
 took=$(( $(date +%s) - t0 ))
 sum=$(printf '%s\n' "$o1" "$(cat "$T/o2")" "$o3" "$o4" | sed -n 's/.* bytes=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { printf "%d", s / 1048576 }')
 echo "# flood: $sum MiB offered in $took s: $o1 | $(cat "$T/o2") | $o3 | $o4"

@@ -56,11 +56,11 @@ ctl() { acurl -o /dev/null -X "$1" --data-binary "$3" "$API/_test/$2"; }
 running() { [ "$(aget /api/v1/namespaces/default/pods | jq '[.items[] | select(.status.phase=="Running")] | length')" -eq "$1" ]; }
 node_has() { node_json "$1" | jq -e "$2"; }   # node jq-expression
 pods_of() { aget "/api/v1/namespaces/default/pods?labelSelector=job-name%3D$1" | jq -r '.items[] | "\(.metadata.name) \(.spec.nodeName // "-") \(.status.phase)"'; }
-# vigil serve's side, for the suites that run it (URL, $W/token, $W/seq and RH set by the suite):
-post_xid() { # node code → HTTP status
+# vigil serve's side, for the suites that run it (URL, the nodes' tokens (node_tokens "$W" …), $W/seq and
+# RH set by the suite):
+post_xid() { # node code → HTTP status, as the node's agent posts it (its own token)
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
-    curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$W/token")" \
-        -H "X-Vigil-Time: $(date +%s%3N)" -H "X-Vigil-Nonce: n$SEQ-$$" \
+    vcurl "$1" -o /dev/null -w '%{http_code}' \
         --data-binary "{\"node\":\"$1\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":$2,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"reboot\",\"source\":\"kmsg\"}]}" \
         "$URL/v1/events"
 }

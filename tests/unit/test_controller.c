@@ -1,5 +1,6 @@
-/* test_controller.c — the controller's store (real SQLite file), intake, token
- * auth, and HTTP API (real libmicrohttpd server on loopback, real libcurl client). */
+/* test_controller.c — the controller's store (real SQLite file), intake, and
+ * HTTP API (real libmicrohttpd server on loopback, real libcurl client): who
+ * a request may speak for (per-node tokens, the scheduler's nodes). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,7 +17,9 @@
 #include "controller/commit.h"
 #include "controller/httpapi.h"
 #include "controller/ingest.h"
+#include "controller/nodeset.h"
 #include "controller/store.h"
+#include "helpers/fake_orch.h"
 #include "util/sbuf.h"
 #include "util/timeutil.h"
 
@@ -33,16 +36,8 @@ static int teardown(void **state)
 {
     (void)state;
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "%s/incidents.db", dir);
-    unlink(cmd);
-    strcat(cmd, "-wal");
-    unlink(cmd);
-    snprintf(cmd, sizeof cmd, "%s/incidents.db-shm", dir);
-    unlink(cmd);
-    snprintf(cmd, sizeof cmd, "%s/token", dir);
-    unlink(cmd);
-    rmdir(dir);
-    return 0;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 static struct vg_store *open_store(void)
@@ -300,36 +295,6 @@ static void test_ingest_validates_fields(void **state)
 
 /* Item 9: the nonce cache stays exact over many requests, and forgets only
  * what is older than any time a request may carry. */
-static void test_nonce_cache(void **state)
-{
-    (void)state;
-    char path[128], err[256], nonce[32];
-    snprintf(path, sizeof path, "%s/token", dir);
-    FILE *f = fopen(path, "w");
-    fputs("0123456789abcdef0123\n", f);
-    fclose(f);
-    chmod(path, 0600);
-    struct vg_auth a;
-    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), 0);
-    int64_t now = vg_now_ms();
-    char t[32];
-    snprintf(t, sizeof t, "%lld", (long long)now);
-    for (int i = 0; i < 200000; i++) {
-        snprintf(nonce, sizeof nonce, "n-%d", i);
-        assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, nonce, now + i / 1000, err, sizeof err), 0);
-    }
-    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-0", now + 200, err, sizeof err), -1);
-    assert_non_null(strstr(err, "replayed"));
-    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-199999", now + 200, err, sizeof err), -1);
-    /* Eleven minutes on, the old nonces are gone (their time would be refused anyway). */
-    int64_t later = now + 11 * 60 * 1000;
-    snprintf(t, sizeof t, "%lld", (long long)later);
-    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-5", later, err, sizeof err), 0);
-    assert_int_equal(vg_auth_headers(&a, "Bearer 0123456789abcdef0123", t, "n-5", later, err, sizeof err), -1);
-    vg_auth_free(&a);
-    unlink(path);
-}
-
 struct answers {
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -394,78 +359,88 @@ static void test_group_commit(void **state)
     vg_store_close(st);
 }
 
-static void write_token(const char *token, mode_t mode)
+static const char *write_file(const char *name, const char *text)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/token", dir);
-    FILE *f = fopen(path, "w");
-    fprintf(f, "%s\n", token);
+    static char path[2][128];
+    static int k;
+    char *p = path[k++ % 2];
+    snprintf(p, 128, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "%s\n", text);
     fclose(f);
-    chmod(path, mode);
+    chmod(p, 0600);
+    return p;
 }
 
-static void test_token_auth(void **state)
+#define SECRET "s3cret-s3cret-s3cret-s3cret-s3cret"
+
+/* A client speaking for node with the token derived for as (node's own, or another's). */
+static void client_for(struct vg_auth *a, const char *node, const char *as)
 {
-    (void)state;
-    char path[128], err[256];
-    snprintf(path, sizeof path, "%s/token", dir);
-    struct vg_auth a;
-    write_token("0123456789abcdef0123", 0644);
-    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), -1);
-    assert_non_null(strstr(err, "group or others"));
-    write_token("0123456789abcdef0123", 0600);
-    assert_int_equal(vg_auth_init(&a, "token", path, NULL, err, sizeof err), 0);
-    char *json;
-    int64_t now = vg_now_ms();
-    char t[32];
-    snprintf(t, sizeof t, "%lld", (long long)now);
-    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n1", now, &json, err, sizeof err), 0);
-    free(json);
-    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n1", now, &json, err, sizeof err), -1);
-    assert_non_null(strstr(err, "replayed"));
-    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer wrong-token-wrong-token", t, "n2", now, &json, err, sizeof err), -1);
-    snprintf(t, sizeof t, "%lld", (long long)(now - 10 * 60 * 1000));
-    assert_int_equal(vg_auth_unwrap(&a, "{}", 2, "Bearer 0123456789abcdef0123", t, "n3", now, &json, err, sizeof err), -1);
-    vg_auth_free(&a);
-    assert_int_equal(vg_auth_init(&a, "kerberos", NULL, NULL, err, sizeof err), -1);
+    char tok[65], err[256], name[80];
+    assert_int_equal(vg_auth_node_token(SECRET, as, tok, err, sizeof err), 0);
+    snprintf(name, sizeof name, "%s.token", node);
+    assert_int_equal(vg_auth_init(a, &(struct vg_auth_conf){ .mode = "token", .node = node,
+                                                             .token_file = write_file(name, tok) }, err, sizeof err), 0);
 }
+
+static long post(unsigned port, struct vg_auth *a, const char *json, char **resp)
+{
+    char url[128], err[256];
+    long status = 0;
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/events", port);
+    assert_int_equal(vg_client_post(url, a, json, 5000, &status, resp, err, sizeof err), 0);
+    return status;
+}
+
+static const char *msg_n3 = "{\"node\":\"n3\",\"seq\":1,\"events\":[{\"kind\":\"xid\",\"code\":79}]}";
 
 static void test_http_api(void **state)
 {
     (void)state;
-    char path[128], err[256], url[128];
-    snprintf(path, sizeof path, "%s/token", dir);
-    write_token("s3cret-s3cret-s3cret", 0600);
-    struct vg_auth server_auth, client_auth, bad_auth;
-    assert_int_equal(vg_auth_init(&server_auth, "token", path, NULL, err, sizeof err), 0);
-    assert_int_equal(vg_auth_init(&client_auth, "token", path, NULL, err, sizeof err), 0);
+    char err[256], url[128];
+    struct vg_auth server_auth, client_auth, bad_auth, thief_auth, ghost_auth;
+    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
+                                                                        .secret_file = write_file("secret", SECRET) },
+                                  err, sizeof err), 0);
+    client_for(&client_auth, "n2", "n2");
     memcpy(&bad_auth, &client_auth, sizeof bad_auth);
     strcpy(bad_auth.token, "not-the-right-token");
+    client_for(&thief_auth, "n1", "n1");   /* n1's own credential, sending n2's message */
+    client_for(&ghost_auth, "n3", "n3");   /* a valid token for a node the scheduler does not list */
+    /* the scheduler lists n1 and n2 */
+    fake_reset();
+    fake_add_node("n1", NULL);
+    fake_add_node("n2", NULL);
+    struct vg_nodeset *ns = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err), 0, 0);
+    assert_true(vg_nodeset_wait(ns, 5000));
     struct vg_store *st = open_store();
     struct vg_ingest in = { .store = st, .window_ms = 60000 };
-    struct vg_http_opts ho = { .listen = "127.0.0.1:0", .read_token = "read-token-read-token" };
+    struct vg_http_opts ho = { .listen = "127.0.0.1:0", .read_token = "read-token-read-token", .nodes = ns };
     struct vg_http *h = vg_http_start(&ho, &server_auth, &in, err, sizeof err);
     assert_non_null(h);
     unsigned port = vg_http_port(h);
     assert_true(port > 0);
     long status;
     char *resp;
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/events", port);
-    assert_int_equal(vg_client_post(url, &bad_auth, msg79, 5000, &status, &resp, err, sizeof err), 0);
-    assert_int_equal(status, 401);
+    assert_int_equal(post(port, &bad_auth, msg79, &resp), 401);
     free(resp);
-    assert_int_equal(vg_client_post(url, &client_auth, msg79, 5000, &status, &resp, err, sizeof err), 0);
-    assert_int_equal(status, 202);
+    assert_int_equal(post(port, &thief_auth, msg79, &resp), 403);
+    assert_string_equal(resp, "{\"error\":\"node: 'n2' is not the sender's node (n1): a node speaks only for itself\"}");
     free(resp);
-    assert_int_equal(vg_client_post(url, &client_auth, "{\"node\":1}", 5000, &status, &resp, err, sizeof err), 0);
-    assert_int_equal(status, 400);
+    assert_int_equal(post(port, &ghost_auth, msg_n3, &resp), 403);
+    assert_string_equal(resp, "{\"error\":\"node: 'n3' is not a node the scheduler lists\"}");
+    free(resp);
+    assert_int_equal(post(port, &client_auth, msg79, &resp), 202);
+    free(resp);
+    assert_int_equal(post(port, &client_auth, "{\"node\":1}", &resp), 400);
     free(resp);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/incidents?node=n2", port);
     /* Reads need the read token; the agents' token does not grant them. */
     assert_int_equal(vg_client_get(url, NULL, 5000, &status, &resp, err, sizeof err), 0);
     assert_int_equal(status, 401);
     free(resp);
-    assert_int_equal(vg_client_get(url, "s3cret-s3cret-s3cret", 5000, &status, &resp, err, sizeof err), 0);
+    assert_int_equal(vg_client_get(url, client_auth.token, 5000, &status, &resp, err, sizeof err), 0);
     assert_int_equal(status, 401);
     free(resp);
     assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
@@ -479,6 +454,8 @@ static void test_http_api(void **state)
     assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
     assert_non_null(strstr(resp, "vigil_incidents_total 1\n"));
     assert_non_null(strstr(resp, "vigil_rejected_total{reason=\"auth\"} 3\n"));
+    assert_non_null(strstr(resp, "vigil_rejected_total{reason=\"identity\"} 2\n"));
+    assert_non_null(strstr(resp, "vigil_auth_nonce_windows 2\n"));   /* n1's and n2's: not the ghost's */
     free(resp);
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/nodes", port);
     assert_int_equal(vg_client_get(url, ho.read_token, 5000, &status, &resp, err, sizeof err), 0);
@@ -496,6 +473,41 @@ static void test_http_api(void **state)
     /* Nothing listens any more: the client says so instead of hanging. */
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/events", port);
     assert_int_equal(vg_client_post(url, &client_auth, msg79, 2000, &status, &resp, err, sizeof err), -1);
+    vg_nodeset_stop(ns);
+    vg_store_close(st);
+    vg_auth_free(&server_auth);
+    vg_auth_free(&client_auth);
+    vg_auth_free(&thief_auth);
+    vg_auth_free(&ghost_auth);
+}
+
+/* The scheduler cannot be read: nothing is taken on a guess (503, retry),
+ * and a node added to the scheduler is heard once the list is read again. */
+static void test_http_scheduler_unread(void **state)
+{
+    (void)state;
+    char err[256];
+    struct vg_auth server_auth, client_auth;
+    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
+                                                                        .secret_file = write_file("secret", SECRET) },
+                                  err, sizeof err), 0);
+    client_for(&client_auth, "n2", "n2");
+    fake_reset();
+    fake.down = true;
+    fake_add_node("n2", NULL);
+    struct vg_nodeset *ns = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err), 0, 0);
+    assert_false(vg_nodeset_wait(ns, 100));
+    struct vg_store *st = open_store();
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    struct vg_http_opts ho = { .listen = "127.0.0.1:0", .nodes = ns };
+    struct vg_http *h = vg_http_start(&ho, &server_auth, &in, err, sizeof err);
+    assert_non_null(h);
+    char *resp;
+    assert_int_equal(post(vg_http_port(h), &client_auth, msg79, &resp), 503);
+    assert_non_null(strstr(resp, "scheduler: its node list is not read yet"));
+    free(resp);
+    vg_http_stop(h);
+    vg_nodeset_stop(ns);
     vg_store_close(st);
     vg_auth_free(&server_auth);
     vg_auth_free(&client_auth);
@@ -510,10 +522,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nonce_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_token_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
     };
     return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

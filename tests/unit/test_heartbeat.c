@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "controller/heartbeat.h"
-#include "controller/schednodes.h"
+#include "controller/nodeset.h"
 #include "helpers/fake_orch.h"
 
 static int64_t clock_ms;
@@ -30,7 +30,7 @@ static void confirmed(void *ctx, const char *node, const char *jobs, const char 
 }
 
 struct rig {
-    struct vg_schednodes *known;
+    struct vg_nodeset *known;
     struct vg_orch *probes;
     struct vg_heartbeats *hb;
 };
@@ -43,8 +43,9 @@ static void list_ages(void)
 }
 
 /* n nodes n1..nN in the double; the monitor over them (interval 1 s, 2
- * missed); the node list read again after known_age_ms (0: the defaults). */
-static void rig_up(struct rig *r, int n, int known_age_ms)
+ * missed); the node list read again miss_ms after a name it lacks was asked
+ * about (0: the default), else only when the test asks (vg_nodeset_refresh). */
+static void rig_up(struct rig *r, int n, int miss_ms)
 {
     char err[256], name[16];
     fake_reset();
@@ -55,7 +56,8 @@ static void rig_up(struct rig *r, int n, int known_age_ms)
     clock_ms = 1000000;
     confirmed_log[0] = 0;
     struct vg_orch_conf c = { 0 };
-    r->known = vg_schednodes_new(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), known_age_ms, known_age_ms);
+    r->known = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), 3600000, miss_ms);
+    assert_true(vg_nodeset_wait(r->known, 5000));
     struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .known = r->known, .clock = test_clock,
                                    .no_thread = true };
     r->probes = vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err);
@@ -66,7 +68,7 @@ static void rig_down(struct rig *r)
 {
     vg_heartbeats_stop(r->hb);
     vg_orch_close(r->probes);
-    vg_schednodes_free(r->known);
+    vg_nodeset_stop(r->known);
 }
 
 static int beat(struct rig *r, const char *node)
@@ -121,19 +123,24 @@ static void test_only_scheduler_nodes(void **state)
     rig_up(&r, 5, 0);
     beat_all_but(&r, 5, "", 0);
     unsigned reads = fake.node_reads;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* the ghost: one forged beat, then silence */
     char err[256];
     assert_int_equal(vg_heartbeat_beat(r.hb, "ghost1", "", err, sizeof err), 403);
     assert_non_null(strstr(err, "'ghost1' is not a node the scheduler lists"));
     /* 100,000 beats under new names: none tracked, and the scheduler read at most
-     * once more (a name that misses rereads the list at most every few seconds) */
+     * once more per VG_NODESET_MISS_MS they took (a name that misses rereads the
+     * list at most that often) */
     for (int i = 0; i < 100000; i++) {
         char name[32];
         snprintf(name, sizeof name, "fake%06d", i);
         assert_int_equal(beat(&r, name), 403);
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long took_ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 5);
-    assert_true(fake.node_reads <= reads + 2);
+    assert_true(fake.node_reads <= reads + 2 + took_ms / VG_NODESET_MISS_MS);
     /* n2 crashes: silent, its daemon does not answer; the ghost counts for nothing */
     fake_node("n2")->responding = false;
     for (int t = 0; t < 4; t++) {
@@ -153,14 +160,14 @@ static void test_table_follows_scheduler(void **state)
 {
     (void)state;
     struct rig r;
-    rig_up(&r, 3, 1);   /* the list is read again at every tick */
+    rig_up(&r, 3, 1);   /* a name the list lacks: read again at once */
     beat_all_but(&r, 3, "", 0);
     fake_add_node("n4", NULL);
     list_ages();
     assert_int_equal(beat(&r, "n4"), 0);   /* missing from the list held: read again */
     assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 4);
     fake.nnodes = 2;   /* n3 and n4 leave the cluster */
-    list_ages();
+    assert_true(vg_nodeset_refresh(r.known, 5000));
     vg_heartbeats_tick(r.hb);
     assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 2);
     list_ages();

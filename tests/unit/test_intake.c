@@ -119,7 +119,7 @@ static void test_slow_read_not_cut(void **state)
     (void)state;
     char err[256], url[128];
     struct vg_auth none;
-    assert_int_equal(vg_auth_init(&none, "none", NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(vg_auth_init(&none, &(struct vg_auth_conf){ .mode = "none" }, err, sizeof err), 0);
     struct vg_store *st = open_store("c.db");
     struct vg_ingest in = { .store = st, .window_ms = 60000 };
     struct vg_http_opts ho = { .listen = "127.0.0.1:0", .deadline_ms = 300, .fleet = slow_merge };

@@ -4,8 +4,11 @@
  * carries the spool id; a 413 or a 400 naming a limit makes the agent split
  * the message and send the parts (no retry loop, nothing dropped); another
  * 400 drops it; a spooled record from an older agent above the caps is split
- * before it is sent; msg_split's runs; and the largest event the agent can
- * build is far below the byte cap (fixed-size fields). */
+ * before it is sent; msg_split's runs; the largest event the agent can
+ * build is far below the byte cap (fixed-size fields); the spool's cap drops
+ * record-only events, never a fault, and tells the controller how many; and
+ * an agent restored with its memory (fork: two futures of one state) finds
+ * its reused seqs in a real controller's answer and sends its fault as new. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "agent/agent_int.h"
+#include "controller/httpapi.h"
+#include "controller/store.h"
 #include "wire/limits.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
@@ -33,6 +39,7 @@ static struct {
     unsigned char seen[4096]; /* how often each event (by its gpu index) was accepted */
     bool other_spool;         /* a message carried another spool id than `spool` */
     char spool[64];
+    json_int_t told;          /* the messages' "dropped" fields, summed */
 } ctl;
 
 struct upload {
@@ -84,6 +91,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     } else {
         const char *sp = json_string_value(json_object_get(m, "spool"));
         if (!sp || strcmp(sp, ctl.spool)) ctl.other_spool = true;
+        ctl.told += json_integer_value(json_object_get(m, "dropped"));
         for (size_t i = 0; i < n; i++) {
             json_int_t g = json_integer_value(json_object_get(json_array_get(events, i), "gpu"));
             if (g >= 0 && g < (json_int_t)sizeof ctl.seen) ctl.seen[g]++;
@@ -142,16 +150,17 @@ static void reset(size_t max_body, size_t max_events)
     ctl.largest = ctl.most_events = 0;
     memset(ctl.seen, 0, sizeof ctl.seen);
     ctl.other_spool = false;
+    ctl.told = 0;
     pthread_mutex_unlock(&ctl.lock);
 }
 
 static struct vg_agent_opts opts;
 
 /* An agent with only its delivery part: a spool, auth none, the fake's URL. */
-static struct agent *agent_new(void)
+static struct agent *agent_at(const char *controller, const char *spool, size_t spool_max)
 {
-    opts = (struct vg_agent_opts){ .node = "n7", .controller = url, .auth_mode = "none", .spool = spool_path,
-                                   .retry_max_ms = 100 };
+    opts = (struct vg_agent_opts){ .node = "n7", .controller = controller, .auth_mode = "none", .spool = spool,
+                                   .retry_max_ms = 100, .spool_max = spool_max };
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = &opts;
     vg_strlcpy(a->node, "n7", sizeof a->node);
@@ -160,6 +169,8 @@ static struct agent *agent_new(void)
     vg_strlcpy(ctl.spool, vg_spool_id(a->spool), sizeof ctl.spool);
     return a;
 }
+
+static struct agent *agent_new(void) { return agent_at(url, spool_path, 0); }
 
 static void agent_free(struct agent *a)
 {
@@ -345,6 +356,114 @@ static void test_largest_event(void **st)
     assert_true(n < VG_WIRE_SEND_BYTES / 32);
 }
 
+/* The spool's cap while the controller is away: record-only events go,
+ * oldest first; every fault stays and arrives once; the drops are counted
+ * and the controller is told each one. */
+static void test_spool_cap(void **st)
+{
+    (void)st;
+    unlink(spool_path);
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    enum { CAP = 16 << 10, TURNS = 200, PER = 5 };
+    struct agent *a = agent_at(url, spool_path, CAP);
+    int faults = 0;
+    for (int t = 0; t < TURNS; t++) {
+        for (int k = 0; k < PER; k++) {
+            struct vg_event e;
+            make_event(&e, t * PER + k);
+            e.action = VG_ACT_IGNORE;
+            snd_queue(a, &e);
+        }
+        if (t % 20 == 0) {
+            struct vg_event e;
+            make_event(&e, 2000 + faults++);
+            e.action = VG_ACT_DRAIN_RMA;
+            snd_queue(a, &e);
+        }
+        snd_flush(a);   /* spooled, not sent: the controller is out of reach */
+        assert_true(vg_spool_bytes(a->spool) <= CAP);
+    }
+    assert_true(a->spool_dropped > 0);
+    assert_false(vg_spool_memory_only(a->spool));
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    for (int f = 0; f < faults; f++) assert_int_equal(ctl.seen[2000 + f], 1);
+    unsigned delivered = 0;
+    for (int i = 0; i < TURNS * PER; i++) {
+        assert_true(ctl.seen[i] <= 1);
+        delivered += ctl.seen[i];
+    }
+    assert_int_equal(delivered + a->spool_dropped, TURNS * PER);
+    assert_int_equal(ctl.told, (json_int_t)a->spool_dropped);
+    agent_free(a);
+}
+
+/* A fault from each future: the process is forked (as a machine restored
+ * from a snapshot of its memory goes on from the same state); one future
+ * delivers its fault, the other then spools another under the same spool id
+ * and seq.  The real controller answers it "duplicate"; the agent sees it
+ * never sent that message, starts a new spool life and sends it again: an
+ * incident, not a duplicate. */
+static void test_rewound_live_restore(void **st)
+{
+    (void)st;
+    char db[160], err[256];
+    snprintf(db, sizeof db, "%s/incidents.db", dir);
+    struct vg_store *store;
+    assert_int_equal(vg_store_open(db, &store, err, sizeof err), 0);
+    struct vg_auth none;
+    assert_int_equal(vg_auth_init(&none, &(struct vg_auth_conf){ .mode = "none" }, err, sizeof err), 0);
+    struct vg_ingest in = { .store = store, .window_ms = 60000 };
+    struct vg_http_opts ho = { .listen = "127.0.0.1:0" };
+    struct vg_http *h = vg_http_start(&ho, &none, &in, err, sizeof err);
+    assert_non_null(h);
+    char real[64];
+    snprintf(real, sizeof real, "http://127.0.0.1:%u", vg_http_port(h));
+    /* memory-only: the two futures share no file */
+    struct agent *a = agent_at(real, "/nonexistent-dir/spool", 0);
+    struct vg_event e;
+    make_event(&e, 1);
+    e.action = VG_ACT_DRAIN_RMA;
+    snd_queue(a, &e);
+    snd_flush(a);
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        make_event(&e, 2);
+        e.action = VG_ACT_DRAIN_RMA;
+        snd_queue(a, &e);
+        snd_flush(a);
+        snd_deliver(a, true);
+        _exit(vg_spool_pending(a->spool) == 0 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(status, 0);
+    char id[VG_SPOOL_ID_LEN + 1];
+    strcpy(id, vg_spool_id(a->spool));
+    make_event(&e, 3);
+    e.action = VG_ACT_DRAIN_RMA;
+    snd_queue(a, &e);
+    snd_flush(a);
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    assert_string_not_equal(vg_spool_id(a->spool), id);   /* a new life */
+    int64_t total, open, msgs;
+    assert_int_equal(vg_store_counts(store, &total, &open, &msgs), 0);
+    assert_int_equal(total, 3);   /* gpu 1, gpu 2 (the other future), gpu 3: none taken for a duplicate */
+    agent_free(a);
+    vg_http_stop(h);
+    vg_auth_free(&none);
+    vg_store_close(store);
+    unlink(db);
+    snprintf(db, sizeof db, "%s/incidents.db-wal", dir);
+    unlink(db);
+    snprintf(db, sizeof db, "%s/incidents.db-shm", dir);
+    unlink(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +473,8 @@ int main(void)
         cmocka_unit_test(test_old_oversized_record),
         cmocka_unit_test(test_msg_split),
         cmocka_unit_test(test_largest_event),
+        cmocka_unit_test(test_spool_cap),
+        cmocka_unit_test(test_rewound_live_restore),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

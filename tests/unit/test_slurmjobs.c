@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent/slurmjobs.h"
+#include "util/strutil.h"
 #include "core/event.h"
 
 static char dir[64];
@@ -84,12 +85,12 @@ static void test_spool_path(void **state)
 {
     (void)state;
     char p[64];
-    vg_slurmd_spool_path("/var/spool/slurmd/%n", "gpu-017", p, sizeof p);
+    vg_expand_node("/var/spool/slurmd/%n", "gpu-017", p, sizeof p);
     assert_string_equal(p, "/var/spool/slurmd/gpu-017");
-    vg_slurmd_spool_path("/var/spool/slurmd", "gpu-017", p, sizeof p);
+    vg_expand_node("/var/spool/slurmd", "gpu-017", p, sizeof p);
     assert_string_equal(p, "/var/spool/slurmd");
     char small[12];
-    vg_slurmd_spool_path("/spool/%n/x", "a-very-long-node", small, sizeof small);
+    vg_expand_node("/spool/%n/x", "a-very-long-node", small, sizeof small);
     assert_int_equal(strlen(small), sizeof small - 1);
 }
 

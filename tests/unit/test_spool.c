@@ -1,9 +1,11 @@
 /* test_spool.c — the agent's spool: append/ack/compact, replay after a
  * restart (order kept, acknowledged messages gone), seq persistence across
  * restarts and compactions, a torn last record ignored, garbage rejected;
- * the spool id (random, kept across restarts, new for a new file, given to a
- * version-1 spool), a head message replaced by its parts, and the memory-only
- * fallback when the file cannot be created or a write fails. */
+ * the spool id (random, new for each life: a restart, a new file, a
+ * version-1 spool), a head message replaced by its parts, pending messages
+ * edited in place, a spool past the old 256 MiB cliff read in parts with
+ * its messages left in the file, and the memory-only fallback when the file
+ * cannot be created or a write fails. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -208,10 +210,13 @@ static void test_id(void **st)
     strcpy(id, vg_spool_id(s));
     vg_spool_append(s, vg_spool_next_seq(s), "{}");
     vg_spool_close(s);
-    /* a restart keeps it */
+    /* a restart is a new life: a new id (the message read back keeps the one
+     * it carries), the seqs go on */
     s = vg_spool_open(path, err, sizeof err);
-    assert_string_equal(vg_spool_id(s), id);
+    assert_true(hex_id(vg_spool_id(s)));
+    assert_string_not_equal(vg_spool_id(s), id);
     assert_int_equal(vg_spool_next_seq(s), 2);
+    assert_false(vg_spool_head(s)->fresh);
     vg_spool_close(s);
     /* the file deleted: a new spool, a new id, seq from 1 */
     unlink(path);
@@ -330,11 +335,117 @@ static void test_write_fails(void **st)
     setrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, was);
     vg_spool_close(s);
-    /* the file still holds the message written before, under the old id */
+    /* the file still holds the message written before; the next life has an id of its own */
     s = vg_spool_open(path, err, sizeof err);
-    assert_string_equal(vg_spool_id(s), id);
+    assert_string_not_equal(vg_spool_id(s), id);
     assert_int_equal(vg_spool_pending(s), 1);
     assert_int_equal(vg_spool_next_seq(s), 2);
+    vg_spool_close(s);
+}
+
+/* Pending messages edited in place (what the spool's cap does): one
+ * replaced under a new seq, one removed, in one compaction, order kept. */
+static void test_edit(void **st)
+{
+    (void)st;
+    unlink(path);
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    for (int i = 1; i <= 4; i++) {
+        char j[32];
+        snprintf(j, sizeof j, "{\"m\":%d}", i);
+        vg_spool_append(s, vg_spool_next_seq(s), j);
+    }
+    size_t before = vg_spool_bytes(s);
+    assert_int_equal(before, 4 * strlen("M 1 7 {\"m\":1}\n"));
+    size_t idx[2] = { 1, 2 };
+    int64_t seqs[2] = { vg_spool_next_seq(s), 0 };
+    char *jsons[2] = { "{\"m\":22}", NULL };
+    assert_int_equal(vg_spool_edit(s, idx, seqs, jsons, 2), 0);
+    assert_int_equal(vg_spool_pending(s), 3);
+    assert_int_equal(vg_spool_bytes(s), before - 2 * strlen("M 1 7 {\"m\":1}\n") + strlen("M 5 8 {\"m\":22}\n"));
+    assert_string_equal(vg_spool_at(s, 1)->json, "{\"m\":22}");
+    assert_int_equal(vg_spool_at(s, 1)->seq, 5);
+    assert_null(vg_spool_at(s, 3));
+    vg_spool_close(s);
+    s = vg_spool_open(path, err, sizeof err);
+    const char *want[] = { "{\"m\":1}", "{\"m\":22}", "{\"m\":4}" };
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(vg_spool_head(s)->json, want[i]);
+        vg_spool_ack_head(s);
+    }
+    assert_int_equal(vg_spool_next_seq(s), 6);
+    vg_spool_close(s);
+}
+
+/* A message's life: fresh when spooled by this life, its attempts counted;
+ * read back after a restart it is not fresh. */
+static void test_fresh_attempts(void **st)
+{
+    (void)st;
+    unlink(path);
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    vg_spool_append(s, vg_spool_next_seq(s), "{}");
+    assert_true(vg_spool_head(s)->fresh);
+    assert_int_equal(vg_spool_head(s)->attempts, 0);
+    vg_spool_head_tried(s);
+    vg_spool_head_tried(s);
+    assert_int_equal(vg_spool_head(s)->attempts, 2);
+    char id[VG_SPOOL_ID_LEN + 1];
+    strcpy(id, vg_spool_id(s));
+    assert_int_equal(vg_spool_new_life(s), 0);
+    assert_string_not_equal(vg_spool_id(s), id);
+    vg_spool_close(s);
+    s = vg_spool_open(path, err, sizeof err);
+    assert_false(vg_spool_head(s)->fresh);
+    assert_int_equal(vg_spool_head(s)->attempts, 0);
+    vg_spool_close(s);
+}
+
+/* A spool past 256 MiB (which the agent used to abandon whole at start,
+ * "memory only" for its life): indexed a part at a time, every message
+ * delivered in order, none of them held in memory until it is sent. */
+static void test_large(void **st)
+{
+    (void)st;
+    unlink(path);
+    enum { N = 1100, LEN = 256 << 10 };
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "vigil-spool 2 id=0123456789abcdef0123456789abcdef next=1\n");
+    char *json = malloc(LEN + 1);
+    memset(json, 'x', LEN);
+    for (int i = 1; i <= N; i++) {
+        int k = snprintf(json, 32, "{\"seq\":%d,\"pad\":\"", i);
+        json[k] = 'x';
+        memcpy(json + LEN - 2, "\"}", 2);
+        json[LEN] = 0;
+        fprintf(f, "M %d %d %s\n", i, LEN, json);
+    }
+    free(json);
+    assert_int_equal(fclose(f), 0);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    char err[256];
+    struct vg_spool *s = vg_spool_open(path, err, sizeof err);
+    getrusage(RUSAGE_SELF, &ru1);
+    assert_string_equal(err, "");
+    assert_false(vg_spool_memory_only(s));
+    assert_int_equal(vg_spool_pending(s), N);
+    assert_true(vg_spool_bytes(s) > 256u << 20);
+    assert_true(ru1.ru_maxrss - ru0.ru_maxrss < 64 * 1024);   /* kB: the index, not the 275 MB */
+    for (int i = 1; i <= N; i++) {
+        const struct vg_spool_msg *m = vg_spool_head(s);
+        assert_non_null(m);
+        assert_int_equal(m->seq, i);
+        char want[32];
+        snprintf(want, sizeof want, "{\"seq\":%d,", i);
+        assert_memory_equal(m->json, want, strlen(want));
+        assert_int_equal(strlen(m->json), LEN);
+        assert_int_equal(vg_spool_ack_head(s), 0);
+    }
+    assert_null(vg_spool_head(s));
     vg_spool_close(s);
 }
 
@@ -346,6 +457,8 @@ int main(void)
         cmocka_unit_test(test_many_acks_compact), cmocka_unit_test(test_id),
         cmocka_unit_test(test_version1),          cmocka_unit_test(test_replace_head),
         cmocka_unit_test(test_unwritable),        cmocka_unit_test(test_write_fails),
+        cmocka_unit_test(test_edit),              cmocka_unit_test(test_fresh_attempts),
+        cmocka_unit_test(test_large),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

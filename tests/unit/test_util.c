@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/log.h"
 #include "util/resafe.h"
 #include "util/rootfs.h"
 #include "util/sbuf.h"
@@ -314,12 +315,39 @@ static void test_regex_safe(void **state)
     assert_false(vg_regex_safe(longer));
 }
 
+/* A class of log lines past its burst is counted, not written, and one line
+ * says how many once the window is over. */
+static void test_lograte(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/vigil-lograte-XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    static struct vg_lograte r = VG_LOGRATE("test", 50, 3);
+    for (int i = 0; i < 1000; i++) vg_warn_limited(&r, "line %d", i);
+    vg_lograte_tick(&r);   /* the window is not over: nothing yet */
+    usleep(60 * 1000);
+    vg_lograte_tick(&r);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[1024] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    assert_true(n > 0);
+    assert_string_equal(buf, "vigil: warning: line 0\nvigil: warning: line 1\nvigil: warning: line 2\n"
+                             "vigil: warning: suppressed 997 'test' lines in the last 1 s\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
-        cmocka_unit_test(test_spawn),
+        cmocka_unit_test(test_spawn),             cmocka_unit_test(test_lograte),
         cmocka_unit_test(test_spawn_leaves_the_caller_alone), cmocka_unit_test(test_spawn_dies_with_caller),
         cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json), cmocka_unit_test(test_regex_safe),
     };
