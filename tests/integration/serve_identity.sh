@@ -70,7 +70,7 @@ is "an event for ghost1: 403" "$(mpost ghost1 /v1/events "$(msg ghost1 1)")" 403
 is "the refusals counted as identity" "$(metric 'vigil_rejected_total{reason="identity"}')" 4
 is "the heartbeat table holds n1 alone" "$(metric vigil_heartbeat_nodes)" 1
 check "ghost1 never reached the store" test "$(sqlite3 "$T/m.db" "select count(*) from incidents where node='ghost1'")" = 0
-check "the log names why" grep -q "ghost1: not a node the scheduler lists" "$T/serve.log"
+check "the log names why" grep -q "'ghost1' is not a node the scheduler lists" "$T/serve.log"
 
 # 2. Stalled uploads: 8 from one address announcing 4 MiB, no credential
 "$LOAD" stall "$PORT" 8 4 4194304 >"$T/stall" &

@@ -36,7 +36,8 @@ start() { # db [serve options…]
     db=$1; shift
     rm -f "$T/port"
     "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --port-file "$T/port" --db "$db" --auth token --secret-file "$T/secret" \
-        --read-token-file "$T/read.token" --orchestrator k8s --orch-config "$T/kc" --heartbeat 0 "$@" 2>>"$T/serve.log" &
+        --read-token-file "$T/read.token" --orchestrator k8s --orch-config "$T/kc" --insecure-http --heartbeat 0 "$@" \
+        2>>"$T/serve.log" &
     SERVE_PID=$!
     wait_for '[ -s "$T/port" ]'
     PORT=$(cat "$T/port")
@@ -68,11 +69,17 @@ is "a report for ghost1, a node the scheduler does not list: 403 naming it" "$(p
     "403 {\"error\":\"node: 'ghost1' is not a node the scheduler lists\"}"
 inv '--help'
 is "a report for a node named --help: 400" "$(status /v1/inventory "$T/inv.json" n1)" 400
-# a node speaks only for itself: n1's credential with n2's report
-identity0=$(metric 'vigil_rejected_total{reason="identity"}') node0=$(metric 'vigil_node_reports_refused_total{reason="node"}')
+# a node speaks only for itself: n1's credential with n2's report, counted by the intake and by the reports
+refusals() { echo "$(metric 'vigil_rejected_total{reason="identity"}') $(metric 'vigil_node_reports_refused_total{reason="node"}')"; }
+counted() { # refusals before → "identity node" since
+    set -- $1 $(refusals)
+    echo "$(( $3 - $1 )) $(( $4 - $2 ))"
+}
+before=$(refusals)
 inv n2
 is "n2's report posted with n1's credential: 403, a node reports only for itself" "$(post /v1/inventory "$T/inv.json" n1)" \
     "403 {\"error\":\"node: 'n2' is not the sender's node (n1): a node speaks only for itself\"}"
+is "… counted by the intake and by the reports" "$(counted "$before")" "1 1"
 # the issue's attack report: the terminal's title set, its screen cleared, a forged line
 inv n2 '.components[0].name = "runc\u001b]0;owned\u0007\u001b[2J"'
 is "a component name with escape sequences: 400 naming it" "$(post /v1/inventory "$T/inv.json")" \
@@ -108,11 +115,10 @@ pass() { # node result [time] → $T/pass.json
 pass ghost1 pass
 is "a pass for ghost1: 403" "$(status /v1/burnin "$T/pass.json")" 403
 pass n2 pass
+before=$(refusals)
 is "n2's pass posted with n1's credential: 403" "$(post /v1/burnin "$T/pass.json" n1)" \
     "403 {\"error\":\"nodes[0].node: 'n2' is not the sender's node (n1): a node speaks only for itself\"}"
-is "… both refusals counted, by the intake and by the reports" \
-    "$(( $(metric 'vigil_rejected_total{reason="identity"}') - identity0 )) $(( $(metric 'vigil_node_reports_refused_total{reason="node"}') - node0 ))" \
-    "2 2"
+is "… counted by the intake and by the reports" "$(counted "$before")" "1 1"
 pass n2 pass 2099-01-01T00:00:00.000Z
 is "a pass dated 2099: 400 naming its time" "$(post /v1/burnin "$T/pass.json")" \
     '400 {"error":"time: 2099-01-01T00:00:00.000Z is ahead of the controller'"'"'s clock by more than 300 s"}'

@@ -578,9 +578,10 @@ static void *bulk(void *arg)
             int hn = post_head(head, path, node, cred, instance, ++counter, b, expect ? "Expect: 100-continue\r\n" : NULL);
             free(cred);
             status = send_all(fd, head, (size_t)hn) ? -1 : expect ? read_response(fd, buf, 1 << 16) : 100;
-            if (status == 100) status = send_all(fd, body, b) ? -1 : read_response(fd, buf, 1 << 16);
+            bool cut = false;   /* the body's send failed: the server answered at the headers and closed */
+            if (status == 100) cut = send_all(fd, body, b) != 0, status = read_response(fd, buf, 1 << 16);
             else if (status > 0) t->unread += (long)b;   /* answered at the headers: the body never sent */
-            if (status < 0 || (expect && status != 200)) close(fd), fd = -1;
+            if (status < 0 || cut || (expect && status != 200)) close(fd), fd = -1;
         }
         t->requests++;
         t->bytes += (long)b;
