@@ -60,7 +60,6 @@ void beat_due(struct agent *a)
     int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);
     bool ok = rc == 0 && status == 200;
     if (ok && open) returned(a, resp);
-    free(resp);
     a->beats += ok;
     if (!ok && !rc) snprintf(err, sizeof err, "refused (HTTP %ld: %.180s)", status, resp ? resp : "");
     free(resp);

@@ -563,11 +563,12 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
             MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                 (tls ? MHD_USE_TLS : 0),
             0, NULL,
-            NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+            NULL, handler, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,   /* first: every line of its own goes through it */
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
             (unsigned)8, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10), MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
             MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->o.max_per_client, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-            MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+            MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     }
     if (!h->d) {
         snprintf(err, errlen, tls ? "listen: cannot serve HTTPS on %s (is --tls-key the key of --tls-cert, both PEM?)"
