@@ -31,11 +31,15 @@ named_by_down() { # incidents job — a node-silent incident says the DOWN reque
 }
 
 check "every agent beats" wait_for 10 sh -c "[ \"\$(curl -s -H '$RH' $VIGIL_CONTROLLER/metrics | awk '\$1 == \"vigil_heartbeat_nodes\" {print \$2}')\" = 5 ]"
-# one forged beat (a valid MUNGE credential) for a node Slurm does not have: before, the ghost then
-# counted as a second silent node and held every real crash below ("2 of 6 went silent at once")
-ghost=$(printf '{"node":"ghost1"}' | munge -S "$LAB_DIR/munge/munge.socket")
+# one forged beat (a valid MUNGE credential, as an agent sends it: in the header, over the body's digest)
+# for a node Slurm does not have: before, the ghost then counted as a second silent node and held every
+# real crash below ("2 of 6 went silent at once")
+body='{"node":"ghost1"}'
+ghost=$(printf 'vigil-1 node=ghost1 sha256=%s' "$(printf '%s' "$body" | sha256sum | cut -c1-64)" |
+    munge -S "$LAB_DIR/munge/munge.socket")
 is "a beat for ghost1, a node Slurm does not list: refused (403)" \
-    "$(curl -s -o /dev/null -w '%{http_code}' --data-binary "$ghost" "$VIGIL_CONTROLLER/v1/heartbeat")" 403
+    "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: MUNGE $ghost" --data-binary "$body" \
+        "$VIGIL_CONTROLLER/v1/heartbeat")" 403
 is "… and the monitor still tracks the five nodes" "$(metric vigil_heartbeat_nodes)" 5
 
 for fault in node-crash node-freeze; do

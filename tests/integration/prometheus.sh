@@ -63,7 +63,7 @@ is "… and without it the target is down (up = 0)" "$(q 'up{job="vigil-no-token
 is "… and answers a query on vigil's series" "$(q 'vigil_incidents_total{job="vigil"}')" 1
 check "… including the executor's" test -n "$(q 'vigil_action_retries_pending{job="vigil"}')"
 check "the latency histograms are exposed" sh -c "grep -q '^vigil_fault_to_isolated_seconds_bucket{le=\"+Inf\"} ' '$T/metrics' && grep -q '^vigil_repair_seconds_count ' '$T/metrics'"
-is "open incidents by state: dry run (the controller acts on nothing)" "$(q 'vigil_open_incidents{job="vigil",state="dry run"}')" 1
+is "open incidents by state: dry-run (the controller acts on nothing)" "$(q 'vigil_open_incidents{job="vigil",state="dry-run"}')" 1
 is "nodes by state: n1 suspect" "$(q 'vigil_nodes{job="vigil",state="suspect"}')" 1
 check "the ladder's counters: a series per rung and result" sh -c "grep -q '^vigil_repair_steps_total{step=\"reset\",result=\"ok\"} 0' '$T/metrics' &&
     grep -q '^vigil_repair_steps_total{step=\"reboot\",result=\"failed\"} 0' '$T/metrics'"
