@@ -30,9 +30,12 @@ struct vg_agent_opts {
     int audit_every_ms;          /* send this node's audit report this often; 0 = none */
     enum vg_action drain_at;     /* standalone: drain at or above this */
     bool drain;                  /* standalone: drain this node through the orchestrator */
-    const char *orchestrator;    /* standalone: its name (NULL = slurm) */
+    const char *orchestrator;    /* the scheduler of this node (NULL = slurm): its node name and jobs here, and
+                                  * standalone, the drain through it */
     const char *orch_config;     /* standalone: its configuration file, or NULL */
-    const char *slurmd_spool;    /* slurmd's spool directory (%n = node), "" or NULL = none */
+    bool insecure_http;          /* standalone: an http:// Kubernetes API server accepted */
+    const char *jobs_from;       /* where the orchestrator's node daemon keeps this node's jobs (its local_jobs;
+                                  * Slurm: slurmd's spool directory; %n = node), "" or NULL = none */
     bool gpu_events;             /* watch the GPU vendors' event sources */
     bool once;                   /* one pass, then exit */
     bool json;                   /* JSON lines on stdout */

@@ -60,7 +60,8 @@ struct gpuwatch {
 struct agent {
     const struct vg_agent_opts *o;
     char node[64];
-    char slurmd_spool[512]; /* this node's slurmd spool directory, "" = none */
+    const struct vg_orch_ops *sched; /* this node's scheduler (opts.orchestrator) */
+    char jobs_from[512];    /* where its node daemon keeps this node's jobs (opts.jobs_from), "" = none */
     struct vg_catalog *cat;
     struct vg_dedup *dd;
     struct kfollow kf;
@@ -99,6 +100,8 @@ struct agent {
 
 /* loop.c: the event path — classify, dedup, queue (or act). */
 void agent_signal(struct agent *a, struct vg_event *e);
+/* The jobs on this node ("12,345"; "" none or unknown) by the scheduler's local_jobs. */
+void agent_jobs(const struct agent *a, char *out, size_t n);
 /* kfollow.c */
 int kf_open(struct agent *a, char *err, size_t errlen);
 int kf_fd(const struct agent *a);

@@ -8,7 +8,6 @@
  * coming back on the returned node is a new incident at once, not a repeat
  * counted into the old one until the fold window ends. */
 #include "agent/agent_int.h"
-#include "agent/slurmjobs.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -50,7 +49,7 @@ void beat_due(struct agent *a)
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
     char url[600], body[224], err[256], jobs[VG_EVENT_JOBS] = "", folds[32] = "";
     snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
-    if (a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs);
+    agent_jobs(a, jobs, sizeof jobs);
     size_t open = vg_dedup_open_count(a->dd);
     if (open) snprintf(folds, sizeof folds, ",\"folds\":%zu", open);
     snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,

@@ -5,7 +5,6 @@
  * repeat is folded and its count follows when the dedup window closes.  The
  * loop blocks in poll() with no timeout while nothing is pending. */
 #include "agent/agent_int.h"
-#include "agent/slurmjobs.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -137,6 +136,12 @@ static void run_once(struct agent *a)
     }
 }
 
+void agent_jobs(const struct agent *a, char *out, size_t n)
+{
+    if (n) *out = 0;
+    if (a->jobs_from[0]) vg_orch_local_jobs(a->sched, a->jobs_from, a->node, out, n);
+}
+
 int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
@@ -144,13 +149,18 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
     gw_init(a);
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
+    a->sched = vg_orch_find(o->orchestrator);
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
-    else vg_orch_local_node(vg_orch_find(o->orchestrator), a->node, sizeof a->node);
-    if (o->slurmd_spool && *o->slurmd_spool)
-        vg_expand_node(o->slurmd_spool, a->node, a->slurmd_spool, sizeof a->slurmd_spool);
+    else vg_orch_local_node(a->sched, a->node, sizeof a->node);
+    if (o->jobs_from && *o->jobs_from) vg_expand_node(o->jobs_from, a->node, a->jobs_from, sizeof a->jobs_from);
     char jobs[VG_EVENT_JOBS];
-    if (a->slurmd_spool[0] && vg_slurmd_jobs(a->slurmd_spool, a->node, jobs, sizeof jobs))
-        vg_info("agent: no slurmd spool at %s: events and heartbeats name no jobs", a->slurmd_spool);
+    int jr = a->jobs_from[0] ? vg_orch_local_jobs(a->sched, a->jobs_from, a->node, jobs, sizeof jobs) : 0;
+    if (jr == -1) vg_info("agent: the %s node's jobs cannot be read at %s: events and heartbeats name no jobs",
+                          a->sched->name, a->jobs_from);
+    if (jr == -2) {
+        vg_info("agent: the %s orchestrator lists no jobs on a node: events and heartbeats name none", a->sched->name);
+        a->jobs_from[0] = 0;
+    }
     int rc = 0, sfd = -1;
     sigset_t set;
     sigemptyset(&set);

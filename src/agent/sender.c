@@ -11,7 +11,6 @@
  * written turns delivery memory-only: said loudly on stderr and in the
  * --json status line, and detection goes on. */
 #include "agent/agent_int.h"
-#include "agent/slurmjobs.h"
 #include "wire/client.h"
 #include "wire/limits.h"
 #include "util/jsonutil.h"
@@ -86,7 +85,7 @@ int snd_init(struct agent *a, char *err, size_t errlen)
 void snd_queue(struct agent *a, const struct vg_event *e)
 {
     struct vg_event with = *e;
-    if (!with.jobs[0] && a->slurmd_spool[0]) vg_slurmd_jobs(a->slurmd_spool, a->node, with.jobs, sizeof with.jobs);
+    if (!with.jobs[0]) agent_jobs(a, with.jobs, sizeof with.jobs);
     json_array_append_new(a->batch, vg_event_to_json(&with));
 }
 

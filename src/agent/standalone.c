@@ -17,7 +17,8 @@
 int sa_init(struct agent *a, char *err, size_t errlen)
 {
     if (a->o->controller || !a->o->drain) return 0;
-    struct vg_orch_conf c = { .config = a->o->orch_config, .timeout_ms = ORCH_TIMEOUT_MS };
+    struct vg_orch_conf c = { .config = a->o->orch_config, .timeout_ms = ORCH_TIMEOUT_MS,
+                              .insecure_http = a->o->insecure_http };
     a->orch = vg_orch_open(a->o->orchestrator, &c, err, errlen);
     return a->orch ? 0 : -1;
 }

@@ -81,7 +81,7 @@ static bool output_result(struct vg_orch *o, const struct vg_bi_pass *p, char *r
 {
     char *text = NULL;
     size_t len;
-    if (o->ops->job_output) {
+    if (vg_orch_can(o->ops, VG_CAP_JOB_OUTPUT)) {
         if (o->ops->job_output(o, p->job, &text)) text = NULL;
     } else if (!*p->output || vg_read_file(NULL, p->output, 8u << 20, &text, &len))
         text = NULL;
@@ -117,7 +117,7 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
         if (!strncmp(j.state, "PREEMPTED", 9)) {
             vg_strlcpy(p->result, "preempted", sizeof p->result);
             snprintf(p->detail, sizeof p->detail, "%s",
-                     o->ops->burnin_prepare && j.reason[0] ? j.reason : "a job of a higher priority tier preempted it");
+                     vg_orch_can(o->ops, VG_CAP_PRIORITY) && j.reason[0] ? j.reason : "a job of a higher priority tier preempted it");
         } else if (output_result(o, p, res, sizeof res, &doc_end)) {
             vg_strlcpy(p->result, res, sizeof p->result);
             p->detail[0] = 0;
@@ -130,7 +130,7 @@ static void update_pass(struct vg_orch *o, struct vg_bi_pass *p, int64_t now, js
         }
     }
     if (p->start_ms > p->end_ms) p->start_ms = p->end_ms;   /* ended before it ever ran */
-    if (o->ops->job_output && o->ops->job_cancel && o->ops->job_cancel(o, p->job)) /* read: the ended job goes */
+    if (vg_orch_can(o->ops, VG_CAP_JOB_OUTPUT) && o->ops->job_cancel(o, p->job)) /* read: the ended job goes */
         vg_warn("burnin: removing ended job %s: %s", p->job, o->err);
     json_t *e = json_pack("{s:s, s:s, s:s, s:o, s:o, s:f}", "node", p->node, "job", p->job, "result", p->result,
                           "start", vg_json_time(p->start_ms), "end", vg_json_time(p->end_ms), "ran_s",
@@ -199,12 +199,12 @@ int vg_bi_schedule(struct vg_orch *o, const struct vg_bi_sched_opts *so, struct 
 {
     int64_t now = so->now_ms ? so->now_ms : vg_now_ms();
     *report = NULL;
-    if (!o->ops->job_submit || !o->ops->job_get)
+    if (!vg_orch_can(o->ops, VG_CAP_JOBS))
         return snprintf(err, errlen, "--orchestrator: the %s orchestrator cannot submit jobs", o->ops->name), 2;
     struct vg_orch_node *nodes;
     size_t nn;
     if (o->ops->nodes(o, NULL, 0, &nodes, &nn)) return snprintf(err, errlen, "%s", o->err), 1;
-    bool prio = o->ops->burnin_prepare != NULL;   /* preemption by priority, not partition */
+    bool prio = vg_orch_can(o->ops, VG_CAP_PRIORITY);   /* preemption by priority, not partition */
     if (prio) {
         int pr = o->ops->burnin_prepare(o, so->partition, nodes, nn);
         if (pr) {
@@ -229,7 +229,7 @@ int vg_bi_schedule(struct vg_orch *o, const struct vg_bi_sched_opts *so, struct 
     }
     char **pool = NULL;
     size_t npool = 0;
-    if (so->spare_pool && o->ops->pool_get && o->ops->pool_get(o, so->spare_pool, &pool, &npool) < 0) {
+    if (so->spare_pool && o->ops->pool_get(o, so->spare_pool, &pool, &npool) < 0) {
         free(nodes);
         return snprintf(err, errlen, "%s", o->err), 1;
     }

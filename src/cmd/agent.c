@@ -2,6 +2,7 @@
  * defaults, then the loop.  See docs/agent.md. */
 #include "cmd/cmd.h"
 #include "agent/agent.h"
+#include "cmd/opts.h"
 #include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -11,25 +12,25 @@
 #include <string.h>
 
 #define AGENT_USAGE                                                                                        \
-    "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
-    "                   [--munge-socket S] [--ca F] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"   \
-    "                   [--spool-max MB]\n"                                                                  \
+    "usage: vigil agent [--node NAME] " VG_OPTS_CLIENT_USAGE "\n"                                         \
+    "                   [--kmsg PATH] [--kmsg-from-start] [--spool FILE] [--spool-max MB]\n"               \
     "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--heartbeat S]\n"   \
     "                   [--audit-every S] [--policy FILE] [--slurmd-spool DIR]\n"                           \
-    "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
-    "                   [--orch-config FILE]] [--no-gpu-events] [--once] [--json] [-v]\n"                 \
+    "                   [--catalog FILE] [--drain-at ACTION] [--drain] " VG_OPTS_ORCH_USAGE "\n"         \
+    "                   [--no-gpu-events] [--once] [--json] [-v]\n"                                         \
     "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the GPU vendors' events and periodic checks\n"\
     "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe), and\n"     \
     "sends each new incident to the controller (spooled in FILE first, default\n"                          \
     "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --drain it drains this node\n" \
-    "through the orchestrator (default slurm) at or above ACTION (default restart-app) with a \"vigil:\"\n"  \
-    "reason.  NAME defaults to $VIGIL_NODE, the orchestrator's name for this node, then the host name.\n"  \
-    "--once: one pass (a file is read from its start), then exit.  DIR: slurmd's SlurmdSpoolDir (%n =\n"     \
-    "NAME; default /var/spool/slurmd; \"\" = none): the jobs there go with each event and heartbeat.\n"      \
+    "through the orchestrator (the scheduler of this node, default slurm) at or above ACTION (default\n"   \
+    "restart-app) with a \"vigil:\" reason.  NAME defaults to $VIGIL_NODE, the orchestrator's name for\n"   \
+    "this node, then the host name.  --once: one pass (a file is read from its start), then exit.  DIR\n"   \
+    "(slurm): slurmd's SlurmdSpoolDir (%n = NAME; default /var/spool/slurmd; \"\" = none): the jobs there\n" \
+    "go with each event and heartbeat.\n"                                                                   \
     "--no-gpu-events (formerly --no-nvml-events, still read): no GPU vendor's event watcher.\n"           \
-    "--token-file: this node's own token (`vigil token --node NAME`).  --ca F: verify an https://\n"     \
-    "controller against the CA certificate(s) in F.  --spool-max: the spool's cap (default 64; 0: none):\n" \
-    "past it the oldest record-only events are dropped (counted, told to the controller), never a fault.\n"
+    "--spool-max: the spool's cap (default 64; 0: none): past it the oldest record-only events are\n"     \
+    "dropped (counted, told to the controller), never a fault.\n"                                         \
+    VG_OPTS_CLIENT_HELP VG_OPTS_ORCH_HELP
 
 static int seconds(const char *opt, const char *v, int min_ms, int *out)
 {
@@ -46,39 +47,35 @@ int cmd_agent(int argc, char **argv)
     struct vg_agent_opts o = {
         .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
         .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .gpu_events = true,
-        .slurmd_spool = "/var/spool/slurmd", .spool_max = 64u << 20,
+        .jobs_from = "/var/spool/slurmd", .spool_max = 64u << 20,
     };
-    enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_CA, O_SPOOLMAX, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
-           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_HELP };
-    static const struct option opts[] = {
-        { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
-        { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
-        { "munge-socket", required_argument, 0, O_MUNGE }, { "kmsg", required_argument, 0, O_KMSG },
-        { "ca", required_argument, 0, O_CA },             { "spool-max", required_argument, 0, O_SPOOLMAX },
+    enum { O_NODE = 256, O_SPOOLMAX, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL, O_WINDOW, O_RETRY, O_POLICY,
+           O_CATALOG, O_DRAINAT, O_DRAIN, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_HELP };
+    static const struct option own[] = {
+        { "node", required_argument, 0, O_NODE },         { "kmsg", required_argument, 0, O_KMSG },
+        { "spool-max", required_argument, 0, O_SPOOLMAX },
         { "kmsg-from-start", no_argument, 0, O_FROMSTART }, { "spool", required_argument, 0, O_SPOOL },
         { "config", required_argument, 0, O_CONFIG },     { "interval", required_argument, 0, O_INTERVAL },
         { "window", required_argument, 0, O_WINDOW },     { "retry-max", required_argument, 0, O_RETRY },
         { "policy", required_argument, 0, O_POLICY },     { "catalog", required_argument, 0, O_CATALOG },
         { "drain-at", required_argument, 0, O_DRAINAT },  { "drain", no_argument, 0, O_DRAIN },
-        { "slurm", no_argument, 0, O_DRAIN },             { "orchestrator", required_argument, 0, O_ORCH },
-        { "orch-config", required_argument, 0, O_ORCHCONF },
-        { "kubeconfig", required_argument, 0, O_ORCHCONF }, { "heartbeat", required_argument, 0, O_BEAT },
+        { "slurm", no_argument, 0, O_DRAIN },             { "heartbeat", required_argument, 0, O_BEAT },
         { "audit-every", required_argument, 0, O_AUDIT }, { "slurmd-spool", required_argument, 0, O_SLURMD },
         { "no-gpu-events", no_argument, 0, O_NOGPUEV },    { "no-nvml-events", no_argument, 0, O_NOGPUEV },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
+    enum { BLOCKS = VG_OPTS_CLIENT | VG_OPTS_ORCH };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, BLOCKS, &ob);
+    struct vg_shared_opts so = { 0 };
+    bool jobs_from_given = false;
     int c, verbose = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
         switch (c) {
         case O_NODE: o.node = optarg; break;
-        case O_CTRL: o.controller = *optarg ? optarg : NULL; break;
-        case O_AUTH: o.auth_mode = optarg; break;
-        case O_TOKEN: o.token_file = optarg; break;
-        case O_MUNGE: o.munge_socket = optarg; break;
-        case O_CA: o.ca_file = optarg; break;
         case O_SPOOLMAX: {
             char *end;
             double mb = strtod(optarg, &end);
@@ -95,12 +92,10 @@ int cmd_agent(int argc, char **argv)
         case O_POLICY: o.policy = optarg; break;
         case O_CATALOG: o.catalog = optarg; break;
         case O_DRAIN: o.drain = true; break;
-        case O_ORCH: o.orchestrator = optarg; break;
-        case O_ORCHCONF: o.orch_config = optarg; break;
         case O_NOGPUEV: o.gpu_events = false; break;
         case O_ONCE: o.once = o.kmsg_from_start = true; break;
         case O_JSON: o.json = true; break;
-        case O_SLURMD: o.slurmd_spool = optarg; break;
+        case O_SLURMD: o.jobs_from = optarg, jobs_from_given = true; break;
         case 'v': verbose++; break;
         case O_INTERVAL:
             if (!strcmp(optarg, "0")) o.interval_ms = 0;
@@ -127,14 +122,21 @@ int cmd_agent(int argc, char **argv)
             break;
         case O_HELP: fputs(AGENT_USAGE, stdout); return 0;
         default:
+            if (vg_opts_take(c, optarg, &so)) break;
             fputs(AGENT_USAGE, stderr);
             return vg_input_error("agent: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc) return vg_input_error("agent: unexpected argument '%s'", argv[optind]);
+    if (vg_opts_check("agent", BLOCKS, &so)) return VG_EXIT_INPUT;
+    o.controller = so.controller && *so.controller ? so.controller : NULL;
+    if (so.auth) o.auth_mode = so.auth;
+    o.token_file = so.token_file, o.munge_socket = so.munge_socket, o.ca_file = so.ca_file;
+    o.orchestrator = so.orchestrator, o.orch_config = so.orch_config, o.insecure_http = so.insecure_http;
+    if (jobs_from_given && *o.jobs_from && !vg_orch_can(vg_orch_find(o.orchestrator), VG_CAP_LOCAL_JOBS))
+        return vg_input_error("agent: --slurmd-spool: the %s orchestrator lists no jobs on a node",
+                              vg_orch_find(o.orchestrator)->name);
     if (o.controller && o.drain) vg_warn("agent: --drain is for standalone mode; the controller acts on the cluster");
-    if (!vg_orch_find(o.orchestrator))
-        return vg_input_error("agent: --orchestrator '%s': expected one of %s", o.orchestrator, vg_orch_names());
     if (verbose) vg_log_level(verbose + 1 > 3 ? 3 : verbose + 1);
     else if (vg_log_get_level() < 2) vg_log_level(2);   /* a daemon says what it does */
     char err[512];

@@ -124,9 +124,10 @@ int vg_burnin_schedule(const struct vg_burnin_opts *o)
     } else {
         if (!o->no_drain) argv[a++] = "--drain";
         if (o->orchestrator) argv[a++] = "--orchestrator", argv[a++] = o->orchestrator;
-        /* a pass that runs in the cluster (Kubernetes) uses the cluster's own credentials, not this file */
-        const struct vg_orch_ops *ops = vg_orch_find(o->orchestrator);
-        if (o->orch_config && !(ops && ops->burnin_prepare)) argv[a++] = "--orch-config", argv[a++] = o->orch_config;
+        /* a pass that runs in a container (Kubernetes) does not see this file: it uses the cluster's own
+         * credentials */
+        if (o->orch_config && vg_orch_can(vg_orch_find(o->orchestrator), VG_CAP_HOST_FILES))
+            argv[a++] = "--orch-config", argv[a++] = o->orch_config;
         vg_strlcpy(state, DEFAULT_STATE, sizeof state);
     }
     if (o->state) vg_strlcpy(state, o->state, sizeof state);

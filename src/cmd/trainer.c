@@ -1,17 +1,20 @@
 /* trainer.c — `vigil trainer --ckpt-dir DIR [--steps N] [--step-ms MS]
  * [--ckpt-every K] [--log FILE]`: a stand-in for a distributed training
- * job, run with srun on N nodes.  Each rank (SLURM_PROCID of SLURM_NTASKS,
- * restart SLURM_RESTART_COUNT × 1000 + VIGIL_LAUNCH_RESTART under vigil
- * launch) resumes from the newest complete checkpoint and does timed steps;
+ * job, run with srun on N nodes.  Each rank (its place in the job as the
+ * scheduler's environment gives it, orch.h task_rank: SLURM_PROCID of
+ * SLURM_NTASKS; restart SLURM_RESTART_COUNT × 1000 + VIGIL_LAUNCH_RESTART
+ * under vigil launch) resumes from the newest complete checkpoint and does timed steps;
  * rank 0 writes a checkpoint every K steps and prints the progress lines the
  * drill reads, each led by an RFC 3339 UTC timestamp:
  *   start rank R/N restart C · resumed from step S · step S · checkpoint S
- * In a Kubernetes Indexed Job (no SLURM_PROCID) the rank is the pod's
- * JOB_COMPLETION_INDEX of VIGIL_NTASKS; there is no restart count to key a
- * collective on, so the ranks step side by side without one.  --log appends
+ * In a Kubernetes Indexed Job the rank is the pod's JOB_COMPLETION_INDEX of
+ * VIGIL_NTASKS; where the scheduler keeps no restart count every task
+ * shares there is none to key a collective on, so the ranks step side by
+ * side without one.  --log appends
  * the same lines to FILE (where nothing collects the job's output). */
 #include "cmd/cmd.h"
 #include "drill/trainer.h"
+#include "orch/orch.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -70,15 +73,15 @@ int cmd_trainer(int argc, char **argv)
     }
     if (optind < argc) return vg_input_error("trainer: unexpected argument '%s'", argv[optind]);
     if (!dir) return vg_input_error("trainer: --ckpt-dir DIR is required\n%s", TRAINER_USAGE);
-    bool kube = !getenv("SLURM_PROCID") && getenv("JOB_COMPLETION_INDEX");
-    long rank = env_long(kube ? "JOB_COMPLETION_INDEX" : "SLURM_PROCID", 0),
-         ntasks = env_long(kube ? "VIGIL_NTASKS" : "SLURM_NTASKS", 1);
+    struct vg_orch_task task;
+    vg_orch_task_rank(&task);
+    long rank = task.rank, ntasks = task.ntasks;
     int logfd = -1;
     if (logfile && (logfd = open(logfile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
         return vg_input_error("trainer: --log: %s: %s", logfile, strerror(errno));
     vg_stamped_copy(logfd);
     /* a requeue (Slurm's count) or a restart inside the allocation (vigil launch) */
-    long restart = env_long("SLURM_RESTART_COUNT", 0) * 1000 + env_long("VIGIL_LAUNCH_RESTART", 0);
+    long restart = task.restarts * 1000 + env_long("VIGIL_LAUNCH_RESTART", 0);
     if (mkdir(dir, 0755) && errno != EEXIST) return vg_input_error("trainer: --ckpt-dir: %s: %s", dir, strerror(errno));
     vg_stamped("start rank %ld/%ld restart %ld", rank, ntasks, restart);
     long step = vg_ckpt_latest(dir);
@@ -86,7 +89,7 @@ int cmd_trainer(int argc, char **argv)
     if (step > 0 && rank == 0) vg_stamped("resumed from step %ld", step);
     int64_t next = vg_mono_ms();
     while (step < steps) {
-        if (ntasks > 1 && !kube) {   /* the collective: every rank finished the previous step */
+        if (ntasks > 1 && task.restarts_known) {   /* the collective: every rank finished the previous step */
             if (vg_progress_write(dir, restart, rank, step))
                 return vg_err("trainer: %s: %s", dir, strerror(errno)), VG_EXIT_FINDINGS;
             /* 1 ms, doubling to 16 ms: a rank waiting on a slow or dead one costs ~60 reads a

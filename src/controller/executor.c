@@ -94,7 +94,7 @@ bool vg_in_list(char *const *v, size_t n, const char *s)
  * or fails over) into x->epoch; 0, or -1 (unknown: none, or the call failed). */
 static int epoch_read(struct vg_executor *x)
 {
-    if (!x->orch->ops->epoch) return -1;
+    if (!vg_orch_can(x->orch->ops, VG_CAP_EPOCH)) return -1;
     char e[sizeof x->epoch];
     pthread_mutex_lock(&x->orch_lock);
     int rc = x->orch->ops->epoch(x->orch, e, sizeof e);
@@ -641,7 +641,7 @@ static bool reconcile(struct vg_executor *x)
             continue;
         }
         /* back in service: did the scheduler restart since vigil last knew the node out? */
-        if (was[0] && x->orch->ops->epoch && !epoch_read_now) {
+        if (was[0] && vg_orch_can(x->orch->ops, VG_CAP_EPOCH) && !epoch_read_now) {
             if (epoch_read(x)) continue;   /* cannot tell now: the next round */
             epoch_read_now = true;
         }

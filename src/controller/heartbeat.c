@@ -180,7 +180,8 @@ static size_t decide(struct vg_heartbeats *h, int64_t now, char (*cand)[64])
 /* Probes one silent node (outside the lock) and records what it says. */
 static void probe(struct vg_heartbeats *h, const char *name)
 {
-    int alive = h->orch->ops->node_alive ? h->orch->ops->node_alive(h->orch, name, h->o.probe_timeout_ms) : -1;
+    /* without VG_CAP_NODE_ALIVE: -1, "the … orchestrator cannot tell whether a node's daemon answers" */
+    int alive = h->orch->ops->node_alive(h->orch, name, h->o.probe_timeout_ms);
     int64_t now = now_ms(h);
     pthread_mutex_lock(&h->lock);
     h->probes++;

@@ -60,7 +60,7 @@ static int step_jobs(struct vg_executor *x, struct act *a)
  * requeued. */
 static int step_tell(struct vg_executor *x, struct act *a)
 {
-    if (!x->orch->ops->tell || !a->njobs) return 1;
+    if (!vg_orch_can(x->orch->ops, VG_CAP_TELL) || !a->njobs) return 1;
     const char *const *iso = (const char *const *)a->d.isolate;
     size_t keep = 0;
     for (size_t i = 0; i < a->njobs; i++) {
@@ -160,7 +160,7 @@ const struct vg_remedy_step *vg_remedy_steps(enum vg_verdict_op op, const struct
 {
     if (op == VG_OP_DRAIN) return drain_steps;
     if (op != VG_OP_DOWN) return NULL;
-    return ops->down_requeues ? down_requeues_steps : down_steps;
+    return vg_orch_can(ops, VG_CAP_DOWN_REQUEUES) ? down_requeues_steps : down_steps;
 }
 
 /* ---- repair and return ---------------------------------------------------- */

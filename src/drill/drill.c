@@ -85,12 +85,12 @@ static int submit(struct run *r, char *err, size_t errlen)
      * unless a claim holds them (a directory of the run's own on it) */
     char claimed[256];
     snprintf(claimed, sizeof claimed, "%s/%s", VG_ORCH_CLAIM_PATH, r->tag);
-    const char *ckpt = o->checkpoint_pvc ? claimed : r->orch->ops->job_log || o->shared_workdir ? r->ckpt : "vigil-drill-ckpt";
+    const char *ckpt = o->checkpoint_pvc ? claimed : vg_orch_can(r->orch->ops, VG_CAP_HOST_FILES) || o->shared_workdir ? r->ckpt : "vigil-drill-ckpt";
     const char *launched[] = { self, "launch", "--spares", spares, "--tasks-per-node", tasks, "--",
                                self, "trainer", "--ckpt-dir", ckpt, "--steps", steps, "--step-ms", step_ms,
                                "--ckpt-every", every, NULL, NULL, NULL };
     const char *shared[] = { r->dir, NULL };
-    if (!r->orch->ops->job_log && o->shared_workdir) {   /* the trainer writes the log the scheduler keeps to itself */
+    if (!vg_orch_can(r->orch->ops, VG_CAP_HOST_FILES) && o->shared_workdir) {   /* the trainer writes the log the scheduler keeps to itself */
         launched[17] = "--log";
         launched[18] = r->log;
     }
@@ -282,13 +282,13 @@ static void poll_once(struct run *r)
                 if (at) mark(r, VG_ST_DETECT, at, "vigil", "vigil incident detected");
                 else mark(r, VG_ST_DETECT, now, vg_orch_ours(&ns[i]) ? "vigil" : r->orch->ops->name, d);
             }
-            if (node_isolated(&ns[i]) && r->orch->ops->stamped_times)
+            if (node_isolated(&ns[i]) && vg_orch_can(r->orch->ops, VG_CAP_STAMPED_TIMES))
                 mark_stamped(r, VG_ST_ISOLATE, ns[i].isolated_ms, now);
             else if (node_isolated(&ns[i])) mark(r, VG_ST_ISOLATE, now, "", "");
         }
     }
     if (have_job && js.restarts > r->restarts0 && js.phase == VG_JOB_RUNNING && !r->at[VG_ST_RESTART]) {
-        if (r->orch->ops->stamped_times) mark_stamped(r, VG_ST_RESTART, js.started_ms, tj);
+        if (vg_orch_can(r->orch->ops, VG_CAP_STAMPED_TIMES)) mark_stamped(r, VG_ST_RESTART, js.started_ms, tj);
         else mark(r, VG_ST_RESTART, tj, "", "");
         vg_strlcpy(r->restart_nodes, js.nodes, sizeof r->restart_nodes);
         r->restart_spare = any_spare(js.nodes, ns, nn, r->victim, &r->restart_victim);
@@ -384,7 +384,7 @@ static void cleanup(struct run *r)
         if (vg_inject_clear(&io, &n, err, sizeof err)) vg_warn("drill: clearing the injection: %s", err);
     }
     if (!r->victim[0]) return;
-    if (r->orch->ops->stamped_times) {   /* the node is the controller's to repair */
+    if (vg_orch_can(r->orch->ops, VG_CAP_STAMPED_TIMES)) {   /* the node is the controller's to repair */
         note_left(r);
         return;
     }
@@ -506,7 +506,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     snprintf(r.log, sizeof r.log, "%.1000s/job.log", r.dir);
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
     snprintf(r.tag, sizeof r.tag, "%lld-%d", (long long)vg_now_ms(), index);
-    r.resume_unknown = !orch->ops->job_log && !o->shared_workdir;
+    r.resume_unknown = !vg_orch_can(orch->ops, VG_CAP_HOST_FILES) && !o->shared_workdir;
     *fatal = false;
     if (mkdir(r.dir, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", r.dir, strerror(errno));

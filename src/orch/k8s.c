@@ -705,20 +705,14 @@ static int k8s_node_alive(struct vg_orch *o, const char *node, int timeout_ms)
     return vg_orch_fail(o, "node %s: no address to probe its kubelet at, and the API still reports it Ready", node);
 }
 
-static bool k8s_local_node(char *buf, size_t n)
-{
-    const char *v = getenv("NODE_NAME");   /* the DaemonSet sets it from spec.nodeName */
-    if (!v || !*v) return false;
-    vg_strlcpy(buf, v, n);
-    return true;
-}
-
 static const char *const k8s_procs[] = { "kubelet", "containerd-shim-runc-v2", NULL };
 static const char *const k8s_daemons[] = { "kubelet", "containerd", NULL };
 
 const struct vg_orch_ops vg_orch_k8s = {
     .name = "k8s",
     .help = "Kubernetes through its REST API (--orch-config KUBECONFIG, $KUBECONFIG, or in-cluster)",
+    .caps = VG_CAP_JOBS | VG_CAP_JOB_OUTPUT | VG_CAP_PRIORITY | VG_CAP_EXEC | VG_CAP_NODE_ALIVE |
+            VG_CAP_STAMPED_TIMES | VG_CAP_LOCAL_NODE | VG_CAP_TASK_RANK,
     .open = k8s_open,
     .close = k8s_close,
     .nodes = k8s_nodes,
@@ -735,8 +729,8 @@ const struct vg_orch_ops vg_orch_k8s = {
     .burnin_prepare = k8s_burnin_prepare,
     .exec_on = vg_k8s_exec_on,
     .node_alive = k8s_node_alive,
-    .local_node = k8s_local_node,
+    .local_node = vg_k8s_local_node,
+    .task_rank = vg_k8s_task_rank,
     .node_procs = k8s_procs,
     .node_daemons = k8s_daemons,
-    .stamped_times = true,
 };

@@ -45,4 +45,8 @@ int vg_k8s_job_cancel(struct vg_orch *o, const char *id);
 int vg_k8s_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
                    int timeout_ms, struct vg_spawn_result *r);
 
+/* k8s_node.c: the node-local operations. */
+bool vg_k8s_local_node(char *buf, size_t n);
+bool vg_k8s_task_rank(struct vg_orch_task *t);
+
 #endif

@@ -150,4 +150,13 @@ void vg_slurm_kv_free(struct vg_slurm_kv *kv, size_t n);
  * bare flag.  Returns false when absent. */
 bool vg_slurm_param(const char *list, const char *opt, char *buf, size_t n);
 
+/* The node-local operations (slurm_node.c).  The jobs with a step on node,
+ * from slurmd's spool directory dir, ascending, as "12,345" (whole ids that
+ * fit in n); 0, or -1 when dir cannot be read (out ""). */
+int vg_slurm_local_jobs(const char *dir, const char *node, char *out, size_t n);
+/* $SLURMD_NODENAME (set in a job's environment). */
+bool vg_slurm_local_node(char *buf, size_t n);
+/* SLURM_PROCID, SLURM_NTASKS, SLURM_RESTART_COUNT; false outside a task. */
+bool vg_slurm_task_rank(struct vg_orch_task *t);
+
 #endif

@@ -353,26 +353,19 @@ static int sl_epoch(struct vg_orch *o, char *buf, size_t n)
     return found ? 0 : vg_orch_fail(o, "scontrol show config: no BOOT_TIME");
 }
 
-static bool sl_local_node(char *buf, size_t n)
-{
-    const char *v = getenv("SLURMD_NODENAME");
-    if (!v || !*v) return false;
-    vg_strlcpy(buf, v, n);
-    return true;
-}
-
 static const char *const slurm_procs[] = { "slurmd", "slurmstepd", NULL };
 static const char *const slurm_daemons[] = { "munged", "slurmd", NULL };
 
 const struct vg_orch_ops vg_orch_slurm = {
     .name = "slurm",
     .help = "Slurm through scontrol, sbatch and srun (--slurm-conf FILE or $SLURM_CONF)",
+    .caps = VG_CAP_JOBS | VG_CAP_HOST_FILES | VG_CAP_TELL | VG_CAP_EXEC | VG_CAP_NODE_ALIVE | VG_CAP_EPOCH |
+            VG_CAP_DOWN_REQUEUES | VG_CAP_LOCAL_NODE | VG_CAP_LOCAL_JOBS | VG_CAP_TASK_RANK,
     .open = sl_open,
     .close = sl_close,
     .nodes = sl_nodes,
     .isolate = sl_isolate,
     .resume = sl_resume,
-    .down_requeues = true,
     .jobs_on = sl_jobs_on,
     .requeue = sl_requeue,
     .tell = sl_tell,
@@ -384,8 +377,9 @@ const struct vg_orch_ops vg_orch_slurm = {
     .exec_on = sl_exec_on,
     .node_alive = sl_node_alive,
     .epoch = sl_epoch,
-    .local_node = sl_local_node,
+    .local_node = vg_slurm_local_node,
+    .local_jobs = vg_slurm_local_jobs,
+    .task_rank = vg_slurm_task_rank,
     .node_procs = slurm_procs,
     .node_daemons = slurm_daemons,
-    .job_log = true,
 };

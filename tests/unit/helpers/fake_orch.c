@@ -87,7 +87,7 @@ static int f_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum
         if (!nd) return vg_orch_fail(o, "Invalid node name specified: %s", nodes[i]);
         if (how == VG_ISOLATE_DOWN) nd->down = true;
         else nd->drain = true;
-        for (size_t j = 0; j < fake.njobs && how == VG_ISOLATE_DOWN && o->ops->down_requeues; j++)
+        for (size_t j = 0; j < fake.njobs && how == VG_ISOLATE_DOWN && vg_orch_can(o->ops, VG_CAP_DOWN_REQUEUES); j++)
             if (fake.jobs[j].running && !strcmp(fake.jobs[j].node, nodes[i])) {
                 fake.jobs[j].running = false;
                 fake.jobs[j].restarts++;
@@ -222,6 +222,20 @@ static int f_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
     return vg_orch_fail(o, "scontrol show job %s: slurm_load_jobs error: Invalid job id specified", id);
 }
 
+/* A submitted job ends CANCELLED; an id it does not know: -1. */
+static int f_job_cancel(struct vg_orch *o, const char *id)
+{
+    if (call(o, "job_cancel")) return -1;
+    for (size_t i = 0; i < fake.njobs; i++)
+        if (!strcmp(fake.jobs[i].id, id)) {
+            fake.jobs[i].running = false;
+            vg_strlcpy(fake.jobs[i].state, "CANCELLED", sizeof fake.jobs[i].state);
+            logf_("cancel %s;%s", id, "");
+            return 0;
+        }
+    return vg_orch_fail(o, "scancel: error: Invalid job id specified: %s", id);
+}
+
 /* Whether the node's daemon answers: the node's `responding`; -1 for a node
  * it does not know or when probes fail (as the Slurm backend: it reads the
  * node's address first). */
@@ -246,10 +260,13 @@ static int f_epoch(struct vg_orch *o, char *buf, size_t n)
 static const char *const procs[] = { "fake-noded", NULL };
 
 /* The calls both doubles share (an initializer list: C11 takes no const object here). */
+#define FAKE_CAPS VG_CAP_JOBS | VG_CAP_NODE_ALIVE | VG_CAP_EPOCH
 #define FAKE_CALLS                                                                                         \
     .help = "an in-memory double for tests", .nodes = f_nodes, .isolate = f_isolate, .resume = f_resume,   \
     .jobs_on = f_jobs_on, .requeue = f_requeue, .pool_get = f_pool_get, .pool_set = f_pool_set,            \
-    .job_submit = f_job_submit, .job_get = f_job_get, .node_alive = f_node_alive, .epoch = f_epoch, .node_procs = procs
+    .job_submit = f_job_submit, .job_get = f_job_get, .job_cancel = f_job_cancel, .node_alive = f_node_alive, \
+    .epoch = f_epoch, .node_procs = procs
 
-const struct vg_orch_ops fake_orch_ops = { .name = "fake", FAKE_CALLS };
-const struct vg_orch_ops fake_slurm_orch_ops = { .name = "fake-slurm", .down_requeues = true, FAKE_CALLS };
+const struct vg_orch_ops fake_orch_ops = { .name = "fake", .caps = FAKE_CAPS, FAKE_CALLS };
+const struct vg_orch_ops fake_slurm_orch_ops = { .name = "fake-slurm", .caps = FAKE_CAPS | VG_CAP_DOWN_REQUEUES,
+                                                 FAKE_CALLS };

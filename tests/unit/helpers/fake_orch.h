@@ -43,7 +43,7 @@ struct fake_orch {
 extern struct fake_orch fake;
 extern const struct vg_orch_ops fake_orch_ops;
 /* The same with Slurm's DOWN: it requeues the node's running jobs itself
- * (down_requeues), so they are no longer listed on the node. */
+ * (VG_CAP_DOWN_REQUEUES), so they are no longer listed on the node. */
 extern const struct vg_orch_ops fake_slurm_orch_ops;
 
 void fake_reset(void);

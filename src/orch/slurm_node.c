@@ -1,10 +1,13 @@
-/* slurmjobs.c — the Slurm jobs on this node, read from slurmd's spool
- * directory without asking slurmctld: every job step running here has its
- * slurmstepd socket there, named NODE_JOBID.STEPID (how `scontrol listpids`
- * and pam_slurm_adopt find the steps of a node).  The agent attaches the
- * list to its events and heartbeats; the controller names those jobs in the
- * incident when Slurm's DOWN requeued them (it never acts on the list). */
-#include "agent/slurmjobs.h"
+/* slurm_node.c — Slurm's node-local operations (orch.h local_node,
+ * local_jobs, task_rank), read on the node without asking slurmctld.
+ * The jobs on this node come from slurmd's spool directory: every job step
+ * running here has its slurmstepd socket there, named NODE_JOBID.STEPID (how
+ * `scontrol listpids` and pam_slurm_adopt find the steps of a node).  The
+ * agent attaches the list to its events and heartbeats; the controller names
+ * those jobs in the incident when Slurm's DOWN requeued them (it never acts
+ * on the list).  A task's rank and its job's restarts are the variables
+ * srun and sbatch set. */
+#include "orch/slurm.h"
 #include "util/strutil.h"
 #include <dirent.h>
 #include <stdio.h>
@@ -36,7 +39,7 @@ static long step_job(const char *name, const char *node)
     return job;
 }
 
-int vg_slurmd_jobs(const char *dir, const char *node, char *out, size_t n)
+int vg_slurm_local_jobs(const char *dir, const char *node, char *out, size_t n)
 {
     if (n) out[0] = 0;
     DIR *d = opendir(dir);
@@ -60,4 +63,31 @@ int vg_slurmd_jobs(const char *dir, const char *node, char *out, size_t n)
         k += (size_t)w;
     }
     return 0;
+}
+
+bool vg_slurm_local_node(char *buf, size_t n)
+{
+    const char *v = getenv("SLURMD_NODENAME");
+    if (!v || !*v) return false;
+    vg_strlcpy(buf, v, n);
+    return true;
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    long x;
+    return v && vg_parse_long(v, &x) && x >= 0 ? x : def;
+}
+
+/* SLURM_PROCID of SLURM_NTASKS; SLURM_RESTART_COUNT is the job's requeues,
+ * the same in every task. */
+bool vg_slurm_task_rank(struct vg_orch_task *t)
+{
+    if (!getenv("SLURM_PROCID")) return false;
+    t->rank = env_long("SLURM_PROCID", 0);
+    t->ntasks = env_long("SLURM_NTASKS", 1);
+    t->restarts = env_long("SLURM_RESTART_COUNT", 0);
+    t->restarts_known = true;
+    return true;
 }
