@@ -9,6 +9,7 @@
  * file, bad database, malformed report). */
 #include "cmd/audit_opts.h"
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "util/rootfs.h"
 #include "wire/client.h"
 #include "report/audit_report.h"
@@ -24,7 +25,7 @@
 
 #define MERGE_SYN "vigil audit merge REPORT.json…|DIR [--json] [--format table|json|markdown] [--fail-on SEV]\n"
 #define FLEET_SYN                                                                                        \
-    "vigil audit fleet [--controller URL] [--read-token-file F] [--ca F] [--json] [--format …]\n"     \
+    "vigil audit fleet " VG_OPTS_READER_USAGE " [--json] [--format …]\n"                          \
     "                         [--fail-on SEV]\n"                                                     \
     "       (the latest report every agent sent to the controller, merged, with the nodes whose\n"       \
     "       report is stale or that never sent one: exit 1 then, like version skew)\n"
@@ -125,14 +126,14 @@ static int audit_merge(int argc, char **argv)
  * never sent one; either makes the exit 1, like version skew. */
 static int audit_fleet(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        { "controller", required_argument, 0, 'c' }, { "read-token-file", required_argument, 0, 't' },
+    static const struct option own[] = {
         { "json", no_argument, 0, 'j' },             { "format", required_argument, 0, 'f' },
-        { "fail-on", required_argument, 0, 'F' },    { "ca", required_argument, 0, 'a' },
-        { "help", no_argument, 0, 'h' },
+        { "fail-on", required_argument, 0, 'F' },    { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *url = getenv("VIGIL_CONTROLLER"), *token = getenv("VIGIL_READ_TOKEN"), *tfile = NULL;
+    struct vg_opts_buf ob;
+    const struct option *lo = vg_opts_table(own, VG_OPTS_READER, &ob);
+    struct vg_shared_opts so = { .controller = getenv("VIGIL_CONTROLLER") };
     enum vg_out_fmt fmt = VG_FMT_TABLE;
     bool none = false;
     enum vg_severity fail_on = VG_SEV_HIGH;
@@ -142,19 +143,19 @@ static int audit_fleet(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'h': return fputs(fleet_usage, stdout), VG_EXIT_OK;
-        case 'c': url = optarg; break;
-        case 't': tfile = optarg; break;
-        case 'a': vg_client_set_ca(optarg); break;
         case 'j': fmt = VG_FMT_JSON; break;
         case 'f': if (vg_opt_format("audit fleet", optarg, &fmt)) return VG_EXIT_INPUT; break;
         case 'F': if (vg_opt_fail_on("audit fleet", optarg, &none, &fail_on)) return VG_EXIT_INPUT; break;
-        default: return vg_input_error("audit fleet: unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            return vg_input_error("audit fleet: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
+    const char *url = so.controller;
+    vg_client_set_ca(so.ca_file);
     if (!url || !*url) return vg_input_error("audit fleet: --controller URL is required (or $VIGIL_CONTROLLER)");
-    char tok[256] = "", err[512], u[700];
-    if (tfile && vg_read_line(NULL, tfile, tok, sizeof tok)) return vg_input_error("audit fleet: --read-token-file %s: cannot read it", tfile);
-    if (!tfile && token) vg_strlcpy(tok, token, sizeof tok);
+    char tok[256], err[512], u[700];
+    if (vg_opts_read_token("audit fleet", &so, tok, sizeof tok)) return VG_EXIT_INPUT;
     snprintf(u, sizeof u, "%s/v1/audit", url);
     long st = 0;
     char *body = NULL;

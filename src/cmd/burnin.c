@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "catalog/catalog.h"
 #include "cmd/burnin_opts.h"
+#include "cmd/opts.h"
 #include "burnin/burnin.h"
 #include "burnin/schedule.h"
 #include "lab/lab.h"
@@ -29,42 +30,41 @@
     "usage: vigil burnin [--suite quick|standard|long] [--node NAME] [--drain] [--json]\n"              \
     "                    [--root DIR] [--tool NAME=PATH]… [--thresholds FILE] [--test NAME]\n"           \
     "       vigil burnin --lab [--dir DIR] [--nodes HOSTLIST] [--suite …] [--no-drain] [--json]\n"      \
-    "       (--drain acts through --orchestrator NAME, default slurm, --orch-config FILE, --insecure-http)\n" \
+    "       (--drain acts through " VG_OPTS_ORCH_USAGE ")\n"                                          \
     "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
     "                    [--burnin-partition NAME] [--state FILE] [--jobs-dir DIR] [--every SECONDS]\n" \
-    "       any form: [--controller URL [--auth munge|token|none] [--token-file F] [--ca F]] sends the\n" \
-    "       results, each node's as that node (F may hold %n: the node's own token file)\n"            \
+    "       any form: " VG_OPTS_CLIENT_USAGE "\n"                                                       \
+    "       sends the results, each node's as that node (F may hold %n: the node's own token file)\n"  \
     "Runs one pass now: on this machine as NAME (default: the host name), or with --lab on the\n"      \
     "lab's nodes (default: every idle one), each as that node.  --drain (default with --lab)\n"        \
     "drains a failed node with a 'vigil: burnin …' reason.  --schedule submits a preemptible\n"       \
     "pass to the burn-in partition (default vigil-burnin) on each idle node whose budget (default\n"  \
     "20 min per rolling hour) is not spent.  --controller sends each pass to vigil serve, which keeps\n"\
     "every node's burn-in history (GET /v1/burnin).  Exit 0 no node failed, 1 a node failed or the\n" \
-    "controller did not take the results, 2 usage or input error.\n"
+    "controller did not take the results, 2 usage or input error.\n"                                 \
+    VG_OPTS_CLIENT_HELP VG_OPTS_ORCH_HELP
 
 #define MAX_TOOLS VG_BURNIN_MAX_TOOLS
 
 static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
 {
-    static const struct option lo[] = {
+    static const struct option own[] = {
         { "suite", required_argument, 0, 's' }, { "node", required_argument, 0, 'n' },
         { "nodes", required_argument, 0, 'N' }, { "lab", no_argument, 0, 'L' },
         { "dir", required_argument, 0, 'd' },   { "root", required_argument, 0, 'R' },
         { "tool", required_argument, 0, 't' },  { "thresholds", required_argument, 0, 'T' },
         { "test", required_argument, 0, 'x' },  { "drain", no_argument, 0, 'D' },
         { "no-drain", no_argument, 0, 'K' },    { "json", no_argument, 0, 'j' },
-        { "help", no_argument, 0, 'h' },        { "orchestrator", required_argument, 0, 'o' },
-        { "orch-config", required_argument, 0, 'C' },
-        { "kubeconfig", required_argument, 0, 'C' }, { "schedule", no_argument, 0, 'S' },
-        { "insecure-http", no_argument, 0, 'I' },
+        { "help", no_argument, 0, 'h' },        { "schedule", no_argument, 0, 'S' },
         { "budget", required_argument, 0, 'B' },     { "every", required_argument, 0, 'E' },
         { "state", required_argument, 0, 'F' },      { "burnin-partition", required_argument, 0, 'P' },
         { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
-        { "controller", required_argument, 0, 'U' }, { "auth", required_argument, 0, 'A' },
-        { "token-file", required_argument, 0, 'k' }, { "munge-socket", required_argument, 0, 'M' },
-        { "ca", required_argument, 0, 'a' },
         { 0, 0, 0, 0 },
     };
+    enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CLIENT };
+    struct vg_opts_buf ob;
+    const struct option *lo = vg_opts_table(own, BLOCKS, &ob);
+    struct vg_shared_opts so = { 0 };
     bool sched_opt = false;
     int c;
     optind = 1;
@@ -92,15 +92,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         case 'D': o->drain = true; break;
         case 'K': o->no_drain = true; break;
         case 'j': o->json = true; break;
-        case 'o': o->orchestrator = optarg; break;
-        case 'C': o->orch_config = optarg; break;
-        case 'I': o->insecure_http = true; break;
         case 'S': o->schedule = true; break;
-        case 'U': o->controller = optarg; break;
-        case 'A': o->auth = optarg; break;
-        case 'k': o->token_file = optarg; break;
-        case 'M': o->munge_socket = optarg; break;
-        case 'a': o->ca_file = optarg; break;
         case 'B':
             if (!vg_parse_long(optarg, &o->budget_min) || o->budget_min < 1 || o->budget_min > 60)
                 return vg_input_error("burnin: --budget: '%s' is not a number of minutes from 1 to 60", optarg);
@@ -115,9 +107,16 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         case 'P': o->partition = optarg, sched_opt = true; break;
         case 'J': o->jobs_dir = optarg, sched_opt = true; break;
         case 'h': fputs(BURNIN_USAGE, stdout); return -1;
-        default: fputs(BURNIN_USAGE, stderr); return VG_EXIT_INPUT;
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(BURNIN_USAGE, stderr);
+            return VG_EXIT_INPUT;
         }
     }
+    if (vg_opts_check("burnin", BLOCKS, &so)) return VG_EXIT_INPUT;
+    o->orchestrator = so.orchestrator, o->orch_config = so.orch_config, o->insecure_http = so.insecure_http;
+    o->controller = so.controller, o->auth = so.auth, o->token_file = so.token_file;
+    o->munge_socket = so.munge_socket, o->ca_file = so.ca_file;
     if (optind < argc) return vg_input_error("burnin: unexpected argument '%s'", argv[optind]);
     if (sched_opt && !o->schedule)
         return vg_input_error("burnin: --budget, --every, --state, --burnin-partition and --jobs-dir go with "
@@ -133,10 +132,6 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
     if (o->lab && o->node) return vg_input_error("burnin: --node is for one machine's pass; with --lab use --nodes");
     if (o->lab && o->root) return vg_input_error("burnin: --root: each lab node's tree is used with --lab");
     if (o->drain && o->no_drain) return vg_input_error("burnin: --drain and --no-drain");
-    if ((o->auth || o->token_file || o->munge_socket || o->ca_file) && !o->controller)
-        return vg_input_error("burnin: --auth, --token-file, --munge-socket and --ca go with --controller URL");
-    if (!vg_orch_find(o->orchestrator))
-        return vg_input_error("burnin: --orchestrator '%s': expected one of %s", o->orchestrator, vg_orch_names());
     return 0;
 }
 

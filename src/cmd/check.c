@@ -9,6 +9,7 @@
  * See docs/check.md. */
 #include "cmd/cmd.h"
 #include "catalog/catalog.h"
+#include "cmd/opts.h"
 #include "orch/healthcheck.h"
 #include "signal/checkrun.h"
 #include "signal/checks.h"
@@ -28,18 +29,18 @@
 #define DEFAULT_CONF "/etc/vigil/vigil.conf"
 #define CHECK_USAGE                                                                                   \
     "usage: vigil check [--config FILE] [--root DIR] [--node NAME] [--deadline S] [--json]\n"       \
-    "                   [--policy FILE] [--catalog FILE] [--drain [--orchestrator NAME]\n"          \
-    "                   [--orch-config FILE] [--insecure-http]] [--init] [--quick]\n"               \
+    "                   [--policy FILE] [--catalog FILE] [--drain " VG_OPTS_ORCH_USAGE "]\n"       \
+    "                   [--init] [--quick]\n"                                                          \
     "FILE defaults to $VIGIL_CONFIG, else " DEFAULT_CONF "; NAME to $VIGIL_NODE, the orchestrator's\n" \
     "name for this node, else the host name; S to 50 seconds.  --drain drains this node through the\n" \
     "orchestrator (default slurm) when a check fails and resumes vigil's own drain once they pass.\n"  \
     "--init writes expectations from this (healthy) node to FILE (\"-\" for stdout).  --quick: a\n"    \
     "5-second deadline, for Slurm's Prolog/Epilog.\n"                                                  \
-    "Exit 0 healthy, 1 a check failed, 2 usage or config error.\n"
+    "Exit 0 healthy, 1 a check failed, 2 usage or config error.\n" VG_OPTS_ORCH_HELP
 
 struct opts {
-    const char *config, *root, *node, *policy, *catalog, *orchestrator, *orch_config;
-    bool insecure_http;
+    const char *config, *root, *node, *policy, *catalog;
+    struct vg_shared_opts sh;   /* --orchestrator and how to reach it */
     double deadline_s;
     bool json, drain, init, config_given, quick, deadline_given;
 };
@@ -47,19 +48,18 @@ struct opts {
 /* 0 to go on, 1 after --help, 2 for bad usage (printed). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    enum { O_CONFIG = 256, O_ROOT, O_NODE, O_DEADLINE, O_JSON, O_DRAIN, O_INIT, O_POLICY, O_CATALOG, O_ORCH,
-           O_ORCHCONF, O_QUICK, O_INSECURE, O_HELP };
-    static const struct option opts[] = {
+    enum { O_CONFIG = 256, O_ROOT, O_NODE, O_DEADLINE, O_JSON, O_DRAIN, O_INIT, O_POLICY, O_CATALOG, O_QUICK, O_HELP };
+    static const struct option own[] = {
         { "config", required_argument, 0, O_CONFIG },   { "root", required_argument, 0, O_ROOT },
         { "node", required_argument, 0, O_NODE },       { "deadline", required_argument, 0, O_DEADLINE },
         { "json", no_argument, 0, O_JSON },             { "drain", no_argument, 0, O_DRAIN },
         { "slurm", no_argument, 0, O_DRAIN },           { "init", no_argument, 0, O_INIT },
         { "policy", required_argument, 0, O_POLICY },   { "catalog", required_argument, 0, O_CATALOG },
-        { "orchestrator", required_argument, 0, O_ORCH }, { "orch-config", required_argument, 0, O_ORCHCONF },
-        { "kubeconfig", required_argument, 0, O_ORCHCONF }, { "insecure-http", no_argument, 0, O_INSECURE },
         { "quick", no_argument, 0, O_QUICK },           { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, VG_OPTS_ORCH, &ob);
     int c;
     char *end;
     optind = 1;
@@ -75,9 +75,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_QUICK: o->quick = true; break;
         case O_POLICY: o->policy = optarg; break;
         case O_CATALOG: o->catalog = optarg; break;
-        case O_ORCH: o->orchestrator = optarg; break;
-        case O_ORCHCONF: o->orch_config = optarg; break;
-        case O_INSECURE: o->insecure_http = true; break;
         case O_DEADLINE:
             o->deadline_s = strtod(optarg, &end);
             o->deadline_given = true;
@@ -85,12 +82,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return vg_input_error("check: --deadline '%s': expected seconds (0 < S <= 86400)", optarg);
             break;
         case 'h': case O_HELP: fputs(CHECK_USAGE, stdout); return 1;
-        default: return vg_input_error("check: unknown or incomplete option '%s' (vigil check --help)", argv[optind - 1]);
+        default:
+            if (vg_opts_take(c, optarg, &o->sh)) break;
+            return vg_input_error("check: unknown or incomplete option '%s' (vigil check --help)", argv[optind - 1]);
         }
     }
     if (optind < argc) return vg_input_error("check: unexpected argument '%s'", argv[optind]);
-    if (!vg_orch_find(o->orchestrator))
-        return vg_input_error("check: --orchestrator '%s': expected one of %s", o->orchestrator, vg_orch_names());
+    if (vg_opts_check("check", VG_OPTS_ORCH, &o->sh)) return VG_EXIT_INPUT;
     return 0;
 }
 
@@ -98,7 +96,7 @@ static void node_name(struct opts *o, char *buf, size_t n)
 {
     if (o->node && *o->node) vg_strlcpy(buf, o->node, n);
     else if (o->root && vg_read_line(o->root, "/etc/hostname", buf, n) == 0 && *buf) {
-    } else vg_orch_local_node(vg_orch_find(o->orchestrator), buf, n);
+    } else vg_orch_local_node(vg_orch_find(o->sh.orchestrator), buf, n);
     buf[strcspn(buf, ".")] = 0;
 }
 
@@ -189,7 +187,7 @@ int cmd_check(int argc, char **argv)
     int64_t total = (int64_t)(o.deadline_s * 1000), reserve = o.drain ? total / 4 : 100;
     if (reserve > 10000) reserve = 10000;
     struct vg_check_opts co = { .root = o.root, .node = node, .deadline_mono_ms = start + total - reserve,
-                                .daemons = vg_orch_find(o.orchestrator)->node_daemons };
+                                .daemons = vg_orch_find(o.sh.orchestrator)->node_daemons };
     if (o.init) {
         if (!o.config_given) o.config = "-";
         return do_init(&o, &co);
@@ -241,12 +239,11 @@ int cmd_check(int argc, char **argv)
         char reason[256] = "";
         if (failed) drain_reason(&rs, reason, sizeof reason);
         int64_t left = start + total - vg_mono_ms();
-        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = left > 1000 ? (int)(left / 2) : 500,
-                                   .insecure_http = o.insecure_http };
-        struct vg_orch *orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err);
+        struct vg_orch_conf oc = vg_opts_orch_conf(&o.sh, left > 1000 ? (int)(left / 2) : 500);
+        struct vg_orch *orch = vg_orch_open(o.sh.orchestrator, &oc, err, sizeof err);
         int a = orch ? vg_hc_apply(orch, node, failed == 0, reason) : -1;
         const char *why = orch ? orch->err : err;
-        drain = json_pack("{s:s, s:s, s:i}", "orchestrator", vg_orch_find(o.orchestrator)->name, "action",
+        drain = json_pack("{s:s, s:s, s:i}", "orchestrator", vg_orch_find(o.sh.orchestrator)->name, "action",
                           a < 0 ? "error" : vg_hc_action_name((enum vg_hc_action)a), "calls",
                           orch ? (int)orch->calls : 0);
         vg_json_set_str(drain, "reason", a == VG_HC_DRAIN ? reason : "");

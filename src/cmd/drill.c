@@ -3,6 +3,7 @@
  * stage never happened in some run (the report says which), 2 for bad
  * options. */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "drill/drill.h"
 #include "lab/lab.h"
 #include "util/jsonutil.h"
@@ -20,11 +21,23 @@
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
     "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
-    "                   [--orchestrator NAME] [--orch-config FILE] [--insecure-http] [--gpus-per-node G]\n" \
+    "                   " VG_OPTS_ORCH_USAGE " [--gpus-per-node G]\n"                                \
     "                   [--spares-in-job K] [--kmsg PATH] [--workload job|jobset] [--checkpoint-pvc NAME]\n"      \
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
-    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
+    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"     \
+    VG_OPTS_ORCH_HELP
+
+/* The orchestrators whose jobs take a workload kind and a volume claim, for the message. */
+static const char *workload_orchs(void)
+{
+    static char names[128];
+    names[0] = 0;
+    for (size_t i = 0, l = 0; vg_orch_at(i) && l < sizeof names; i++)
+        if (vg_orch_can(vg_orch_at(i), VG_CAP_WORKLOADS))
+            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", l ? " or " : "", vg_orch_at(i)->name);
+    return names;
+}
 
 static int int_opt(const char *name, const char *v, long min, long max, int *out)
 {
@@ -37,7 +50,7 @@ static int int_opt(const char *name, const char *v, long min, long max, int *out
 
 int cmd_drill(int argc, char **argv)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         { "lab", no_argument, 0, 'L' },           { "dir", required_argument, 0, 'd' },
         { "partition", required_argument, 0, 'p' }, { "nodes", required_argument, 0, 'N' },
         { "fault", required_argument, 0, 'f' },   { "gpu", required_argument, 0, 'g' },
@@ -45,16 +58,14 @@ int cmd_drill(int argc, char **argv)
         { "steady-steps", required_argument, 0, 's' }, { "step-ms", required_argument, 0, 'm' },
         { "ckpt-every", required_argument, 0, 'k' }, { "job-script", required_argument, 0, 'J' },
         { "resume-pattern", required_argument, 0, 'R' }, { "step-pattern", required_argument, 0, 'S' },
-        { "controller", required_argument, 0, 'c' }, { "victim", required_argument, 0, 'v' },
+        { "victim", required_argument, 0, 'v' },
         { "hit-batch-host", no_argument, 0, 'B' }, { "via", required_argument, 0, 'V' },
         { "workdir", required_argument, 0, 'w' }, { "poll-ms", required_argument, 0, 'P' },
         { "json", no_argument, 0, 'j' },          { "html", required_argument, 0, 'H' },
-        { "save", required_argument, 0, 'O' },  { "orchestrator", required_argument, 0, 'o' },
-        { "orch-config", required_argument, 0, 'C' },
-        { "kubeconfig", required_argument, 0, 'C' }, { "slurm-conf", required_argument, 0, 'C' },
+        { "save", required_argument, 0, 'O' },
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
         { "kmsg", required_argument, 0, 'x' },    { "shared-workdir", no_argument, 0, 'W' },
-        { "insecure-http", no_argument, 0, 'I' }, { "workload", required_argument, 0, 'X' },
+        { "workload", required_argument, 0, 'X' },
         { "checkpoint-pvc", required_argument, 0, 'Y' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
@@ -64,6 +75,10 @@ int cmd_drill(int argc, char **argv)
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
     bool lab = false, json = false, resume_given = false, gpus_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
+    enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CONTROLLER };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, BLOCKS, &ob);
+    struct vg_shared_opts so = { 0 };
     int c, rc = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
@@ -87,7 +102,6 @@ int cmd_drill(int argc, char **argv)
         case 'J': o.job_script = optarg; break;
         case 'R': o.resume_pattern = optarg, resume_given = true; break;
         case 'S': o.step_pattern = optarg; break;
-        case 'c': o.controller = optarg; break;
         case 'v': o.victim = optarg; break;
         case 'B': o.hit_batch_host = true; break;
         case 'V': o.via = optarg; break;
@@ -96,16 +110,13 @@ int cmd_drill(int argc, char **argv)
         case 'j': json = true; break;
         case 'H': html = optarg; break;
         case 'O': save = optarg; break;
-        case 'o': o.orchestrator = optarg; break;
         case 'G': rc = int_opt("--gpus-per-node", optarg, 0, 8, &o.gpus_per_node), gpus_given = true; break;
-        case 'C': o.orch_config = optarg; break;
         case 'K': rc = int_opt("--spares-in-job", optarg, 0, 64, &o.spares_in_job); break;
         case 'x':
             if (optarg[0] != '/') return vg_input_error("drill: --kmsg: '%s' is not an absolute path", optarg);
             o.kmsg = optarg;
             break;
         case 'W': o.shared_workdir = true; break;
-        case 'I': o.insecure_http = true; break;
         case 'X':
             if (strcmp(optarg, "job") && strcmp(optarg, "jobset"))
                 return vg_input_error("drill: --workload: '%s' is not job (an Indexed Job) or jobset (a JobSet)", optarg);
@@ -116,12 +127,16 @@ int cmd_drill(int argc, char **argv)
             o.checkpoint_pvc = optarg;
             break;
         case 'h': fputs(DRILL_USAGE, stdout); return 0;
-        default: fputs(DRILL_USAGE, stderr); return VG_EXIT_INPUT;
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(DRILL_USAGE, stderr);
+            return VG_EXIT_INPUT;
         }
     }
     if (rc) return rc;
-    if (!vg_orch_find(o.orchestrator))
-        return vg_input_error("drill: --orchestrator '%s': expected one of %s", o.orchestrator, vg_orch_names());
+    if (vg_opts_check("drill", BLOCKS, &so)) return VG_EXIT_INPUT;
+    o.controller = so.controller;
+    o.orchestrator = so.orchestrator, o.orch_config = so.orch_config, o.insecure_http = so.insecure_http;
     if (optind < argc) return vg_input_error("drill: unexpected argument '%s'", argv[optind]);
     if (o.job_script && o.spares_in_job)
         return vg_input_error("drill: --spares-in-job runs the trainer under vigil launch; a --job-script does its own");
@@ -129,8 +144,8 @@ int cmd_drill(int argc, char **argv)
         return vg_input_error("drill: --shared-workdir needs --workdir DIR, an absolute path every node mounts");
     if (o.shared_workdir && o.job_script)
         return vg_input_error("drill: --shared-workdir is for the trainer; a --job-script keeps its own log and checkpoints");
-    if ((o.workload || o.checkpoint_pvc) && (lab || strcmp(vg_orch_find(o.orchestrator)->name, "k8s")))
-        return vg_input_error("drill: --workload and --checkpoint-pvc are for --orchestrator k8s");
+    if ((o.workload || o.checkpoint_pvc) && (lab || !vg_orch_can(vg_orch_find(o.orchestrator), VG_CAP_WORKLOADS)))
+        return vg_input_error("drill: --workload and --checkpoint-pvc are for --orchestrator %s", workload_orchs());
     if (o.checkpoint_pvc && o.job_script)
         return vg_input_error("drill: --checkpoint-pvc is for the trainer; a --job-script keeps its own checkpoints");
     if (o.job_script && !resume_given)
@@ -147,7 +162,7 @@ int cmd_drill(int argc, char **argv)
     }
     char err[512];
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */
-        struct vg_orch_conf oc = { .config = o.orch_config, .timeout_ms = 10000, .insecure_http = o.insecure_http };
+        struct vg_orch_conf oc = vg_opts_orch_conf(&so, 10000);
         if (!(o.orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err)))
             return vg_input_error("drill: --orchestrator %s: %s", o.orchestrator ? o.orchestrator : "slurm", err);
     }

@@ -2,6 +2,7 @@
  * makes a node fail the way a real one does, records the exact time, and
  * undoes it (see drill/inject.h and docs/drill.md). */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "drill/inject.h"
 #include "lab/lab.h"
 #include "util/jsonutil.h"
@@ -23,30 +24,30 @@
     "TARGET: --lab [--dir DIR] (a `vigil lab` node; DIR defaults to $VIGIL_LAB, else " VG_LAB_DEFAULT_DIR \
     ")\n"                                                                                              \
     "        --via orch|ssh (a real node, runs `vigil inject … --local` there: as a job step through\n" \
-    "              --orchestrator NAME (default slurm; --orch-config FILE [--insecure-http]), or over ssh)\n" \
+    "              " VG_OPTS_ORCH_USAGE ", or over ssh)\n"                                        \
     "        --local [--root DIR] (this machine: /dev/kmsg, its node daemon and job steps)\n"             \
     "        --kmsg FILE: the node's kernel log instead of /dev/kmsg (a regular file gets records as\n"   \
-    "              /dev/kmsg reads them back: the file an agent follows with --kmsg)\n"
+    "              /dev/kmsg reads them back: the file an agent follows with --kmsg)\n"                    \
+    VG_OPTS_ORCH_HELP
 
 static int do_clear(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
 static int do_inject(const struct vg_inject_opts *o, bool json, char *err, size_t errlen);
 
 int cmd_inject(int argc, char **argv)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         { "node", required_argument, 0, 'n' }, { "gpu", required_argument, 0, 'g' },
         { "lab", no_argument, 0, 'L' },        { "dir", required_argument, 0, 'd' },
         { "via", required_argument, 0, 'v' },  { "local", no_argument, 0, 'l' },
         { "record", required_argument, 0, 'r' }, { "root", required_argument, 0, 'R' },
         { "json", no_argument, 0, 'j' },       { "help", no_argument, 0, 'h' },
-        { "orchestrator", required_argument, 0, 'o' }, { "orch-config", required_argument, 0, 'C' },
-        { "kubeconfig", required_argument, 0, 'C' }, { "kmsg", required_argument, 0, 'k' },
-        { "insecure-http", no_argument, 0, 'I' },
+        { "kmsg", required_argument, 0, 'k' },
         { 0, 0, 0, 0 },
     };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, VG_OPTS_ORCH, &ob);
     struct vg_inject_opts o = { .via = VG_VIA_ORCH };
-    const char *orchestrator = NULL, *orch_config = NULL;
-    bool insecure_http = false;
+    struct vg_shared_opts so = { 0 };
     bool lab = false, json = false;
     const char *dir = NULL;
     long gpu = 0;
@@ -67,18 +68,17 @@ int cmd_inject(int argc, char **argv)
         case 'R': o.root = optarg; break;
         case 'k': o.kmsg = optarg; break;
         case 'j': json = true; break;
-        case 'o': orchestrator = optarg; break;
-        case 'C': orch_config = optarg; break;
-        case 'I': insecure_http = true; break;
         case 'h': fputs(INJECT_USAGE, stdout); return 0;
-        default: fputs(INJECT_USAGE, stderr); return VG_EXIT_INPUT;
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(INJECT_USAGE, stderr);
+            return VG_EXIT_INPUT;
         }
     }
     o.gpu = (int)gpu;
     char labdir[PATH_MAX];
     if (lab) o.lab = vg_lab_resolve_dir(dir, labdir, sizeof labdir);
-    if (!vg_orch_find(orchestrator))
-        return vg_input_error("inject: --orchestrator '%s': expected one of %s", orchestrator, vg_orch_names());
+    if (vg_opts_check("inject", VG_OPTS_ORCH, &so)) return VG_EXIT_INPUT;
     if (optind >= argc) return vg_input_error("inject: the fault kind is missing\n%s", INJECT_USAGE);
     const char *what = argv[optind++];
     char err[512];
@@ -98,8 +98,8 @@ int cmd_inject(int argc, char **argv)
     }
     if (optind < argc) return vg_input_error("inject%s: unexpected argument '%s'", clear ? " clear" : "", argv[optind]);
     if (!lab && o.via && !strcmp(o.via, VG_VIA_ORCH)) {
-        struct vg_orch_conf oc = { .config = orch_config, .insecure_http = insecure_http };
-        if (!(o.orch = vg_orch_open(orchestrator, &oc, err, sizeof err))) return vg_input_error("inject: %s", err);
+        struct vg_orch_conf oc = vg_opts_orch_conf(&so, 0);
+        if (!(o.orch = vg_orch_open(so.orchestrator, &oc, err, sizeof err))) return vg_input_error("inject: %s", err);
     }
     int rc = clear ? do_clear(&o, json, err, sizeof err) : do_inject(&o, json, err, sizeof err);
     vg_orch_close(o.orch);

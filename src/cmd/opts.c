@@ -2,6 +2,8 @@
  * one check; see opts.h. */
 #include "cmd/opts.h"
 #include "util/log.h"
+#include "util/rootfs.h"
+#include "util/strutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +78,16 @@ int vg_opts_check(const char *cmd, unsigned blocks, const struct vg_shared_opts 
     bool creds = s->auth || s->token_file || s->munge_socket || s->ca_file;
     if ((blocks & VG_OPTS_CONTROLLER) && (blocks & VG_OPTS_CREDS) && creds && !(s->controller && *s->controller))
         return vg_input_error("%s: --auth, --token-file, --munge-socket and --ca go with --controller URL", cmd);
+    return 0;
+}
+
+int vg_opts_read_token(const char *cmd, const struct vg_shared_opts *s, char *tok, size_t n)
+{
+    const char *env = getenv("VIGIL_READ_TOKEN");
+    if (n) *tok = 0;
+    if (s->read_token_file && vg_read_line(NULL, s->read_token_file, tok, n))
+        return vg_input_error("%s: --read-token-file %s: cannot read it", cmd, s->read_token_file);
+    if (!s->read_token_file && env) vg_strlcpy(tok, env, n);
     return 0;
 }
 

@@ -34,10 +34,10 @@ struct vg_shared_opts {
 };
 
 /* The usage fragments and the lines that explain them. */
-#define VG_OPTS_ORCH_USAGE "[--orchestrator NAME] [--orch-config FILE] [--insecure-http]"
+#define VG_OPTS_ORCH_USAGE "[--orchestrator ORCH] [--orch-config CONF] [--insecure-http]"
 #define VG_OPTS_ORCH_HELP                                                                                    \
-    "NAME: the scheduler: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same) or k8s (FILE: a\n" \
-    "kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster; an http:// API server\n" \
+    "ORCH: the scheduler: slurm (default; CONF: slurm.conf, --slurm-conf CONF is the same) or k8s (CONF: a\n" \
+    "kubeconfig, --kubeconfig CONF is the same; default $KUBECONFIG, else in-cluster; an http:// API server\n" \
     "only with --insecure-http, and then without credentials, as kubectl).\n"
 #define VG_OPTS_CLIENT_USAGE "[--controller URL [--auth munge|token|none] [--token-file F] [--munge-socket S] [--ca F]]"
 #define VG_OPTS_CLIENT_HELP                                                                                  \
@@ -61,6 +61,9 @@ bool vg_opts_take(int c, const char *arg, struct vg_shared_opts *s);
  * controller.  cmd names the command in the one-line error.  0, or
  * VG_EXIT_INPUT once said. */
 int vg_opts_check(const char *cmd, unsigned blocks, const struct vg_shared_opts *s);
+/* The read token: the file --read-token-file names, else $VIGIL_READ_TOKEN,
+ * else "".  0, or VG_EXIT_INPUT once said (a file that cannot be read). */
+int vg_opts_read_token(const char *cmd, const struct vg_shared_opts *s, char *tok, size_t n);
 /* How vg_orch_open is to reach the scheduler the options name. */
 struct vg_orch_conf vg_opts_orch_conf(const struct vg_shared_opts *s, int timeout_ms);
 

@@ -8,6 +8,7 @@
  * (drill/goodput.h; --jobs alone: the goodput only).  Exit 0, or 2 for bad
  * input. */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "controller/accounting.h"
 #include "controller/store.h"
 #include "drill/drill.h"
@@ -28,7 +29,7 @@
 
 #define REPORT_USAGE                                                                                  \
     "usage: vigil report DRILL.json… [--html FILE] [--json]\n"                                        \
-    "       vigil report --db FILE | --controller URL [--read-token-file F] [--ca F] [--policy FILE]\n"  \
+    "       vigil report --db FILE | " VG_OPTS_READER_USAGE " [--policy FILE]\n"                        \
     "                    [--since TIME] [--until TIME] [--nodes N] [--jobs PATH]… [--json] [--html FILE]\n" \
     "       vigil report --jobs PATH… [--json] [--html FILE]\n"                                        \
     "TIME: RFC 3339 or YYYY-MM-DD; the window: the last 30 days (or from --since), starting no earlier than\n" \
@@ -231,16 +232,17 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         { "html", required_argument, 0, 'H' }, { "json", no_argument, 0, 'j' }, { "help", no_argument, 0, 'h' },
         { "db", required_argument, 0, 'd' },   { "policy", required_argument, 0, 'p' },
         { "since", required_argument, 0, 's' }, { "until", required_argument, 0, 'u' },
-        { "nodes", required_argument, 0, 'n' }, { "controller", required_argument, 0, 'c' },
-        { "read-token-file", required_argument, 0, 'r' }, { "jobs", required_argument, 0, 'J' },
-        { "ca", required_argument, 0, 'a' },
+        { "nodes", required_argument, 0, 'n' }, { "jobs", required_argument, 0, 'J' },
         { 0, 0, 0, 0 },
     };
-    const char *html = NULL, *db = NULL, *policy = NULL, *controller = NULL, *token_file = NULL;
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, VG_OPTS_READER, &ob);
+    struct vg_shared_opts so = { 0 };
+    const char *html = NULL, *db = NULL, *policy = NULL;
     const char *jobs[MAX_JOB_PATHS];
     size_t njobs = 0;
     int64_t until = vg_now_ms(), since = until - 30LL * 86400 * 1000;
@@ -256,9 +258,6 @@ int cmd_report(int argc, char **argv)
         case 'j': json = true; break;
         case 'd': db = optarg; break;
         case 'p': policy = optarg; break;
-        case 'c': controller = optarg; break;
-        case 'r': token_file = optarg; break;
-        case 'a': vg_client_set_ca(optarg); break;
         case 'J':
             if (njobs == MAX_JOB_PATHS) return vg_input_error("report: at most %d --jobs", MAX_JOB_PATHS);
             jobs[njobs++] = optarg;
@@ -275,9 +274,14 @@ int cmd_report(int argc, char **argv)
                 return vg_input_error("report: --nodes '%s': expected a node count", optarg);
             break;
         case 'h': fputs(REPORT_USAGE, stdout); return VG_EXIT_OK;
-        default: fputs(REPORT_USAGE, stderr); return vg_input_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(REPORT_USAGE, stderr);
+            return vg_input_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
+    const char *controller = so.controller;
+    vg_client_set_ca(so.ca_file);
     size_t n = (size_t)(argc - optind);
     json_t *goodput = NULL;
     if (njobs && n) return vg_input_error("report: --jobs and drill reports side by side do not go together");
@@ -285,10 +289,8 @@ int cmd_report(int argc, char **argv)
         if (n) return vg_input_error("report: --db/--controller and drill reports do not go together");
         if (db && controller) return vg_input_error("report: --db or --controller, not both");
         if (until <= since) return vg_input_error("report: --since is not before --until");
-        char token[512] = "";
-        if (token_file && vg_read_line(NULL, token_file, token, sizeof token))
-            return vg_input_error("report: --read-token-file %s: cannot read it", token_file);
-        if (!token_file && getenv("VIGIL_READ_TOKEN")) vg_strlcpy(token, getenv("VIGIL_READ_TOKEN"), sizeof token);
+        char token[512];
+        if (vg_opts_read_token("report", &so, token, sizeof token)) return VG_EXIT_INPUT;
         if (read_jobs(jobs, njobs, &goodput)) return VG_EXIT_INPUT;
         json_t *incs = NULL;
         struct history h = { 0, 0 };

@@ -13,6 +13,7 @@
  * exit within 6 s of the signal (queued incidents are in the store and resume
  * at restart). */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "cmd/serve_auth.h"
 #include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
@@ -51,13 +52,11 @@
     "usage: vigil serve [--listen ADDR:PORT] [--db FILE] [--auth munge|token|none] [--secret-file F]\n"       \
     "                   [--token-file F --allow-shared-token] [--read-token-file F] [--munge-socket S]\n"    \
     "                   [--tls-cert F --tls-key F] [--window SECONDS] [--port-file F]\n"                      \
-    "                   [--policy FILE] [--orchestrator NAME] [--orch-config FILE] [--dry-run]\n"          \
+    "                   [--policy FILE] " VG_OPTS_ORCH_USAGE " [--dry-run]\n"                           \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
-    "                   [--new-store] [--insecure-http]\n"                                                   \
-    "NAME: the scheduler vigil acts on: slurm (default; FILE: slurm.conf, --slurm-conf FILE is the same)\n"  \
-    "or k8s (FILE: a kubeconfig, --kubeconfig FILE is the same; default $KUBECONFIG, else in-cluster;\n"   \
-    "an http:// API server only with --insecure-http, and then without credentials, as kubectl).\n"      \
+    "                   [--new-store]\n"                                                                    \
+    VG_OPTS_ORCH_HELP                                                                                          \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
     "a node's audit report stale after --audit-stale S seconds (default 172800: twice the agents' daily\n" \
@@ -270,54 +269,43 @@ static int parse_count(const char *opt, const char *s, unsigned *out)
 int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
-    const char *token_file = NULL, *read_token_file = NULL, *munge_socket = NULL, *port_file = NULL,
-               *policy_file = NULL, *secret_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    const char *port_file = NULL, *policy_file = NULL, *tls_cert = NULL, *tls_key = NULL;
     bool allow_shared = false;
-    const char *orchestrator = NULL, *orch_config = NULL;
-    bool act = true, new_store = false, insecure_http = false;
+    struct vg_shared_opts so = { 0 };   /* the orchestrator, the agents' credentials, the read token */
+    bool act = true, new_store = false;
     long window = 60;
     struct vg_http_opts hopts = { 0 };
     struct vg_heartbeat_opts hbo = { .interval_ms = 1000, .missed = 2 };
     long audit_stale = VG_AUDIT_STALE_DEFAULT_S, alarm_mb = VG_STORE_ALARM_DEFAULT_MB;
     const char *catalog_file = NULL, *fault_policy = NULL;
-    static const struct option opts[] = {
+    static const struct option own[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
-        { "auth", required_argument, 0, 'a' },   { "token-file", required_argument, 0, 't' },
-        { "read-token-file", required_argument, 0, 'r' },
-        { "munge-socket", required_argument, 0, 'm' }, { "window", required_argument, 0, 'w' },
+        { "window", required_argument, 0, 'w' },
         { "port-file", required_argument, 0, 'p' }, { "policy", required_argument, 0, 'P' },
-        { "slurm-conf", required_argument, 0, 'S' }, { "orch-config", required_argument, 0, 'S' },
-        { "kubeconfig", required_argument, 0, 'S' },
-        { "orchestrator", required_argument, 0, 'O' }, { "dry-run", no_argument, 0, 'n' },
+        { "dry-run", no_argument, 0, 'n' },
         { "max-connections", required_argument, 0, 'C' }, { "max-per-client", required_argument, 0, 'c' },
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
         { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
         { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
         { "new-store", no_argument, 0, 'N' },
-        { "insecure-http", no_argument, 0, 'I' },
-        { "secret-file", required_argument, 0, 's' }, { "allow-shared-token", no_argument, 0, 'T' },
+        { "allow-shared-token", no_argument, 0, 'T' },
         { "tls-cert", required_argument, 0, 'x' }, { "tls-key", required_argument, 0, 'y' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
+    enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CREDS | VG_OPTS_SECRET | VG_OPTS_READ_TOKEN };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, BLOCKS, &ob);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'l': listen = optarg; break;
         case 'd': db = optarg; break;
-        case 'a': mode = optarg; break;
-        case 't': token_file = optarg; break;
-        case 's': secret_file = optarg; break;
         case 'T': allow_shared = true; break;
         case 'x': tls_cert = optarg; break;
         case 'y': tls_key = optarg; break;
-        case 'r': read_token_file = optarg; break;
-        case 'm': munge_socket = optarg; break;
         case 'p': port_file = optarg; break;
         case 'P': policy_file = optarg; break;
-        case 'S': orch_config = optarg; break;
-        case 'O': orchestrator = optarg; break;
-        case 'I': insecure_http = true; break;
         case 'n': act = false; break;
         case 'N': new_store = true; break;
         case 'C':
@@ -355,10 +343,16 @@ int cmd_serve(int argc, char **argv)
             if (!vg_parse_long(optarg, &window) || window < 0) return vg_input_error("--window: '%s' is not a number of seconds", optarg);
             break;
         case 'h': fputs(SERVE_USAGE, stdout); return 0;
-        default: fputs(SERVE_USAGE, stderr); return VG_EXIT_INPUT;
+        default:
+            if (vg_opts_take(o, optarg, &so)) break;
+            fputs(SERVE_USAGE, stderr);
+            return VG_EXIT_INPUT;
         }
     }
     if (optind < argc) return vg_input_error("serve: unexpected argument '%s'", argv[optind]);
+    if (vg_opts_check("serve", BLOCKS, &so)) return VG_EXIT_INPUT;
+    const char *orchestrator = so.orchestrator, *read_token_file = so.read_token_file;
+    if (so.auth) mode = so.auth;
 
     char err[512], read_token[256];
     if (read_token_file && vg_auth_read_token(read_token_file, read_token, sizeof read_token, err, sizeof err))
@@ -373,8 +367,8 @@ int cmd_serve(int argc, char **argv)
     }
     struct vg_auth auth;
     char *tls_cert_pem, *tls_key_pem;
-    struct vg_serve_creds creds = { .listen = listen, .mode = mode, .secret_file = secret_file,
-                                    .token_file = token_file, .munge_socket = munge_socket, .tls_cert = tls_cert,
+    struct vg_serve_creds creds = { .listen = listen, .mode = mode, .secret_file = so.secret_file,
+                                    .token_file = so.token_file, .munge_socket = so.munge_socket, .tls_cert = tls_cert,
                                     .tls_key = tls_key, .allow_shared = allow_shared };
     if (vg_serve_creds(&creds, &auth, &tls_cert_pem, &tls_key_pem)) {
         vg_policy_free(&policy);
@@ -391,7 +385,7 @@ int cmd_serve(int argc, char **argv)
         vg_policy_free(&policy);
         return vg_input_error("%s", err);
     }
-    struct vg_orch_conf oc = { .config = orch_config, .insecure_http = insecure_http };
+    struct vg_orch_conf oc = vg_opts_orch_conf(&so, 0);
     struct vg_orch *orch = vg_orch_open(orchestrator, &oc, err, sizeof err);
     if (!orch) {
         vg_catalog_free(cat);

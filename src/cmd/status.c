@@ -4,6 +4,7 @@
  * configuration and the advisory database — each line with what to do when
  * something is missing.  Exit 0 when everything is there, 1 otherwise. */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "orch/orch.h"
 #include "signal/gpu.h"
 #include "signal/gpuprobe.h"
@@ -176,24 +177,30 @@ static void files(struct line *l, size_t *n, const char *root)
 
 int cmd_status(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "controller", required_argument, 0, 'c' }, { "root", required_argument, 0, 'R' },
-        { "json", no_argument, 0, 'j' },             { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+    static const struct option own[] = {
+        { "root", required_argument, 0, 'R' }, { "json", no_argument, 0, 'j' }, { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
-    const char *url = getenv("VIGIL_CONTROLLER"), *root = NULL;
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, VG_OPTS_CONTROLLER, &ob);
+    struct vg_shared_opts so = { .controller = getenv("VIGIL_CONTROLLER") };
+    const char *root = NULL;
     bool json = false;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': url = optarg; break;
         case 'R': root = optarg; break;
         case 'j': json = true; break;
         case 'h': fputs(STATUS_USAGE, stdout); return VG_EXIT_OK;
-        default: fputs(STATUS_USAGE, stderr); return vg_input_error("status: unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(STATUS_USAGE, stderr);
+            return vg_input_error("status: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
+    const char *url = so.controller;
     if (optind < argc) return vg_input_error("status: unexpected argument '%s'", argv[optind]);
     struct line l[MAX_LINES];
     size_t n = 0;

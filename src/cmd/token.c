@@ -4,6 +4,7 @@
  *   vigil token --secret-file F --node HOSTLIST [--out FILE] [--json]
  *   vigil token --new-secret FILE */
 #include "cmd/cmd.h"
+#include "cmd/opts.h"
 #include "controller/ingest.h"
 #include "util/hostlist.h"
 #include "util/jsonutil.h"
@@ -63,28 +64,33 @@ static int new_secret(const char *path)
 
 int cmd_token(int argc, char **argv)
 {
-    const char *secret_file = NULL, *nodes = NULL, *out = NULL, *fresh = NULL;
+    const char *nodes = NULL, *out = NULL, *fresh = NULL;
     bool json = false;
-    static const struct option opts[] = {
-        { "secret-file", required_argument, 0, 's' }, { "node", required_argument, 0, 'n' },
-        { "out", required_argument, 0, 'o' },         { "new-secret", required_argument, 0, 'N' },
-        { "json", no_argument, 0, 'j' },              { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+    static const struct option own[] = {
+        { "node", required_argument, 0, 'n' },        { "out", required_argument, 0, 'o' },
+        { "new-secret", required_argument, 0, 'N' },  { "json", no_argument, 0, 'j' },
+        { "help", no_argument, 0, 'h' },              { 0, 0, 0, 0 },
     };
+    struct vg_opts_buf ob;
+    const struct option *opts = vg_opts_table(own, VG_OPTS_SECRET, &ob);
+    struct vg_shared_opts so = { 0 };
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 's': secret_file = optarg; break;
         case 'n': nodes = optarg; break;
         case 'o': out = optarg; break;
         case 'N': fresh = optarg; break;
         case 'j': json = true; break;
         case 'h': fputs(TOKEN_USAGE, stdout); return 0;
-        default: fputs(TOKEN_USAGE, stderr); return vg_input_error("token: unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            if (vg_opts_take(c, optarg, &so)) break;
+            fputs(TOKEN_USAGE, stderr);
+            return vg_input_error("token: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
+    const char *secret_file = so.secret_file;
     if (optind < argc) return vg_input_error("token: unexpected argument '%s'", argv[optind]);
     if (fresh) {
         if (secret_file || nodes || out) return vg_input_error("token: --new-secret goes alone");

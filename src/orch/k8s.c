@@ -712,7 +712,7 @@ const struct vg_orch_ops vg_orch_k8s = {
     .name = "k8s",
     .help = "Kubernetes through its REST API (--orch-config KUBECONFIG, $KUBECONFIG, or in-cluster)",
     .caps = VG_CAP_JOBS | VG_CAP_JOB_OUTPUT | VG_CAP_PRIORITY | VG_CAP_EXEC | VG_CAP_NODE_ALIVE |
-            VG_CAP_STAMPED_TIMES | VG_CAP_LOCAL_NODE | VG_CAP_TASK_RANK,
+            VG_CAP_STAMPED_TIMES | VG_CAP_LOCAL_NODE | VG_CAP_TASK_RANK | VG_CAP_WORKLOADS,
     .open = k8s_open,
     .close = k8s_close,
     .nodes = k8s_nodes,

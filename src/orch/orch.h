@@ -84,10 +84,10 @@ struct vg_orch_jobspec {
     const char *const *host_paths; /* directories of the nodes the tasks use at the same path (NULL-terminated,
                                   * may be NULL): Kubernetes mounts them as hostPath volumes; on Slurm the
                                   * tasks run on the host and see them */
-    const char *workload;        /* Kubernetes: "job" (an Indexed Job, the default) or "jobset" (a JobSet
-                                  * whose failure policy restarts the gang); NULL: the default */
-    const char *claim;           /* Kubernetes: a PersistentVolumeClaim every task mounts at VG_ORCH_CLAIM_PATH
-                                  * (the checkpoints); NULL: none */
+    const char *workload;        /* VG_CAP_WORKLOADS: "job" (an Indexed Job, the default) or "jobset" (a
+                                  * JobSet whose failure policy restarts the gang); NULL: the default */
+    const char *claim;           /* VG_CAP_WORKLOADS: a PersistentVolumeClaim every task mounts at
+                                  * VG_ORCH_CLAIM_PATH (the checkpoints); NULL: none */
 };
 
 /* Where a job's tasks see jobspec.claim. */
@@ -132,6 +132,9 @@ enum vg_orch_cap {
     VG_CAP_LOCAL_NODE = 1u << 10,   /* local_node */
     VG_CAP_LOCAL_JOBS = 1u << 11,   /* local_jobs: the jobs on this node, read on the node itself */
     VG_CAP_TASK_RANK = 1u << 12,    /* task_rank: a task's rank among its job's tasks, from its environment */
+    VG_CAP_WORKLOADS = 1u << 13,    /* job_submit honours jobspec.workload and jobspec.claim (Kubernetes: an
+                                     * Indexed Job or a JobSet; a PersistentVolumeClaim every task mounts);
+                                     * without it a spec that sets either is refused */
 };
 
 /* A task's place in its job, as the scheduler's environment gives it. */

@@ -218,6 +218,8 @@ static int sl_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, cha
     char script[1200], nodes[32], tasks[48], gres[48], out[1200], errf[1200], part[160], name[160], list[300],
         limit[48];
     if (!j->script && !j->argv) return vg_orch_fail(o, "submit: no program and no script");
+    if (j->workload || j->claim)   /* VG_CAP_WORKLOADS is not Slurm's: a batch job on the hosts' own files */
+        return vg_orch_fail(o, "submit: Slurm runs a batch job: no workload kind and no volume claim");
     if (!j->script && write_script(o, j, script, sizeof script)) return -1;
     const char *opts[16];
     size_t k = 0;

@@ -185,6 +185,7 @@ static int f_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *s, char
 {
     if (call(o, "job_submit")) return -1;
     if (fake.njobs == FAKE_MAX) return vg_orch_fail(o, "too many jobs");
+    if (s->workload || s->claim) return vg_orch_fail(o, "submit: no workload kind and no volume claim here");
     struct fake_job *j = &fake.jobs[fake.njobs++];
     memset(j, 0, sizeof *j);
     snprintf(j->id, sizeof j->id, "%d", 100 + fake.next_job++);
