@@ -678,7 +678,8 @@ static int k8s_pool_set(struct vg_orch *o, const char *pool, const char *const *
 
 static int k8s_job_output(struct vg_orch *o, const char *id, char **text)
 {
-    return vg_k8s_burnin_output(o, &P(o)->h, id, text);
+    if (vg_k8s_burnin_id(id)) return vg_k8s_burnin_output(o, &P(o)->h, id, text);
+    return vg_k8s_job_output(o, id, text);
 }
 
 static int k8s_burnin_prepare(struct vg_orch *o, const char *queue, struct vg_orch_node *nodes, size_t n)

@@ -42,6 +42,7 @@ void vg_k8s_gang_selector(const char *kind, const char *name, char *sel, size_t 
 int vg_k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen);
 int vg_k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out);
 int vg_k8s_job_cancel(struct vg_orch *o, const char *id);
+int vg_k8s_job_output(struct vg_orch *o, const char *id, char **text);
 int vg_k8s_exec_on(struct vg_orch *o, const char *node, const char *const *cmd, const char *const *host_paths,
                    int timeout_ms, struct vg_spawn_result *r);
 

@@ -141,7 +141,8 @@ int vg_k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *
     int rc = vg_k8s_call(o, "POST", path, NULL, body, NULL, NULL);
     free(body);
     if (rc) return rc;
-    int l = jobset ? snprintf(id, idlen, "%s/JobSet/%s", ns, name) : snprintf(id, idlen, "%s", name);
+    /* the workload's id as jobs_on names it, so the controller's requeue and the drill mean the same job */
+    int l = snprintf(id, idlen, "%s/%s/%s", ns, jobset ? "JobSet" : "Job", name);
     if (l < 0 || (size_t)l >= idlen) return vg_orch_fail(o, "submit: the id of %s does not fit in %zu bytes", name, idlen);
     return 0;
 }
@@ -239,6 +240,41 @@ int vg_k8s_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
         vg_strlcpy(out->state, "RUNNING", sizeof out->state);
         out->started_ms = gang_ready;
     }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct vg_k8s_pod *)a)->name, ((const struct vg_k8s_pod *)b)->name);
+}
+
+/* What a workload's pods printed (their logs, in the order of their names:
+ * a gang's pods by index, a JobSet's by restart attempt).  A pod whose log is
+ * not there (never started) adds nothing; no pod at all: -1. */
+int vg_k8s_job_output(struct vg_orch *o, const char *id, char **text)
+{
+    *text = NULL;
+    char ns[64], kind[16] = "Job", name[256], sel[320];
+    if (!vg_k8s_workload_split(id, ns, sizeof ns, kind, sizeof kind, name, sizeof name))
+        return vg_orch_fail(o, "output: '%s' is not a workload (NAMESPACE/Job/NAME or NAMESPACE/JobSet/NAME)", id);
+    vg_k8s_gang_selector(kind, name, sel, sizeof sel);
+    struct vg_k8s_pod *ps;
+    size_t np;
+    if (vg_k8s_pods(o, ns, "labelSelector", sel, &ps, &np)) return -1;
+    if (!np) {
+        free(ps);
+        return vg_orch_fail(o, "output: %s has no pod", id);
+    }
+    qsort(ps, np, sizeof *ps, by_name);
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < np; i++) {
+        char path[640], *log = NULL;
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/log", ps[i].ns, ps[i].name);
+        if (vg_k8s_request_raw(o, &vg_k8s_of(o)->h, "GET", path, NULL, NULL, &log) == 200 && log) sbuf_puts(&b, log);
+        free(log);
+    }
+    free(ps);
+    *text = b.s ? sbuf_take(&b) : vg_xstrdup("");
     return 0;
 }
 

@@ -1,16 +1,18 @@
 /* fake_orch.c — an orchestrator double for unit tests (orch.h): nodes, jobs
  * and a spare pool held in memory, every call counted and logged, and
- * failures on demand ("the scheduler is down").  It follows the contract the
- * Slurm backend keeps against a real lab (tests/unit/test_slurm_live.c):
- * isolating DOWN ends the node's jobs' run there (fake_slurm_orch_ops: and
- * requeues them, as Slurm's node-failure path does); requeue makes a job
- * pending with one more restart; resume clears the reason.  Submitted jobs stay
- * pending until a test sets their state; job_get answers with the phase the
- * Slurm backend gives that state. */
+ * failures on demand ("the scheduler is down").  It keeps the contract every
+ * backend keeps (tests/unit/test_orch_contract.c runs the same expectations
+ * against it, the Slurm lab and the Kubernetes double): fake_slurm_orch_ops'
+ * DOWN requeues the node's running jobs, as Slurm's node-failure path does;
+ * requeue makes a job pending with one more restart, and refuses an id it
+ * does not know; resume clears the reason.  Submitted jobs stay pending until
+ * a test sets their state (or run at once with run_submitted); job_get
+ * answers with the phase the Slurm backend gives that state. */
 #include "fake_orch.h"
 #include "core/event.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,14 @@ static int f_nodes(struct vg_orch *o, const char *const *names, size_t n, struct
     return 0;
 }
 
+/* A job requeued: not running, one more restart, a submitted one pending again. */
+static void requeued(struct fake_job *j)
+{
+    j->running = j->failed = false;
+    j->restarts++;
+    if (j->submitted) j->state[0] = 0;
+}
+
 static int f_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum vg_isolate how, const char *reason)
 {
     if (call(o, "isolate") || (fake.fail_isolate && fake.fail_isolate-- > 0 && vg_orch_fail(o, "isolate refused")))
@@ -89,8 +99,7 @@ static int f_isolate(struct vg_orch *o, const char *const *nodes, size_t n, enum
         else nd->drain = true;
         for (size_t j = 0; j < fake.njobs && how == VG_ISOLATE_DOWN && vg_orch_can(o->ops, VG_CAP_DOWN_REQUEUES); j++)
             if (fake.jobs[j].running && !strcmp(fake.jobs[j].node, nodes[i])) {
-                fake.jobs[j].running = false;
-                fake.jobs[j].restarts++;
+                requeued(&fake.jobs[j]);
                 logf_("down-requeued %s;%s", fake.jobs[j].id, "");
             }
         nd->idle = false;
@@ -140,16 +149,22 @@ static int f_jobs_on(struct vg_orch *o, const char *const *nodes, size_t n, cons
     return 0;
 }
 
+static struct fake_job *job_of(const char *id)
+{
+    for (size_t j = 0; j < fake.njobs; j++)
+        if (!strcmp(fake.jobs[j].id, id)) return &fake.jobs[j];
+    return NULL;
+}
+
 static int f_requeue(struct vg_orch *o, const char *const *jobs, size_t n)
 {
     if (call(o, "requeue")) return -1;
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < fake.njobs; j++)
-            if (!strcmp(fake.jobs[j].id, jobs[i])) {
-                fake.jobs[j].running = fake.jobs[j].failed = false;
-                fake.jobs[j].restarts++;
-                logf_("requeue %s;%s", jobs[i], "");
-            }
+        if (!job_of(jobs[i])) return vg_orch_fail(o, "scontrol requeue: Invalid job id specified: %s", jobs[i]);
+    for (size_t i = 0; i < n; i++) {
+        requeued(job_of(jobs[i]));
+        logf_("requeue %s;%s", jobs[i], "");
+    }
     return 0;
 }
 
@@ -196,6 +211,17 @@ static int f_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *s, char
     vg_strlcpy(j->argv, b.s ? b.s : "", sizeof j->argv);
     sbuf_free(&b);
     j->submitted = true;
+    for (size_t i = 0; i < fake.nnodes && fake.run_submitted && !j->running; i++) {
+        struct vg_orch_node *nd = &fake.nodes[i];
+        bool spare = false;
+        for (size_t k = 0; k < fake.npool; k++) spare |= !strcmp(fake.pool[k], nd->name);
+        if (nd->drain || nd->down || !nd->idle || spare) continue;
+        vg_strlcpy(j->node, nd->name, sizeof j->node);
+        vg_strlcpy(j->state, "RUNNING", sizeof j->state);
+        j->running = true;
+        j->started_ms = vg_now_ms();
+        nd->idle = false, nd->busy = true;
+    }
     j->exclusive = s->exclusive;
     j->time_limit_s = s->time_limit_s;
     vg_strlcpy(id, j->id, idlen);
@@ -213,6 +239,8 @@ static int f_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
         vg_strlcpy(out->id, id, sizeof out->id);
         vg_strlcpy(out->state, j->state[0] ? j->state : "PENDING", sizeof out->state);
         vg_strlcpy(out->nodes, j->node, sizeof out->nodes);
+        vg_strlcpy(out->leader, j->node, sizeof out->leader);
+        out->restarts = j->restarts;
         out->phase = !j->state[0] || !strcmp(j->state, "PENDING") ? VG_JOB_PENDING
                      : !strcmp(j->state, "RUNNING")              ? VG_JOB_RUNNING
                                                                  : VG_JOB_ENDED;
@@ -227,14 +255,14 @@ static int f_job_get(struct vg_orch *o, const char *id, struct vg_orch_job *out)
 static int f_job_cancel(struct vg_orch *o, const char *id)
 {
     if (call(o, "job_cancel")) return -1;
-    for (size_t i = 0; i < fake.njobs; i++)
-        if (!strcmp(fake.jobs[i].id, id)) {
-            fake.jobs[i].running = false;
-            vg_strlcpy(fake.jobs[i].state, "CANCELLED", sizeof fake.jobs[i].state);
-            logf_("cancel %s;%s", id, "");
-            return 0;
-        }
-    return vg_orch_fail(o, "scancel: error: Invalid job id specified: %s", id);
+    struct fake_job *j = job_of(id);
+    if (!j) return vg_orch_fail(o, "scancel: error: Invalid job id specified: %s", id);
+    struct vg_orch_node *nd = j->running ? fake_node(j->node) : NULL;
+    if (nd) nd->idle = !nd->drain && !nd->down, nd->busy = false;
+    j->running = false;
+    vg_strlcpy(j->state, "CANCELLED", sizeof j->state);
+    logf_("cancel %s;%s", id, "");
+    return 0;
 }
 
 /* Whether the node's daemon answers: the node's `responding`; -1 for a node

@@ -37,6 +37,9 @@ struct fake_orch {
     char epoch[32];       /* the scheduler's epoch (its controller's start); "" = "1" */
     unsigned epoch_reads; /* epoch() calls */
     int next_job;         /* the id job_submit gives next (from 100) */
+    bool run_submitted;   /* a submitted job runs at once on the first node free for it (not out, not a spare
+                           * of the pool, running nothing), as a scheduler with room does; else it stays
+                           * pending until a test sets its state */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
 
