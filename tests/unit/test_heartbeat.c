@@ -58,7 +58,7 @@ static void rig_up(struct rig *r, int n, int miss_ms)
     struct vg_orch_conf c = { 0 };
     r->known = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), 3600000, miss_ms);
     assert_true(vg_nodeset_wait(r->known, 5000));
-    struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .known = r->known, .clock = test_clock,
+    struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .nodes = r->known, .clock = test_clock,
                                    .no_thread = true };
     r->probes = vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err);
     r->hb = vg_heartbeats_start(&o, r->probes, confirmed, NULL);
