@@ -81,3 +81,4 @@ SERVE_PID=$!
 i=0; while [ ! -s "$R/tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 is "vigil serve starts in the image and answers /healthz" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(cat "$R/tmp/port" 2>/dev/null)/healthz")" 200
+done_testing

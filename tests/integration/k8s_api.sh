@@ -125,3 +125,4 @@ check "the list twice as long: the peak grows by less than half of what the list
     test $(( (p2 - p1) * 1024 )) -lt $(( (l2 - l1) / 2 ))
 
 check "no sanitizer report" sh -c "! grep -q 'Sanitizer' '$W/serve.log'"
+done_testing

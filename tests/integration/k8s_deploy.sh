@@ -132,3 +132,4 @@ kubectl apply -f "$W/default.yaml" >"$W/out" 2>&1
 is "applied again: nothing created, all unchanged but the PodDisruptionBudget" \
     "$(grep -c ' unchanged$' "$W/out") $(grep ' configured$' "$W/out")" \
     "$(( $(count "$W/default.yaml") - 1 )) poddisruptionbudget.policy/vigil-controller configured"
+done_testing

@@ -34,7 +34,7 @@ start() { # db [serve options…]
     db=$1; shift
     rm -f "$T/port"
     "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --port-file "$T/port" --db "$db" --auth token --token-file "$T/token" \
-        --read-token-file "$T/read.token" --orchestrator k8s --orch-config "$T/kc" --heartbeat 0 "$@" 2>>"$T/serve.log" &
+        --read-token-file "$T/read.token" --orchestrator k8s --orch-config "$T/kc" --insecure-http --heartbeat 0 "$@" 2>>"$T/serve.log" &
     SERVE_PID=$!
     wait_for '[ -s "$T/port" ]'
     PORT=$(cat "$T/port")
