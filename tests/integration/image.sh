@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-image.XXXXXX")
 SERVE_PID=
 cleanup() {
-    [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+    [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
     rm -rf "$W"
 }
 trap cleanup EXIT
@@ -82,7 +82,7 @@ SERVE_PID=$!   # unshare: killing it kills the controller in the container
 i=0; while [ ! -s "$R/tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 is "vigil serve starts in the image and answers /healthz" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(cat "$R/tmp/port" 2>/dev/null)/healthz")" 200
-kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
+kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=   # unshare --fork ignores SIGTERM; its SIGKILL kills the container (--kill-child)
 in_image() { n=0; for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] && n=$((n + 1)); done; echo $n; }
 check "stopped: no process of the container is left" wait_for '[ "$(in_image)" = 0 ]' 10
 done_testing
