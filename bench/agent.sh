@@ -11,6 +11,8 @@
 #    (median, p99), next to the time `tail -F` takes to show the same line.
 # Both are measured by polling files every ~1 ms from this script, so they are
 # upper bounds.  The agent runs with the fake NVML library when it is built.
+# The controller hears only from nodes its scheduler lists: a one-node lab
+# whose slurm.conf also lists the agent's node b1 (as root).
 cd "$(dirname "$0")/.." || exit 2
 IDLE=${BENCH_AGENT_IDLE_S:-60}
 T=$(mktemp -d /tmp/vigil-bench-agent-XXXXXX)
@@ -18,7 +20,11 @@ V=build/vigil
 export VIGIL_DATA=data
 [ -r build/tests/libnvidia-ml.so.1 ] && export VIGIL_NVML_LIB=$PWD/build/tests/libnvidia-ml.so.1 FAKE_NVML_STATE=$T/nvml
 PIDS=
-trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; $V lab down --dir "$T/lab" >/dev/null 2>&1; rm -rf "$T"' EXIT
+[ "$(id -u)" = 0 ] || { echo "agent: needs root (the lab is the controller's scheduler)"; exit 0; }
+chmod 755 "$T"
+eval "$($V lab up 1 --no-vigil --dir "$T/lab" --conf-extra "NodeName=b1 NodeAddr=127.0.0.1 CPUs=1 RealMemory=100")" ||
+    { echo "agent: the lab (the scheduler) did not come up"; exit 1; }
 : >"$T/kmsg"
 $V serve --listen 127.0.0.1:0 --port-file "$T/port" --db "$T/db" --auth none --dry-run 2>"$T/serve.log" &
 PIDS="$PIDS $!"

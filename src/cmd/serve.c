@@ -454,7 +454,7 @@ int cmd_serve(int argc, char **argv)
         vg_warn("serve: the scheduler's node list is not read yet (%s): nodes are answered 503 until it is", err);
     }
     hopts.nodes = sv.nodes;
-    hbo.known = sv.nodes;
+    hbo.nodes = sv.nodes;
     sv.reports = vg_nodereports_new(&(struct vg_nodereports_opts){
         .store = astore, .nodes = sv.nodes, .alarm_bytes = (int64_t)alarm_mb << 20 });
     hopts.reports = sv.reports;

@@ -86,7 +86,7 @@ int vg_heartbeat_beat(struct vg_heartbeats *h, const char *node, const char *job
     struct node *nd = find(h, node);
     pthread_mutex_unlock(&h->lock);
     if (!nd) {   /* a name not tracked yet: only a node the scheduler lists enters */
-        int code = vg_nodeset_may_name(h->o.known, "node", node, NULL, err, errlen);
+        int code = vg_nodeset_may_name(h->o.nodes, "node", node, NULL, err, errlen);
         if (code) {
             pthread_mutex_lock(&h->lock);
             h->refused++;
@@ -114,10 +114,10 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 /* The table keeps only the nodes of the scheduler's current list. */
 static void prune(struct vg_heartbeats *h)
 {
-    uint64_t gen = vg_nodeset_generation(h->o.known);
+    uint64_t gen = vg_nodeset_generation(h->o.nodes);
     if (gen == h->generation) return;
     char **names;
-    long nl = vg_nodeset_names(h->o.known, &names, &gen);
+    long nl = vg_nodeset_names(h->o.nodes, &names, &gen);
     size_t nn = nl > 0 ? (size_t)nl : 0;
     pthread_mutex_lock(&h->lock);
     size_t keep = 0;

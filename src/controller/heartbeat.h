@@ -34,7 +34,7 @@ struct vg_heartbeat_opts {
     int missed;               /* suspect after this many missed beats; default 2 */
     int probe_timeout_ms;     /* the orchestrator's liveness probe; default 500 */
     int max_silent_percent;   /* more of the tracked nodes silent at once: hold; default 10 */
-    struct vg_nodeset *known;      /* the scheduler's nodes: the only ones tracked (required) */
+    struct vg_nodeset *nodes;      /* the scheduler's nodes: the only ones tracked (required) */
     /* For tests: the monotonic clock (NULL: vg_mono_ms), and no monitor
      * thread (vg_heartbeats_tick drives the monitor). */
     int64_t (*clock)(void);

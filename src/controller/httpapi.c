@@ -291,14 +291,11 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct 
     const char *jobs = jv ? json_string_value(jv) : "";
     enum MHD_Result r;
     int code = 0;
-    if (!node || !vg_ingest_node_ok(node)) {
-        vg_http_count(h, &h->rejected_input, 1);
-        r = vg_http_error(c, 400, "node: missing or not a node name");
+    if ((code = may_name(h, up, node, up->id.node))) {   /* a node name, the sender's, the scheduler's */
+        r = vg_http_reply_json(c, (unsigned)code, json_incref(up->resp));
     } else if (!jobs || strlen(jobs) >= VG_EVENT_JOBS || !vg_event_jobs_ok(jobs)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
-    } else if ((code = may_name(h, up, node, up->id.node))) {
-        r = vg_http_reply_json(c, (unsigned)code, json_incref(up->resp));
     } else {
         char err[320];
         code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);

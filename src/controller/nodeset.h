@@ -8,7 +8,8 @@
  * lookup whose miss starts that read waits for it (a node just added to the
  * scheduler is heard at its first message), every other lookup answers from
  * the list held, so a flood of unknown names costs the scheduler one read
- * per interval and never holds a request.  Until the first read succeeds
+ * per interval and holds at most one request per interval, for the length
+ * of that read.  Until the first read succeeds
  * the set is "unread" and says so (-1): the caller refuses for now (503,
  * retry), it never guesses.  A read that fails later keeps the last list.
  * Addresses: IPv4 literals as given, host names resolved when the list is

@@ -238,8 +238,11 @@ static void poll_once(struct run *r)
     const struct vg_drill_opts *o = r->o;
     struct vg_orch_job js;
     bool requeued_now = false;
-    int64_t tj = vg_now_ms();
     bool have_job = r->orch->ops->job_get(r->orch, r->job, &js) == 0;
+    /* what this read shows was so when it returned: stamped then, never before
+     * (a stamp taken before a slow read can precede the controller's own
+     * stamp of the step that caused what the read shows) */
+    int64_t tj = vg_now_ms();
     if (have_job) r->failing_since = 0;
     else if (!r->failing_since) r->failing_since = vg_mono_ms();
     else if (vg_mono_ms() - r->failing_since >= LOST_MS)

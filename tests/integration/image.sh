@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-image.XXXXXX")
 SERVE_PID=
 cleanup() {
-    [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+    [ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
     rm -rf "$W"
 }
 trap cleanup EXIT
@@ -55,9 +55,10 @@ is "entrypoint vigil, default command status" "$(jq -c '[.config.Entrypoint, .co
 skopeo copy --quiet "oci-archive:$A" "oci:$W/oci:vigil" && umoci unpack --image "$W/oci:vigil" "$W/bundle" >/dev/null 2>&1
 is "umoci unpack: a runtime bundle" "$? $(jq -r '.process.args | join(" ")' "$W/bundle/config.json")" "0 /usr/bin/vigil status"
 R=$W/bundle/rootfs
-run() { # [args…] — the image's entrypoint with these arguments (none: its default command), as the bundle says
+run() { # [args…] — the image's entrypoint with these arguments (none: its default command), as the bundle says;
+         # with RUN_EXEC=exec (in a subshell) the caller's process becomes unshare, whose end ends the container
     [ $# -gt 0 ] || set -- $(jq -r '.process.args[1:][]' "$W/bundle/config.json")
-    unshare --mount --pid --fork --mount-proc="$R/proc" \
+    $RUN_EXEC unshare --kill-child --mount --pid --fork --mount-proc="$R/proc" \
         env -i $(jq -r '.process.env[]' "$W/bundle/config.json") \
         chroot "$R" "$(jq -r '.process.args[0]' "$W/bundle/config.json")" "$@"
 }
@@ -75,10 +76,13 @@ check "… Debian's rocm_smi for AMD nodes (/usr/lib/librocm_smi64.so.1)" test -
 for bin in munged scontrol; do check "… $bin in the image (Slurm on Kubernetes)" test -x "$R/usr/sbin/$bin" -o -x "$R/usr/bin/$bin"; done
 check "… no apt sources of the machine it was built on" test ! -e "$R/etc/apt/sources.list.d"
 echo "secret-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$R/tmp/secret"; chmod 600 "$R/tmp/secret"
-run serve --listen 127.0.0.1:0 --port-file /tmp/port --db /var/lib/vigil/incidents.db --auth token \
-    --secret-file /tmp/secret >"$W/serve.log" 2>&1 &
-SERVE_PID=$!
+(RUN_EXEC=exec run serve --listen 127.0.0.1:0 --port-file /tmp/port --db /var/lib/vigil/incidents.db --auth token \
+    --secret-file /tmp/secret) >"$W/serve.log" 2>&1 &
+SERVE_PID=$!   # unshare: killing it kills the controller in the container
 i=0; while [ ! -s "$R/tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 is "vigil serve starts in the image and answers /healthz" \
     "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(cat "$R/tmp/port" 2>/dev/null)/healthz")" 200
+kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=   # unshare --fork ignores SIGTERM; its SIGKILL kills the container (--kill-child)
+in_image() { n=0; for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] && n=$((n + 1)); done; echo $n; }
+check "stopped: no process of the container is left" wait_for '[ "$(in_image)" = 0 ]' 10
 done_testing

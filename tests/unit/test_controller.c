@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "wire/auth.h"
 #include "wire/client.h"
@@ -513,6 +514,44 @@ static void test_http_scheduler_unread(void **state)
     vg_auth_free(&client_auth);
 }
 
+/* The one decision of whether a request may name a node: a node name, the
+ * sender's own, one the scheduler lists (a node added since the last read is
+ * found by the read its miss starts); with no scheduler, any node name. */
+static void test_nodeset_may_name(void **state)
+{
+    (void)state;
+    char err[256];
+    fake_reset();
+    fake_add_node("n1", NULL);
+    fake_add_node("n2", NULL);
+    struct vg_nodeset *ns = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err), 0, 1);
+    assert_true(vg_nodeset_wait(ns, 5000));
+    assert_int_equal(vg_nodeset_may_name(ns, "node", "n2", "n2", err, sizeof err), 0);
+    assert_int_equal(vg_nodeset_may_name(ns, "node", "n2", NULL, err, sizeof err), 0);
+    assert_int_equal(vg_nodeset_may_name(ns, "nodes[1].node", "n2", "n1", err, sizeof err), 403);
+    assert_string_equal(err, "nodes[1].node: 'n2' is not the sender's node (n1): a node speaks only for itself");
+    assert_int_equal(vg_nodeset_may_name(ns, "node", "ghost1", NULL, err, sizeof err), 403);
+    assert_string_equal(err, "node: 'ghost1' is not a node the scheduler lists");
+    assert_int_equal(vg_nodeset_may_name(ns, "node", "--help", "n1", err, sizeof err), 400);
+    assert_string_equal(err, "node: missing or not a node name");
+    assert_int_equal(vg_nodeset_may_name(ns, "node", NULL, NULL, err, sizeof err), 400);
+    assert_true(vg_nodeset_refresh(ns, 5000));   /* the read ghost1's miss asked for is over */
+    uint64_t gen = vg_nodeset_generation(ns);
+    fake_add_node("n3", NULL);   /* added to the scheduler: its first message is heard */
+    struct timespec ms2 = { 0, 2000000 };
+    nanosleep(&ms2, NULL);       /* past the miss interval (1 ms here) */
+    assert_int_equal(vg_nodeset_may_name(ns, "node", "n3", "n3", err, sizeof err), 0);
+    assert_true(vg_nodeset_generation(ns) != gen);
+    assert_int_equal(vg_nodeset_count(ns), 3);
+    char **names;
+    long n = vg_nodeset_names(ns, &names, NULL);
+    assert_int_equal(n, 3);
+    assert_string_equal(names[2], "n3");
+    vg_nodeset_names_free(names, n);
+    vg_nodeset_stop(ns);
+    assert_int_equal(vg_nodeset_may_name(NULL, "node", "anything", NULL, err, sizeof err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +564,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
+        cmocka_unit_test(test_nodeset_may_name),
     };
     return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

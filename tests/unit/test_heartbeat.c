@@ -30,7 +30,7 @@ static void confirmed(void *ctx, const char *node, const char *jobs, const char 
 }
 
 struct rig {
-    struct vg_nodeset *known;
+    struct vg_nodeset *nodes;
     struct vg_orch *probes;
     struct vg_heartbeats *hb;
 };
@@ -56,9 +56,9 @@ static void rig_up(struct rig *r, int n, int miss_ms)
     clock_ms = 1000000;
     confirmed_log[0] = 0;
     struct vg_orch_conf c = { 0 };
-    r->known = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), 3600000, miss_ms);
-    assert_true(vg_nodeset_wait(r->known, 5000));
-    struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .known = r->known, .clock = test_clock,
+    r->nodes = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), 3600000, miss_ms);
+    assert_true(vg_nodeset_wait(r->nodes, 5000));
+    struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .nodes = r->nodes, .clock = test_clock,
                                    .no_thread = true };
     r->probes = vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err);
     r->hb = vg_heartbeats_start(&o, r->probes, confirmed, NULL);
@@ -68,7 +68,7 @@ static void rig_down(struct rig *r)
 {
     vg_heartbeats_stop(r->hb);
     vg_orch_close(r->probes);
-    vg_nodeset_stop(r->known);
+    vg_nodeset_stop(r->nodes);
 }
 
 static int beat(struct rig *r, const char *node)
@@ -167,7 +167,7 @@ static void test_table_follows_scheduler(void **state)
     assert_int_equal(beat(&r, "n4"), 0);   /* missing from the list held: read again */
     assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 4);
     fake.nnodes = 2;   /* n3 and n4 leave the cluster */
-    assert_true(vg_nodeset_refresh(r.known, 5000));
+    assert_true(vg_nodeset_refresh(r.nodes, 5000));
     vg_heartbeats_tick(r.hb);
     assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 2);
     list_ages();
