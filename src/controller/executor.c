@@ -2,6 +2,7 @@
  * steps themselves are in remedy.c.  See executor.h. */
 #include "controller/executor_int.h"
 #include "controller/clock.h"
+#include "util/condwait.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -33,14 +34,10 @@ void vg_exec_push(struct queue *q, struct item *it)
 static struct item *take_all(struct queue *q, int64_t timeout_ms, bool *stopped)
 {
     pthread_mutex_lock(&q->lock);
-    struct timespec until;   /* the queue's condition waits on the monotonic clock: a wall step changes nothing */
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(timeout_ms / 1000);
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    int64_t end = vg_mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     while (!q->head && !q->stop)
         if (timeout_ms < 0) pthread_cond_wait(&q->cond, &q->lock);
-        else if (pthread_cond_timedwait(&q->cond, &q->lock, &until)) break;
+        else if (vg_cond_wait_ms(&q->cond, &q->lock, end - vg_mono_ms())) break;
     *stopped = q->stop;
     struct item *all = q->head;
     q->head = q->tail = NULL;
@@ -737,11 +734,7 @@ static void queue_init(struct queue *q)
 {
     memset(q, 0, sizeof *q);
     pthread_mutex_init(&q->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    vg_cond_init_mono(&q->cond);   /* a wall step changes nothing in the queue's waits */
 }
 
 static void queue_stop(struct queue *q)

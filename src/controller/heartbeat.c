@@ -4,6 +4,7 @@
  * (backing off while it cannot tell) and reports each once; see heartbeat.h. */
 #include "controller/heartbeat.h"
 #include "core/event.h"
+#include "util/condwait.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -235,11 +236,7 @@ static void *monitor(void *arg)
         pthread_mutex_unlock(&h->lock);
         vg_heartbeats_tick(h);
         pthread_mutex_lock(&h->lock);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += TICK_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-        if (!h->stop) pthread_cond_timedwait(&h->cond, &h->lock, &until);
+        if (!h->stop) vg_cond_wait_ms(&h->cond, &h->lock, TICK_MS);   /* a wall step back never stops the ticks */
     }
     pthread_mutex_unlock(&h->lock);
     return NULL;
@@ -261,7 +258,7 @@ struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, str
     h->ctx = ctx;
     h->index = json_object();
     pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->cond, NULL);
+    vg_cond_init_mono(&h->cond);
     if (!h->o.no_thread) h->started = pthread_create(&h->th, NULL, monitor, h) == 0;
     return h;
 }

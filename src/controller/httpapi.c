@@ -2,6 +2,7 @@
  * limits, deadlines, authentication (who a request speaks for) and agent
  * messages; see httpapi.h.  The read endpoints are in httpread.c. */
 #include "controller/httpapi_int.h"
+#include "util/condwait.h"
 #include "util/mhdso.h"
 #include "controller/budget.h"
 #include "controller/clock.h"
@@ -492,11 +493,7 @@ static void *reaper(void *arg)
         h->deadline_closed += closed;
         vg_lograte_tick(&rejected_log);   /* the count of a flood that stopped */
         vg_lograte_tick(&mhd_log);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&h->stop_cond, &h->conns_lock, &ts);
+        vg_cond_wait_ms(&h->stop_cond, &h->conns_lock, 200);
     }
     pthread_mutex_unlock(&h->conns_lock);
     return NULL;
@@ -546,7 +543,7 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     pthread_mutex_init(&h->lock, NULL);
     pthread_mutex_init(&h->auth_lock, NULL);
     pthread_mutex_init(&h->conns_lock, NULL);
-    pthread_cond_init(&h->stop_cond, NULL);
+    vg_cond_init_mono(&h->stop_cond);
     h->committer = vg_committer_start(ingest);
     if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
         h->reaper_started = true;

@@ -2,6 +2,7 @@
  * of its own; see nodeset.h. */
 #include "controller/nodeset.h"
 #include "controller/ingest.h"
+#include "util/condwait.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -130,12 +131,7 @@ static void wait_until(struct vg_nodeset *ns, int64_t end_ms)
 {
     int64_t left = end_ms - vg_mono_ms();
     if (left <= 0) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(left / 1000);
-    ts.tv_nsec += (long)(left % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-    pthread_cond_timedwait(&ns->cond, &ns->mu, &ts);
+    vg_cond_wait_ms(&ns->cond, &ns->mu, left);
 }
 
 static void *reader(void *arg)
@@ -177,7 +173,7 @@ struct vg_nodeset *vg_nodeset_start(struct vg_orch *orch, int refresh_ms, int mi
     ns->miss_ms = miss_ms > 0 ? miss_ms : VG_NODESET_MISS_MS;
     pthread_rwlock_init(&ns->rw, NULL);
     pthread_mutex_init(&ns->mu, NULL);
-    pthread_cond_init(&ns->cond, NULL);
+    vg_cond_init_mono(&ns->cond);
     ns->started = pthread_create(&ns->thread, NULL, reader, ns) == 0;
     if (!ns->started) {
         vg_nodeset_stop(ns);

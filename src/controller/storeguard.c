@@ -2,6 +2,7 @@
  * storeguard.h. */
 #include "controller/storeguard.h"
 #include "controller/clock.h"
+#include "util/condwait.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -168,11 +169,7 @@ static void *watch_main(void *arg)
         vg_storeguard_check(g);
         vg_clock_ms();   /* a wall-clock step is noticed even when nothing happens */
         pthread_mutex_lock(&g->lock);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += WATCH_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-        if (!g->stopping) pthread_cond_timedwait(&g->wake, &g->lock, &until);
+        if (!g->stopping) vg_cond_wait_ms(&g->wake, &g->lock, WATCH_MS);
     }
     pthread_mutex_unlock(&g->lock);
     return NULL;
@@ -184,12 +181,8 @@ void vg_storeguard_watch(struct vg_storeguard *g, struct vg_store *const *conns,
     ident_of(g->wal, &g->log);
     for (size_t i = 0; i < n; i++)
         if (conns[i]) vg_store_watch_corrupt(conns[i], on_corrupt, g);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_destroy(&g->wake);
-    pthread_cond_init(&g->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    vg_cond_init_mono(&g->wake);
     g->watching = pthread_create(&g->watcher, NULL, watch_main, g) == 0;
 }
 

@@ -7,6 +7,7 @@
  * left to finish on its own: the caller is told so, and asking again for the
  * same write takes its result instead of starting another. */
 #include "orch/k8s.h"
+#include "util/condwait.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include <errno.h>
@@ -32,11 +33,7 @@ void vg_k8s_workers_init(struct vg_k8s_workers *w, const struct vg_orch_ops *ops
 {
     memset(w, 0, sizeof *w);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    vg_cond_init_mono(&w->cond);   /* deadlines are monotonic */
     w->ops = ops, w->priv = priv, w->timeout_ms = timeout_ms;
     w->job = job, w->hold = hold, w->release = release;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/condwait.h"
 #include "util/log.h"
 #include "util/resafe.h"
 #include "util/rootfs.h"
@@ -342,12 +344,49 @@ static void test_lograte(void **state)
                              "vigil: warning: suppressed 997 'test' lines in the last 1 s\n");
 }
 
+struct cw { pthread_mutex_t m; pthread_cond_t c; int go; };
+static void *cw_signal(void *arg)
+{
+    struct cw *w = arg;
+    vg_sleep_ms(20);
+    pthread_mutex_lock(&w->m);
+    w->go = 1;
+    pthread_cond_signal(&w->c);
+    pthread_mutex_unlock(&w->m);
+    return NULL;
+}
+
+/* A wait on the monotonic clock: ends when signalled, or after its time (never before it). */
+static void test_condwait(void **state)
+{
+    (void)state;
+    struct cw w = { .go = 0 };
+    pthread_mutex_init(&w.m, NULL);
+    vg_cond_init_mono(&w.c);
+    pthread_mutex_lock(&w.m);
+    int64_t t0 = vg_mono_ms();
+    int rc = vg_cond_wait_ms(&w.c, &w.m, 30);
+    assert_int_equal(rc, ETIMEDOUT);
+    assert_true(vg_mono_ms() - t0 >= 30);
+    assert_int_equal(vg_cond_wait_ms(&w.c, &w.m, -5), ETIMEDOUT);   /* a deadline passed: no wait */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cw_signal, &w), 0);
+    rc = 0;
+    while (!w.go && rc == 0) rc = vg_cond_wait_ms(&w.c, &w.m, 60000);
+    assert_int_equal(rc, 0);
+    assert_int_equal(w.go, 1);
+    pthread_mutex_unlock(&w.m);
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&w.c);
+    pthread_mutex_destroy(&w.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trim_split), cmocka_unit_test(test_fmt_fixed), cmocka_unit_test(test_sbuf),
         cmocka_unit_test(test_time_roundtrip), cmocka_unit_test(test_rootfs),
-        cmocka_unit_test(test_spawn),             cmocka_unit_test(test_lograte),
+        cmocka_unit_test(test_spawn),             cmocka_unit_test(test_lograte), cmocka_unit_test(test_condwait),
         cmocka_unit_test(test_spawn_leaves_the_caller_alone), cmocka_unit_test(test_spawn_dies_with_caller),
         cmocka_unit_test(test_spawn_unblocks_signals), cmocka_unit_test(test_event_json), cmocka_unit_test(test_regex_safe),
     };
