@@ -63,7 +63,7 @@ static long count_line(const char *msg, const char *what, int *code)
     if (!in || strstr(in, " in total in ")) return -1;   /* the running total repeats the news */
     /* the number just before what (and an optional "new ") */
     const char *p = w - 1;
-    if (p - msg >= 4 && !strncmp(p - 3, " new", 4)) p -= 4;
+    if (p - msg >= 4 && !strncmp(p - 4, " new", 4)) p -= 4;
     while (p > msg && *p == ' ') p--;
     const char *q = p;
     while (q > msg && isdigit((unsigned char)q[-1])) q--;
@@ -258,7 +258,7 @@ static bool amdgpu_continues(struct vg_kmsg *k, const struct vg_kmsg_msg *m, str
     return false;
 }
 
-static const char *const markers[] = { "amdgpu", NULL };
+static const char *const markers[] = { "dgpu", NULL };
 static const char *const kinds[] = { "amdgpu-ue", "amdgpu-aca", "amdgpu-ce", "amdgpu-poison", "amdgpu-bad-pages",
                                      "amdgpu-vm-fault", "amdgpu-ring-timeout", "amdgpu-gpu-reset", "amdgpu-mes",
                                      "amdgpu-smu", "amdgpu-init-failed", NULL };
