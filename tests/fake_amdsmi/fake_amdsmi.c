@@ -72,6 +72,21 @@ static int listed(int gpu, const char *key, const char *name)
 
 static int gpu_count(void) { int n = (int)num(-1, "gpus", 8); return n > MAXGPU ? MAXGPU : n; }
 
+/* The GPUs the driver initialised: all but those `gpuN.absent=1` (a GPU whose
+ * init failed is not there at all).  The k-th of them, or -1. */
+static int present(int k)
+{
+    for (int i = 0, seen = 0; i < gpu_count(); i++)
+        if (!num(i, "absent", 0) && seen++ == k) return i;
+    return -1;
+}
+static int present_count(void)
+{
+    int n = 0;
+    while (present(n) >= 0) n++;
+    return n;
+}
+
 /* The generation of the GPUs: the state's `reset=N` plus the resets done here. */
 static int current_generation(void) { return (int)num(-1, "reset", 0) + resets; }
 
@@ -155,8 +170,8 @@ int amdsmi_get_processor_handles(void *socket, uint32_t *count, void **handles)
     if (!initialised) return NOT_INIT;
     if (socket != &socket_tag) return INVAL;
     hang_if(-1, __func__);
-    uint32_t n = (uint32_t)gpu_count();
-    for (uint32_t i = 0; handles && i < n && i < *count; i++) handles[i] = &gpus[i];
+    uint32_t n = (uint32_t)present_count();
+    for (uint32_t i = 0; handles && i < n && i < *count; i++) handles[i] = &gpus[present((int)i)];
     *count = n;
     return OK;
 }
@@ -315,16 +330,18 @@ int amdsmi_reset_gpu(void *h)
 
 /* ---- rocm_smi, on the same state ---- */
 
+/* rocm_smi numbers the GPUs the driver initialised: index d is present(d). */
 static int r_enter(uint32_t d, const char *fn)
 {
     if (!initialised) return RS_INIT_ERROR;
-    if ((int)d >= gpu_count()) return RS_INVALID_ARGS;
-    hang_if((int)d, fn);
-    if (num((int)d, "lost", 0)) return RS_NOT_FOUND;
-    if (listed((int)d, "unsupported", fn)) return RS_NOT_SUPPORTED;
+    int i = present((int)d);
+    if (i < 0) return RS_INVALID_ARGS;
+    hang_if(i, fn);
+    if (num(i, "lost", 0)) return RS_NOT_FOUND;
+    if (listed(i, "unsupported", fn)) return RS_NOT_SUPPORTED;
     return RS_OK;
 }
-#define R_ENTER(d) do { int r_ = r_enter(d, __func__); if (r_) return r_; } while (0)
+#define R_ENTER(d) do { int r_ = r_enter(d, __func__); if (r_) return r_; d = (uint32_t)present((int)d); } while (0)
 
 int rsmi_init(uint64_t flags)
 {
@@ -339,7 +356,7 @@ int rsmi_init(uint64_t flags)
     return RS_OK;
 }
 int rsmi_shut_down(void) { initialised = 0; return RS_OK; }
-int rsmi_num_monitor_devices(uint32_t *n) { *n = initialised ? (uint32_t)gpu_count() : 0; return RS_OK; }
+int rsmi_num_monitor_devices(uint32_t *n) { *n = initialised ? (uint32_t)present_count() : 0; return RS_OK; }
 int rsmi_status_string(int s, const char **out)
 {
     *out = s == RS_OK ? "RSMI_STATUS_SUCCESS: The function has been executed successfully."

@@ -188,6 +188,13 @@ status /v1/events "$T/ev.json" >/dev/null
 is "with --fault-policy: the site's action, whatever the agent said" \
     "$(get "$URL/v1/incidents?node=n1" | jq -r '.[0].action')" "drain-rma"
 stop
+printf '# the site maps a category: every PCIe fault, NVIDIA or AMD, goes for RMA\ncategory pcie action=drain-rma\n' >"$T/site.tsv"
+start "$T/e.db" --fault-policy "$T/site.tsv"
+msg 4 ',"action":"ignore"'
+status /v1/events "$T/ev.json" >/dev/null
+is "with a category in --fault-policy: the category's action (XID 79 is pcie)" \
+    "$(get "$URL/v1/incidents?node=n1" | jq -r '.[0].action')" "drain-rma"
+stop
 printf 'xid 79 action=explode\n' >"$T/bad.tsv"
 "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --db "$T/d.db" --auth none --fault-policy "$T/bad.tsv" 2>"$T/bad.err"
 is "a bad --fault-policy: exit 2" "$?" 2
