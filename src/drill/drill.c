@@ -146,13 +146,11 @@ static int pick_victim(struct run *r, char *err, size_t errlen)
     int pick = -1, busy = n;
     if (r->o->spares_in_job && busy > r->o->nodes) busy = r->o->nodes;   /* not a warm spare: vigil launch uses the first N */
     /* in a lab of NVIDIA and AMD nodes, a GPU fault hits a node of its vendor */
-    const struct vg_inj_ops *k = vg_inj_ops(r->o->kind);
-    bool gpu_fault = k->amd || r->o->kind == VG_INJ_XID || r->o->kind == VG_INJ_GPU_LOST ||
-                     r->o->kind == VG_INJ_ECC_DBE || r->o->kind == VG_INJ_NVML_HANG;
+    const char *vendor = vg_inj_ops(r->o->kind)->gpu;
     for (int pass = 0; pass < 2 && pick < 0; pass++)   /* not the batch host, then (or --hit-batch-host) any */
         for (int i = 0; i < busy && pick < 0; i++) {
             if (pass == 0 && (r->o->hit_batch_host || !strcmp(names[i], r->batch_host))) continue;
-            if (r->o->lab && gpu_fault && !strcmp(vg_lab_node_gpu(r->o->lab, names[i]), "amd") != k->amd) continue;
+            if (r->o->lab && vendor && strcmp(vg_lab_node_gpu(r->o->lab, names[i]), vendor)) continue;
             pick = i;
         }
     if (pick < 0) pick = 0;   /* none of the fault's vendor: the injection says why */

@@ -138,7 +138,7 @@ static void fault_messages(const struct vg_inject_opts *o, const char *pci, char
 {
     int pid = 1000 + (int)(vg_now_ms() % 60000);
     *n = 0;
-    if (vg_inj_ops(o->kind)->amd) {
+    if (!strcmp(vg_inj_ops(o->kind)->gpu ? vg_inj_ops(o->kind)->gpu : "", "amd")) {
         *n = vg_amd_messages(o->kind, pci, pid, msgs, MAXMSG);
         return;
     }
@@ -463,15 +463,12 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
         bool ok = access(p, F_OK) == 0;
         free(p);
         if (!ok) return fail(err, errlen, -2, "--node: the lab in %s has no node '%s'", o->lab, o->node);
-        /* a GPU fault hits a GPU of its vendor (burn-in and whole-node faults hit any node) */
-        bool amd_node = !strcmp(vg_lab_node_gpu(o->lab, o->node), "amd");
-        bool nvidia_gpu = o->kind == VG_INJ_XID || o->kind == VG_INJ_GPU_LOST || o->kind == VG_INJ_ECC_DBE ||
-                          o->kind == VG_INJ_NVML_HANG;
-        if (k->amd && !amd_node)
-            return fail(err, errlen, -2, "%s: node %s's GPUs are NVIDIA's, not AMD's", k->name, o->node);
-        if (nvidia_gpu && amd_node)
-            return fail(err, errlen, -2, "%s: node %s's GPUs are AMD's (amd-ue, amd-bad-pages, amd-ring-timeout, "
-                                         "amd-xgmi-down, amd-init-fail)", k->name, o->node);
+        /* a GPU's fault hits a GPU of its vendor (burn-in and whole-node faults any node) */
+        const char *has = vg_lab_node_gpu(o->lab, o->node);
+        if (k->gpu && strcmp(k->gpu, has))
+            return fail(err, errlen, -2, "%s: node %s's GPUs are %s's, not %s's%s", k->name, o->node, has, k->gpu,
+                        !strcmp(has, "amd") ? " (amd-ue, amd-bad-pages, amd-ring-timeout, amd-xgmi-down, amd-init-fail)"
+                                            : "");
         return 0;
     }
     if (o->kmsg && o->kmsg[0] != '/') return fail(err, errlen, -2, "--kmsg: '%s' is not an absolute path", o->kmsg);
@@ -608,11 +605,11 @@ static int crash_undo(const struct vg_inject_opts *o, const json_t *r, char *err
 /* One line per kind, in the order of enum vg_inj_kind.  code: the XID the
  * record names (-1: none; takes_code: the one given). */
 static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
-    [VG_INJ_XID] = { "xid", -1, true, xid_lab, kmsg_local, NULL },
-    [VG_INJ_GPU_LOST] = { "gpu-lost", 79, false, gpu_lost_lab, kmsg_local, NULL },
-    [VG_INJ_ECC_DBE] = { "ecc-dbe", 48, false, ecc_dbe_lab, kmsg_local, NULL },
+    [VG_INJ_XID] = { "xid", -1, true, xid_lab, kmsg_local, NULL, "nvidia" },
+    [VG_INJ_GPU_LOST] = { "gpu-lost", 79, false, gpu_lost_lab, kmsg_local, NULL, "nvidia" },
+    [VG_INJ_ECC_DBE] = { "ecc-dbe", 48, false, ecc_dbe_lab, kmsg_local, NULL, "nvidia" },
     [VG_INJ_IB_DOWN] = { "ib-down", -1, false, ib_down_lab, NULL, NULL },
-    [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL },
+    [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL, "nvidia" },
     [VG_INJ_NODE_CRASH] = { "node-crash", -1, false, crash, crash, crash_undo },
     [VG_INJ_NODE_FREEZE] = { "node-freeze", -1, false, freeze, freeze, freeze_undo },
     /* burn-in faults: only the active tests of `vigil burnin` see them */
@@ -622,11 +619,11 @@ static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
     [VG_INJ_IB_BW_LOW] = { "ib-bw-low", -1, false, burnin_lab, NULL, NULL },
     [VG_INJ_DCGM_DIAG_FAIL] = { "dcgm-diag-fail", -1, false, burnin_lab, NULL, NULL },
     /* AMD GPUs: the kernel-log ones also on a real node (its /dev/kmsg) */
-    [VG_INJ_AMD_UE] = { "amd-ue", -1, false, amd_lab, kmsg_local, NULL, true },
-    [VG_INJ_AMD_BAD_PAGES] = { "amd-bad-pages", -1, false, amd_lab, kmsg_local, NULL, true },
-    [VG_INJ_AMD_RING_TIMEOUT] = { "amd-ring-timeout", -1, false, amd_lab, kmsg_local, NULL, true },
-    [VG_INJ_AMD_XGMI_DOWN] = { "amd-xgmi-down", -1, false, amd_lab, NULL, NULL, true },
-    [VG_INJ_AMD_INIT_FAIL] = { "amd-init-fail", -1, false, amd_lab, kmsg_local, NULL, true },
+    [VG_INJ_AMD_UE] = { "amd-ue", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_BAD_PAGES] = { "amd-bad-pages", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_RING_TIMEOUT] = { "amd-ring-timeout", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_XGMI_DOWN] = { "amd-xgmi-down", -1, false, amd_lab, NULL, NULL, "amd" },
+    [VG_INJ_AMD_INIT_FAIL] = { "amd-init-fail", -1, false, amd_lab, kmsg_local, NULL, "amd" },
 };
 
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k)
@@ -660,7 +657,7 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     int rc = check_opts(o, err, errlen);
     if (rc) return rc;
     const struct vg_inj_ops *k = vg_inj_ops(o->kind);
-    const char *pci = k->amd ? vg_inj_amd_pci(o->gpu) : vg_inj_gpu_pci(o->gpu);
+    const char *pci = k->gpu && !strcmp(k->gpu, "amd") ? vg_inj_amd_pci(o->gpu) : vg_inj_gpu_pci(o->gpu);
     json_t *undo = json_object();
     struct sbuf detail = SBUF_INIT;
     const char *target = o->lab ? "lab" : o->via ? o->via : VG_VIA_ORCH;

@@ -59,7 +59,8 @@ struct vg_inj_ops {
     int (*lab)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
     int (*local)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
     int (*undo)(const struct vg_inject_opts *o, const json_t *rec, char *err, size_t errlen);
-    bool amd;               /* a fault of an AMD GPU: an AMD node's, its GPUs at vg_inj_amd_pci */
+    const char *gpu;        /* a GPU's fault: its vendor ("nvidia", "amd": a node of that vendor, its GPUs
+                             * at vg_inj_gpu_pci or vg_inj_amd_pci); NULL: a node's or the burn-in's */
 };
 /* The kind's ops; NULL when k is out of range. */
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k);

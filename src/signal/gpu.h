@@ -95,8 +95,8 @@ struct vg_gpu_vendor {
      * devices; fills at most max events.  Returns the number, 0 on timeout,
      * -1 on error; (0, out, 0) sets the wait up.  NULL: the vendor has none. */
     int (*events)(int timeout_ms, struct vg_event *out, int max);
-    /* Resets device `index` through the vendor's library (AMD SMI's
-     * amdsmi_reset_gpu), after open: 0, or -1 with why in err.  Called in a
+    /* Resets device `index` through the vendor's library (AMD SMI's GPU
+     * reset), after open: 0, or -1 with why in err.  Called in a
      * watchdog child (it may hang).  NULL: the vendor has no reset call (NVML
      * has none public; a site's ladder runs nvidia-smi -r). */
     int (*reset)(int index, char *err, size_t errlen);

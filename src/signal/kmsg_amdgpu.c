@@ -29,7 +29,7 @@
 #include <string.h>
 
 /* The driver's RAS block names (amdgpu_ras.c's ras_block_string) and their
- * amdsmi_gpu_block_t bits: the code of a UE/CE event. */
+ * block bits in AMD SMI and ROCm SMI: the code of a UE/CE event. */
 static const char *const blocks[] = { "umc", "sdma", "gfx", "mmhub", "athub", "pcie_bif", "hdp", "xgmi_wafl", "df",
                                       "smn", "sem", "mp0", "mp1", "fuse", "mca", "vcn", "jpeg", "ih", "mpio" };
 
