@@ -508,6 +508,28 @@ static void host_volumes(const char *const *host_paths, json_t **mounts, json_t 
     }
 }
 
+/* The GPU resource a job asks for: $VIGIL_K8S_GPU_RESOURCE, else the one
+ * most of the cluster's nodes offer (NVIDIA's on a tie, or when none can be
+ * read): a drill's ranks land on one vendor's nodes. */
+static const char *job_gpu_resource(struct vg_orch *o)
+{
+    const char *env = getenv("VIGIL_K8S_GPU_RESOURCE");
+    if (env && *env) return env;
+    json_t *nl = NULL;
+    int nvidia = 0, amd = 0;
+    if (call(o, "GET", "/api/v1/nodes", NULL, NULL, &nl, NULL) == 0) {
+        size_t i;
+        json_t *nd;
+        json_array_foreach(json_object_get(nl, "items"), i, nd) {
+            long count;
+            const char *r = vg_k8s_gpu_resource(json_object_get(json_object_get(nd, "status"), "allocatable"), &count);
+            if (r) ++*(!strcmp(r, VG_K8S_AMD_GPU) ? &amd : &nvidia);
+        }
+    }
+    json_decref(nl);
+    return amd > nvidia ? VG_K8S_AMD_GPU : VG_K8S_GPU;
+}
+
 /* An Indexed Job: pod i gets JOB_COMPLETION_INDEX=i (its rank; a replacement
  * keeps the index of the pod it replaces), VIGIL_NTASKS the pod count. */
 static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *id, size_t idlen)
@@ -535,8 +557,8 @@ static int k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, ch
     if (j->gpus_per_node > 0) {
         char g[16];
         snprintf(g, sizeof g, "%d", j->gpus_per_node);
-        json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", "nvidia.com/gpu", g,
-                                                              "limits", "nvidia.com/gpu", g));
+        const char *res = job_gpu_resource(o);
+        json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", res, g, "limits", res, g));
     }
     json_t *labels = json_object();
     if (j->tag) json_object_set_new(labels, VG_K8S_DRILL_LABEL, json_string(j->tag));
