@@ -53,6 +53,21 @@ is "--root: the driver's sysfs alone (the library is the live host's, not the tr
     "$(jq -r '[.checks[] | select(.name == "gpu count") | .detail, (.events[]? | .source)] | join(" ")' "$T/root.json")" \
     "2 GPUs, expected 2"
 
+# ---- vigil reset-gpu: the vendor's reset, under a deadline ----
+printf 'gpus=8\n' >"$T/amd"
+VIGIL_AMDSMI_LIB=$FAKE_AMDSMI FAKE_AMDSMI_STATE=$T/amd "$VIGIL" reset-gpu --gpu 3 >"$T/r.out" 2>&1
+is "reset-gpu: exit 0" "$?" 0
+is "… the library was asked to reset GPU 3" "$(cat "$T/amd.resets")" "gpu=3"
+printf 'gpus=8\ngpu3.hang=amdsmi_reset_gpu\n' >"$T/amd"
+VIGIL_AMDSMI_LIB=$FAKE_AMDSMI FAKE_AMDSMI_STATE=$T/amd "$VIGIL" reset-gpu --gpu 3 --timeout 1 >/dev/null 2>"$T/r.err"
+is "reset-gpu: a reset that never returns: exit 1" "$?" 1
+check "… said so, naming the library" grep -q "AMD SMI did not answer within .* ms (resetting GPU)" "$T/r.err"
+printf 'gpus=2\n' >"$T/nvml"
+VIGIL_NVML_LIB=$FAKE_NVML FAKE_NVML_STATE=$T/nvml "$VIGIL" reset-gpu --gpu 0 >/dev/null 2>"$T/r.err"
+is "reset-gpu on NVIDIA: exit 1" "$?" 1
+check "… NVML has no reset call" grep -q "NVML has no GPU reset call" "$T/r.err"
+exits_with "reset-gpu: --gpu is required" 2 "$VIGIL" reset-gpu
+
 # ---- vigil scan on the three real amdgpu logs ----
 scan() { "$VIGIL" scan --json "$FIX/logs/$1" 2>/dev/null | jq -r '.kind' | sort -u | tr '\n' ' '; }
 is "scan: an MI50's uncorrectable error, its reset, its SMU" "$(scan amdgpu-mi50-ue-reset.log)" \
