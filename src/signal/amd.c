@@ -12,6 +12,7 @@
 #include "signal/amd.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,33 @@ int vg_amd_quietly(int (*fn)(void *), void *arg)
     }
     if (null >= 0) close(null);
     return rc;
+}
+
+int vg_amd_load(const char *env, const char *const *candidates, const struct vg_amd_sym *syms, size_t nsyms,
+                void **lib, char *path, size_t pathlen, char *err, size_t n)
+{
+    const char *given = getenv(env);
+    bool named = given && *given;
+    *lib = NULL;
+    for (size_t i = 0; named ? i == 0 : candidates[i] != NULL; i++) {
+        const char *p = named ? given : candidates[i];
+        if ((*lib = dlopen(p, RTLD_NOW | RTLD_LOCAL))) {
+            vg_strlcpy(path, p, pathlen);
+            break;
+        }
+        if (named) return snprintf(err, n, "cannot load %s: %s", p, dlerror()), -1;
+    }
+    if (!*lib) return VG_GPU_ABSENT;   /* not installed: the next layer */
+    for (size_t i = 0; i < nsyms; i++) {
+        *syms[i].slot = dlsym(*lib, syms[i].name);
+        if (!*syms[i].slot && syms[i].required) {
+            snprintf(err, n, "%s: missing symbol %s", path, syms[i].name);
+            dlclose(*lib);
+            *lib = NULL;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static bool live(const char *root) { return !root || !root[0] || !strcmp(root, "/"); }

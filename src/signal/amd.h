@@ -65,6 +65,19 @@ extern const struct vg_amd_layer vg_amd_smi, vg_amd_rsmi, vg_amd_sysfs;
  * (its fields still unknown in st are filled), or -1 when sysfs has none. */
 int vg_amd_sysfs_enrich(const char *pci, struct vg_gpu_state *st);
 
+/* A library's symbol: where its address goes, and whether the layer needs it. */
+struct vg_amd_sym {
+    const char *name;
+    void **slot;
+    bool required;
+};
+/* Loads a layer's library: the path in $env alone when it is set (one that
+ * does not load is -1 with why), else the first of candidates that loads
+ * (none: VG_GPU_ABSENT, the library is not installed); then resolves syms
+ * (a required one missing: -1).  0 with *lib and path set. */
+int vg_amd_load(const char *env, const char *const *candidates, const struct vg_amd_sym *syms, size_t nsyms,
+                void **lib, char *path, size_t pathlen, char *err, size_t n);
+
 /* Whether the amdgpu kernel module is loaded under root. */
 bool vg_amd_driver_loaded(const char *root);
 

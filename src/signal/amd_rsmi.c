@@ -47,11 +47,7 @@ static struct {
     rsmi_status_t (*Reset)(uint32_t);
 } R;
 
-static const struct {
-    const char *name;
-    void **slot;
-    bool required;
-} syms[] = {
+static const struct vg_amd_sym syms[] = {
     { "rsmi_init", (void **)&R.Init, true },
     { "rsmi_shut_down", (void **)&R.ShutDown, true },
     { "rsmi_num_monitor_devices", (void **)&R.Count, true },
@@ -98,23 +94,11 @@ static int rsmi_open(const char *root, char *err, size_t n)
 {
     (void)root;
     if (R.inited) return 0;
-    const char *env = getenv("VIGIL_ROCM_SMI_LIB");
-    for (size_t i = 0; env && *env ? i == 0 : candidates[i] != NULL; i++) {
-        const char *path = env && *env ? env : candidates[i];
-        if ((R.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-            vg_strlcpy(R.path, path, sizeof R.path);
-            break;
-        }
-        if (env && *env) return snprintf(err, n, "cannot load %s: %s", path, dlerror()), -1;
-    }
-    if (!R.lib) return VG_GPU_ABSENT;
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        *syms[i].slot = dlsym(R.lib, syms[i].name);
-        if (!*syms[i].slot && syms[i].required) {
-            snprintf(err, n, "%s: missing symbol %s", R.path, syms[i].name);
-            rsmi_close();
-            return -1;
-        }
+    int rc = vg_amd_load("VIGIL_ROCM_SMI_LIB", candidates, syms, sizeof syms / sizeof syms[0], &R.lib, R.path,
+                         sizeof R.path, err, n);
+    if (rc) {
+        memset(&R, 0, sizeof R);
+        return rc;
     }
     struct init_arg ia;
     vg_amd_quietly(do_init, &ia);

@@ -89,11 +89,7 @@ static struct {
     amdsmi_status_t (*Reset)(amdsmi_handle);
 } A;
 
-static const struct {
-    const char *name;
-    void **slot;
-    bool required;
-} syms[] = {
+static const struct vg_amd_sym syms[] = {
     { "amdsmi_init", (void **)&A.Init, true },
     { "amdsmi_shut_down", (void **)&A.ShutDown, true },
     { "amdsmi_get_lib_version", (void **)&A.LibVersion, true },
@@ -193,23 +189,11 @@ static int smi_open(const char *root, char *err, size_t n)
 {
     (void)root;
     if (A.inited) return 0;
-    const char *env = getenv("VIGIL_AMDSMI_LIB");
-    for (size_t i = 0; env && *env ? i == 0 : candidates[i] != NULL; i++) {
-        const char *path = env && *env ? env : candidates[i];
-        if ((A.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-            vg_strlcpy(A.path, path, sizeof A.path);
-            break;
-        }
-        if (env && *env) return snprintf(err, n, "cannot load %s: %s", path, dlerror()), -1;
-    }
-    if (!A.lib) return VG_GPU_ABSENT;   /* not installed: the next layer */
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        *syms[i].slot = dlsym(A.lib, syms[i].name);
-        if (!*syms[i].slot && syms[i].required) {
-            snprintf(err, n, "%s: missing symbol %s", A.path, syms[i].name);
-            smi_close();
-            return -1;
-        }
+    int rc = vg_amd_load("VIGIL_AMDSMI_LIB", candidates, syms, sizeof syms / sizeof syms[0], &A.lib, A.path,
+                         sizeof A.path, err, n);
+    if (rc) {
+        memset(&A, 0, sizeof A);
+        return rc;
     }
     struct init_arg ia;
     vg_amd_quietly(do_init, &ia);
