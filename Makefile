@@ -57,15 +57,15 @@ build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lmicrohttpd -lcmocka
 
 # The fake NVML library: the real dlopen path runs against it in tests and the lab.
-build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
+build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c tests/fake_state/fake_state.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
 
 # The fake AMD SMI library, and the same file as a fake ROCm SMI: the AMD layers' dlopen paths.
-build/tests/libamd_smi.so.26: tests/fake_amdsmi/fake_amdsmi.c
+build/tests/libamd_smi.so.26: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/fake_state.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libamd_smi.so.26 -o $@ $<
-build/tests/librocm_smi64.so.7: tests/fake_amdsmi/fake_amdsmi.c
+build/tests/librocm_smi64.so.7: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/fake_state.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,librocm_smi64.so.7 -o $@ $<
 
