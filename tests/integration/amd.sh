@@ -53,6 +53,25 @@ is "--root: the driver's sysfs alone (the library is the live host's, not the tr
     "$(jq -r '[.checks[] | select(.name == "gpu count") | .detail, (.events[]? | .source)] | join(" ")' "$T/root.json")" \
     "2 GPUs, expected 2"
 
+# ---- the agent polls the counts: a UE count is a fault when it rises, once ----
+umask 077; echo "tok-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/token"; umask 022
+: >"$T/kmsg"
+printf 'gpus=4\n' >"$T/amd"
+start_serve 0
+export VIGIL_AMDSMI_LIB="$FAKE_AMDSMI" FAKE_AMDSMI_STATE="$T/amd" AGENT_NODE=n1
+start_agent --interval 0.2 --window 0.5
+printf 'gpus=4\ngpu1.ue.umc=1\n' >"$T/amd.new" && mv "$T/amd.new" "$T/amd"
+wait_for 'test "$(q "select count(*) from incidents where kind='\''amd-ras-ue'\''")" -ge 1'
+sleep 2   # proving that nothing comes: ten reads of the same count, four fold windows
+is "a UE count with no log line: one incident, not one per read" \
+    "$(q "select count(*) || ' ' || sum(count) || ' ' || min(pci) from incidents where kind='amd-ras-ue'")" "1 1 0000:1c:00.0"
+printf 'gpus=4\ngpu1.ue.umc=2\n' >"$T/amd.new" && mv "$T/amd.new" "$T/amd"
+wait_for 'test "$(q "select sum(count) from incidents where kind='\''amd-ras-ue'\''")" -ge 2'
+is "… the count rises: the fault again" "$(q "select sum(count) from incidents where kind='amd-ras-ue'")" 2
+stop_agent
+stop_serve
+unset VIGIL_AMDSMI_LIB FAKE_AMDSMI_STATE AGENT_NODE
+
 # ---- vigil reset-gpu: the vendor's reset, under a deadline ----
 printf 'gpus=8\n' >"$T/amd"
 VIGIL_AMDSMI_LIB=$FAKE_AMDSMI FAKE_AMDSMI_STATE=$T/amd "$VIGIL" reset-gpu --gpu 3 >"$T/r.out" 2>&1
