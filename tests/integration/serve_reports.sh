@@ -199,4 +199,4 @@ printf 'xid 79 action=explode\n' >"$T/bad.tsv"
 "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --db "$T/d.db" --auth none --fault-policy "$T/bad.tsv" 2>"$T/bad.err"
 is "a bad --fault-policy: exit 2" "$?" 2
 check "… naming the file and line" grep -q "bad.tsv:1: " "$T/bad.err"
-exit 0
+done_testing
