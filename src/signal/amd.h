@@ -3,7 +3,8 @@
  * librocm_smi64 by dlopen, the fallback) and the kernel's sysfs (amd_sysfs.c,
  * no library: RAS counts per block, retired pages, PCIe link, XGMI hive) —
  * and the parsers of the amdgpu driver's RAS sysfs text (amd_ras.c), which
- * the fuzz target drives.  Only the AMD files include it. */
+ * the fuzz target drives.  Only the AMD files include it (and the amdgpu
+ * recognizer, for the blocks). */
 #ifndef VG_AMD_H
 #define VG_AMD_H
 #include "signal/gpu.h"
@@ -22,7 +23,6 @@ struct vg_amd_block {
 extern const struct vg_amd_block vg_amd_blocks[VG_AMD_BLOCKS];
 /* The block named name (n bytes), or NULL when it is not one the driver has. */
 const struct vg_amd_block *vg_amd_block_named(const char *name, size_t n);
-const struct vg_amd_block *vg_amd_block_bit(uint64_t bit);
 
 /* ---- RAS counts and retired pages of one GPU, as every layer reads them ---- */
 struct vg_amd_ras {

@@ -28,13 +28,6 @@ const struct vg_amd_block *vg_amd_block_named(const char *name, size_t n)
     return NULL;
 }
 
-const struct vg_amd_block *vg_amd_block_bit(uint64_t bit)
-{
-    for (size_t i = 0; i < VG_AMD_BLOCKS; i++)
-        if (vg_amd_blocks[i].bit == bit) return &vg_amd_blocks[i];
-    return NULL;
-}
-
 void vg_amd_ras_init(struct vg_amd_ras *r)
 {
     for (size_t i = 0; i < VG_AMD_BLOCKS; i++) r->ue[i] = r->ce[i] = -1;

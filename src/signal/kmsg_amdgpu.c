@@ -21,17 +21,13 @@
  *   amdgpu-init-failed   "Fatal error during GPU init" (the GPU is missing)
  * Facts only: the catalog's rows give AMD's verdicts.  Lines of one message
  * ("{1}" RAS event numbers, detail lines) join the event they belong to. */
+#include "signal/amd.h"
 #include "signal/kmsg_int.h"
 #include "util/strutil.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The driver's RAS block names (amdgpu_ras.c's ras_block_string) and their
- * block bits in AMD SMI and ROCm SMI: the code of a UE/CE event. */
-static const char *const blocks[] = { "umc", "sdma", "gfx", "mmhub", "athub", "pcie_bif", "hdp", "xgmi_wafl", "df",
-                                      "smn", "sem", "mp0", "mp1", "fuse", "mca", "vcn", "jpeg", "ih", "mpio" };
 
 /* The device a line names: "amdgpu 0000:1c:00.0: …" (or any "DRIVER BDF: "). */
 static void line_pci(const char *msg, char out[16])
@@ -42,15 +38,13 @@ static void line_pci(const char *msg, char out[16])
     out[0] = 0;
 }
 
-/* The block named after "in " and before " block", as its bit; -1 unknown. */
+/* The RAS block named after "in " and before " block", as its bit in AMD SMI
+ * and ROCm SMI (the code of a UE/CE event); -1 unknown. */
 static int block_code(const char *in)
 {
     const char *end = strstr(in, " block");
-    if (!end) return -1;
-    size_t n = (size_t)(end - in);
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
-        if (strlen(blocks[i]) == n && strncasecmp(in, blocks[i], n) == 0) return 1 << i;
-    return -1;
+    const struct vg_amd_block *b = end ? vg_amd_block_named(in, (size_t)(end - in)) : NULL;
+    return b ? (int)b->bit : -1;
 }
 
 /* "N [new ]uncorrectable hardware errors detected in B block": N (0: a count
