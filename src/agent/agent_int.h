@@ -46,6 +46,9 @@ struct periodic {
     int grace;              /* times the deadline was extended for a probe starved of CPU */
     struct vg_checkconf conf;
     bool have_conf;
+    /* each GPU's uncorrectable count at the last read: a count is a fault when it rises */
+    struct { char pci[16]; long long ue; } ue[64];
+    int nue;
 };
 
 /* One GPU vendor's event child. */

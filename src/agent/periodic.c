@@ -110,6 +110,22 @@ static void hung_event(struct agent *a, struct vg_event *e)
     snprintf(e->raw, sizeof e->raw, "periodic checks hung: no answer within %d ms", deadline_ms(a));
 }
 
+/* Whether GPU st's uncorrectable count rose since the last read (the first
+ * read of a count above 0 is a rise); remembers it either way. */
+static bool ue_rose(struct periodic *p, const struct vg_gpu_state *st)
+{
+    int i = 0;
+    while (i < p->nue && strcmp(p->ue[i].pci, st->pci)) i++;
+    if (i == p->nue) {
+        if (p->nue == (int)(sizeof p->ue / sizeof p->ue[0])) return true;   /* no room: every read is news */
+        vg_strlcpy(p->ue[p->nue].pci, st->pci, sizeof p->ue[0].pci);
+        p->ue[p->nue++].ue = 0;
+    }
+    bool rose = st->ecc_ue > p->ue[i].ue;
+    if (st->ecc_ue >= 0) p->ue[i].ue = st->ecc_ue;
+    return rose;
+}
+
 static void finish(struct agent *a)
 {
     struct periodic *p = &a->per;
@@ -122,6 +138,22 @@ static void finish(struct agent *a)
         vg_gpu_probe_collect(&p->p, NULL, &r);
         if (r.error[0] && !r.hung) vg_debug("agent: GPU probe: %s", r.error);
         vg_gpu_probe_events(&r, a->node, ev, &n, MAXEV);
+        /* An uncorrectable count is a fault when it rises: one that stays is
+         * the same fault, already sent (the node stays unhealthy for it). */
+        for (int i = 0; i < r.n; i++) {
+            const struct vg_gpu_state *st = &r.gpus[i];
+            if (ue_rose(p, st) || !st->v || !st->v->kinds.ecc_ue) continue;
+            for (int k = 0; k < n; k++)
+                if (!strcmp(ev[k].kind, st->v->kinds.ecc_ue) && !strcmp(ev[k].pci, st->pci)) {
+                    if (vg_catalog_action(a->cat, ev[k].kind, ev[k].code) >= a->o->drain_at && healthy) {
+                        healthy = false;
+                        snprintf(reason, sizeof reason, "vigil: %s%s%s", ev[k].kind, ev[k].pci[0] ? " on " : "",
+                                 ev[k].pci);
+                    }
+                    ev[k] = ev[--n];
+                    k--;
+                }
+        }
         vg_gpu_probe_free(&r);
     } else {
         bool done = false;

@@ -12,6 +12,18 @@
 
 #define CATALOG_MAX_BYTES (4u << 20)
 
+const char *const vg_catalog_categories[] = {
+    "memory-ue", "memory-ce", "gpu-hw",  "interconnect", "pcie",        "firmware", "gpu-hang", "software",
+    "gpu-init",  "thermal-power", "node", "network",     "performance", "sdc",      "other",    NULL,
+};
+
+static bool valid_category(const char *c)
+{
+    for (size_t i = 0; vg_catalog_categories[i]; i++)
+        if (!strcmp(vg_catalog_categories[i], c)) return true;
+    return false;
+}
+
 struct vg_catalog {
     struct vg_catalog_entry *e;
     size_t n, cap;
@@ -119,6 +131,11 @@ static int catalog_line(void *arg, char *line, int lineno)
     vg_strlcpy(tmp.bucket, f[3], sizeof tmp.bucket);
     vg_strlcpy(tmp.caused_by, f[4], sizeof tmp.caused_by);
     vg_strlcpy(tmp.name, f[5], sizeof tmp.name);
+    /* the ninth column (catalogs before it have eight) */
+    if (nf >= 9 && *vg_trim(f[8])) {
+        if (!valid_category(vg_trim(f[8]))) return fail(x->err, x->errlen, x->name, lineno, "unknown category", vg_trim(f[8]));
+        vg_strlcpy(tmp.category, vg_trim(f[8]), sizeof tmp.category);
+    }
     *add_entry(x->c) = tmp;
     return 0;
 }
@@ -190,6 +207,18 @@ static int policy_line(void *arg, char *line, int lineno)
         tok[nt++] = s;
     }
     const char *kind, *code = "*", *set;
+    if (nt == 3 && strcmp(tok[0], "category") == 0) {
+        if (!valid_category(tok[1])) return fail(x->err, x->errlen, x->name, lineno, "unknown category", tok[1]);
+        if (!vg_startswith(tok[2], "action=")) return fail(x->err, x->errlen, x->name, lineno, "expected action=ACTION, got", tok[2]);
+        enum vg_action a;
+        if (!vg_action_parse(tok[2] + 7, &a)) return fail(x->err, x->errlen, x->name, lineno, "unknown action", tok[2] + 7);
+        for (size_t i = 0; i < x->c->n; i++)
+            if (!strcmp(x->c->e[i].category, tok[1])) {
+                x->c->e[i].action = a;
+                x->c->e[i].overridden = true;
+            }
+        return 0;
+    }
     if (nt >= 3 && strcmp(tok[0], "kind") == 0) {
         kind = tok[1];
         if (nt == 4) code = tok[2];
@@ -201,7 +230,8 @@ static int policy_line(void *arg, char *line, int lineno)
         set = tok[2];
     } else {
         return fail(x->err, x->errlen, x->name, lineno,
-                    "expected 'xid CODE action=A', 'sxid CODE action=A' or 'kind NAME [CODE] action=A'", NULL);
+                    "expected 'xid CODE action=A', 'sxid CODE action=A', 'kind NAME [CODE] action=A' or "
+                    "'category NAME action=A'", NULL);
     }
     if (!valid_kind(kind)) return fail(x->err, x->errlen, x->name, lineno, "bad kind", kind);
     int lo, hi;

@@ -62,7 +62,7 @@ int cmd_drill(int argc, char **argv)
                                .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
                                .step_pattern = VG_TRAINER_STEP_RE, .resume_pattern = VG_TRAINER_RESUME_RE,
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
-    bool lab = false, json = false, resume_given = false, gpus_given = false;
+    bool lab = false, json = false, resume_given = false, gpus_given = false, fault_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
     int c, rc = 0;
     optind = 1;
@@ -75,8 +75,10 @@ int cmd_drill(int argc, char **argv)
         case 'f':
             if (!vg_inj_kind_parse(optarg, &o.kind, &o.code) || (o.kind == VG_INJ_XID && !strchr(optarg, ':')))
                 return vg_input_error("drill: --fault: '%s' is not xid:CODE, gpu-lost, ecc-dbe, ib-down, "
-                                      "nvml-hang, node-crash or node-freeze", optarg);
+                                      "nvml-hang, node-crash, node-freeze, amd-ue, amd-bad-pages, amd-ring-timeout, "
+                                      "amd-xgmi-down or amd-init-fail", optarg);
             o.fault_name = optarg;
+            fault_given = true;
             break;
         case 'g': rc = int_opt("--gpu", optarg, 0, 7, &o.gpu); break;
         case 'r': rc = int_opt("--runs", optarg, 1, 1000, &o.runs); break;
@@ -144,6 +146,8 @@ int cmd_drill(int argc, char **argv)
         o.orch_config = info.conf;
         if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
+        if (!fault_given && !strcmp(info.gpu, "amd"))   /* an AMD lab: the MI300X's uncorrectable error */
+            o.kind = VG_INJ_AMD_UE, o.code = -1, o.fault_name = "amd-ue";
     }
     char err[512];
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */

@@ -147,13 +147,17 @@ static int pick_victim(struct run *r, char *err, size_t errlen)
     char **names;
     int n = vg_hostlist_expand(r->nodes_before, &names, 4096);
     if (n <= 0) return snprintf(err, errlen, "job %s: node list '%s' unreadable", r->job, r->nodes_before), -1;
-    int pick = 0, busy = n;
+    int pick = -1, busy = n;
     if (r->o->spares_in_job && busy > r->o->nodes) busy = r->o->nodes;   /* not a warm spare: vigil launch uses the first N */
-    for (int i = 0; i < busy && !r->o->hit_batch_host; i++)
-        if (strcmp(names[i], r->batch_host)) {
+    /* in a lab of NVIDIA and AMD nodes, a GPU fault hits a node of its vendor */
+    const char *vendor = vg_inj_ops(r->o->kind)->gpu;
+    for (int pass = 0; pass < 2 && pick < 0; pass++)   /* not the batch host, then (or --hit-batch-host) any */
+        for (int i = 0; i < busy && pick < 0; i++) {
+            if (pass == 0 && (r->o->hit_batch_host || !strcmp(names[i], r->batch_host))) continue;
+            if (r->o->lab && vendor && strcmp(vg_lab_node_gpu(r->o->lab, names[i]), vendor)) continue;
             pick = i;
-            break;
         }
+    if (pick < 0) pick = 0;   /* none of the fault's vendor: the injection says why */
     vg_strlcpy(r->victim, names[pick], sizeof r->victim);
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);

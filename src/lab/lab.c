@@ -31,6 +31,7 @@ struct lab {
     char tag[600], vlab[600], sconf[700];   /* environment entries of every daemon */
     char vigil[600];                        /* this vigil binary (serve and the agents) */
     char fake_nvml[600];                    /* the fake libnvidia-ml for the agents, or "" */
+    char fake_amdsmi[600];                  /* the fake libamd_smi for the AMD nodes' agents, or "" */
     char tools[600];                        /* the burn-in stand-in tools' folder, or "" */
     char controller[64];                    /* http://127.0.0.1:PORT of the lab's serve */
     char *err;
@@ -106,6 +107,18 @@ static int rack_of(const struct vg_lab_opts *o, int i)
 }
 
 static int nracks(const struct vg_lab_opts *o) { return rack_of(o, o->nodes); }
+
+/* Node i's GPU vendor: the vendors of --gpu taken in turn. */
+static bool node_amd(const struct vg_lab_opts *o, int i)
+{
+    const char *g = o->gpu && *o->gpu ? o->gpu : "nvidia";
+    int n = strchr(g, ',') ? 2 : 1;
+    const char *mine = (i - 1) % n == 0 ? g : strchr(g, ',') + 1;
+    return !strncmp(mine, "amd", 3);
+}
+
+/* The XGMI hive of AMD node i (each node's eight GPUs are one hive). */
+static unsigned long long hive_of(int i) { return 0x5e1f000000000000ULL + (unsigned long long)i; }
 
 /* Adds "Key=Value" unless an extra line sets the same key (then that one goes
  * in its place). */
@@ -196,10 +209,10 @@ static char *gen_conf(const struct lab *l, const char *host)
             sbuf_printf(&b, "%s\n", o->conf_extra[i]);
     int cpus = o->cpus > 0 ? o->cpus : 2;
     if (cpus < o->gpus) cpus = o->gpus;   /* one task per GPU */
-    char gres[32] = "";
-    if (o->gpus > 0) snprintf(gres, sizeof gres, " Gres=gpu:%d", o->gpus);
     for (int i = 1; i <= o->nodes; i++) {
         bool spare = i > o->nodes - o->spares;
+        char gres[32] = "";   /* AMD's typed as Slurm's rsmi AutoDetect names an MI300X */
+        if (o->gpus > 0) snprintf(gres, sizeof gres, " Gres=gpu:%s%d", node_amd(o, i) ? "mi300x:" : "", o->gpus);
         sbuf_printf(&b, "NodeName=n%d NodeHostname=n%d NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=1000%s "
                         "Weight=%d Feature=rack%d%s State=UNKNOWN\n",
                     i, i, l->port_base + i, cpus, gres, spare ? 100 : 1, rack_of(o, i), spare ? ",spare" : "");
@@ -327,19 +340,24 @@ static void agent_argv(const struct lab *l, const char *node, char *buf, size_t 
 {
     char *p = buf, *end = buf + n;
 #define PUT(var, ...) (var = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
-    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate, *slurmd;
+    const char *kmsg, *spool, *sock, *gpulib = NULL, *gpustate, *slurmd;
     PUT(kmsg, "%s/nodes/%s/kmsg", l->dir, node);
     PUT(spool, "%s/nodes/%s/agent.spool", l->dir, node);
     PUT(sock, "%s/munge/munge.socket", l->dir);
     PUT(slurmd, "%s/spool/%s", l->dir, node);   /* the SlurmdSpoolDir of slurm.conf */
-    PUT(nvstate, "FAKE_NVML_STATE=%s/nodes/%s/nvml-state", l->dir, node);
-    if (l->fake_nvml[0]) PUT(nvlib, "VIGIL_NVML_LIB=%s", l->fake_nvml);
+    if (!strcmp(vg_lab_node_gpu(l->dir, node), "amd")) {
+        PUT(gpustate, "FAKE_AMDSMI_STATE=%s/nodes/%s/amdsmi-state", l->dir, node);
+        if (l->fake_amdsmi[0]) PUT(gpulib, "VIGIL_AMDSMI_LIB=%s", l->fake_amdsmi);
+    } else {
+        PUT(gpustate, "FAKE_NVML_STATE=%s/nodes/%s/nvml-state", l->dir, node);
+        if (l->fake_nvml[0]) PUT(gpulib, "VIGIL_NVML_LIB=%s", l->fake_nvml);
+    }
 #undef PUT
     const char *a[] = { l->vigil, "agent", "--node", node, "--kmsg", kmsg, "--controller", l->controller, "--auth",
                         "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", "--slurmd-spool", slurmd, NULL };
     memcpy(argv, a, sizeof a);
-    env[0] = nvstate;
-    env[1] = nvlib;
+    env[0] = gpustate;
+    env[1] = gpulib;
 }
 
 static const struct {
@@ -370,14 +388,17 @@ static int start_node(struct lab *l, const char *node, const struct vg_lab_daemo
     return 0;
 }
 
-/* The fake libnvidia-ml the agents load: $VIGIL_FAKE_NVML, $FAKE_NVML, or
- * tests/libnvidia-ml.so.1 next to this binary (build/vigil → build/tests/). */
-static void find_fake_nvml(struct lab *l)
+/* A fake GPU library the agents load: $VIGIL_FAKE_<NAME>, $FAKE_<NAME>, or
+ * tests/FILE next to this binary (build/vigil → build/tests/). */
+static void find_fake(const struct lab *l, const char *name, const char *file, char *out, size_t n)
 {
-    const char *env = getenv("VIGIL_FAKE_NVML");
-    if (!env || !*env) env = getenv("FAKE_NVML");
+    char var[64];
+    snprintf(var, sizeof var, "VIGIL_FAKE_%s", name);
+    const char *env = getenv(var);
+    if (!env || !*env) env = getenv(var + 6);
+    out[0] = 0;
     if (env && *env && access(env, R_OK) == 0) {
-        vg_strlcpy(l->fake_nvml, env, sizeof l->fake_nvml);
+        vg_strlcpy(out, env, n);
         return;
     }
     char exe[sizeof l->vigil];
@@ -385,8 +406,22 @@ static void find_fake_nvml(struct lab *l)
     char *slash = strrchr(exe, '/');
     if (!slash) return;
     *slash = 0;
-    snprintf(l->fake_nvml, sizeof l->fake_nvml, "%.500s/tests/libnvidia-ml.so.1", exe);
-    if (access(l->fake_nvml, R_OK)) l->fake_nvml[0] = 0;
+    snprintf(out, n, "%.500s/tests/%s", exe, file);
+    if (access(out, R_OK)) out[0] = 0;
+}
+
+static void find_fake_libs(struct lab *l)
+{
+    find_fake(l, "NVML", "libnvidia-ml.so.1", l->fake_nvml, sizeof l->fake_nvml);
+    find_fake(l, "AMDSMI", "libamd_smi.so.26", l->fake_amdsmi, sizeof l->fake_amdsmi);
+}
+
+const char *vg_lab_node_gpu(const char *dir, const char *node)
+{
+    char *p = dpath(dir, "nodes/%s/amdsmi-state", node);
+    bool amd = access(p, F_OK) == 0;
+    free(p);
+    return amd ? "amd" : "nvidia";
 }
 
 /* The stand-in tools for the burn-in (dcgmi, all_reduce_perf, …: they print
@@ -415,14 +450,19 @@ int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, cons
     struct lab l = { .dir = dir };
     ssize_t el = readlink("/proc/self/exe", l.vigil, sizeof l.vigil - 1);
     l.vigil[el > 0 ? el : 0] = 0;
-    find_fake_nvml(&l);
+    find_fake_libs(&l);
     char *p = buf, *end = buf + n;
     int k = 0;
 #define PUT(...) (env[k++] = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
     PUT("VIGIL_NODE=%s", node);
-    PUT("FAKE_NVML_STATE=%s/nodes/%s/nvml-state", dir, node);
     PUT("VIGIL_BURNIN_STATE=%s/nodes/%s/burnin-state", dir, node);
-    if (l.fake_nvml[0] && !getenv("VIGIL_NVML_LIB")) PUT("VIGIL_NVML_LIB=%s", l.fake_nvml);
+    if (!strcmp(vg_lab_node_gpu(dir, node), "amd")) {
+        PUT("FAKE_AMDSMI_STATE=%s/nodes/%s/amdsmi-state", dir, node);
+        if (l.fake_amdsmi[0] && !getenv("VIGIL_AMDSMI_LIB")) PUT("VIGIL_AMDSMI_LIB=%s", l.fake_amdsmi);
+    } else {
+        PUT("FAKE_NVML_STATE=%s/nodes/%s/nvml-state", dir, node);
+        if (l.fake_nvml[0] && !getenv("VIGIL_NVML_LIB")) PUT("VIGIL_NVML_LIB=%s", l.fake_nvml);
+    }
 #undef PUT
     env[k] = NULL;
     return p < end ? 0 : -1;
@@ -557,6 +597,9 @@ static int check_opts(const struct vg_lab_opts *o, const char *dir, char *err, s
         return snprintf(err, n, "--spares: %d must leave at least one compute node", o->spares), -2;
     if (o->rack_size < 0 || o->cpus < 0 || o->cpus > 1024)
         return snprintf(err, n, "--rack-size/--cpus: negative or too large"), -2;
+    const char *g = o->gpu ? o->gpu : "nvidia";
+    if (strcmp(g, "nvidia") && strcmp(g, "amd") && strcmp(g, "nvidia,amd") && strcmp(g, "amd,nvidia"))
+        return snprintf(err, n, "--gpu: '%s' is not nvidia, amd or nvidia,amd", g), -2;
     if (dir[0] != '/' || strlen(dir) > 400 || strpbrk(dir, " \t\n=,\"'\\"))
         return snprintf(err, n, "--dir: '%s' must be an absolute path without spaces, quotes, '=' or ','", dir), -2;
     for (size_t i = 0; i < o->nconf_extra; i++)
@@ -585,15 +628,23 @@ static int make_tree(struct lab *l)
             free(p);
             if (rc) return lab_err(l, "nodes/n%d: %s", i, strerror(errno)), -1;
         }
+        bool amd = node_amd(l->o, i);
+        if (amd) {
+            char *p = dpath(l->dir, "nodes/n%d/dev/dri", i);
+            int rc = mkdir(p, 0755);
+            free(p);
+            if (rc) return lab_err(l, "nodes/n%d/dev/dri: %s", i, strerror(errno)), -1;
+        }
         for (int g = 0; g < l->o->gpus; g++) {   /* what gres.conf's File= names */
-            char *p = dpath(l->dir, "nodes/n%d/dev/nvidia%d", i, g);
+            char *p = amd ? dpath(l->dir, "nodes/n%d/dev/dri/renderD%d", i, 128 + g) : dpath(l->dir, "nodes/n%d/dev/nvidia%d", i, g);
             int rc = write_file(p, "", 0, 0644);
             free(p);
             if (rc) return lab_err(l, "nodes/n%d/dev: %s", i, strerror(errno)), -1;
         }
-        const char *files[] = { "kmsg", "nvml-state" };
-        char nv[32] = "";
-        if (l->o->gpus > 0) snprintf(nv, sizeof nv, "gpus=%d\n", l->o->gpus);
+        const char *files[] = { "kmsg", amd ? "amdsmi-state" : "nvml-state" };
+        char nv[96] = "";
+        if (amd) snprintf(nv, sizeof nv, "gpus=%d\ngpu*.xgmi_hive=0x%llx\n", l->o->gpus > 0 ? l->o->gpus : 8, hive_of(i));
+        else if (l->o->gpus > 0) snprintf(nv, sizeof nv, "gpus=%d\n", l->o->gpus);
         const char *text[] = { "", nv };
         for (int k = 0; k < 2; k++) {
             char *p = dpath(l->dir, "nodes/n%d/%s", i, files[k]);
@@ -624,9 +675,15 @@ static int write_files(struct lab *l)
          * fake NVML (nodes/N/nvml-state: gpus=G) is what vigil reads */
         struct sbuf g = SBUF_INIT;
         sbuf_puts(&g, "# gres.conf generated by `vigil lab up`: each node's GPUs are files in its directory\n"
+                      "# (a real AMD node can say AutoDetect=rsmi: Slurm finds its GPUs through ROCm SMI,\n"
+                      "# but watches none of their health; that is vigil's)\n"
                       "AutoDetect=off\n");
         for (int i = 1; i <= l->o->nodes; i++)
-            sbuf_printf(&g, "NodeName=n%d Name=gpu File=%s/nodes/n%d/dev/nvidia[0-%d]\n", i, l->dir, i, l->o->gpus - 1);
+            if (node_amd(l->o, i))
+                sbuf_printf(&g, "NodeName=n%d Name=gpu Type=mi300x File=%s/nodes/n%d/dev/dri/renderD[128-%d]\n", i,
+                            l->dir, i, 127 + l->o->gpus);
+            else
+                sbuf_printf(&g, "NodeName=n%d Name=gpu File=%s/nodes/n%d/dev/nvidia[0-%d]\n", i, l->dir, i, l->o->gpus - 1);
         f[nf].rel = "etc/gres.conf", f[nf++].text = sbuf_take(&g);
     }
     if (!l->o->no_vigil) f[nf].rel = "etc/vigil-policy.conf", f[nf++].text = gen_policy(l->o);
@@ -650,8 +707,8 @@ static int write_files(struct lab *l)
 static int write_marker(struct lab *l)
 {
     struct sbuf m = SBUF_INIT;
-    sbuf_printf(&m, "nodes=%d\nspares=%d\nrack_size=%d\nport_base=%d\ngpus=%d\nconf=%s\n", l->o->nodes,
-                l->o->spares, l->o->rack_size, l->port_base, l->o->gpus, l->conf);
+    sbuf_printf(&m, "nodes=%d\nspares=%d\nrack_size=%d\nport_base=%d\ngpus=%d\ngpu=%s\nconf=%s\n", l->o->nodes,
+                l->o->spares, l->o->rack_size, l->port_base, l->o->gpus, l->o->gpu ? l->o->gpu : "nvidia", l->conf);
     if (l->tools[0]) sbuf_printf(&m, "tools=%s\n", l->tools);
     char *p = dpath(l->dir, VG_LAB_MARKER);
     int rc = write_file(p, m.s, m.len, 0644);
@@ -716,7 +773,7 @@ static void lab_identity(struct lab *l)
     const char *base = strrchr(l->vigil, '/');
     if (env && *env) vg_strlcpy(l->vigil, env, sizeof l->vigil);
     else if (!vg_startswith(base ? base + 1 : l->vigil, "vigil")) l->vigil[0] = 0;
-    find_fake_nvml(l);
+    find_fake_libs(l);
     find_tools(l);
 }
 
@@ -764,6 +821,7 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
         info->up_ms = (long)(vg_mono_ms() - t0);
         vg_strlcpy(info->controller, l.controller, sizeof info->controller);
         vg_strlcpy(info->tools, l.tools, sizeof info->tools);
+        vg_strlcpy(info->gpu, o->gpu ? o->gpu : "nvidia", sizeof info->gpu);
     }
     return 0;
 }

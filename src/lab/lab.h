@@ -25,8 +25,11 @@ struct vg_lab_opts {
     int spares;                      /* the last K nodes: Weight=100 Feature=spare */
     int rack_size;                   /* nodes per rack (switch); 0 = one rack */
     int cpus;                        /* CPUs per node; 0 = 2 (at least one per GPU) */
-    int gpus;                        /* GPUs per node: Slurm Gres=gpu:G and the fake NVML's count;
+    int gpus;                        /* GPUs per node: Slurm Gres=gpu:G and the fake library's count;
                                       * 0 = no Gres, 8 fake GPUs */
+    const char *gpu;                 /* the nodes' GPU vendors: "nvidia" (NULL: the default), "amd"
+                                      * (Gres=gpu:mi300x:G, the fake AMD SMI, an XGMI hive per node), or
+                                      * both, "nvidia,amd": taken in turn, n1 the first */
     int port_base;                   /* 0 = the first free block from 16800 */
     int wait_ms;                     /* for all nodes idle; 0 = 60 s */
     const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
@@ -41,6 +44,7 @@ struct vg_lab_info {
     char conf[600];                  /* DIR/etc/slurm.conf: SLURM_CONF for clients */
     int nodes, spares, rack_size, port_base;
     int gpus;                        /* per node, as Slurm knows them (0: no Gres) */
+    char gpu[32];                    /* the nodes' GPU vendors, as given ("nvidia", "amd", "nvidia,amd") */
     long up_ms;                      /* from the call to all nodes idle */
     char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
     char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
@@ -87,12 +91,16 @@ int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errle
 /* The pid of a lab node's running node daemon, 0 when none runs. */
 pid_t vg_lab_node_daemon(const char *dir, const char *node);
 /* The environment of a command run as lab node `node` (what its agent
- * gets): VIGIL_NODE, FAKE_NVML_STATE (nodes/NODE/nvml-state), VIGIL_NVML_LIB
- * (the fake library, unless already set), VIGIL_BURNIN_STATE
- * (nodes/NODE/burnin-state, read by the burn-in stand-in tools).  env gets
- * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
- * is too small. */
+ * gets): VIGIL_NODE, VIGIL_BURNIN_STATE (nodes/NODE/burnin-state, read by the
+ * burn-in stand-in tools) and its GPUs' fake library: on an NVIDIA node
+ * FAKE_NVML_STATE (nodes/NODE/nvml-state) and VIGIL_NVML_LIB, on an AMD node
+ * FAKE_AMDSMI_STATE (nodes/NODE/amdsmi-state) and VIGIL_AMDSMI_LIB (each
+ * library unless already set).  env gets the entries, NULL-terminated; their
+ * text lives in buf.  0, or -1 when buf is too small. */
 int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
+/* The GPU vendor of a lab node: "amd" (its GPUs are the fake AMD SMI's:
+ * nodes/NODE/amdsmi-state) or "nvidia". */
+const char *vg_lab_node_gpu(const char *dir, const char *node);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */

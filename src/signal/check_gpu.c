@@ -24,7 +24,9 @@ typedef bool (*gpu_test)(const struct vg_gpu_state *s, long limit, char *why, si
 
 static bool t_dbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
-    snprintf(w, n, "%lld volatile double-bit ECC errors", s->ecc_ue);
+    const char *where = vg_gpu_extra(s, "ue_blocks");   /* AMD: the RAS blocks they are in */
+    snprintf(w, n, "%lld volatile double-bit ECC errors%s%s%s", s->ecc_ue, where ? " (" : "", where ? where : "",
+             where ? ")" : "");
     return s->ecc_ue <= lim;
 }
 static bool t_sbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
@@ -35,7 +37,9 @@ static bool t_sbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 static bool t_remap_fail(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
     (void)lim;
-    snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_ue);
+    const char *pages = vg_gpu_extra(s, "bad_pages");   /* AMD: retired pages, not rows */
+    if (pages) snprintf(w, n, "retired pages at the replacement threshold (%s)", pages);
+    else snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_ue);
     return s->remap_failure != 1;
 }
 static bool t_remap_pend(const struct vg_gpu_state *s, long lim, char *w, size_t n)

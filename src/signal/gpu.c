@@ -159,11 +159,18 @@ void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct
             snprintf(e->raw, sizeof e->raw, "GPU %d (%s) is lost: %s", st->index, st->pci, st->error);
         return;
     }
+    const char *where = vg_gpu_extra(st, "ue_blocks");
     if (st->ecc_ue > 0 && (e = add(st, node, ev, n, max, k->ecc_ue)))
-        snprintf(e->raw, sizeof e->raw, "GPU %d: %lld volatile double-bit ECC errors", st->index, st->ecc_ue);
-    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, k->remap_failure)))
-        snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping failed (%lld uncorrectable rows)", st->index,
-                 st->remap_ue);
+        snprintf(e->raw, sizeof e->raw, "GPU %d: %lld uncorrectable ECC errors since the driver loaded%s%s%s",
+                 st->index, st->ecc_ue, where ? " (" : "", where ? where : "", where ? ")" : "");
+    const char *pages = vg_gpu_extra(st, "bad_pages");
+    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, k->remap_failure))) {
+        if (pages)
+            snprintf(e->raw, sizeof e->raw, "GPU %d: retired pages at the replacement threshold (%s)", st->index, pages);
+        else
+            snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping failed (%lld uncorrectable rows)", st->index,
+                     st->remap_ue);
+    }
     if (st->remap_pending == 1 && (e = add(st, node, ev, n, max, k->remap_pending)))
         snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping pending, reset required", st->index);
     if (st->retire_pending == 1 && (e = add(st, node, ev, n, max, k->retire_pending)))

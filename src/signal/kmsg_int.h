@@ -44,7 +44,7 @@ struct vg_kmsg_recognizer {
 
 /* The table of recognizers (kmsg_recognizers.c), NULL-terminated, in the order lines are offered. */
 extern const struct vg_kmsg_recognizer *const vg_kmsg_recognizers[];
-extern const struct vg_kmsg_recognizer vg_kmsg_nvidia, vg_kmsg_aer;
+extern const struct vg_kmsg_recognizer vg_kmsg_nvidia, vg_kmsg_aer, vg_kmsg_amdgpu;
 
 /* For recognizers: emits any event held, then starts one from line m (owned
  * by the calling recognizer); returns it (held until the next line that does

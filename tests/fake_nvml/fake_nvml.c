@@ -35,53 +35,8 @@ enum { OK = 0, E_UNINIT = 1, E_INVAL = 2, E_NOTSUP = 3, E_NOTFOUND = 6, E_SIZE =
 static struct nvmlDevice_st devs[MAXGPU];
 static int initialised;
 
-/* Looks key up for GPU gpu (-1: a global key).  "gpuN.key" beats "gpu*.key";
- * the last line wins among equals.  Returns 1 and fills val when found. */
-static int lookup(int gpu, const char *key, char *val, size_t n)
-{
-    const char *path = getenv("FAKE_NVML_STATE");
-    FILE *f = path ? fopen(path, "re") : NULL;
-    if (!f) return 0;
-    char line[512], want[96], any[96];
-    if (gpu >= 0) {
-        snprintf(want, sizeof want, "gpu%d.%s=", gpu, key);
-        snprintf(any, sizeof any, "gpu*.%s=", key);
-    } else {
-        snprintf(want, sizeof want, "%s=", key);
-        any[0] = 0;
-    }
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        const char *v = NULL;
-        if (strncmp(line, want, strlen(want)) == 0) {
-            v = line + strlen(want);
-            found = 2;
-        } else if (any[0] && found < 2 && strncmp(line, any, strlen(any)) == 0) {
-            v = line + strlen(any);
-            found = 1;
-        }
-        if (v) snprintf(val, n, "%s", v);
-    }
-    fclose(f);
-    return found > 0;
-}
-
-static unsigned long long num(int gpu, const char *key, unsigned long long def)
-{
-    char v[64];
-    return lookup(gpu, key, v, sizeof v) ? strtoull(v, NULL, 0) : def;
-}
-
-/* Whether name is in the comma-separated list of key. */
-static int listed(int gpu, const char *key, const char *name)
-{
-    char v[512];
-    if (!lookup(gpu, key, v, sizeof v)) return 0;
-    for (char *t = strtok(v, ", "); t; t = strtok(NULL, ", "))
-        if (strcmp(t, name) == 0) return 1;
-    return 0;
-}
+#define FAKE_STATE_ENV "FAKE_NVML_STATE"
+#include "../fake_state/fake_state.h"
 
 static int gpu_count(void) { int n = (int)num(-1, "gpus", 8); return n > MAXGPU ? MAXGPU : n; }
 

@@ -18,5 +18,9 @@ struct want {
  * of stamps without one is 2024) and asserts it gives the nw events of w. */
 void kmsg_fixture_run(const char *name, int64_t boot_ms, const struct want *w, int nw, uint64_t lines,
                       uint64_t malformed);
+/* The same where a recognizer folds later lines into an event: raw = the line
+ * followed by fold[i] (NULL: nothing folded). */
+void kmsg_fixture_run_folded(const char *name, int64_t boot_ms, const struct want *w, const char *const *fold, int nw,
+                             uint64_t lines, uint64_t malformed);
 
 #endif
