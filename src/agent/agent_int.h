@@ -13,6 +13,7 @@
 #include "signal/checkconf.h"
 #include "signal/gpu.h"
 #include "catalog/dedup.h"
+#include "catalog/repeat.h"
 #include "orch/orch.h"
 #include "signal/kmsg.h"
 #include "signal/probe.h"
@@ -63,6 +64,7 @@ struct agent {
     char slurmd_spool[512]; /* this node's slurmd spool directory, "" = none */
     struct vg_catalog *cat;
     struct vg_dedup *dd;
+    struct vg_repeat *rep;  /* the catalog's repeat rules */
     struct kfollow kf;
     /* the GPU vendors' event children */
     struct gpuwatch gw[VG_GPU_VENDORS_MAX];

@@ -30,15 +30,19 @@ void agent_signal(struct agent *a, struct vg_event *e)
     if (!e->first_ms) e->first_ms = e->time_ms ? e->time_ms : e->seen_ms;
     if (!e->last_ms) e->last_ms = e->first_ms;
     vg_catalog_classify(a->cat, e);
+    struct vg_event rep[4];
+    int nrep = vg_repeat_add(a->rep, e, rep, 4);
     const struct vg_dedup_stats *st = vg_dedup_stats(a->dd);
     uint64_t folded = st->folded, dropped = st->storm_dropped;
     vg_dedup_add(a->dd, e);
-    if (st->folded != folded || st->storm_dropped != dropped) return;   /* counted, sent with the fold */
-    a->incidents++;
-    vg_info("agent: %s %d%s%s (%s) from %s", e->kind, e->code, e->pci[0] ? " on " : "", e->pci,
-            vg_action_name(e->action), e->source);
-    snd_queue(a, e);
-    sa_event(a, e);
+    if (st->folded == folded && st->storm_dropped == dropped) {   /* else counted, sent with the fold */
+        a->incidents++;
+        vg_info("agent: %s %d%s%s (%s) from %s", e->kind, e->code, e->pci[0] ? " on " : "", e->pci,
+                vg_action_name(e->action), e->source);
+        snd_queue(a, e);
+        sa_event(a, e);
+    }
+    for (int i = 0; i < nrep; i++) agent_signal(a, &rep[i]);   /* a repeat rule completed: a fault of its own */
 }
 
 /* The dedup closed an incident: the repeats folded into it since the first
@@ -58,6 +62,7 @@ static int open_dedup(struct agent *a, char *err, size_t errlen)
     if (!a->cat) return -1;
     struct vg_dedup_opts d = { a->o->window_ms, 0, 0 };
     a->dd = vg_dedup_new(&d, a->cat, on_close, a);
+    a->rep = vg_repeat_new(a->cat);
     return 0;
 }
 
@@ -189,6 +194,7 @@ out:
     if (a->kf.path) kf_close(a);
     snd_close(a);
     vg_dedup_free(a->dd);
+    vg_repeat_free(a->rep);
     vg_catalog_free(a->cat);
     vg_orch_close(a->orch);
     if (sfd >= 0) close(sfd);

@@ -4,6 +4,7 @@
 #include "util/datadir.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,24 @@ static bool valid_kind(const char *k)
     for (; *k; k++)
         if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '-' || *k == '_'))
             return false;
+    return true;
+}
+
+/* A repeat rule "N/WINDOW" (2 <= N <= VG_CATALOG_AFTER_MAX, WINDOW a duration > 0) into e. */
+static bool parse_after(const char *s, struct vg_catalog_entry *e)
+{
+    char buf[sizeof e->after];
+    if (vg_strlcpy(buf, s, sizeof buf) >= sizeof buf) return false;
+    char *slash = strchr(buf, '/');
+    long n;
+    int64_t ms;
+    if (!slash) return false;
+    *slash = '\0';
+    if (!vg_parse_long(buf, &n) || n < 2 || n > VG_CATALOG_AFTER_MAX || !vg_duration_ms(slash + 1, &ms) || ms <= 0)
+        return false;
+    e->after_n = (int)n;
+    e->after_ms = ms;
+    vg_strlcpy(e->after, s, sizeof e->after);
     return true;
 }
 
@@ -119,6 +138,13 @@ static int catalog_line(void *arg, char *line, int lineno)
     vg_strlcpy(tmp.bucket, f[3], sizeof tmp.bucket);
     vg_strlcpy(tmp.caused_by, f[4], sizeof tmp.caused_by);
     vg_strlcpy(tmp.name, f[5], sizeof tmp.name);
+    if (nf > 8 && f[8][0]) {
+        if (!parse_after(f[8], &tmp))
+            return fail(x->err, x->errlen, x->name, lineno, "bad repeat rule (N/WINDOW, N in 2..64)", f[8]);
+        if (!tmp.caused_by[0])
+            return fail(x->err, x->errlen, x->name, lineno, "a repeat rule needs the kinds it counts in caused_by",
+                        f[0]);
+    }
     *add_entry(x->c) = tmp;
     return 0;
 }
@@ -179,6 +205,28 @@ void vg_catalog_free(struct vg_catalog *c)
     free(c);
 }
 
+/* `kind NAME after=N/WINDOW`: the count and window of that kind's repeat rule. */
+static int policy_after(struct parse_ctx *x, const char *kind, int lo, const char *val, int lineno)
+{
+    struct vg_catalog_entry rule;
+    memset(&rule, 0, sizeof rule);
+    if (!parse_after(val, &rule))
+        return fail(x->err, x->errlen, x->name, lineno, "bad repeat rule (after=N/WINDOW, N in 2..64)", val);
+    bool found = false;
+    for (size_t i = 0; i < x->c->n; i++) {
+        struct vg_catalog_entry *e = &x->c->e[i];
+        if (strcmp(e->kind, kind) != 0 || (lo != VG_CODE_ANY && e->lo != lo)) continue;
+        if (!e->after_n)
+            return fail(x->err, x->errlen, x->name, lineno, "not a repeat rule (after= sets one's count and window)",
+                        kind);
+        e->after_n = rule.after_n;
+        e->after_ms = rule.after_ms;
+        vg_strlcpy(e->after, rule.after, sizeof e->after);
+        found = true;
+    }
+    return found ? 0 : fail(x->err, x->errlen, x->name, lineno, "no repeat rule of that kind", kind);
+}
+
 static int policy_line(void *arg, char *line, int lineno)
 {
     struct parse_ctx *x = arg;
@@ -201,11 +249,12 @@ static int policy_line(void *arg, char *line, int lineno)
         set = tok[2];
     } else {
         return fail(x->err, x->errlen, x->name, lineno,
-                    "expected 'xid CODE action=A', 'sxid CODE action=A' or 'kind NAME [CODE] action=A'", NULL);
+                    "expected 'xid CODE action=A', 'sxid CODE action=A', 'kind NAME [CODE] action=A' or 'kind NAME after=N/WINDOW'", NULL);
     }
     if (!valid_kind(kind)) return fail(x->err, x->errlen, x->name, lineno, "bad kind", kind);
     int lo, hi;
     if (!parse_code(code, &lo, &hi)) return fail(x->err, x->errlen, x->name, lineno, "bad code", code);
+    if (vg_startswith(set, "after=")) return policy_after(x, kind, lo, set + 6, lineno);
     if (!vg_startswith(set, "action=")) return fail(x->err, x->errlen, x->name, lineno, "expected action=ACTION, got", set);
     enum vg_action a;
     if (!vg_action_parse(set + 7, &a)) return fail(x->err, x->errlen, x->name, lineno, "unknown action", set + 7);

@@ -8,8 +8,10 @@
 #include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VG_CODE_ANY (-1)
+#define VG_CATALOG_AFTER_MAX 64   /* the largest count of a repeat rule */
 
 struct vg_catalog_entry {
     char kind[24];
@@ -19,6 +21,12 @@ struct vg_catalog_entry {
     char caused_by[256];      /* "xid:48,aer-fatal,*" — see vg_catalog_is_cause() */
     char name[128];
     bool overridden;          /* action set by a policy file */
+    /* A repeat rule ("3/3h"): this kind is not read from a source but made
+     * by the repeat stage (repeat.h) when `after_n` events of the kinds in
+     * caused_by happen on one device within `after_ms`; 0: none. */
+    int after_n;
+    int64_t after_ms;
+    char after[24];           /* as written, for messages */
 };
 
 struct vg_catalog;
@@ -30,7 +38,8 @@ struct vg_catalog *vg_catalog_load(const char *path, char *err, size_t errlen);
 struct vg_catalog *vg_catalog_parse(const char *text, size_t len, const char *name, char *err,
                                     size_t errlen);
 /* Applies a site policy file: lines `xid CODE action=A`, `sxid CODE action=A`,
- * `kind NAME [CODE] action=A`; '#' comments.  Returns 0, or -1 with
+ * `kind NAME [CODE] action=A`, and `kind NAME after=N/WINDOW` for a repeat
+ * rule's count and window; '#' comments.  Returns 0, or -1 with
  * "file:line: what" in err (the catalog is then partly updated; callers exit 2). */
 int vg_catalog_apply_policy(struct vg_catalog *c, const char *path, char *err, size_t errlen);
 int vg_catalog_apply_policy_text(struct vg_catalog *c, const char *text, size_t len,
