@@ -255,9 +255,9 @@ static uint64_t lanes_sum(vg_v16 v)
  * x86-64, NEON on aarch64). */
 static const char *scan_anchor(const struct vg_kmsg *k, const char *p, const char *end, uint64_t *nls)
 {
-    /* Eight pairs compared in every block, unrolled (the unused ones repeat the
-     * first); more pairs cost every block more compares (measure: make bench). */
-    _Static_assert(VG_KMSG_PAIRS == 8, "the compares below are unrolled for eight pairs");
+    /* Every pair compared in every block (the unused ones repeat the first);
+     * a constant count the compiler unrolls.  More pairs cost every block
+     * more compares (measure: make bench). */
     vg_v16 c0[VG_KMSG_PAIRS], c1[VG_KMSG_PAIRS];
     for (int i = 0; i < VG_KMSG_PAIRS; i++) {
         int j = i < k->npairs ? i : 0;
@@ -273,10 +273,8 @@ static const char *scan_anchor(const struct vg_kmsg *k, const char *p, const cha
         vg_v16 a, b;
         memcpy(&a, p, 16);
         memcpy(&b, p + 1, 16);
-        vg_v16 m = (vg_v16)(((a == c0[0]) & (b == c1[0])) | ((a == c0[1]) & (b == c1[1])) |
-                            ((a == c0[2]) & (b == c1[2])) | ((a == c0[3]) & (b == c1[3])) |
-                            ((a == c0[4]) & (b == c1[4])) | ((a == c0[5]) & (b == c1[5])) |
-                            ((a == c0[6]) & (b == c1[6])) | ((a == c0[7]) & (b == c1[7])));
+        vg_v16 m = { 0 };
+        for (int i = 0; i < VG_KMSG_PAIRS; i++) m |= (vg_v16)((a == c0[i]) & (b == c1[i]));
         uint64_t m2[2];
         memcpy(m2, &m, 16);
         if (m2[0] | m2[1]) {

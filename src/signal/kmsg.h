@@ -18,7 +18,7 @@
 #define VG_KMSG_GPUMAP 32
 #define VG_KMSG_REC_MAX 8       /* recognizers */
 #define VG_KMSG_STATE_MAX 64    /* bytes of state each recognizer may keep */
-#define VG_KMSG_PAIRS 8         /* distinct two-byte marker starts the fast path scans for */
+#define VG_KMSG_PAIRS 16        /* distinct two-byte marker starts the fast path scans for */
 #define VG_KMSG_MARKERS 32
 
 typedef void (*vg_kmsg_emit_fn)(const struct vg_event *e, void *arg);
