@@ -20,7 +20,7 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
 .PHONY: all check unit integration bench fuzz demo install deb clean cuda
-all: build/vigil build/tests/libnvidia-ml.so.1
+all: build/vigil build/tests/libnvidia-ml.so.1 build/tests/libibverbs.so.1
 
 build/vigil: build/obj/src/main.o build/libvigil.a
 	$(if $(Q),@echo "  LD      $@")
@@ -60,6 +60,11 @@ build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
 
+# The fake verbs library: the RDMA probe's real dlopen path runs against it (devices that can hang).
+build/tests/libibverbs.so.1: tests/fake_verbs/fake_verbs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libibverbs.so.1 -o $@ $<
+
 # vigil's own GPU tests (docs/burnin.md): only where CUDA is installed, so not
 # part of `all`; `vigil burnin` finds build/vigil-gpu once it is on PATH.
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
@@ -86,8 +91,8 @@ build/tests/redfish: tests/redfish/redfish.c
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -ljansson -lmicrohttpd -lpthread
 
-unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi build/tests/redfish
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi build/tests/redfish build/tests/httpload
+unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/tests/libibverbs.so.1 build/vigil build/vigil-san build/tests/kapi build/tests/redfish
+integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/libibverbs.so.1 build/tests/kapi build/tests/redfish build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:
