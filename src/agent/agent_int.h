@@ -17,6 +17,7 @@
 #include "orch/orch.h"
 #include "signal/kmsg.h"
 #include "signal/probe.h"
+#include "signal/nicrate.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,13 +39,20 @@ struct kfollow {
     struct vg_kmsg k;
 };
 
-struct periodic {
-    int tfd;                /* timerfd */
-    bool running;
+/* One of the periodic probes in flight. */
+struct per_slot {
     struct vg_probe p;
-    bool gpu_only;          /* the GPU probe, not a check config */
+    bool running;
     int64_t deadline;       /* vg_mono_ms() */
     int grace;              /* times the deadline was extended for a probe starved of CPU */
+};
+
+struct periodic {
+    int tfd;                /* timerfd */
+    struct per_slot chk;    /* the GPU probe, or the check config run */
+    bool gpu_only;          /* chk is the GPU probe, not a check config */
+    struct per_slot nic;    /* the NIC probe: port counters, the RDMA stack */
+    struct vg_nic_rates *rates;   /* the ports' counters as last read */
     struct vg_checkconf conf;
     bool have_conf;
 };
@@ -93,6 +101,7 @@ struct agent {
     uint64_t beats;
     bool beat_failing;
     int64_t next_audit;     /* vg_mono_ms() */
+    char fabric_domain[64]; /* the NVLink domain this node's GPUs registered in, "" unknown (sent with beats) */
 };
 
 /* loop.c: the event path — classify, dedup, queue (or act). */
@@ -112,8 +121,9 @@ void gw_stop(struct agent *a);
 /* periodic.c */
 int per_init(struct agent *a, char *err, size_t errlen);
 void per_tick(struct agent *a);           /* the timer fired */
-void per_ready(struct agent *a);          /* the probe's fd is readable */
+void per_ready(struct agent *a, struct per_slot *s);   /* a probe's fd is readable */
 void per_deadline(struct agent *a);       /* called each loop turn */
+int64_t per_next_deadline(const struct agent *a);      /* the earliest deadline of a probe running, -1 none */
 void per_close(struct agent *a);
 /* sender.c */
 int snd_init(struct agent *a, char *err, size_t errlen);

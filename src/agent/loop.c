@@ -82,19 +82,21 @@ static int min_timeout(int t, int64_t ms)
 static void run_loop(struct agent *a, int sfd)
 {
     while (!a->stop) {
-        struct pollfd p[4 + VG_GPU_VENDORS_MAX];
-        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, ip = -1, is;
+        struct pollfd p[5 + VG_GPU_VENDORS_MAX];
+        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, ip = -1, inic = -1, is;
         if (kf_fd(a) >= 0) p[ik = np++] = (struct pollfd){ kf_fd(a), POLLIN, 0 };
         for (int i = 0; i < a->ngw; i++) {
             in[i] = -1;
             if (a->gw[i].fd >= 0) p[in[i] = np++] = (struct pollfd){ a->gw[i].fd, POLLIN, 0 };
         }
         if (a->per.tfd >= 0) p[it = np++] = (struct pollfd){ a->per.tfd, POLLIN, 0 };
-        if (a->per.running) p[ip = np++] = (struct pollfd){ a->per.p.fd, POLLIN, 0 };
+        if (a->per.chk.running) p[ip = np++] = (struct pollfd){ a->per.chk.p.fd, POLLIN, 0 };
+        if (a->per.nic.running) p[inic = np++] = (struct pollfd){ a->per.nic.p.fd, POLLIN, 0 };
         p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
         int64_t now = vg_mono_ms();
         int timeout = min_timeout(min_timeout(snd_wait_ms(a), beat_wait_ms(a)), report_wait_ms(a));
-        if (a->per.running) timeout = min_timeout(timeout, a->per.deadline - now > 0 ? a->per.deadline - now : 0);
+        int64_t due = per_next_deadline(a);
+        if (due >= 0) timeout = min_timeout(timeout, due - now > 0 ? due - now : 0);
         if (open_incidents(a)) timeout = min_timeout(timeout, 1000);
         int64_t restart = a->o->gpu_events ? gw_restart_at(a) : -1;
         if (restart >= 0) timeout = min_timeout(timeout, restart - now > 0 ? restart - now : 0);
@@ -108,7 +110,8 @@ static void run_loop(struct agent *a, int sfd)
             for (int i = 0; i < a->ngw; i++)
                 if (in[i] >= 0 && p[in[i]].revents) gw_ready(a, i);
             if (it >= 0 && p[it].revents) per_tick(a);
-            if (ip >= 0 && p[ip].revents && a->per.running) per_ready(a);
+            if (ip >= 0 && p[ip].revents && a->per.chk.running) per_ready(a, &a->per.chk);
+            if (inic >= 0 && p[inic].revents && a->per.nic.running) per_ready(a, &a->per.nic);
             if (p[is].revents) {
                 struct signalfd_siginfo si;
                 if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -133,10 +136,16 @@ static void run_once(struct agent *a)
     kf_drain(a);
     if (a->o->interval_ms > 0) {
         per_tick(a);
-        while (a->per.running) {
-            int64_t left = a->per.deadline - vg_mono_ms();
-            struct pollfd p = { a->per.p.fd, POLLIN, 0 };
-            if (left > 0 && poll(&p, 1, (int)left) > 0) per_ready(a);
+        for (int64_t due; (due = per_next_deadline(a)) >= 0;) {
+            struct per_slot *s[2], *all[2] = { &a->per.chk, &a->per.nic };
+            struct pollfd p[2];
+            int n = 0;
+            for (int i = 0; i < 2; i++)
+                if (all[i]->running) s[n] = all[i], p[n++] = (struct pollfd){ all[i]->p.fd, POLLIN, 0 };
+            int64_t left = due - vg_mono_ms();
+            if (left > 0 && poll(p, (nfds_t)n, (int)left) > 0)
+                for (int i = 0; i < n; i++)
+                    if (p[i].revents && s[i]->running) per_ready(a, s[i]);
             per_deadline(a);
         }
     }
@@ -146,7 +155,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = o;
-    a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
+    a->per.tfd = a->per.chk.p.fd = a->per.nic.p.fd = a->kf.fd = a->kf.ino = -1;
     gw_init(a);
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
