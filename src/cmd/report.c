@@ -43,6 +43,8 @@
 struct history {
     int64_t first_ms;
     size_t nodes;
+    struct vg_domains *domains;   /* each node's domain as the controller sees it (its racks), or NULL */
+    int domain_max_unavailable;   /* the controller's rule, 0: unknown */
 };
 
 /* The incidents of an incident store (--db), and its first record. */
@@ -85,6 +87,15 @@ static void controller_history(const char *url, const char *token, struct histor
         if (st && !json_is_null(st)) n++;
     }
     h->nodes = n;
+    /* the racks: the domain of each node, as the controller knows it (its
+     * policy, the scheduler, or what the node's GPUs' fabric says) */
+    json_array_foreach(json_object_get(sum, "nodes"), i, nd) {
+        const char *dom = vg_json_str(nd, "domain", "");
+        if (!vg_domain_name_ok(dom)) continue;
+        if (!h->domains) h->domains = vg_domains_new();
+        vg_domains_learn(h->domains, vg_json_str(nd, "node", ""), dom);
+    }
+    h->domain_max_unavailable = (int)vg_json_int(sum, "domain_max_unavailable", 0);
     json_decref(sum);
 }
 
@@ -205,6 +216,8 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
         json_decref(goodput);
         return vg_input_error("report: %s", err);
     }
+    if (!policy_file && h->domain_max_unavailable > 0) p.domain_max_unavailable = h->domain_max_unavailable;
+    p.learned = h->domains;   /* a --policy line still names a node's domain first */
     struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .first_ms = h->first_ms, .nodes = h->nodes,
                               .policy = &p };
     json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
@@ -283,13 +296,15 @@ int cmd_report(int argc, char **argv)
         if (!token_file && getenv("VIGIL_READ_TOKEN")) vg_strlcpy(token, getenv("VIGIL_READ_TOKEN"), sizeof token);
         if (read_jobs(jobs, njobs, &goodput)) return VG_EXIT_INPUT;
         json_t *incs = NULL;
-        struct history h = { 0, 0 };
+        struct history h = { 0 };
         int rc = db ? from_db(db, &incs, &h) : from_controller(controller, token, &incs, &h);
-        if (rc) return json_decref(goodput), rc;
+        if (rc) return json_decref(goodput), vg_domains_free(h.domains), rc;
         if (nodes) h.nodes = (size_t)nodes;   /* --nodes overrides the scheduler's list */
-        return accounting(incs, goodput, policy, since, until, &h, json, html);
+        rc = accounting(incs, goodput, policy, since, until, &h, json, html);
+        vg_domains_free(h.domains);
+        return rc;
     }
-    struct history none = { 0, (size_t)nodes };
+    struct history none = { 0, (size_t)nodes, NULL, 0 };
     if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
                                                      : accounting(NULL, goodput, policy, since, until, &none, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);

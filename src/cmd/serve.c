@@ -71,6 +71,7 @@ struct serve {
     struct vg_fleetview *view;
     struct vg_schednodes *known;
     struct vg_nodereports *reports;
+    struct vg_domains *domains;   /* the NVLink domains the nodes report with their beats */
 };
 
 /* Open incidents by what became of them ("isolated", "failed", "held",
@@ -168,13 +169,18 @@ static int private_store(const char *db)
     return 0;
 }
 
-static int on_beat(void *ctx, const char *node, const char *jobs, char *err, size_t errlen)
+static int on_beat(void *ctx, const char *node, const char *jobs, const char *domain, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     struct vg_heartbeats *hb = __atomic_load_n(&s->hb, __ATOMIC_ACQUIRE);
-    if (hb) return vg_heartbeat_beat(hb, node, jobs, err, errlen);
-    snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
-    return 503;
+    if (!hb) {
+        snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
+        return 503;
+    }
+    int code = vg_heartbeat_beat(hb, node, jobs, err, errlen);
+    if (!code && domain && vg_domains_learn(s->domains, node, domain))   /* a node the scheduler lists */
+        vg_info("serve: %s is in NVLink domain %s (its GPUs' fabric)", node, domain);
+    return code;
 }
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
@@ -415,7 +421,8 @@ int cmd_serve(int argc, char **argv)
         return vg_input_error("%s", err);
     }
     hopts.reader = rstore;
-    struct serve sv = { .reader = rstore };
+    struct serve sv = { .reader = rstore, .domains = vg_domains_new() };
+    policy.learned = sv.domains;
     /* the nodes the scheduler lists: the only ones the intake and the heartbeat
      * monitor believe, read through a handle of their own (now, then when old) */
     struct vg_orch_conf koc = oc;
@@ -497,6 +504,7 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);
+    vg_domains_free(sv.domains);
     vg_store_close(rstore);
     vg_store_close(astore);
     vg_store_close(wstore);
