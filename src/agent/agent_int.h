@@ -48,7 +48,8 @@ struct per_slot {
 };
 
 struct periodic {
-    int tfd;                /* timerfd */
+    int tfd;                /* timerfd of the GPU probe or check config run */
+    int nic_tfd;            /* timerfd of the NIC probe, -1 none */
     struct per_slot chk;    /* the GPU probe, or the check config run */
     bool gpu_only;          /* chk is the GPU probe, not a check config */
     struct per_slot nic;    /* the NIC probe: port counters, the RDMA stack */
@@ -120,7 +121,7 @@ void gw_ready(struct agent *a, int i);    /* watcher i's fd is readable */
 void gw_stop(struct agent *a);
 /* periodic.c */
 int per_init(struct agent *a, char *err, size_t errlen);
-void per_tick(struct agent *a);           /* the timer fired */
+void per_tick(struct agent *a, int tfd);  /* a timer fired: its probe starts */
 void per_ready(struct agent *a, struct per_slot *s);   /* a probe's fd is readable */
 void per_deadline(struct agent *a);       /* called each loop turn */
 int64_t per_next_deadline(const struct agent *a);      /* the earliest deadline of a probe running, -1 none */

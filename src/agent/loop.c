@@ -82,14 +82,15 @@ static int min_timeout(int t, int64_t ms)
 static void run_loop(struct agent *a, int sfd)
 {
     while (!a->stop) {
-        struct pollfd p[5 + VG_GPU_VENDORS_MAX];
-        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, ip = -1, inic = -1, is;
+        struct pollfd p[6 + VG_GPU_VENDORS_MAX];
+        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, itn = -1, ip = -1, inic = -1, is;
         if (kf_fd(a) >= 0) p[ik = np++] = (struct pollfd){ kf_fd(a), POLLIN, 0 };
         for (int i = 0; i < a->ngw; i++) {
             in[i] = -1;
             if (a->gw[i].fd >= 0) p[in[i] = np++] = (struct pollfd){ a->gw[i].fd, POLLIN, 0 };
         }
         if (a->per.tfd >= 0) p[it = np++] = (struct pollfd){ a->per.tfd, POLLIN, 0 };
+        if (a->per.nic_tfd >= 0) p[itn = np++] = (struct pollfd){ a->per.nic_tfd, POLLIN, 0 };
         if (a->per.chk.running) p[ip = np++] = (struct pollfd){ a->per.chk.p.fd, POLLIN, 0 };
         if (a->per.nic.running) p[inic = np++] = (struct pollfd){ a->per.nic.p.fd, POLLIN, 0 };
         p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
@@ -109,7 +110,8 @@ static void run_loop(struct agent *a, int sfd)
             if (ik >= 0 && p[ik].revents) kf_ready(a);
             for (int i = 0; i < a->ngw; i++)
                 if (in[i] >= 0 && p[in[i]].revents) gw_ready(a, i);
-            if (it >= 0 && p[it].revents) per_tick(a);
+            if (it >= 0 && p[it].revents) per_tick(a, a->per.tfd);
+            if (itn >= 0 && p[itn].revents) per_tick(a, a->per.nic_tfd);
             if (ip >= 0 && p[ip].revents && a->per.chk.running) per_ready(a, &a->per.chk);
             if (inic >= 0 && p[inic].revents && a->per.nic.running) per_ready(a, &a->per.nic);
             if (p[is].revents) {
@@ -135,7 +137,8 @@ static void run_once(struct agent *a)
 {
     kf_drain(a);
     if (a->o->interval_ms > 0) {
-        per_tick(a);
+        per_tick(a, a->per.tfd);
+        per_tick(a, a->per.nic_tfd);
         for (int64_t due; (due = per_next_deadline(a)) >= 0;) {
             struct per_slot *s[2], *all[2] = { &a->per.chk, &a->per.nic };
             struct pollfd p[2];
@@ -155,7 +158,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = o;
-    a->per.tfd = a->per.chk.p.fd = a->per.nic.p.fd = a->kf.fd = a->kf.ino = -1;
+    a->per.tfd = a->per.nic_tfd = a->per.chk.p.fd = a->per.nic.p.fd = a->kf.fd = a->kf.ino = -1;
     gw_init(a);
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);

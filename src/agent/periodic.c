@@ -27,10 +27,26 @@
 
 #define MAXEV 64
 
+/* A timerfd firing soon, then every ms; -1 with err. */
+static int timer(int ms, char *err, size_t errlen)
+{
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) return snprintf(err, errlen, "timerfd: %s", strerror(errno)), -1;
+    /* the first check soon after the start, then every interval */
+    struct itimerspec its = { { ms / 1000, (ms % 1000) * 1000000L }, { 0, 50000000L } };
+    timerfd_settime(fd, 0, &its, NULL);
+    return fd;
+}
+
+static int nic_interval(const struct agent *a)
+{
+    return a->o->nic_interval_ms > 0 ? a->o->nic_interval_ms : a->o->interval_ms;
+}
+
 int per_init(struct agent *a, char *err, size_t errlen)
 {
     struct periodic *p = &a->per;
-    p->tfd = -1;
+    p->tfd = p->nic_tfd = -1;
     p->chk.p.fd = p->nic.p.fd = -1;
     if (a->o->config) {
         if (vg_checkconf_load(NULL, a->o->config, &p->conf, err, errlen) < 0 ||
@@ -41,19 +57,19 @@ int per_init(struct agent *a, char *err, size_t errlen)
         p->have_conf = true;
     }
     if (a->o->interval_ms <= 0) return 0;
-    if (a->o->nic) p->rates = vg_nic_rates_new();
-    p->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (p->tfd < 0) return snprintf(err, errlen, "timerfd: %s", strerror(errno)), -1;
-    /* the first check soon after the start, then every interval */
-    struct itimerspec its = { { a->o->interval_ms / 1000, (a->o->interval_ms % 1000) * 1000000L }, { 0, 50000000L } };
-    timerfd_settime(p->tfd, 0, &its, NULL);
+    if ((p->tfd = timer(a->o->interval_ms, err, errlen)) < 0) return -1;
+    if (a->o->nic) {
+        if ((p->nic_tfd = timer(nic_interval(a), err, errlen)) < 0) return -1;
+        p->rates = vg_nic_rates_new();
+    }
     return 0;
 }
 
-/* A probe's deadline: half the interval, within [200 ms, 20 s]. */
-static int deadline_ms(const struct agent *a)
+/* A probe's deadline: half its interval, within [200 ms, 20 s]. */
+static int deadline_ms(const struct agent *a, const struct per_slot *s)
 {
-    int d = a->o->interval_ms > 0 ? a->o->interval_ms / 2 : 10000;
+    int i = s == &a->per.nic ? nic_interval(a) : a->o->interval_ms;
+    int d = i > 0 ? i / 2 : 10000;
     return d < 200 ? 200 : d > 20000 ? 20000 : d;
 }
 
@@ -84,7 +100,7 @@ static int run_conf(void *arg, FILE *out)
 static void start(struct agent *a, struct per_slot *s, const char *what, int (*go)(struct agent *, struct per_slot *))
 {
     if (s->running) return;
-    s->deadline = vg_mono_ms() + deadline_ms(a);
+    s->deadline = vg_mono_ms() + deadline_ms(a, s);
     s->grace = 0;
     if (go(a, s) < 0) {
         vg_warn("agent: cannot start the %s probe: %s", what, strerror(errno));
@@ -101,21 +117,22 @@ static int go_chk(struct agent *a, struct per_slot *s)
     if (p->gpu_only) return vg_gpu_probe_start(&s->p, NULL);
     static struct conf_arg c;
     c.a = a;
-    c.deadline = s->deadline - deadline_ms(a) / 5;   /* the checks' own watchdog fires first */
+    c.deadline = s->deadline - deadline_ms(a, s) / 5;   /* the checks' own watchdog fires first */
     return vg_probe_start(&s->p, "checks", run_conf, &c);
 }
 
 static int go_nic(struct agent *a, struct per_slot *s) { return vg_nic_probe_start(&s->p, a->o->root); }
 
-void per_tick(struct agent *a)
+void per_tick(struct agent *a, int tfd)
 {
     struct periodic *p = &a->per;
     uint64_t expirations;
-    while (read(p->tfd, &expirations, sizeof expirations) > 0) {
+    if (tfd < 0) return;
+    while (read(tfd, &expirations, sizeof expirations) > 0) {
     }
     vg_probe_reap();
-    start(a, &p->chk, "periodic check", go_chk);
-    if (p->rates) start(a, &p->nic, "NIC", go_nic);
+    if (tfd == p->tfd) start(a, &p->chk, "periodic check", go_chk);
+    else start(a, &p->nic, "NIC", go_nic);
 }
 
 /* A probe-hung event for a config run that did not answer in time. */
@@ -125,7 +142,7 @@ static void hung_event(struct agent *a, struct vg_event *e)
     e->time_ms = e->seen_ms = vg_now_ms();
     vg_strlcpy(e->source, "probe", sizeof e->source);
     vg_strlcpy(e->kind, "probe-hung", sizeof e->kind);
-    snprintf(e->raw, sizeof e->raw, "periodic checks hung: no answer within %d ms", deadline_ms(a));
+    snprintf(e->raw, sizeof e->raw, "periodic checks hung: no answer within %d ms", deadline_ms(a, &a->per.chk));
 }
 
 /* The NVLink domain the GPUs registered in, for the heartbeats; said when it changes. */
@@ -249,13 +266,13 @@ static void slot_deadline(struct agent *a, struct per_slot *s, const char *what)
     if (!s->running || vg_mono_ms() < s->deadline) return;
     if (s->grace < VG_PROBE_GRACE && vg_probe_starved(&s->p)) {   /* waiting for a CPU is not hanging */
         s->grace++;
-        s->deadline += deadline_ms(a);
+        s->deadline += deadline_ms(a, s);
         vg_info("agent: the %s is starved of CPU; its deadline extended (%d of %d)", what, s->grace, VG_PROBE_GRACE);
         return;
     }
     vg_probe_wait(&s->p, 1, 0);   /* reads what it wrote, kills it if it still runs, looks whether it was starved */
     if (s->p.timed_out)
-        vg_warn("agent: the %s did not answer within %d ms%s", what, deadline_ms(a) * (1 + s->grace),
+        vg_warn("agent: the %s did not answer within %d ms%s", what, deadline_ms(a, s) * (1 + s->grace),
                 s->p.starved ? ", starved of CPU (not counted as a hang)" : "");
     finish(a, s);
 }
@@ -283,6 +300,7 @@ void per_close(struct agent *a)
         slots[i]->running = false;
     }
     if (p->tfd >= 0) close(p->tfd);
+    if (p->nic_tfd >= 0) close(p->nic_tfd);
     if (p->have_conf) vg_checkconf_free(&p->conf);
     vg_nic_rates_free(p->rates);
     vg_probe_reap();

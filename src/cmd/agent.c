@@ -13,14 +13,16 @@
 #define AGENT_USAGE                                                                                        \
     "usage: vigil agent [--node NAME] [--controller URL] [--auth munge|token|none] [--token-file F]\n"    \
     "                   [--munge-socket S] [--kmsg PATH] [--kmsg-from-start] [--spool FILE]\n"            \
-    "                   [--config FILE] [--root DIR] [--no-nic] [--interval S] [--window S]\n"          \
+    "                   [--config FILE] [--root DIR] [--no-nic] [--interval S] [--nic-interval S]\n"     \
+    "                   [--window S]\n"                                                                    \
     "                   [--retry-max S] [--heartbeat S]\n"                                                 \
     "                   [--audit-every S] [--policy FILE] [--slurmd-spool DIR]\n"                           \
     "                   [--catalog FILE] [--drain-at ACTION] [--drain [--orchestrator NAME]\n"            \
     "                   [--orch-config FILE]] [--no-gpu-events] [--once] [--json] [-v]\n"                 \
     "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the GPU vendors' events and periodic checks\n"\
     "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe) with the\n" \
-    "NIC probe (port counters judged over time, the RDMA stack; --no-nic: none; files read under DIR), and\n" \
+    "NIC probe (port counters judged over time, the RDMA stack; every --nic-interval S, default --interval;\n" \
+    "--no-nic: none; files read under DIR), and\n"                                                       \
     "sends each new incident to the controller (spooled in FILE first, default\n"                          \
     "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --drain it drains this node\n" \
     "through the orchestrator (default slurm) at or above ACTION (default restart-app) with a \"vigil:\"\n"  \
@@ -47,7 +49,7 @@ int cmd_agent(int argc, char **argv)
         .slurmd_spool = "/var/spool/slurmd", .nic = true,
     };
     enum { O_NODE = 256, O_CTRL, O_AUTH, O_TOKEN, O_MUNGE, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL,
-           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_ROOT, O_NONIC, O_HELP };
+           O_WINDOW, O_RETRY, O_POLICY, O_CATALOG, O_DRAINAT, O_DRAIN, O_ORCH, O_ORCHCONF, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_ROOT, O_NONIC, O_NICINT, O_HELP };
     static const struct option opts[] = {
         { "node", required_argument, 0, O_NODE },         { "controller", required_argument, 0, O_CTRL },
         { "auth", required_argument, 0, O_AUTH },         { "token-file", required_argument, 0, O_TOKEN },
@@ -64,6 +66,7 @@ int cmd_agent(int argc, char **argv)
         { "no-gpu-events", no_argument, 0, O_NOGPUEV },    { "no-nvml-events", no_argument, 0, O_NOGPUEV },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
         { "root", required_argument, 0, O_ROOT },         { "no-nic", no_argument, 0, O_NONIC },
+        { "nic-interval", required_argument, 0, O_NICINT },
         { 0, 0, 0, 0 },
     };
     int c, verbose = 0;
@@ -95,6 +98,9 @@ int cmd_agent(int argc, char **argv)
         case O_INTERVAL:
             if (!strcmp(optarg, "0")) o.interval_ms = 0;
             else if (seconds("--interval", optarg, 100, &o.interval_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_NICINT:
+            if (seconds("--nic-interval", optarg, 100, &o.nic_interval_ms)) return VG_EXIT_INPUT;
             break;
         case O_WINDOW:
             if (seconds("--window", optarg, 100, &o.window_ms)) return VG_EXIT_INPUT;

@@ -24,7 +24,8 @@
     "                   [--spares-in-job K] [--kmsg PATH]\n"                                                        \
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
-    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"
+    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze,\n"   \
+    "      nic-hung, link-flap, ib-errors, fabric-degraded (the last four in a lab)\n"
 
 static int int_opt(const char *name, const char *v, long min, long max, int *out)
 {
@@ -73,7 +74,8 @@ int cmd_drill(int argc, char **argv)
         case 'f':
             if (!vg_inj_kind_parse(optarg, &o.kind, &o.code) || (o.kind == VG_INJ_XID && !strchr(optarg, ':')))
                 return vg_input_error("drill: --fault: '%s' is not xid:CODE, gpu-lost, ecc-dbe, ib-down, "
-                                      "nvml-hang, node-crash or node-freeze", optarg);
+                                      "nvml-hang, node-crash, node-freeze, nic-hung, link-flap, ib-errors or "
+                                      "fabric-degraded", optarg);
             o.fault_name = optarg;
             break;
         case 'g': rc = int_opt("--gpu", optarg, 0, 7, &o.gpu); break;

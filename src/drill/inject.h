@@ -1,7 +1,9 @@
 /* inject.h — fault injection for drills (`vigil inject`): makes a node fail
  * the way a real one does — an NVRM Xid record in the driver's own words in
  * the node's kernel log, a GPU the (fake) NVML reports lost, a double-bit ECC
- * error, an InfiniBand port down, a hung NVML, a crashed or frozen node — and
+ * error, an InfiniBand port down, a hung NVML, a crashed or frozen node, a
+ * wedged NIC driver, a link flap, a burst of link errors, a GPU whose NVLink
+ * fabric registration failed — and
  * records every injection with its exact time so that `vigil inject clear`
  * can undo it and `vigil drill` can measure from it.
  *
@@ -35,6 +37,12 @@ enum vg_inj_kind {
     VG_INJ_NCCL_SLOW,
     VG_INJ_IB_BW_LOW,
     VG_INJ_DCGM_DIAG_FAIL,
+    /* the faults between the GPUs (lab only: the node's verbs-state, its
+     * sysfs counters, its fake NVML's fabric state) */
+    VG_INJ_NIC_HUNG,
+    VG_INJ_LINK_FLAP,
+    VG_INJ_IB_ERRORS,
+    VG_INJ_FABRIC_DEGRADED,
     VG_INJ_COUNT
 };
 
