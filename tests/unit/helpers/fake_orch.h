@@ -35,6 +35,7 @@ struct fake_orch {
     unsigned probes;      /* node_alive() calls: a node that is not responding does not answer */
     bool probe_fails;     /* node_alive cannot tell (-1), as when the scheduler cannot be asked */
     int next_job;         /* the id job_submit gives next (from 100) */
+    int hold_nodes;       /* nodes() waits while set (__atomic): incidents queued meanwhile come as one batch */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
 
