@@ -329,12 +329,13 @@ static void agent_argv(const struct lab *l, const char *node, char *buf, size_t 
 {
     char *p = buf, *end = buf + n;
 #define PUT(var, ...) (var = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
-    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate, *slurmd, *root, *vlib = NULL, *vstate;
+    const char *kmsg, *spool, *sock, *nvlib = NULL, *nvstate, *slurmd, *root, *vlib = NULL, *vstate, *nic_s;
     PUT(kmsg, "%s/nodes/%s/kmsg", l->dir, node);
     PUT(spool, "%s/nodes/%s/agent.spool", l->dir, node);
     PUT(sock, "%s/munge/munge.socket", l->dir);
     PUT(slurmd, "%s/spool/%s", l->dir, node);   /* the SlurmdSpoolDir of slurm.conf */
     PUT(root, "%s/nodes/%s", l->dir, node);     /* its sysfs tree (lab_hw.c) */
+    PUT(nic_s, "%d", VG_LAB_NIC_PROBE_S);
     PUT(nvstate, "FAKE_NVML_STATE=%s/nodes/%s/nvml-state", l->dir, node);
     PUT(vstate, "FAKE_VERBS_STATE=%s/nodes/%s/verbs-state", l->dir, node);
     if (l->fake_nvml[0]) PUT(nvlib, "VIGIL_NVML_LIB=%s", l->fake_nvml);
@@ -342,7 +343,7 @@ static void agent_argv(const struct lab *l, const char *node, char *buf, size_t 
 #undef PUT
     /* the NIC probe every 2 s (a wedged NIC is seen within about 3 s), the GPU probe every 5 s */
     const char *a[] = { l->vigil, "agent", "--node", node, "--kmsg", kmsg, "--controller", l->controller, "--auth",
-                        "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", "--nic-interval", "2",
+                        "munge", "--munge-socket", sock, "--spool", spool, "--interval", "5", "--nic-interval", nic_s,
                         "--root", root, "--slurmd-spool", slurmd, NULL };
     memcpy(argv, a, sizeof a);
     const char *e[] = { nvstate, vstate, nvlib, vlib, NULL };

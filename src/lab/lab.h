@@ -96,6 +96,9 @@ pid_t vg_lab_node_daemon(const char *dir, const char *node);
  * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
  * is too small. */
 int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
+/* The lab's agents probe the NIC every this many seconds (deadline: half of
+ * it): a NIC hung while a probe ran is reported up to this long after. */
+#define VG_LAB_NIC_PROBE_S 2
 /* lab_hw.c: a node's simulated NIC (nodes/N/sys, nodes/N/verbs-state) and,
  * rack > 0, its GPUs' registration in that NVLink rack's fabric (the fake
  * NVML's state).  0, or -1 with err. */
