@@ -186,12 +186,18 @@ static void print_accounting(const json_t *doc)
     printf("\n%-40s %s\n", "cause", "incidents");
     json_array_foreach(json_object_get(doc, "causes"), i, x)
         printf("%-40s %lld\n", vg_json_str(x, "cause", "?"), vg_json_int(x, "count", 0));
-    if (json_array_size(json_object_get(doc, "racks"))) printf("\n%-16s %-6s %-13s %s\n", "rack", "nodes", "availability", "SLA down");
+    int rw = 16;   /* a domain from the NVLink fabric is "CLUSTER-UUID/CLIQUE": the column fits it */
+    json_array_foreach(json_object_get(doc, "racks"), i, x) {
+        int l = (int)strlen(vg_json_str(x, "rack", "?"));
+        if (l > rw) rw = l < 80 ? l : 80;
+    }
+    if (json_array_size(json_object_get(doc, "racks")))
+        printf("\n%-*s %-6s %-13s %s\n", rw, "rack", "nodes", "availability", "SLA down");
     json_array_foreach(json_object_get(doc, "racks"), i, x) {
         char ra[24] = "n/a";
         if (json_is_number(json_object_get(x, "availability")))
             snprintf(ra, sizeof ra, "%.1f", 100.0 * json_number_value(json_object_get(x, "availability")));
-        printf("%-16s %-6lld %-13s %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), ra,
+        printf("%-*s %-6lld %-13s %.3f s\n", rw, vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), ra,
                json_number_value(json_object_get(x, "sla_down_s")));
     }
     if (json_array_size(json_object_get(doc, "repairs")))
