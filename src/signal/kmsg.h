@@ -53,6 +53,11 @@ struct vg_kmsg {
     /* the fast path: the markers' first two bytes, and the markers */
     unsigned char pair0[VG_KMSG_PAIRS], pair1[VG_KMSG_PAIRS];
     int npairs;
+    /* the same pairs as nibble tables (kmsg.c: scan_nibbles): [g*4 + t], t = the
+     * first byte's low, high nibble, the second byte's low, high nibble; pair i
+     * is bit i % 8 of group g = i / 8 */
+    unsigned char nib[8][16];
+    bool nibbles;                   /* the CPU runs scan_nibbles (x86 with SSSE3) */
     struct { const char *s; size_t len; } marker[VG_KMSG_MARKERS];
     int nmarkers;
 };
