@@ -136,7 +136,7 @@ static void run_loop(struct agent *a, int sfd)
 static void run_once(struct agent *a)
 {
     kf_drain(a);
-    if (a->o->interval_ms > 0) {
+    if (a->per.tfd >= 0 || a->per.nic_tfd >= 0) {
         per_tick(a, a->per.tfd);
         per_tick(a, a->per.nic_tfd);
         for (int64_t due; (due = per_next_deadline(a)) >= 0;) {

@@ -56,9 +56,8 @@ int per_init(struct agent *a, char *err, size_t errlen)
         }
         p->have_conf = true;
     }
-    if (a->o->interval_ms <= 0) return 0;
-    if ((p->tfd = timer(a->o->interval_ms, err, errlen)) < 0) return -1;
-    if (a->o->nic) {
+    if (a->o->interval_ms > 0 && (p->tfd = timer(a->o->interval_ms, err, errlen)) < 0) return -1;
+    if (a->o->nic && nic_interval(a) > 0) {   /* --interval 0 --nic-interval S: the NIC probe alone */
         if ((p->nic_tfd = timer(nic_interval(a), err, errlen)) < 0) return -1;
         p->rates = vg_nic_rates_new();
     }

@@ -379,42 +379,24 @@ static int start_node(struct lab *l, const char *node, const struct vg_lab_daemo
     return 0;
 }
 
-/* The fake libnvidia-ml the agents load: $VIGIL_FAKE_NVML, $FAKE_NVML, or
- * tests/libnvidia-ml.so.1 next to this binary (build/vigil → build/tests/). */
-static void find_fake_nvml(struct lab *l)
+/* A fake library the agents load: $VAR, $VAR2, or tests/NAME next to this
+ * binary (build/vigil → build/tests/); "" when none is readable. */
+static void find_fake(const struct lab *l, const char *var, const char *var2, const char *name, char *out, size_t n)
 {
-    const char *env = getenv("VIGIL_FAKE_NVML");
-    if (!env || !*env) env = getenv("FAKE_NVML");
+    const char *env = getenv(var);
+    if (!env || !*env) env = getenv(var2);
     if (env && *env && access(env, R_OK) == 0) {
-        vg_strlcpy(l->fake_nvml, env, sizeof l->fake_nvml);
+        vg_strlcpy(out, env, n);
         return;
     }
     char exe[sizeof l->vigil];
     vg_strlcpy(exe, l->vigil, sizeof exe);
     char *slash = strrchr(exe, '/');
+    out[0] = 0;
     if (!slash) return;
     *slash = 0;
-    snprintf(l->fake_nvml, sizeof l->fake_nvml, "%.500s/tests/libnvidia-ml.so.1", exe);
-    if (access(l->fake_nvml, R_OK)) l->fake_nvml[0] = 0;
-}
-
-/* The fake libibverbs the agents load: $VIGIL_FAKE_VERBS, $FAKE_VERBS, or
- * tests/libibverbs.so.1 next to this binary. */
-static void find_fake_verbs(struct lab *l)
-{
-    const char *env = getenv("VIGIL_FAKE_VERBS");
-    if (!env || !*env) env = getenv("FAKE_VERBS");
-    if (env && *env && access(env, R_OK) == 0) {
-        vg_strlcpy(l->fake_verbs, env, sizeof l->fake_verbs);
-        return;
-    }
-    char exe[sizeof l->vigil];
-    vg_strlcpy(exe, l->vigil, sizeof exe);
-    char *slash = strrchr(exe, '/');
-    if (!slash) return;
-    *slash = 0;
-    snprintf(l->fake_verbs, sizeof l->fake_verbs, "%.500s/tests/libibverbs.so.1", exe);
-    if (access(l->fake_verbs, R_OK)) l->fake_verbs[0] = 0;
+    snprintf(out, n, "%.500s/tests/%s", exe, name);
+    if (access(out, R_OK)) out[0] = 0;
 }
 
 /* The stand-in tools for the burn-in (dcgmi, all_reduce_perf, …: they print
@@ -443,7 +425,7 @@ int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, cons
     struct lab l = { .dir = dir };
     ssize_t el = readlink("/proc/self/exe", l.vigil, sizeof l.vigil - 1);
     l.vigil[el > 0 ? el : 0] = 0;
-    find_fake_nvml(&l);
+    find_fake(&l, "VIGIL_FAKE_NVML", "FAKE_NVML", "libnvidia-ml.so.1", l.fake_nvml, sizeof l.fake_nvml);
     char *p = buf, *end = buf + n;
     int k = 0;
 #define PUT(...) (env[k++] = p, p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1, p = p > end ? end : p)
@@ -743,8 +725,8 @@ static void lab_identity(struct lab *l)
     const char *base = strrchr(l->vigil, '/');
     if (env && *env) vg_strlcpy(l->vigil, env, sizeof l->vigil);
     else if (!vg_startswith(base ? base + 1 : l->vigil, "vigil")) l->vigil[0] = 0;
-    find_fake_nvml(l);
-    find_fake_verbs(l);
+    find_fake(l, "VIGIL_FAKE_NVML", "FAKE_NVML", "libnvidia-ml.so.1", l->fake_nvml, sizeof l->fake_nvml);
+    find_fake(l, "VIGIL_FAKE_VERBS", "FAKE_VERBS", "libibverbs.so.1", l->fake_verbs, sizeof l->fake_verbs);
     find_tools(l);
 }
 

@@ -40,6 +40,8 @@ is "a wedged verbs query: nic-hung on the device's function, a reboot" \
     '"kind":"nic-hung","code":1,"pci":"0000:2b:00.0","gpu":null,"action":"reboot"'
 check "… naming the device and the call" grep -q 'mlx5_1 unresponsive: ibv_query_port (port 1) did not answer' "$T/once.log"
 exits_with "… the node is unhealthy (exit 1)" 1 once
+is "--interval 0 --nic-interval 1: the NIC probe alone still runs" \
+    "$(once --interval 0 --nic-interval 1 | grep -c '"kind":"nic-hung"')" 1
 printf 'devices=mlx5_0,mlx5_1\n' >"$FAKE_VERBS_STATE"
 is "a healthy RDMA stack: no event" "$(once | grep -c nic-)" 0
 exits_with "… exit 0" 0 once

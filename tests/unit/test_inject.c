@@ -129,9 +129,9 @@ static char *read_text(const char *rel)
     return t;
 }
 
-static void test_lab_inject_and_clear(void **state)
+/* A lab of one node, n1, in a fresh directory (lab). */
+static void one_node_lab(void)
 {
-    (void)state;
     snprintf(lab, sizeof lab, "/tmp/vigil-inject.XXXXXX");
     assert_non_null(mkdtemp(lab));
     char p[160];
@@ -140,6 +140,19 @@ static void test_lab_inject_and_clear(void **state)
     snprintf(p, sizeof p, "%s/nodes/n1", lab);
     mkdir(p, 0755);
     write_text("/" VG_LAB_MARKER, "nodes=1\n");
+}
+
+static void remove_lab(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", lab);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_lab_inject_and_clear(void **state)
+{
+    (void)state;
+    one_node_lab();
     write_text("/nodes/n1/kmsg", "6,41,100,-;earlier record\n");
     write_text("/nodes/n1/nvml-state", "gpus=8\ngpu3.temp=40\n");
     struct vg_inject_opts o = { .kind = VG_INJ_GPU_LOST, .node = "n1", .gpu = 3, .lab = lab };
@@ -176,9 +189,7 @@ static void test_lab_inject_and_clear(void **state)
     assert_false(vg_path_exists(lab, "/nodes/n1/sys/class/infiniband/mlx5_0/ports/1/state"));
     assert_int_equal(vg_inject_clear(&o, &n, err, sizeof err), 0);
     assert_int_equal(n, 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", lab);
-    assert_int_equal(system(cmd), 0);
+    remove_lab();
 }
 
 /* The faults between the GPUs on a lab node (its simulated HCA, lab_hw.c):
@@ -189,14 +200,8 @@ static void test_lab_inject_and_clear(void **state)
 static void test_lab_nic_kinds(void **state)
 {
     (void)state;
-    snprintf(lab, sizeof lab, "/tmp/vigil-inject.XXXXXX");
-    assert_non_null(mkdtemp(lab));
-    char p[160], err[256];
-    snprintf(p, sizeof p, "%s/nodes", lab);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/nodes/n1", lab);
-    mkdir(p, 0755);
-    write_text("/" VG_LAB_MARKER, "nodes=1\n");
+    one_node_lab();
+    char err[256];
     write_text("/nodes/n1/nvml-state", "gpus=4\n");
     assert_int_equal(vg_lab_node_hw(lab, "n1", 1, err, sizeof err), 0);
     char *fabric = read_text("/nodes/n1/nvml-state");
@@ -243,9 +248,7 @@ static void test_lab_nic_kinds(void **state)
     free(t);
 #undef PORT
     free(fabric);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", lab);
-    assert_int_equal(system(cmd), 0);
+    remove_lab();
 }
 
 int main(void)
