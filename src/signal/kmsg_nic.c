@@ -9,7 +9,9 @@
  * transceiver over temperature, unplugged or in error, a slot short of power.
  * The device is the PCI address in the driver's prefix ("mlx5_core
  * 0000:01:00.0 enp1s0f0np0: …"); lines that name only a network interface
- * (the watchdog's format before Linux 6.8, bonding) have none.  PCIe AER on a NIC function is the AER recognizer's
+ * (the watchdog's older format, bonding) have none; its newer one ("DRIVER
+ * BDF IF: NETDEV WATCHDOG: CPU: N: transmit queue Q timed out T ms", seen on
+ * Linux 6.8) comes through the driver's prefix.  PCIe AER on a NIC function is the AER recognizer's
  * (kmsg_aer.c), which asks vg_kmsg_nic_driver() whose function it was.
  * Verdicts are the catalog's rows of these kinds (docs/catalog.md names the
  * judgement behind each); the lines the tests use are real ones

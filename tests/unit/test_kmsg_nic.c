@@ -1,7 +1,7 @@
 /* test_kmsg_nic.c — the NIC recognizer on real kernel logs
  * (tests/fixtures/logs/NOTICE names their sources): mlx5 command timeouts
  * one event per device and burst, firmware gone, the watchdog in its old
- * form, links down after an NVSwitch SXid with the bond that lost a member,
+ * and new forms, links down after an NVSwitch SXid with the bond that lost a member,
  * bnxt_re, ionic, transceivers and slot power, AER on a NIC function, and
  * the verdicts the catalog gives them; a NIC's routine lines are no events. */
 #include <stdarg.h>
@@ -85,6 +85,17 @@ static void test_watchdog(void **s)
     kmsg_fixture_run("nic-netdev-watchdog.log", 0, w, 1, 16, 0);
 }
 
+/* The watchdog's newer format, through the driver's own prefix ("ice
+ * 0000:b1:00.0 ens801f0np0: NETDEV WATCHDOG: CPU: 38: transmit queue 14 timed
+ * out 80692736 ms", Linux 6.8), in dmesg -H: the event is on the function;
+ * the driver's tx_timeout lines after it are no events. */
+static void test_watchdog_ms(void **s)
+{
+    (void)s;
+    const struct want w[] = { { "2024-03-15T18:17:00.000Z", "0000:b1:00.0", -1, -1, "nic-tx-timeout", 3 } };
+    kmsg_fixture_run("nic-watchdog-ms.log", 0, w, 1, 6, 0);
+}
+
 /* The verdicts: a wedged command interface or dead firmware takes the node
  * out, a link drop or a transmit timeout is recorded and their repeat rules
  * drain, an AER error on a NIC is judged like one on a GPU. */
@@ -116,6 +127,7 @@ int main(void)
         cmocka_unit_test(test_cmd_timeout), cmocka_unit_test(test_after_sxid),
         cmocka_unit_test(test_nvsentinel_lines), cmocka_unit_test(test_drivers),
         cmocka_unit_test(test_watchdog),
+        cmocka_unit_test(test_watchdog_ms),
         cmocka_unit_test(test_verdicts),
     };
     return cmocka_run_group_tests_name("kmsg_nic", tests, NULL, NULL);
