@@ -266,15 +266,16 @@ static uint64_t lanes_sum(vg_v16 v)
 /* scan_anchor on x86 with SSSE3: every pair in one lookup per nibble (the
  * way Hyperscan's Teddy finds many literals): for each of the block's bytes
  * and the byte after it, four table lookups (PSHUFB) give the pairs whose
- * first and second bytes have those nibbles, eight pairs a group, two groups;
- * one pair per bit, so a lane is set only where a pair starts.  The cost of a
- * block does not grow with the pairs (up to sixteen). */
+ * first and second bytes have those nibbles, eight pairs a group
+ * (VG_KMSG_PAIRS / 8 groups); one pair per bit, so a lane is set only where a
+ * pair starts.  A block costs four lookups per group of eight pairs. */
 __attribute__((target("ssse3"))) static const char *scan_nibbles(const struct vg_kmsg *k, const char *p,
                                                                  const char *end, uint64_t *nls)
 {
+    _Static_assert(VG_KMSG_PAIRS % 8 == 0, "the nibble tables hold pairs in groups of eight");
     const __m128i low = _mm_set1_epi8(0x0f), newline = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-    __m128i t[8];
-    for (int i = 0; i < 8; i++) t[i] = _mm_loadu_si128((const __m128i *)k->nib[i]);
+    __m128i t[VG_KMSG_PAIRS / 2];
+    for (int i = 0; i < VG_KMSG_PAIRS / 2; i++) t[i] = _mm_loadu_si128((const __m128i *)k->nib[i]);
     uint64_t n = 0;
     __m128i nl = zero;
     int blocks = 0;
@@ -282,11 +283,12 @@ __attribute__((target("ssse3"))) static const char *scan_nibbles(const struct vg
         __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
         __m128i al = _mm_and_si128(a, low), ah = _mm_and_si128(_mm_srli_epi16(a, 4), low);
         __m128i bl = _mm_and_si128(b, low), bh = _mm_and_si128(_mm_srli_epi16(b, 4), low);
-        __m128i m0 = _mm_and_si128(_mm_and_si128(_mm_shuffle_epi8(t[0], al), _mm_shuffle_epi8(t[1], ah)),
-                                   _mm_and_si128(_mm_shuffle_epi8(t[2], bl), _mm_shuffle_epi8(t[3], bh)));
-        __m128i m1 = _mm_and_si128(_mm_and_si128(_mm_shuffle_epi8(t[4], al), _mm_shuffle_epi8(t[5], ah)),
-                                   _mm_and_si128(_mm_shuffle_epi8(t[6], bl), _mm_shuffle_epi8(t[7], bh)));
-        int hit = ~_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(m0, m1), zero)) & 0xffff;
+        __m128i m = zero;
+        for (int g = 0; g < VG_KMSG_PAIRS / 2; g += 4)   /* a constant count: unrolled */
+            m = _mm_or_si128(m, _mm_and_si128(_mm_and_si128(_mm_shuffle_epi8(t[g], al), _mm_shuffle_epi8(t[g + 1], ah)),
+                                              _mm_and_si128(_mm_shuffle_epi8(t[g + 2], bl),
+                                                            _mm_shuffle_epi8(t[g + 3], bh))));
+        int hit = ~_mm_movemask_epi8(_mm_cmpeq_epi8(m, zero)) & 0xffff;
         for (; hit; hit &= hit - 1) {
             int i = __builtin_ctz((unsigned)hit);
             if (anchor_at(k, p + i, end)) {
