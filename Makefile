@@ -20,7 +20,8 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
 .PHONY: all check unit integration bench fuzz demo install deb image clean cuda
-FAKE_LIBS := build/tests/libnvidia-ml.so.1 build/tests/libamd_smi.so.26 build/tests/librocm_smi64.so.7
+FAKE_LIBS := build/tests/libnvidia-ml.so.1 build/tests/libamd_smi.so.26 build/tests/librocm_smi64.so.7 \
+             build/tests/libibverbs.so.1
 all: build/vigil $(FAKE_LIBS)
 
 build/vigil: build/obj/src/main.o build/libvigil.a
@@ -68,6 +69,11 @@ build/tests/libamd_smi.so.26: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/f
 build/tests/librocm_smi64.so.7: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/fake_state.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,librocm_smi64.so.7 -o $@ $<
+
+# The fake verbs library: the RDMA probe's real dlopen path runs against it (devices that can hang).
+build/tests/libibverbs.so.1: tests/fake_verbs/fake_verbs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libibverbs.so.1 -o $@ $<
 
 # vigil's own GPU tests (docs/burnin.md): only where CUDA is installed, so not
 # part of `all`; `vigil burnin` finds build/vigil-gpu once it is on PATH.

@@ -295,6 +295,23 @@ static int set_ib(const struct vg_inject_opts *o, json_t *undo)
     return rc;
 }
 
+/* Adds add to a counter of the lab node's InfiniBand port (what a flap or a
+ * burst of errors leaves there); detail gets "link_downed 0 -> 1". */
+static int bump_counter(const struct vg_inject_opts *o, const char *counter, long long add, struct sbuf *detail)
+{
+    char rel[160];
+    snprintf(rel, sizeof rel, IB_PORT "/counters/%s", counter);
+    char *path = node_path(o->lab, o->node, rel), *old = read_or_null(path);
+    long long v = old ? atoll(old) : 0;
+    char text[32];
+    snprintf(text, sizeof text, "%lld\n", v + add);
+    int rc = replace_file(path, text);
+    sbuf_printf(detail, "mlx5_0 port 1 %s %lld -> %lld", counter, v, v + add);
+    free(old);
+    free(path);
+    return rc;
+}
+
 /* ---- processes ----------------------------------------------------------- */
 
 static bool has(const pid_t *set, size_t n, pid_t p)
@@ -552,6 +569,42 @@ static int ib_down_lab(const struct vg_inject_opts *o, const char *pci, json_t *
     return set_ib(o, undo);
 }
 
+/* The NIC's driver wedged: the fake verbs library's port query never returns. */
+static int nic_hung_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    const char *kv[] = { "mlx5_0.hang=query" };
+    sbuf_puts(detail, "verbs-state: mlx5_0.hang=query");
+    return set_state(o, "/verbs-state", "verbs_state", kv, 1, undo);
+}
+
+/* The link went down and came back: link_downed one up (counters never go
+ * back: nothing to undo). */
+static int link_flap_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci, (void)undo;
+    return bump_counter(o, "link_downed", 1, detail);
+}
+
+/* A burst of physical errors: symbol_error 100,000 up in one period. */
+static int ib_errors_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci, (void)undo;
+    return bump_counter(o, "symbol_error", 100000, detail);
+}
+
+/* The GPU's NVLink fabric registration finished with an error (NVML_ERROR_UNKNOWN). */
+static int fabric_degraded_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    char k1[64], k2[64];
+    snprintf(k1, sizeof k1, "gpu%d.fabric=completed", o->gpu);
+    snprintf(k2, sizeof k2, "gpu%d.fabric_status=999", o->gpu);
+    const char *kv[] = { k1, k2 };
+    sbuf_printf(detail, "nvml-state: %s %s", k1, k2);
+    return set_nvml(o, kv, 2, undo);
+}
+
 static int crash(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
 {
     (void)pci;
@@ -624,6 +677,11 @@ static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
     [VG_INJ_AMD_RING_TIMEOUT] = { "amd-ring-timeout", -1, false, amd_lab, kmsg_local, NULL, "amd" },
     [VG_INJ_AMD_XGMI_DOWN] = { "amd-xgmi-down", -1, false, amd_lab, NULL, NULL, "amd" },
     [VG_INJ_AMD_INIT_FAIL] = { "amd-init-fail", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    /* the faults between the GPUs: a real NIC or fabric is not faked */
+    [VG_INJ_NIC_HUNG] = { "nic-hung", -1, false, nic_hung_lab, NULL, NULL },
+    [VG_INJ_LINK_FLAP] = { "link-flap", -1, false, link_flap_lab, NULL, NULL },
+    [VG_INJ_IB_ERRORS] = { "ib-errors", -1, false, ib_errors_lab, NULL, NULL },
+    [VG_INJ_FABRIC_DEGRADED] = { "fabric-degraded", -1, false, fabric_degraded_lab, NULL, NULL, "nvidia" },
 };
 
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k)
@@ -757,7 +815,7 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
     int code = 0, rc = 0;
     if (lab && !vg_lab_is_lab(lab)) return 0;   /* the lab is gone: nothing left to undo */
     static const char *const saved[][2] = { { "nvml_state", "/nvml-state" }, { "burnin_state", "/burnin-state" },
-                                            { "amdsmi_state", "/amdsmi-state" } };
+                                            { "amdsmi_state", "/amdsmi-state" }, { "verbs_state", "/verbs-state" } };
     for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
         const json_t *prev = json_object_get(undo, saved[i][0]);
         if (!lab || !prev) continue;

@@ -3,7 +3,9 @@
  * the node's kernel log, a GPU the (fake) NVML reports lost, a double-bit ECC
  * error, an InfiniBand port down, a hung NVML, a crashed or frozen node, an
  * AMD GPU's uncorrectable error, retired pages at the threshold, ring timeout,
- * XGMI link down or failed init in the amdgpu driver's words — and
+ * XGMI link down or failed init in the amdgpu driver's words, a wedged NIC
+ * driver, a link flap, a burst of link errors, a GPU whose NVLink fabric
+ * registration failed — and
  * records every injection with its exact time so that `vigil inject clear`
  * can undo it and `vigil drill` can measure from it.
  *
@@ -44,6 +46,12 @@ enum vg_inj_kind {
     VG_INJ_AMD_RING_TIMEOUT,
     VG_INJ_AMD_XGMI_DOWN,
     VG_INJ_AMD_INIT_FAIL,
+    /* the faults between the GPUs (lab only: the node's verbs-state, its
+     * sysfs counters, its fake NVML's fabric state) */
+    VG_INJ_NIC_HUNG,
+    VG_INJ_LINK_FLAP,
+    VG_INJ_IB_ERRORS,
+    VG_INJ_FABRIC_DEGRADED,
     VG_INJ_COUNT
 };
 

@@ -37,6 +37,8 @@ struct vg_lab_opts {
     const char *const *policy_extra; /* "key = value" lines after the generated controller policy */
     size_t npolicy_extra;
     bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
+    bool nvl72;                      /* NVL72-shaped racks (rack_size default 18): each rack's NVLink domain
+                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */
 };
 
 struct vg_lab_info {
@@ -45,6 +47,7 @@ struct vg_lab_info {
     int nodes, spares, rack_size, port_base;
     int gpus;                        /* per node, as Slurm knows them (0: no Gres) */
     char gpu[32];                    /* the nodes' GPU vendors, as given ("nvidia", "amd", "nvidia,amd") */
+    bool nvl72;
     long up_ms;                      /* from the call to all nodes idle */
     char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
     char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
@@ -101,6 +104,15 @@ int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, cons
 /* The GPU vendor of a lab node: "amd" (its GPUs are the fake AMD SMI's:
  * nodes/NODE/amdsmi-state) or "nvidia". */
 const char *vg_lab_node_gpu(const char *dir, const char *node);
+/* The lab's agents probe the NIC every this many seconds (deadline: half of
+ * it): a NIC hung while a probe ran is reported up to this long after. */
+#define VG_LAB_NIC_PROBE_S 2
+/* lab_hw.c: a node's simulated NIC (nodes/N/sys, nodes/N/verbs-state) and,
+ * rack > 0, its GPUs' registration in that NVLink rack's fabric (the fake
+ * NVML's state).  0, or -1 with err. */
+int vg_lab_node_hw(const char *dir, const char *node, int rack, char *err, size_t errlen);
+/* The NVLink domain the fabric of an NVL72-shaped lab's rack gives its nodes. */
+void vg_lab_rack_domain(int rack, char *buf, size_t n);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */

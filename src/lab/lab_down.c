@@ -52,6 +52,7 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         else if (!strcmp(l, "rack_size")) info->rack_size = (int)v;
         else if (!strcmp(l, "port_base")) info->port_base = (int)v;
         else if (!strcmp(l, "gpus")) info->gpus = (int)v;
+        else if (!strcmp(l, "nvl72")) info->nvl72 = v != 0;
     }
     free(text);
     if (!info->gpu[0]) vg_strlcpy(info->gpu, "nvidia", sizeof info->gpu);   /* a lab from before --gpu */

@@ -91,6 +91,7 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         }
         ctx.gpus = &gr;
         vg_check_gpu_responsive(&ctx, out);
+        vg_gpu_fabric_domain(gr.gpus, gr.n, out->fabric_domain, NULL);
     }
     for (size_t i = 0; i < c->n; i++) {
         if (!jobs[i].check) continue;

@@ -55,16 +55,27 @@ struct vg_gpu_state {
     long long power_mw;
     int clock_sm_mhz, clock_mem_mhz;
     long long throttle;         /* VG_THROTTLE_* bits */
+    /* GPU-to-GPU fabric registration (the NVLink fabric of a GB200/GB300 rack):
+     * VG_FABRIC_*, -1 when the GPU has no such fabric or it cannot be read;
+     * the domain it registered in ("CLUSTER-UUID/CLIQUE" for NVIDIA: the GPUs
+     * of one NVLink domain share it), and why a registration failed */
+    int fabric;
+    char fabric_domain[64];
+    char fabric_error[64];
     /* the vendor's own facts, by name ("clock_reasons" = "0x40") */
     struct { char key[24], val[48]; } extra[VG_GPU_EXTRA_MAX];
     int nextra;
 };
 
+#define VG_FABRIC_PENDING 1     /* not started or in progress */
+#define VG_FABRIC_OK 2          /* registered */
+#define VG_FABRIC_FAILED 3      /* finished with an error */
+
 /* The event kinds a vendor's faults are reported as (NULL: the vendor cannot
  * report that fault); each has a row in the fault catalog. */
 struct vg_gpu_kinds {
     const char *lost, *ecc_ue, *retire_pending, *remap_pending, *remap_failure, *pcie_degraded, *link_down,
-        *thermal;
+        *thermal, *fabric_pending, *fabric_failed;
 };
 
 /* vg_gpu_vendor.open's answer when the library says this vendor has no device
@@ -160,6 +171,10 @@ int vg_gpu_state_from_json(const json_t *j, const struct vg_gpu_vendor *const *v
 /* "0000:bb:dd.f" from NVML's busId ("00000000:18:00.0", 8-digit domain) or
  * any form vg_pci_normalize (kmsg.h) reads; false when malformed. */
 bool vg_gpu_pci_id(const char *bus_id, char out[16]);
+/* The fabric domain of a set of GPU states: the one domain every GPU
+ * registered in into out (64 bytes); "" when none registered, or when they
+ * disagree (then *conflict, when not NULL, is set). */
+void vg_gpu_fabric_domain(const struct vg_gpu_state *st, int n, char out[64], bool *conflict);
 /* The throttle bits as words ("hw-thermal,power-brake") into buf. */
 const char *vg_gpu_throttle_names(long long bits, char *buf, size_t n);
 /* Appends to ev[*n] (room for max) the faults st shows, with the source and
@@ -167,7 +182,7 @@ const char *vg_gpu_throttle_names(long long bits, char *buf, size_t n);
  * blocks the vendor says they are in: extra "ue_blocks"), retired memory
  * exhausted (row remapping failed, AMD's bad-page threshold), row remap
  * pending, retired pages pending, PCIe degraded, a link down, thermal
- * slowdown. */
+ * slowdown, a fabric registration unfinished or failed. */
 void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,
                          int max);
 

@@ -260,6 +260,58 @@ int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long
     return nvmlDeviceGetCurrentClocksEventReasons(d, r);
 }
 
+/* ---- fabric: nvmlDeviceGetGpuFabricInfoV (nvmlGpuFabricInfo_v2_t) and the
+ * first version's call, from the keys fabric (not_supported, not_started,
+ * in_progress, completed), fabric_status, fabric_cluster (a UUID) and
+ * fabric_clique. */
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[16];
+    int status;
+    unsigned int cliqueId;
+    unsigned char state;
+    unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+typedef struct {
+    unsigned char clusterUuid[16];
+    int status;
+    unsigned int cliqueId;
+    unsigned char state;
+} nvmlGpuFabricInfo_t;
+#define E_VERSION 25   /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+
+static int fabric(nvmlDevice_t d, unsigned char uuid[16], int *status, unsigned int *clique, unsigned char *state)
+{
+    ENTER(d);
+    static const char *const states[] = { "not_supported", "not_started", "in_progress", "completed" };
+    char v[96] = "not_supported";
+    lookup(d->index, "fabric", v, sizeof v);
+    *state = 0;
+    for (unsigned char i = 0; i < 4; i++)
+        if (!strcmp(v, states[i])) *state = i;
+    *status = (int)num(d->index, "fabric_status", 0);
+    *clique = (unsigned)num(d->index, "fabric_clique", 0);
+    memset(uuid, 0, 16);
+    if (lookup(d->index, "fabric_cluster", v, sizeof v))
+        for (int i = 0, k = 0; v[k] && i < 16; k++) {
+            unsigned b;
+            if (v[k] == '-' || sscanf(v + k, "%2x", &b) != 1) continue;
+            uuid[i++] = (unsigned char)b;
+            k++;
+        }
+    return OK;
+}
+
+int nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t d, nvmlGpuFabricInfo_v2_t *f)
+{
+    if (f->version != ((unsigned)sizeof *f | (2U << 24))) return E_VERSION;
+    return fabric(d, f->clusterUuid, &f->status, &f->cliqueId, &f->state);
+}
+int nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *f)
+{
+    return fabric(d, f->clusterUuid, &f->status, &f->cliqueId, &f->state);
+}
+
 /* ---- events: lines "event=79 gpu=2" (type=xid|dbe|sbe, default xid)
  * appended to the events file after the set was created, each delivered once. */
 static void events_path(char *buf, size_t n)

@@ -37,6 +37,7 @@ struct fake_orch {
     char epoch[32];       /* the scheduler's epoch (its controller's start); "" = "1" */
     unsigned epoch_reads; /* epoch() calls */
     int next_job;         /* the id job_submit gives next (from 100) */
+    int hold_nodes;       /* nodes() waits while set (__atomic): incidents queued meanwhile come as one batch */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
 

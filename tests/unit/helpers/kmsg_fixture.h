@@ -1,7 +1,7 @@
 /* kmsg_fixture.h — runs the kernel-log parser over a fixture of
  * tests/fixtures/logs/ and asserts its events field by field, the lines and
- * malformed lines counted, and that feeding it a byte at a time gives the
- * same events (test_kmsg.c, test_kmsg_aer.c, a new recognizer's test). */
+ * malformed lines counted, and that feeding it a byte at a time, or
+ * through the portable fast path, gives the same events (test_kmsg.c, test_kmsg_aer.c, a new recognizer's test). */
 #ifndef VG_TEST_KMSG_FIXTURE_H
 #define VG_TEST_KMSG_FIXTURE_H
 #include <stdint.h>
