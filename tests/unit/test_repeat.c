@@ -118,16 +118,17 @@ static void test_many_devices(void **s)
     vg_catalog_free(c);
 }
 
-/* The column and the policy: a site sets its own count and window; a bad
- * rule, a rule with nothing to count and after= on a kind that has no rule
- * are refused naming the line. */
+/* The column (the tenth, after category, which a row may leave empty) and
+ * the policy: a site sets its own count and window; a bad rule, a rule with
+ * nothing to count and after= on a kind that has no rule are refused naming
+ * the line. */
 static void test_parse(void **s)
 {
     (void)s;
     char err[256];
-    const char *ok = "kind\tcode\taction\tb\tcaused_by\tname\tnotes\tsource\tafter\n"
-                     "a\t*\tignore\t(none)\t\tA\t\t\t\n"
-                     "b\t*\treboot\t(none)\ta\tB\t\t\t2/10m\n";
+    const char *ok = "kind\tcode\taction\tb\tcaused_by\tname\tnotes\tsource\tcategory\tafter\n"
+                     "a\t*\tignore\t(none)\t\tA\t\t\tnetwork\n"
+                     "b\t*\treboot\t(none)\ta\tB\t\t\tnetwork\t2/10m\n";
     struct vg_catalog *c = vg_catalog_parse(ok, strlen(ok), "t.tsv", err, sizeof err);
     assert_non_null(c);
     const struct vg_catalog_entry *b = vg_catalog_lookup(c, "b", VG_CODE_ANY);
@@ -148,14 +149,16 @@ static void test_parse(void **s)
     assert_string_equal(err, "p:1: no repeat rule of that kind 'zz'");
     vg_catalog_free(c);
     const char *bad[] = {
-        "b\t*\treboot\t(none)\ta\tB\t\t\t3/never\n",
-        "b\t*\treboot\t(none)\ta\tB\t\t\t65/1h\n",
-        "b\t*\treboot\t(none)\t\tB\t\t\t3/1h\n",
+        "b\t*\treboot\t(none)\ta\tB\t\t\t\t3/never\n",
+        "b\t*\treboot\t(none)\ta\tB\t\t\t\t65/1h\n",
+        "b\t*\treboot\t(none)\t\tB\t\t\t\t3/1h\n",
+        "b\t*\treboot\t(none)\ta\tB\t\t\t3/1h\n",   /* a rule in the category's column */
     };
     const char *why[] = { "t.tsv:1: bad repeat rule (N/WINDOW, N in 2..64) '3/never'",
                           "t.tsv:1: bad repeat rule (N/WINDOW, N in 2..64) '65/1h'",
-                          "t.tsv:1: a repeat rule needs the kinds it counts in caused_by 'b'" };
-    for (int i = 0; i < 3; i++) {
+                          "t.tsv:1: a repeat rule needs the kinds it counts in caused_by 'b'",
+                          "t.tsv:1: unknown category '3/1h'" };
+    for (int i = 0; i < 4; i++) {
         assert_null(vg_catalog_parse(bad[i], strlen(bad[i]), "t.tsv", err, sizeof err));
         assert_string_equal(err, why[i]);
     }
