@@ -422,7 +422,8 @@ static void controller_view(struct run *r)
         json_array_foreach(incs, i, x) {   /* newest first: the run's first incident on the node is the last one */
             int64_t at = vg_json_get_time(json_object_get(json_object_get(x, "steps"), "detected"), "at");
             if (!strcmp(vg_json_str(x, "node", ""), v) && at >= r->t0 - 500) {
-                json_t *one = json_pack("{s:s,s:s}", "node", v, "state", vg_json_str(x, "state", ""));
+                json_t *one = json_pack("{s:s,s:s,s:s}", "node", v, "state", vg_json_str(x, "state", ""), "detail",
+                                        vg_json_str(x, "detail", ""));
                 if (json_array_size(states) && !strcmp(vg_json_str(json_array_get(states, json_array_size(states) - 1), "node", ""), v))
                     json_array_set_new(states, json_array_size(states) - 1, one);
                 else

@@ -130,7 +130,8 @@ void vg_drill_print(FILE *f, const json_t *rep)
         size_t k;
         const json_t *inc;
         json_array_foreach(json_object_get(view, "incidents"), k, inc)
-            fprintf(f, "run %lld %s: %s\n", vg_json_int(r, "run", 0), vg_json_str(inc, "node", "?"),
-                    vg_json_str(inc, "state", ""));
+            fprintf(f, "run %lld %s: %s%s%s\n", vg_json_int(r, "run", 0), vg_json_str(inc, "node", "?"),
+                    vg_json_str(inc, "state", ""), *vg_json_str(inc, "detail", "") ? ": " : "",
+                    vg_json_str(inc, "detail", ""));
     }
 }

@@ -43,7 +43,7 @@ is "the agent says its domain" "$(grep -c "NVLink domain $R1" "$LAB_DIR/log/agen
 "$VIGIL" inject link-flap --node n3 --lab >/dev/null
 check "one link flap: a link-flap incident for n3" within 10 sh -c \
     "curl -s -H '$RH' '$VIGIL_CONTROLLER/v1/incidents?node=n3' | jq -e 'map(select(.kind == \"link-flap\")) | length == 1' >/dev/null"
-is "… recorded only" "$(incs n3 | jq -r '.[] | select(.kind == "link-flap") | .state')" \
+is "… recorded only" "$(incs n3 | jq -r '.[] | select(.kind == "link-flap") | "\(.state): \(.detail)"')" \
     "recorded: ignore: recorded only (below drain_at)"
 is "… naming the port and the GPU beside it" \
     "$(incs n3 | jq -r '.[] | select(.kind == "link-flap") | .event.raw' | grep -o 'mlx5_0 port 1 ([^)]*)')" \
@@ -67,9 +67,9 @@ is "rack drill: 3 victims" "$(jq '.runs[0].victims | length' "$T/rack.json")" 3
 is "rack drill: the rack counted down (4 of its 4 nodes out)" \
     "$(jq -c '.runs[0].controller_view.domain | [.name, .nodes, .out]' "$T/rack.json")" "[\"$R1\",4,4]"
 check "rack drill: the domain rule, and the spare rack promoted" \
-    jqe --arg r1 "$R1" --arg r2 "$R2" '.runs[0].controller_view.incidents | map(.state) |
+    jqe --arg r1 "$R1" --arg r2 "$R2" '.runs[0].controller_view.incidents | map("\(.state): \(.detail)") |
         any(. == "isolated: domain rule: \($r1) has 3 of 4 nodes unavailable (> 2); spare domain \($r2) promoted")' "$T/rack.json"
-jq -r '.runs[0].controller_view.incidents[] | "# \(.node): \(.state)"' "$T/rack.json"
+jq -r '.runs[0].controller_view.incidents[] | "# \(.node): \(.state): \(.detail)"' "$T/rack.json"
 is "rack drill: the job runs again on the spare rack" "$(jq -r '.runs[0].restart | [.nodes, .spare] | join(" ")' "$T/rack.json")" \
     "n[5-8] true"
 "$VIGIL" drill --lab --dir "$LAB_DIR" --fault nic-hung --victims 3 --nodes 2 >/dev/null 2>&1
