@@ -14,13 +14,13 @@
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null 2>&1; then
     skip "nvl72: needs root and Debian's slurmctld/slurmd/munge"
-    exit 0
+    done_testing
 fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-nvl72-test.XXXXXX")
 start=$(date +%s)
 # the breaker at 100 %: this suite isolates more than half of 8 nodes within 30 s on purpose
 lab_up 8 --spares 4 --gpus-per-node 4 --nvl72 --rack-size 4 --policy-extra 'breaker = 100% / 30s' ||
-    { nok "lab up"; exit 1; }
+    { nok "lab up"; done_testing; }
 trap 'lab_down; rm -rf "$T"' EXIT
 RH="Authorization: Bearer $VIGIL_READ_TOKEN"
 nodes() { curl -s -H "$RH" "$VIGIL_CONTROLLER/v1/nodes"; }
