@@ -20,7 +20,9 @@ FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
 
 .PHONY: all check unit integration bench fuzz demo install deb image clean cuda
-all: build/vigil build/tests/libnvidia-ml.so.1
+FAKE_LIBS := build/tests/libnvidia-ml.so.1 build/tests/libamd_smi.so.26 build/tests/librocm_smi64.so.7 \
+             build/tests/libibverbs.so.1
+all: build/vigil $(FAKE_LIBS)
 
 build/vigil: build/obj/src/main.o build/libvigil.a
 	$(if $(Q),@echo "  LD      $@")
@@ -56,9 +58,22 @@ build/tests/%: tests/unit/%.c build/libvigil-san.a $(TEST_HELPER_SRC)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit -o $@ $< $(TEST_HELPER_SRC) build/libvigil-san.a $(LDLIBS) -lmicrohttpd -lcmocka
 
 # The fake NVML library: the real dlopen path runs against it in tests and the lab.
-build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c
+build/tests/libnvidia-ml.so.1: tests/fake_nvml/fake_nvml.c tests/fake_state/fake_state.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $< -lpthread
+
+# The fake AMD SMI library, and the same file as a fake ROCm SMI: the AMD layers' dlopen paths.
+build/tests/libamd_smi.so.26: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/fake_state.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libamd_smi.so.26 -o $@ $<
+build/tests/librocm_smi64.so.7: tests/fake_amdsmi/fake_amdsmi.c tests/fake_state/fake_state.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,librocm_smi64.so.7 -o $@ $<
+
+# The fake verbs library: the RDMA probe's real dlopen path runs against it (devices that can hang).
+build/tests/libibverbs.so.1: tests/fake_verbs/fake_verbs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libibverbs.so.1 -o $@ $<
 
 # vigil's own GPU tests (docs/burnin.md): only where CUDA is installed, so not
 # part of `all`; `vigil burnin` finds build/vigil-gpu once it is on PATH.
@@ -86,8 +101,8 @@ build/tests/redfish: tests/redfish/redfish.c
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -ljansson -lmicrohttpd -lpthread
 
-unit: $(UNIT_BIN) build/tests/libnvidia-ml.so.1 build/vigil build/vigil-san build/tests/kapi build/tests/redfish
-integration: build/vigil build/vigil-san build/tests/libnvidia-ml.so.1 build/tests/kapi build/tests/redfish build/tests/httpload
+unit: $(UNIT_BIN) $(FAKE_LIBS) build/vigil build/vigil-san build/tests/kapi build/tests/redfish
+integration: build/vigil build/vigil-san $(FAKE_LIBS) build/tests/kapi build/tests/redfish build/tests/httpload
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:

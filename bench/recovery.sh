@@ -14,7 +14,10 @@
 # BENCH_CRASH_RUNS); then a job that keeps a spare inside its own allocation
 # (vigil launch, 2 + 1 nodes, BENCH_INALLOC_RUNS, default 8: one per GPU, since
 # the agent folds a repeat of the same fault on the same GPU within its window
-# and these runs are quick): restarted without a requeue.
+# and these runs are quick): restarted without a requeue.  Then the same lab
+# with AMD MI300X nodes (--gpu amd, the fake AMD SMI) and the AMD drill's fault,
+# an ATHUB uncorrectable error (amd-ue), RUNS times: beside the XID 79 column
+# (goal: detect <= 0.1 s, isolate <= 0.5 s median).
 cd "$(dirname "$0")/.." || exit 2
 [ "$(id -u)" = 0 ] || { echo "recovery: needs root (the lab)"; exit 0; }
 RUNS=${BENCH_RECOVERY_RUNS:-20}
@@ -34,16 +37,24 @@ cmds=$(curl -s -H "Authorization: Bearer $VIGIL_READ_TOKEN" "$VIGIL_CONTROLLER/m
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs "${BENCH_CRASH_RUNS:-5}" --fault node-freeze --deadline 60 --save "$T/vigil-freeze.json" >/dev/null 2>&1
 "$V" drill --lab --dir "$T/lab" --nodes 2 --spares-in-job 1 --runs "${BENCH_INALLOC_RUNS:-8}" --fault xid:79 --deadline 60 --save "$T/vigil-inalloc.json" >/dev/null 2>&1
 "$V" lab down --dir "$T/lab" >/dev/null
+eval "$("$V" lab up 5 --spares 1 --rack-size 2 --gpu amd --gpus-per-node 8 --dir "$T/lab")" || exit 1
+"$V" drill --lab --dir "$T/lab" --nodes 3 --runs "$RUNS" --fault amd-ue --deadline 60 --save "$T/amd.json" >/dev/null 2>&1
+"$V" lab down --dir "$T/lab" >/dev/null
 eval "$("$V" lab up 5 --spares 1 --rack-size 2 --no-vigil --dir "$T/lab")" || exit 1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs 1 --fault xid:79 --deadline 30 --save "$T/plain-xid.json" >/dev/null 2>&1
 "$V" drill --lab --dir "$T/lab" --nodes 3 --runs 3 --fault node-crash --deadline 120 --save "$T/plain-crash.json" >/dev/null 2>&1
 printf 'recovery: %s XID 79 injections with vigil, plain Slurm on the same lab\n' "$RUNS"
-printf '%-10s %-18s %-18s %-22s %-26s %s\n' "seconds" "vigil, XID 79" "target" "plain Slurm, XID 79" "vigil, node crash" "plain Slurm, node crash"
-printf '%-10s %-18s %-18s %-22s %-26s %s\n' "" "(median p99)" "" "" "(heartbeat; median p99)" "(median p99)"
+printf '%-10s %-18s %-20s %-18s %-22s %-26s %s\n' "seconds" "vigil, XID 79" "vigil, AMD amd-ue" "target" "plain Slurm, XID 79" "vigil, node crash" "plain Slurm, node crash"
+printf '%-10s %-18s %-20s %-18s %-22s %-26s %s\n' "" "(median p99)" "(MI300X; median p99)" "" "" "(heartbeat; median p99)" "(median p99)"
 for s in detect isolate restart resume; do
     case $s in detect) tgt="< 1 s (crash 3)";; isolate) tgt="< 2 s";; restart) tgt="< 10 s (floor 6 s)";; *) tgt="-";; esac
-    printf '%-10s %-18s %-18s %-22s %-26s %s\n' "$s" "$(stat "$T/vigil.json" $s)" "$tgt" "$(stat "$T/plain-xid.json" $s | cut -d' ' -f1)" "$(stat "$T/vigil-crash.json" $s)" "$(stat "$T/plain-crash.json" $s)"
+    printf '%-10s %-18s %-20s %-18s %-22s %-26s %s\n' "$s" "$(stat "$T/vigil.json" $s)" "$(stat "$T/amd.json" $s)" "$tgt" "$(stat "$T/plain-xid.json" $s | cut -d' ' -f1)" "$(stat "$T/vigil-crash.json" $s)" "$(stat "$T/plain-crash.json" $s)"
 done
+ad=$(stat "$T/amd.json" detect | cut -d' ' -f1); ai=$(stat "$T/amd.json" isolate | cut -d' ' -f1)
+awk -v d="$ad" -v i="$ai" -v x="$(stat "$T/vigil.json" detect | cut -d' ' -f1)" 'BEGIN {
+    printf "AMD (amd-ue): detect median %s s (goal <= 0.1: %s), isolate median %s s (goal <= 0.5: %s); ratio AMD / NVIDIA detect = %s\n",
+        d, (d + 0 <= 0.1 && d != "never") ? "met" : "not met", i, (i + 0 <= 0.5 && i != "never") ? "met" : "not met",
+        (x + 0 > 0 && d != "never") ? sprintf("%.2f", d / x) : "-" }'
 vr=$(stat "$T/vigil.json" restart | cut -d' ' -f1); cr=$(stat "$T/plain-crash.json" restart | cut -d' ' -f1)
 vc=$(stat "$T/vigil-crash.json" restart | cut -d' ' -f1)
 awk -v v="$vr" -v c="$cr" -v k="$vc" 'BEGIN { if (v + 0 > 0 && c + 0 > 0) printf "ratio: job running again, vigil (XID) / plain Slurm (node crash) = %.2f; vigil / requeue floor (6 s) = %.2f\n", v / c, v / 6

@@ -1,18 +1,26 @@
 /* fuzz_kmsg.c — libFuzzer target for the kernel-log parser: any bytes, fed in
- * two pieces split at a data-chosen point, then classified and deduplicated. */
+ * two pieces split at a data-chosen point, then classified, counted against
+ * the catalog's repeat rules and deduplicated. */
 #include "catalog/catalog.h"
 #include "catalog/dedup.h"
+#include "catalog/repeat.h"
 #include "signal/kmsg.h"
 #include <stdint.h>
 #include <stdlib.h>
 
 static struct vg_catalog *cat;
+static struct vg_repeat *rep;
 
 static void to_dedup(const struct vg_event *e, void *arg)
 {
-    struct vg_event c = *e;
-    if (cat) vg_catalog_classify(cat, &c);
+    struct vg_event c = *e, r[4];
+    int n = 0;
+    if (cat) {
+        vg_catalog_classify(cat, &c);
+        n = vg_repeat_add(rep, &c, r, 4);
+    }
     vg_dedup_add(arg, &c);
+    for (int i = 0; i < n; i++) to_dedup(&r[i], arg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -20,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!cat) {
         char err[256];
         cat = vg_catalog_load(NULL, err, sizeof err);
+        if (cat) rep = vg_repeat_new(cat);   /* reused: flat and bounded */
     }
     static struct vg_kmsg k;
     static struct vg_dedup *d;

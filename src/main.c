@@ -25,6 +25,7 @@ static const struct subcommand commands[] = {
     { "inject", cmd_inject, "make a node fail like a real one (XID, lost GPU, crash, freeze…); clear undoes it" },
     { "lab", cmd_lab, "a real local Slurm cluster on this machine: up N, status, down, env" },
     { "report", cmd_report, "drill reports side by side (vigil against plain Slurm), terminal and --html" },
+    { "reset-gpu", cmd_reset_gpu, "reset one GPU through its vendor's library (AMD) under a deadline: a repair rung" },
     { "scan", cmd_scan, "read kernel logs: GPU fault events (XID, SXid, AER, …) with verdicts" },
     { "score", cmd_score, "a ClusterMAX-style scorecard from audit, security, check and drill reports" },
     { "serve", cmd_serve, "the cluster controller: receive agents' events, record incidents (HTTP API)" },

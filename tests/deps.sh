@@ -5,7 +5,7 @@
 RUN="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev
 libmicrohttpd-dev libgnutls28-dev libyaml-dev libmunge-dev munge slurmctld slurmd slurm-client procps util-linux curl ca-certificates jq"
 TEST="openssl libcmocka-dev clang libclang-rt-14-dev rpm iproute2 sqlite3 chromium lintian dpkg-dev man-db python3 prometheus faketime
-mmdebstrap umoci skopeo"
+mmdebstrap umoci skopeo librocm-smi64-1 libibverbs1"
 PKGS="$RUN"
 [ "${1:-}" = demo ] || PKGS="$RUN $TEST"
 missing=""

@@ -21,6 +21,9 @@ struct vg_agent_opts {
     const char *spool;           /* the spool file */
     size_t spool_max;            /* its cap in bytes (record-only events dropped first); 0: none */
     const char *config;          /* a `vigil check` config for the periodic checks, or NULL */
+    const char *root;            /* files the periodic checks and the NIC probe read are under it; NULL: / */
+    bool nic;                    /* run the NIC probe (port counters, the RDMA stack) */
+    int nic_interval_ms;         /* its period; 0: interval_ms */
     const char *policy;          /* a site policy file for the catalog, or NULL */
     const char *catalog;         /* NULL = the bundled one */
     int interval_ms;             /* periodic checks; 0 = none */

@@ -13,9 +13,11 @@
 #include "signal/checkconf.h"
 #include "signal/gpu.h"
 #include "catalog/dedup.h"
+#include "catalog/repeat.h"
 #include "orch/orch.h"
 #include "signal/kmsg.h"
 #include "signal/probe.h"
+#include "signal/nicrate.h"
 #include <jansson.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,15 +39,26 @@ struct kfollow {
     struct vg_kmsg k;
 };
 
-struct periodic {
-    int tfd;                /* timerfd */
-    bool running;
+/* One of the periodic probes in flight. */
+struct per_slot {
     struct vg_probe p;
-    bool gpu_only;          /* the GPU probe, not a check config */
+    bool running;
     int64_t deadline;       /* vg_mono_ms() */
     int grace;              /* times the deadline was extended for a probe starved of CPU */
+};
+
+struct periodic {
+    int tfd;                /* timerfd of the GPU probe or check config run */
+    int nic_tfd;            /* timerfd of the NIC probe, -1 none */
+    struct per_slot chk;    /* the GPU probe, or the check config run */
+    bool gpu_only;          /* chk is the GPU probe, not a check config */
+    struct per_slot nic;    /* the NIC probe: port counters, the RDMA stack */
+    struct vg_nic_rates *rates;   /* the ports' counters as last read */
     struct vg_checkconf conf;
     bool have_conf;
+    /* each GPU's uncorrectable count at the last read: a count is a fault when it rises */
+    struct { char pci[16]; long long ue; } ue[64];
+    int nue;
 };
 
 /* One GPU vendor's event child. */
@@ -64,6 +77,7 @@ struct agent {
     char jobs_from[512];    /* where its node daemon keeps this node's jobs (opts.jobs_from), "" = none */
     struct vg_catalog *cat;
     struct vg_dedup *dd;
+    struct vg_repeat *rep;  /* the catalog's repeat rules */
     struct kfollow kf;
     /* the GPU vendors' event children */
     struct gpuwatch gw[VG_GPU_VENDORS_MAX];
@@ -96,6 +110,7 @@ struct agent {
     uint64_t beats;
     bool beat_failing;
     int64_t next_audit;     /* vg_mono_ms() */
+    char fabric_domain[64]; /* the NVLink domain this node's GPUs registered in, "" unknown (sent with beats) */
 };
 
 /* loop.c: the event path — classify, dedup, queue (or act). */
@@ -116,9 +131,10 @@ void gw_ready(struct agent *a, int i);    /* watcher i's fd is readable */
 void gw_stop(struct agent *a);
 /* periodic.c */
 int per_init(struct agent *a, char *err, size_t errlen);
-void per_tick(struct agent *a);           /* the timer fired */
-void per_ready(struct agent *a);          /* the probe's fd is readable */
+void per_tick(struct agent *a, int tfd);  /* a timer fired: its probe starts */
+void per_ready(struct agent *a, struct per_slot *s);   /* a probe's fd is readable */
 void per_deadline(struct agent *a);       /* called each loop turn */
+int64_t per_next_deadline(const struct agent *a);      /* the earliest deadline of a probe running, -1 none */
 void per_close(struct agent *a);
 /* sender.c */
 int snd_init(struct agent *a, char *err, size_t errlen);

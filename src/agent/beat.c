@@ -6,7 +6,9 @@
  * the answer says when the node was last returned to service: the folds
  * begun before then are closed (their repeats sent), so the same fault
  * coming back on the returned node is a new incident at once, not a repeat
- * counted into the old one until the fold window ends. */
+ * counted into the old one until the fold window ends.  The NVLink domain
+ * its GPUs registered in ("domain", from their fabric info) tells the
+ * controller which nodes form a rack's domain. */
 #include "agent/agent_int.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -47,13 +49,14 @@ void beat_due(struct agent *a)
 {
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
-    char url[600], body[224], err[256], jobs[VG_EVENT_JOBS] = "", folds[32] = "";
+    char url[600], body[320], err[256], jobs[VG_EVENT_JOBS] = "", folds[32] = "", domain[96] = "";
     snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
     agent_jobs(a, jobs, sizeof jobs);
     size_t open = vg_dedup_open_count(a->dd);
     if (open) snprintf(folds, sizeof folds, ",\"folds\":%zu", open);
-    snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
-             jobs[0] ? "\"" : "", folds);
+    if (a->fabric_domain[0]) snprintf(domain, sizeof domain, ",\"domain\":\"%s\"", a->fabric_domain);
+    snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
+             jobs[0] ? "\"" : "", folds, domain);
     long status = 0;
     char *resp = NULL;
     int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);

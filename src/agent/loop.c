@@ -29,15 +29,19 @@ void agent_signal(struct agent *a, struct vg_event *e)
     if (!e->first_ms) e->first_ms = e->time_ms ? e->time_ms : e->seen_ms;
     if (!e->last_ms) e->last_ms = e->first_ms;
     vg_catalog_classify(a->cat, e);
+    struct vg_event rep[4];
+    int nrep = vg_repeat_add(a->rep, e, rep, 4);
     const struct vg_dedup_stats *st = vg_dedup_stats(a->dd);
     uint64_t folded = st->folded, dropped = st->storm_dropped;
     vg_dedup_add(a->dd, e);
-    if (st->folded != folded || st->storm_dropped != dropped) return;   /* counted, sent with the fold */
-    a->incidents++;
-    vg_info("agent: %s %d%s%s (%s) from %s", e->kind, e->code, e->pci[0] ? " on " : "", e->pci,
-            vg_action_name(e->action), e->source);
-    snd_queue(a, e);
-    sa_event(a, e);
+    if (st->folded == folded && st->storm_dropped == dropped) {   /* else counted, sent with the fold */
+        a->incidents++;
+        vg_info("agent: %s %d%s%s (%s) from %s", e->kind, e->code, e->pci[0] ? " on " : "", e->pci,
+                vg_action_name(e->action), e->source);
+        snd_queue(a, e);
+        sa_event(a, e);
+    }
+    for (int i = 0; i < nrep; i++) agent_signal(a, &rep[i]);   /* a repeat rule completed: a fault of its own */
 }
 
 /* The dedup closed an incident: the repeats folded into it since the first
@@ -57,6 +61,7 @@ static int open_dedup(struct agent *a, char *err, size_t errlen)
     if (!a->cat) return -1;
     struct vg_dedup_opts d = { a->o->window_ms, 0, 0 };
     a->dd = vg_dedup_new(&d, a->cat, on_close, a);
+    a->rep = vg_repeat_new(a->cat);
     return 0;
 }
 
@@ -76,19 +81,22 @@ static int min_timeout(int t, int64_t ms)
 static void run_loop(struct agent *a, int sfd)
 {
     while (!a->stop) {
-        struct pollfd p[4 + VG_GPU_VENDORS_MAX];
-        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, ip = -1, is;
+        struct pollfd p[6 + VG_GPU_VENDORS_MAX];
+        int np = 0, ik = -1, in[VG_GPU_VENDORS_MAX], it = -1, itn = -1, ip = -1, inic = -1, is;
         if (kf_fd(a) >= 0) p[ik = np++] = (struct pollfd){ kf_fd(a), POLLIN, 0 };
         for (int i = 0; i < a->ngw; i++) {
             in[i] = -1;
             if (a->gw[i].fd >= 0) p[in[i] = np++] = (struct pollfd){ a->gw[i].fd, POLLIN, 0 };
         }
         if (a->per.tfd >= 0) p[it = np++] = (struct pollfd){ a->per.tfd, POLLIN, 0 };
-        if (a->per.running) p[ip = np++] = (struct pollfd){ a->per.p.fd, POLLIN, 0 };
+        if (a->per.nic_tfd >= 0) p[itn = np++] = (struct pollfd){ a->per.nic_tfd, POLLIN, 0 };
+        if (a->per.chk.running) p[ip = np++] = (struct pollfd){ a->per.chk.p.fd, POLLIN, 0 };
+        if (a->per.nic.running) p[inic = np++] = (struct pollfd){ a->per.nic.p.fd, POLLIN, 0 };
         p[is = np++] = (struct pollfd){ sfd, POLLIN, 0 };
         int64_t now = vg_mono_ms();
         int timeout = min_timeout(min_timeout(snd_wait_ms(a), beat_wait_ms(a)), report_wait_ms(a));
-        if (a->per.running) timeout = min_timeout(timeout, a->per.deadline - now > 0 ? a->per.deadline - now : 0);
+        int64_t due = per_next_deadline(a);
+        if (due >= 0) timeout = min_timeout(timeout, due - now > 0 ? due - now : 0);
         if (open_incidents(a)) timeout = min_timeout(timeout, 1000);
         int64_t restart = a->o->gpu_events ? gw_restart_at(a) : -1;
         if (restart >= 0) timeout = min_timeout(timeout, restart - now > 0 ? restart - now : 0);
@@ -101,8 +109,10 @@ static void run_loop(struct agent *a, int sfd)
             if (ik >= 0 && p[ik].revents) kf_ready(a);
             for (int i = 0; i < a->ngw; i++)
                 if (in[i] >= 0 && p[in[i]].revents) gw_ready(a, i);
-            if (it >= 0 && p[it].revents) per_tick(a);
-            if (ip >= 0 && p[ip].revents && a->per.running) per_ready(a);
+            if (it >= 0 && p[it].revents) per_tick(a, a->per.tfd);
+            if (itn >= 0 && p[itn].revents) per_tick(a, a->per.nic_tfd);
+            if (ip >= 0 && p[ip].revents && a->per.chk.running) per_ready(a, &a->per.chk);
+            if (inic >= 0 && p[inic].revents && a->per.nic.running) per_ready(a, &a->per.nic);
             if (p[is].revents) {
                 struct signalfd_siginfo si;
                 if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -125,12 +135,19 @@ static void run_loop(struct agent *a, int sfd)
 static void run_once(struct agent *a)
 {
     kf_drain(a);
-    if (a->o->interval_ms > 0) {
-        per_tick(a);
-        while (a->per.running) {
-            int64_t left = a->per.deadline - vg_mono_ms();
-            struct pollfd p = { a->per.p.fd, POLLIN, 0 };
-            if (left > 0 && poll(&p, 1, (int)left) > 0) per_ready(a);
+    if (a->per.tfd >= 0 || a->per.nic_tfd >= 0) {
+        per_tick(a, a->per.tfd);
+        per_tick(a, a->per.nic_tfd);
+        for (int64_t due; (due = per_next_deadline(a)) >= 0;) {
+            struct per_slot *s[2], *all[2] = { &a->per.chk, &a->per.nic };
+            struct pollfd p[2];
+            int n = 0;
+            for (int i = 0; i < 2; i++)
+                if (all[i]->running) s[n] = all[i], p[n++] = (struct pollfd){ all[i]->p.fd, POLLIN, 0 };
+            int64_t left = due - vg_mono_ms();
+            if (left > 0 && poll(p, (nfds_t)n, (int)left) > 0)
+                for (int i = 0; i < n; i++)
+                    if (p[i].revents && s[i]->running) per_ready(a, s[i]);
             per_deadline(a);
         }
     }
@@ -146,7 +163,7 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
 {
     struct agent *a = vg_xcalloc(1, sizeof *a);
     a->o = o;
-    a->per.tfd = a->per.p.fd = a->kf.fd = a->kf.ino = -1;
+    a->per.tfd = a->per.nic_tfd = a->per.chk.p.fd = a->per.nic.p.fd = a->kf.fd = a->kf.ino = -1;
     gw_init(a);
     a->maybe_ours = true;   /* a drain left by an earlier run may be vigil's */
     a->sched = vg_orch_find(o->orchestrator);
@@ -199,6 +216,7 @@ out:
     if (a->kf.path) kf_close(a);
     snd_close(a);
     vg_dedup_free(a->dd);
+    vg_repeat_free(a->rep);
     vg_catalog_free(a->cat);
     vg_orch_close(a->orch);
     if (sfd >= 0) close(sfd);

@@ -4,6 +4,7 @@
 #include "util/datadir.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,18 @@
 #include <strings.h>
 
 #define CATALOG_MAX_BYTES (4u << 20)
+
+const char *const vg_catalog_categories[] = {
+    "memory-ue", "memory-ce", "gpu-hw",  "interconnect", "pcie",        "firmware", "gpu-hang", "software",
+    "gpu-init",  "thermal-power", "node", "network",     "performance", "sdc",      "other",    NULL,
+};
+
+static bool valid_category(const char *c)
+{
+    for (size_t i = 0; vg_catalog_categories[i]; i++)
+        if (!strcmp(vg_catalog_categories[i], c)) return true;
+    return false;
+}
 
 struct vg_catalog {
     struct vg_catalog_entry *e;
@@ -59,6 +72,24 @@ static bool valid_kind(const char *k)
     for (; *k; k++)
         if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '-' || *k == '_'))
             return false;
+    return true;
+}
+
+/* A repeat rule "N/WINDOW" (2 <= N <= VG_CATALOG_AFTER_MAX, WINDOW a duration > 0) into e. */
+static bool parse_after(const char *s, struct vg_catalog_entry *e)
+{
+    char buf[sizeof e->after];
+    if (vg_strlcpy(buf, s, sizeof buf) >= sizeof buf) return false;
+    char *slash = strchr(buf, '/');
+    long n;
+    int64_t ms;
+    if (!slash) return false;
+    *slash = '\0';
+    if (!vg_parse_long(buf, &n) || n < 2 || n > VG_CATALOG_AFTER_MAX || !vg_duration_ms(slash + 1, &ms) || ms <= 0)
+        return false;
+    e->after_n = (int)n;
+    e->after_ms = ms;
+    vg_strlcpy(e->after, s, sizeof e->after);
     return true;
 }
 
@@ -119,6 +150,19 @@ static int catalog_line(void *arg, char *line, int lineno)
     vg_strlcpy(tmp.bucket, f[3], sizeof tmp.bucket);
     vg_strlcpy(tmp.caused_by, f[4], sizeof tmp.caused_by);
     vg_strlcpy(tmp.name, f[5], sizeof tmp.name);
+    /* the ninth column, category, and the tenth, a repeat rule (catalogs
+     * before them have eight or nine) */
+    if (nf >= 9 && *vg_trim(f[8])) {
+        if (!valid_category(vg_trim(f[8]))) return fail(x->err, x->errlen, x->name, lineno, "unknown category", vg_trim(f[8]));
+        vg_strlcpy(tmp.category, vg_trim(f[8]), sizeof tmp.category);
+    }
+    if (nf >= 10 && *vg_trim(f[9])) {
+        if (!parse_after(vg_trim(f[9]), &tmp))
+            return fail(x->err, x->errlen, x->name, lineno, "bad repeat rule (N/WINDOW, N in 2..64)", f[9]);
+        if (!tmp.caused_by[0])
+            return fail(x->err, x->errlen, x->name, lineno, "a repeat rule needs the kinds it counts in caused_by",
+                        f[0]);
+    }
     *add_entry(x->c) = tmp;
     return 0;
 }
@@ -179,6 +223,28 @@ void vg_catalog_free(struct vg_catalog *c)
     free(c);
 }
 
+/* `kind NAME after=N/WINDOW`: the count and window of that kind's repeat rule. */
+static int policy_after(struct parse_ctx *x, const char *kind, int lo, const char *val, int lineno)
+{
+    struct vg_catalog_entry rule;
+    memset(&rule, 0, sizeof rule);
+    if (!parse_after(val, &rule))
+        return fail(x->err, x->errlen, x->name, lineno, "bad repeat rule (after=N/WINDOW, N in 2..64)", val);
+    bool found = false;
+    for (size_t i = 0; i < x->c->n; i++) {
+        struct vg_catalog_entry *e = &x->c->e[i];
+        if (strcmp(e->kind, kind) != 0 || (lo != VG_CODE_ANY && e->lo != lo)) continue;
+        if (!e->after_n)
+            return fail(x->err, x->errlen, x->name, lineno, "not a repeat rule (after= sets one's count and window)",
+                        kind);
+        e->after_n = rule.after_n;
+        e->after_ms = rule.after_ms;
+        vg_strlcpy(e->after, rule.after, sizeof e->after);
+        found = true;
+    }
+    return found ? 0 : fail(x->err, x->errlen, x->name, lineno, "no repeat rule of that kind", kind);
+}
+
 static int policy_line(void *arg, char *line, int lineno)
 {
     struct parse_ctx *x = arg;
@@ -190,6 +256,18 @@ static int policy_line(void *arg, char *line, int lineno)
         tok[nt++] = s;
     }
     const char *kind, *code = "*", *set;
+    if (nt == 3 && strcmp(tok[0], "category") == 0) {
+        if (!valid_category(tok[1])) return fail(x->err, x->errlen, x->name, lineno, "unknown category", tok[1]);
+        if (!vg_startswith(tok[2], "action=")) return fail(x->err, x->errlen, x->name, lineno, "expected action=ACTION, got", tok[2]);
+        enum vg_action a;
+        if (!vg_action_parse(tok[2] + 7, &a)) return fail(x->err, x->errlen, x->name, lineno, "unknown action", tok[2] + 7);
+        for (size_t i = 0; i < x->c->n; i++)
+            if (!strcmp(x->c->e[i].category, tok[1])) {
+                x->c->e[i].action = a;
+                x->c->e[i].overridden = true;
+            }
+        return 0;
+    }
     if (nt >= 3 && strcmp(tok[0], "kind") == 0) {
         kind = tok[1];
         if (nt == 4) code = tok[2];
@@ -201,11 +279,13 @@ static int policy_line(void *arg, char *line, int lineno)
         set = tok[2];
     } else {
         return fail(x->err, x->errlen, x->name, lineno,
-                    "expected 'xid CODE action=A', 'sxid CODE action=A' or 'kind NAME [CODE] action=A'", NULL);
+                    "expected 'xid CODE action=A', 'sxid CODE action=A', 'kind NAME [CODE] action=A', "
+                    "'kind NAME after=N/WINDOW' or 'category NAME action=A'", NULL);
     }
     if (!valid_kind(kind)) return fail(x->err, x->errlen, x->name, lineno, "bad kind", kind);
     int lo, hi;
     if (!parse_code(code, &lo, &hi)) return fail(x->err, x->errlen, x->name, lineno, "bad code", code);
+    if (vg_startswith(set, "after=")) return policy_after(x, kind, lo, set + 6, lineno);
     if (!vg_startswith(set, "action=")) return fail(x->err, x->errlen, x->name, lineno, "expected action=ACTION, got", set);
     enum vg_action a;
     if (!vg_action_parse(set + 7, &a)) return fail(x->err, x->errlen, x->name, lineno, "unknown action", set + 7);

@@ -1,6 +1,6 @@
 /* catalog.h — the fault catalog: a signal (kind + code) → vigil's action, with
- * NVIDIA's resolution bucket, the name, and the earlier signals it is a
- * documented consequence of (caused_by).  Loaded from data/fault-catalog.tsv;
+ * NVIDIA's resolution bucket, the name, the earlier signals it is a
+ * documented consequence of (caused_by) and its category.  Loaded from data/fault-catalog.tsv;
  * a site policy file (`xid 63 action=ignore`, `kind ib-down action=reboot`)
  * overrides any entry.  See docs/catalog.md. */
 #ifndef VG_CATALOG_H
@@ -8,8 +8,10 @@
 #include "core/event.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VG_CODE_ANY (-1)
+#define VG_CATALOG_AFTER_MAX 64   /* the largest count of a repeat rule */
 
 struct vg_catalog_entry {
     char kind[24];
@@ -18,8 +20,19 @@ struct vg_catalog_entry {
     char bucket[32];          /* NVIDIA's immediate resolution bucket, or "(none)" */
     char caused_by[256];      /* "xid:48,aer-fatal,*" — see vg_catalog_is_cause() */
     char name[128];
+    char category[16];        /* what kind of fault (vg_catalog_categories), "" when the row has none */
     bool overridden;          /* action set by a policy file */
+    /* A repeat rule ("3/3h"): this kind is not read from a source but made
+     * by the repeat stage (repeat.h) when `after_n` events of the kinds in
+     * caused_by happen on one device within `after_ms`; 0: none. */
+    int after_n;
+    int64_t after_ms;
+    char after[24];           /* as written, for messages */
 };
+
+/* The categories a catalog row may have and a site policy may map to an
+ * action ("category memory-ue action=drain-rma"), NULL-terminated. */
+extern const char *const vg_catalog_categories[];
 
 struct vg_catalog;
 
@@ -30,7 +43,10 @@ struct vg_catalog *vg_catalog_load(const char *path, char *err, size_t errlen);
 struct vg_catalog *vg_catalog_parse(const char *text, size_t len, const char *name, char *err,
                                     size_t errlen);
 /* Applies a site policy file: lines `xid CODE action=A`, `sxid CODE action=A`,
- * `kind NAME [CODE] action=A`; '#' comments.  Returns 0, or -1 with
+ * `kind NAME [CODE] action=A`, `category NAME action=A` (every row of that
+ * category, NVIDIA's and AMD's alike), and `kind NAME after=N/WINDOW` for a
+ * repeat rule's count and window; '#' comments.  Lines apply in order, each
+ * over the rows it names.  Returns 0, or -1 with
  * "file:line: what" in err (the catalog is then partly updated; callers exit 2). */
 int vg_catalog_apply_policy(struct vg_catalog *c, const char *path, char *err, size_t errlen);
 int vg_catalog_apply_policy_text(struct vg_catalog *c, const char *text, size_t len,

@@ -14,12 +14,15 @@
 #define AGENT_USAGE                                                                                        \
     "usage: vigil agent [--node NAME] " VG_OPTS_CLIENT_USAGE "\n"                                         \
     "                   [--kmsg PATH] [--kmsg-from-start] [--spool FILE] [--spool-max MB]\n"               \
-    "                   [--config FILE] [--interval S] [--window S] [--retry-max S] [--heartbeat S]\n"   \
+    "                   [--config FILE] [--root DIR] [--no-nic] [--interval S] [--nic-interval S]\n"     \
+    "                   [--window S] [--retry-max S] [--heartbeat S]\n"                                    \
     "                   [--audit-every S] [--policy FILE] [--slurmd-spool DIR]\n"                           \
     "                   [--catalog FILE] [--drain-at ACTION] [--drain] " VG_OPTS_ORCH_USAGE "\n"         \
     "                   [--no-gpu-events] [--once] [--json] [-v]\n"                                         \
     "Follows the kernel log (PATH: /dev/kmsg, a file or a FIFO), the GPU vendors' events and periodic checks\n"\
-    "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe), and\n"     \
+    "(every S seconds, default 30; 0 = none; FILE: a `vigil check` config, else the GPU probe) with the\n" \
+    "NIC probe (port counters judged over time, the RDMA stack; every --nic-interval S, default --interval;\n" \
+    "--no-nic: none; files read under DIR), and\n"                                                       \
     "sends each new incident to the controller (spooled in FILE first, default\n"                          \
     "/var/lib/vigil/agent.spool).  With no --controller it acts alone: with --drain it drains this node\n" \
     "through the orchestrator (the scheduler of this node, default slurm) at or above ACTION (default\n"   \
@@ -47,10 +50,11 @@ int cmd_agent(int argc, char **argv)
     struct vg_agent_opts o = {
         .auth_mode = "munge", .spool = "/var/lib/vigil/agent.spool", .interval_ms = 30000, .window_ms = 60000,
         .retry_max_ms = 5000, .heartbeat_ms = 1000, .audit_every_ms = 86400 * 1000, .drain_at = VG_ACT_RESTART_APP, .gpu_events = true,
-        .jobs_from = "/var/spool/slurmd", .spool_max = 64u << 20,
+        .jobs_from = "/var/spool/slurmd", .spool_max = 64u << 20, .nic = true,
     };
     enum { O_NODE = 256, O_SPOOLMAX, O_KMSG, O_FROMSTART, O_SPOOL, O_CONFIG, O_INTERVAL, O_WINDOW, O_RETRY, O_POLICY,
-           O_CATALOG, O_DRAINAT, O_DRAIN, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_HELP };
+           O_CATALOG, O_DRAINAT, O_DRAIN, O_BEAT, O_AUDIT, O_NOGPUEV, O_ONCE, O_JSON, O_SLURMD, O_ROOT, O_NONIC, O_NICINT,
+           O_HELP };
     static const struct option own[] = {
         { "node", required_argument, 0, O_NODE },         { "kmsg", required_argument, 0, O_KMSG },
         { "spool-max", required_argument, 0, O_SPOOLMAX },
@@ -63,6 +67,8 @@ int cmd_agent(int argc, char **argv)
         { "audit-every", required_argument, 0, O_AUDIT }, { "slurmd-spool", required_argument, 0, O_SLURMD },
         { "no-gpu-events", no_argument, 0, O_NOGPUEV },    { "no-nvml-events", no_argument, 0, O_NOGPUEV },   { "once", no_argument, 0, O_ONCE },
         { "json", no_argument, 0, O_JSON },               { "help", no_argument, 0, O_HELP },
+        { "root", required_argument, 0, O_ROOT },         { "no-nic", no_argument, 0, O_NONIC },
+        { "nic-interval", required_argument, 0, O_NICINT },
         { 0, 0, 0, 0 },
     };
     enum { BLOCKS = VG_OPTS_CLIENT | VG_OPTS_ORCH };
@@ -96,10 +102,15 @@ int cmd_agent(int argc, char **argv)
         case O_ONCE: o.once = o.kmsg_from_start = true; break;
         case O_JSON: o.json = true; break;
         case O_SLURMD: o.jobs_from = optarg, jobs_from_given = true; break;
+        case O_ROOT: o.root = optarg; break;
+        case O_NONIC: o.nic = false; break;
         case 'v': verbose++; break;
         case O_INTERVAL:
             if (!strcmp(optarg, "0")) o.interval_ms = 0;
             else if (seconds("--interval", optarg, 100, &o.interval_ms)) return VG_EXIT_INPUT;
+            break;
+        case O_NICINT:
+            if (seconds("--nic-interval", optarg, 100, &o.nic_interval_ms)) return VG_EXIT_INPUT;
             break;
         case O_WINDOW:
             if (seconds("--window", optarg, 100, &o.window_ms)) return VG_EXIT_INPUT;

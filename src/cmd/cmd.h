@@ -13,6 +13,7 @@ int cmd_bmc(int argc, char **argv);
 int cmd_burnin(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_reset_gpu(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

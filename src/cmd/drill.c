@@ -20,12 +20,13 @@
     "usage: vigil drill [--lab [--dir DIR]] [--partition P] [--nodes N] [--fault KIND] [--gpu G]\n"     \
     "                   [--runs N] [--deadline S] [--steady-steps K] [--step-ms MS] [--ckpt-every K]\n" \
     "                   [--job-script FILE --resume-pattern REGEX [--step-pattern REGEX]]\n"            \
-    "                   [--controller URL] [--victim NODE | --hit-batch-host] [--via orch|ssh]\n"      \
+    "                   [--controller URL] [--victim NODE | --hit-batch-host] [--victims K] [--via orch|ssh]\n" \
     "                   " VG_OPTS_ORCH_USAGE " [--gpus-per-node G]\n"                                \
     "                   [--spares-in-job K] [--kmsg PATH] [--workload job|jobset] [--checkpoint-pvc NAME]\n"      \
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
-    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze\n"     \
+    "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze,\n"   \
+    "      nic-hung, link-flap, ib-errors, fabric-degraded (the last four in a lab)\n"                  \
     VG_OPTS_ORCH_HELP
 
 /* The orchestrators whose jobs take a workload kind and a volume claim, for the message. */
@@ -66,14 +67,14 @@ int cmd_drill(int argc, char **argv)
         { "gpus-per-node", required_argument, 0, 'G' }, { "spares-in-job", required_argument, 0, 'K' },
         { "kmsg", required_argument, 0, 'x' },    { "shared-workdir", no_argument, 0, 'W' },
         { "workload", required_argument, 0, 'X' },
-        { "checkpoint-pvc", required_argument, 0, 'Y' },
+        { "checkpoint-pvc", required_argument, 0, 'Y' }, { "victims", required_argument, 0, 'n' },
         { "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 },
     };
     struct vg_drill_opts o = { .nodes = 2, .kind = VG_INJ_XID, .code = 79, .gpu = -1, .runs = 1, .deadline_s = 180,
                                .steady_steps = -1, .step_ms = 200, .ckpt_every = 5, .poll_ms = 100,
                                .step_pattern = VG_TRAINER_STEP_RE, .resume_pattern = VG_TRAINER_RESUME_RE,
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
-    bool lab = false, json = false, resume_given = false, gpus_given = false;
+    bool lab = false, json = false, resume_given = false, gpus_given = false, fault_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
     enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CONTROLLER };
     struct vg_opts_buf ob;
@@ -90,8 +91,11 @@ int cmd_drill(int argc, char **argv)
         case 'f':
             if (!vg_inj_kind_parse(optarg, &o.kind, &o.code) || (o.kind == VG_INJ_XID && !strchr(optarg, ':')))
                 return vg_input_error("drill: --fault: '%s' is not xid:CODE, gpu-lost, ecc-dbe, ib-down, "
-                                      "nvml-hang, node-crash or node-freeze", optarg);
+                                      "nvml-hang, node-crash, node-freeze, amd-ue, amd-bad-pages, amd-ring-timeout, "
+                                      "amd-xgmi-down, amd-init-fail, nic-hung, link-flap, ib-errors or "
+                                      "fabric-degraded", optarg);
             o.fault_name = optarg;
+            fault_given = true;
             break;
         case 'g': rc = int_opt("--gpu", optarg, 0, 7, &o.gpu); break;
         case 'r': rc = int_opt("--runs", optarg, 1, 1000, &o.runs); break;
@@ -104,6 +108,7 @@ int cmd_drill(int argc, char **argv)
         case 'S': o.step_pattern = optarg; break;
         case 'v': o.victim = optarg; break;
         case 'B': o.hit_batch_host = true; break;
+        case 'n': rc = int_opt("--victims", optarg, 1, VG_DRILL_VICTIMS_MAX, &o.victims); break;
         case 'V': o.via = optarg; break;
         case 'w': o.workdir = optarg; break;
         case 'P': rc = int_opt("--poll-ms", optarg, 10, 10000, &o.poll_ms); break;
@@ -150,6 +155,8 @@ int cmd_drill(int argc, char **argv)
         return vg_input_error("drill: --checkpoint-pvc is for the trainer; a --job-script keeps its own checkpoints");
     if (o.job_script && !resume_given)
         return vg_input_error("drill: --job-script needs --resume-pattern REGEX (group 1: the step resumed from)");
+    if (o.victims > o.nodes)
+        return vg_input_error("drill: --victims %d: more than the job's %d nodes (--nodes)", o.victims, o.nodes);
     if (o.steady_steps < 0) o.steady_steps = o.ckpt_every + 2;
     struct vg_lab_info info;
     char labdir[PATH_MAX];
@@ -159,6 +166,8 @@ int cmd_drill(int argc, char **argv)
         o.orch_config = info.conf;
         if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
+        if (!fault_given && !strcmp(info.gpu, "amd"))   /* an AMD lab: the MI300X's uncorrectable error */
+            o.kind = VG_INJ_AMD_UE, o.code = -1, o.fault_name = "amd-ue";
     }
     char err[512];
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */

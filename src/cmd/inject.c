@@ -18,8 +18,14 @@
     "usage: vigil inject xid CODE --node NAME [--gpu N] [TARGET] [--record FILE] [--json]\n"           \
     "       vigil inject gpu-lost|ecc-dbe|ib-down|nvml-hang|node-crash|node-freeze --node NAME [--gpu N]\n" \
     "                    [TARGET] [--record FILE] [--json]\n"                                          \
+    "       vigil inject amd-ue|amd-bad-pages|amd-ring-timeout|amd-init-fail --node NAME [--gpu N] [TARGET]\n" \
+    "                    [--record FILE] [--json]   (an AMD GPU, in the amdgpu driver's words)\n"             \
+    "       vigil inject amd-xgmi-down --node NAME [--gpu N] --lab [--dir DIR]\n"                          \
     "       vigil inject sdc|gpu-slow|nccl-slow|ib-bw-low|dcgm-diag-fail --node NAME [--gpu N] --lab [--dir DIR]\n" \
     "                    (faults only `vigil burnin` sees, through the lab's stand-in tools)\n"                  \
+    "       vigil inject nic-hung|link-flap|ib-errors|fabric-degraded --node NAME [--gpu N] --lab [--dir DIR]\n" \
+    "                    (a wedged NIC driver, a link flap, a burst of link errors, a GPU's NVLink fabric\n"   \
+    "                    registration failed: the lab node's verbs-state, sysfs counters, fake NVML)\n"      \
     "       vigil inject clear [--node NAME] [TARGET] [--record FILE] [--json]\n"                      \
     "TARGET: --lab [--dir DIR] (a `vigil lab` node; DIR defaults to $VIGIL_LAB, else " VG_LAB_DEFAULT_DIR \
     ")\n"                                                                                              \

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #define UP_USAGE                                                                                          \
-    "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--cpus C] [--port-base P]\n" \
-    "                      [--wait SECS]\n"                                                               \
+    "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--gpu nvidia|amd|nvidia,amd]\n" \
+    "                      [--cpus C] [--port-base P] [--nvl72] [--wait SECS]\n"                          \
     "                      [--conf-extra Key=Value]... [--policy-extra 'key = value']...\n"             \
     "                      [--no-vigil] [--dir DIR] [--json]\n"
 #define STATUS_SYN "vigil lab status [--dir DIR] [--json]\n"
@@ -36,7 +36,12 @@ static const struct {
     { "up", UP_USAGE "Starts munged, slurmctld and N slurmd (n1..nN, the last K spares) in DIR, with vigil's\n"
             "controller and an agent per node unless --no-vigil; waits until every node is idle (SECS,\n"
             "default 60) and prints the `export` lines a client needs: eval \"$(vigil lab up 5)\".\n"
-            "With vigil, stderr says where the dashboard is and which file holds its read token.\n" DIR_HELP
+            "--gpu: the nodes' GPUs, NVIDIA's (the fake NVML, the default) or AMD's (the fake AMD SMI,\n"
+            "Gres=gpu:mi300x:G, an XGMI hive per node); nvidia,amd takes them in turn (n1 NVIDIA).\n"
+            "With vigil, stderr says where the dashboard is and which file holds its read token.\n"
+            "--nvl72: racks of 18 trays (or R) like GB200/GB300 NVL72, each an NVLink domain its nodes'\n"
+            "GPUs register in (the fake NVML's fabric info), no domain written in the controller's policy.\n"
+            DIR_HELP
             "Exit 0 up, 1 it did not come up (the half-started lab is taken down), 2 bad options or DIR.\n" },
     { "status", STATUS_USAGE "The lab's daemons (alive or not) and its nodes' states.\n" DIR_HELP
                 "Exit 0 everything runs and responds, 1 otherwise, 2 DIR is not a lab.\n" },
@@ -68,14 +73,17 @@ static int opt_int(const char *name, const char *v, int *out)
 /* argv[1] is the subcommand; its options follow.  1 after --help. */
 static int parse(int argc, char **argv, bool up, struct args *a, const char *usage)
 {
-    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS, O_POLICY };
+    enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS, O_POLICY, O_GPU,
+           O_NVL72 };
     static const struct option opts[] = {
         { "json", no_argument, 0, O_JSON },           { "dir", required_argument, 0, O_DIR },
         { "no-vigil", no_argument, 0, O_NOVIGIL },    { "conf-extra", required_argument, 0, O_EXTRA },
         { "spares", required_argument, 0, O_SPARES }, { "rack-size", required_argument, 0, O_RACK },
         { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
         { "wait", required_argument, 0, O_WAIT },     { "gpus-per-node", required_argument, 0, O_GPUS },
-        { "policy-extra", required_argument, 0, O_POLICY }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+        { "policy-extra", required_argument, 0, O_POLICY }, { "gpu", required_argument, 0, O_GPU },
+        { "nvl72", no_argument, 0, O_NVL72 },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int c, *dst;
     optind = 1;
@@ -89,6 +97,8 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         case O_JSON: a->json = 1; continue;
         case O_DIR: a->dir = optarg; continue;
         case O_NOVIGIL: a->o.no_vigil = true; continue;
+        case O_GPU: a->o.gpu = optarg; continue;   /* an option of its own: never a prefix of --gpus-per-node */
+        case O_NVL72: a->o.nvl72 = true; continue;
         case O_EXTRA:
             a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
             a->extra[a->o.nconf_extra++] = optarg;
@@ -118,6 +128,7 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         return vg_input_error("lab up: the number of nodes N is missing\n%s", usage);
     if (pos < argc) return vg_input_error("lab %s: unknown argument '%s'\n%s", argv[1], argv[pos], usage);
     a->o.wait_ms *= 1000;
+    if (a->o.nvl72 && !a->o.rack_size) a->o.rack_size = 18;   /* an NVL72 rack: 18 compute trays */
     a->o.conf_extra = a->extra;
     a->o.policy_extra = a->policy;
     /* once, before anything uses it: the path every daemon is tagged with */

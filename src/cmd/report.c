@@ -44,6 +44,8 @@
 struct history {
     int64_t first_ms;
     size_t nodes;
+    struct vg_domains *domains;   /* each node's domain as the controller sees it (its racks), or NULL */
+    int domain_max_unavailable;   /* the controller's rule, 0: unknown */
 };
 
 /* The incidents of an incident store (--db), and its first record. */
@@ -86,6 +88,15 @@ static void controller_history(const char *url, const char *token, struct histor
         if (st && !json_is_null(st)) n++;
     }
     h->nodes = n;
+    /* the racks: the domain of each node, as the controller knows it (its
+     * policy, the scheduler, or what the node's GPUs' fabric says) */
+    json_array_foreach(json_object_get(sum, "nodes"), i, nd) {
+        const char *dom = vg_json_str(nd, "domain", "");
+        if (!vg_domain_name_ok(dom)) continue;
+        if (!h->domains) h->domains = vg_domains_new();
+        vg_domains_learn(h->domains, vg_json_str(nd, "node", ""), dom);
+    }
+    h->domain_max_unavailable = (int)vg_json_int(sum, "domain_max_unavailable", 0);
     json_decref(sum);
 }
 
@@ -176,12 +187,18 @@ static void print_accounting(const json_t *doc)
     printf("\n%-40s %s\n", "cause", "incidents");
     json_array_foreach(json_object_get(doc, "causes"), i, x)
         printf("%-40s %lld\n", vg_json_str(x, "cause", "?"), vg_json_int(x, "count", 0));
-    if (json_array_size(json_object_get(doc, "racks"))) printf("\n%-16s %-6s %-13s %s\n", "rack", "nodes", "availability", "SLA down");
+    int rw = 16;   /* a domain from the NVLink fabric is "CLUSTER-UUID/CLIQUE": the column fits it */
+    json_array_foreach(json_object_get(doc, "racks"), i, x) {
+        int l = (int)strlen(vg_json_str(x, "rack", "?"));
+        if (l > rw) rw = l < 80 ? l : 80;
+    }
+    if (json_array_size(json_object_get(doc, "racks")))
+        printf("\n%-*s %-6s %-13s %s\n", rw, "rack", "nodes", "availability", "SLA down");
     json_array_foreach(json_object_get(doc, "racks"), i, x) {
         char ra[24] = "n/a";
         if (json_is_number(json_object_get(x, "availability")))
             snprintf(ra, sizeof ra, "%.1f", 100.0 * json_number_value(json_object_get(x, "availability")));
-        printf("%-16s %-6lld %-13s %.3f s\n", vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), ra,
+        printf("%-*s %-6lld %-13s %.3f s\n", rw, vg_json_str(x, "rack", "?"), vg_json_int(x, "nodes", 0), ra,
                json_number_value(json_object_get(x, "sla_down_s")));
     }
     if (json_array_size(json_object_get(doc, "repairs")))
@@ -206,6 +223,8 @@ static int accounting(json_t *incs, json_t *goodput, const char *policy_file, in
         json_decref(goodput);
         return vg_input_error("report: %s", err);
     }
+    if (!policy_file && h->domain_max_unavailable > 0) p.domain_max_unavailable = h->domain_max_unavailable;
+    p.learned = h->domains;   /* a --policy line still names a node's domain first */
     struct vg_acct_opts o = { .since_ms = since, .until_ms = until, .first_ms = h->first_ms, .nodes = h->nodes,
                               .policy = &p, .until_now = now };
     json_t *doc = incs ? vg_accounting(incs, &o) : json_object();
@@ -293,13 +312,15 @@ int cmd_report(int argc, char **argv)
         if (vg_opts_read_token("report", &so, token, sizeof token)) return VG_EXIT_INPUT;
         if (read_jobs(jobs, njobs, &goodput)) return VG_EXIT_INPUT;
         json_t *incs = NULL;
-        struct history h = { 0, 0 };
+        struct history h = { 0 };
         int rc = db ? from_db(db, &incs, &h) : from_controller(controller, token, &incs, &h);
-        if (rc) return json_decref(goodput), rc;
+        if (rc) return json_decref(goodput), vg_domains_free(h.domains), rc;
         if (nodes) h.nodes = (size_t)nodes;   /* --nodes overrides the scheduler's list */
-        return accounting(incs, goodput, policy, since, until, &h, !until_given, json, html);
+        rc = accounting(incs, goodput, policy, since, until, &h, !until_given, json, html);
+        vg_domains_free(h.domains);
+        return rc;
     }
-    struct history none = { 0, (size_t)nodes };
+    struct history none = { 0, (size_t)nodes, NULL, 0 };
     if (njobs) return read_jobs(jobs, njobs, &goodput) ? VG_EXIT_INPUT
                                                      : accounting(NULL, goodput, policy, since, until, &none, !until_given, json, html);
     if (!n) return vg_input_error("report: no drill report given\n%s", REPORT_USAGE);

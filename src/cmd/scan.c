@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "report/table.h"
 #include "catalog/dedup.h"
+#include "catalog/repeat.h"
 #include "signal/kmsg.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
@@ -38,6 +39,7 @@ struct scan {
     bool json, summary, follow;
     struct vg_catalog *cat;
     struct vg_dedup *dd;
+    struct vg_repeat *rep;
     struct vg_table *table;
     enum vg_action worst;
     long incidents;
@@ -114,9 +116,11 @@ static void on_incident(const struct vg_event *e, void *arg)
 static void on_event(const struct vg_event *ev, void *arg)
 {
     struct scan *s = arg;
-    struct vg_event e = *ev;
+    struct vg_event e = *ev, rep[4];
     vg_catalog_classify(s->cat, &e);
+    int n = vg_repeat_add(s->rep, &e, rep, 4);
     vg_dedup_add(s->dd, &e);
+    for (int i = 0; i < n; i++) on_event(&rep[i], s);   /* a repeat rule completed */
 }
 
 static void print_summary(struct scan *s)
@@ -268,6 +272,7 @@ int cmd_scan(int argc, char **argv)
     ko.node = node;
     if (nfiles == 0 && !boot_given) ko.boot_ms = vg_kmsg_boot_ms(root);
     s->dd = vg_dedup_new(&dopt, s->cat, on_incident, s);
+    s->rep = vg_repeat_new(s->cat);
     static const char *const h[] = { "TIME", "GPU", "PCI", "KIND", "CODE", "ACTION", "COUNT", "CAUSE", "RAW" };
     if (!s->json && !s->summary && !s->follow) s->table = vg_table_new(9, h);
     k = vg_xmalloc(sizeof *k);
@@ -310,6 +315,7 @@ out:
     free(k);
     if (s->table) vg_table_free(s->table);
     vg_dedup_free(s->dd);
+    vg_repeat_free(s->rep);
     vg_catalog_free(s->cat);
     free(files);
     free(s);

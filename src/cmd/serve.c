@@ -83,6 +83,7 @@ struct serve {
     struct vg_nodeset *nodes;   /* the nodes the scheduler lists */
     struct vg_nodereports *reports;
     struct vg_storeguard *guard;
+    struct vg_domains *domains;   /* the NVLink domains the nodes report with their beats */
 };
 
 /* Open incidents by their state (store.h: every state but closed), from the
@@ -175,13 +176,18 @@ static int private_store(const char *db)
     return 0;
 }
 
-static int on_beat(void *ctx, const char *node, const char *jobs, char *err, size_t errlen)
+static int on_beat(void *ctx, const char *node, const char *jobs, const char *domain, char *err, size_t errlen)
 {
     struct serve *s = ctx;
     struct vg_heartbeats *hb = __atomic_load_n(&s->hb, __ATOMIC_ACQUIRE);
-    if (hb) return vg_heartbeat_beat(hb, node, jobs, err, errlen);
-    snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
-    return 503;
+    if (!hb) {
+        snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
+        return 503;
+    }
+    int code = vg_heartbeat_beat(hb, node, jobs, err, errlen);
+    if (!code && domain && vg_domains_learn(s->domains, node, domain))   /* a node the scheduler lists */
+        vg_info("serve: %s is in NVLink domain %s (its GPUs' fabric)", node, domain);
+    return code;
 }
 
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
@@ -441,7 +447,8 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     vg_storeguard_watch(guard, (struct vg_store *const[]){ store, wstore, astore, rstore }, 4);
     hopts.reader = rstore;
-    struct serve sv = { .reader = rstore, .guard = guard };
+    struct serve sv = { .reader = rstore, .guard = guard, .domains = vg_domains_new() };
+    policy.learned = sv.domains;
     /* the nodes the scheduler lists: the only ones the intake, the heartbeat
      * monitor, the node reports and the fleet audit believe, read by a thread
      * of its own through a handle of its own */
@@ -520,6 +527,7 @@ int cmd_serve(int argc, char **argv)
     vg_orch_close(view_orch);
     vg_orch_close(orch);
     vg_policy_free(&policy);
+    vg_domains_free(sv.domains);
     vg_store_close(rstore);
     vg_store_close(astore);
     vg_store_close(wstore);

@@ -112,7 +112,7 @@ static int64_t over_limit(const struct span *s, size_t n, const struct vg_policy
     struct edge *e = vg_xcalloc(2 * n + 1, sizeof *e);
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *d = vg_policy_domain(p, s[i].node);
+        const char *d = vg_policy_node_domain(p, s[i].node);
         if (!d || strcmp(d, dom)) continue;
         e[ne++] = (struct edge){ s[i].from, +1 };
         e[ne++] = (struct edge){ s[i].to, -1 };
@@ -197,24 +197,34 @@ json_t *vg_accounting(const json_t *incidents, const struct vg_acct_opts *o)
     }
     json_t *racks = json_array();
     const struct vg_policy *p = o->policy;
-    for (size_t d = 0; p && d < p->ndomain; d++) {
-        const char *dom = p->domain_names[d];
-        bool seen = false;
-        for (size_t e = 0; e < d && !seen; e++) seen = !strcmp(p->domain_names[e], dom);
-        if (seen) continue;
-        size_t members = 0;
+    /* the domains: the policy's lines, then those nodes reported (a node with a line keeps its line's) */
+    json_t *members = json_object();
+    for (size_t d = 0; p && d < p->ndomain; d++)
+        json_object_set_new(members, p->domain_names[d],
+                            json_integer(vg_json_int(members, p->domain_names[d], 0) + 1));
+    json_t *learned = p && p->learned ? vg_domains_json(p->learned) : NULL;
+    const char *node, *dom;
+    json_t *dv;
+    json_object_foreach(learned, node, dv) {
+        if (vg_policy_domain(p, node)) continue;
+        dom = json_string_value(dv);
+        json_object_set_new(members, dom, json_integer(vg_json_int(members, dom, 0) + 1));
+    }
+    json_decref(learned);
+    json_object_foreach(members, dom, dv) {
+        size_t count = (size_t)json_integer_value(dv);
         double out = 0;
-        for (size_t m = 0; m < p->ndomain; m++) members += !strcmp(p->domain_names[m], dom);
         for (size_t i = 0; i < ns; i++) {
-            const char *nd = vg_policy_domain(p, s[i].node);
+            const char *nd = vg_policy_node_domain(p, s[i].node);
             if (nd && !strcmp(nd, dom)) out += (double)(s[i].to - s[i].from);
         }
-        json_array_append_new(racks, json_pack("{s:s, s:I, s:o, s:f}", "rack", dom, "nodes", (json_int_t)members,
-                                               "availability", history && !behind ? json_real(1.0 - out / ((double)members * (double)window))
+        json_array_append_new(racks, json_pack("{s:s, s:I, s:o, s:f}", "rack", dom, "nodes", (json_int_t)count,
+                                               "availability", history && !behind ? json_real(1.0 - out / ((double)count * (double)window))
                                                                        : json_null(),
                                                "sla_down_s",
                                                (double)over_limit(s, ns, p, dom, p->domain_max_unavailable) / 1000.0));
     }
+    json_decref(members);
     /* causes, most frequent first (the table of Llama 3's report) */
     size_t nc = json_object_size(causes), ci = 0;
     json_t **cv = vg_xcalloc(nc + 1, sizeof *cv);

@@ -495,6 +495,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
              * these nodes out */
             for (size_t i = 0; i < nn; i++)
                 if (vg_in_list(a.d.isolate, a.d.nisolate, views[i].name)) views[i].unavailable = views[i].ours = true;
+                else if (vg_in_list(a.d.promote, a.d.npromote, views[i].name)) views[i].spare = false;
             view_isolated(x, &a.d);
             if (x->policy->ladder.nrung || x->policy->healthcheck) {
                 struct item *r = vg_exec_copy(it);

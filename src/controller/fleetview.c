@@ -240,7 +240,8 @@ static void gather(struct vg_fleetview *v, struct fleet *f)
     for (size_t k = 0; k < f->len; k++) {
         struct fnode *n = &f->n[k];
         const char *d = p ? vg_policy_domain(p, n->name) : NULL;
-        if (!d && n->sched) d = n->sched->domain;
+        if (!d && n->sched && n->sched->domain[0]) d = n->sched->domain;
+        if (!d && p) d = vg_domains_of(p->learned, n->name);
         vg_strlcpy(n->domain, d ? d : "", sizeof n->domain);
     }
     json_decref(f->index);   /* the order changes next */

@@ -7,6 +7,7 @@
 #include "controller/budget.h"
 #include "controller/clock.h"
 #include "controller/commit.h"
+#include "controller/domains.h"
 #include "controller/nodereport.h"
 #include "controller/nodeset.h"
 #include "controller/store.h"
@@ -281,8 +282,8 @@ static json_t *beat_answer(struct vg_http *h, const char *node, json_int_t folds
     return ans;
 }
 
-/* A heartbeat ({"node": NAME, "jobs": "12,345", "folds": N}, jobs and folds
- * optional): noted in memory, nothing stored. */
+/* A heartbeat ({"node": NAME, "jobs": "12,345", "folds": N, "domain": D},
+ * all but node optional): noted in memory, nothing stored. */
 static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
 {
     json_t *j = json_loads(json, 0, NULL);
@@ -290,6 +291,8 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct 
     const char *node = json_string_value(json_object_get(j, "node"));
     json_t *jv = json_object_get(j, "jobs");
     const char *jobs = jv ? json_string_value(jv) : "";
+    json_t *dv = json_object_get(j, "domain");
+    const char *domain = dv ? json_string_value(dv) : NULL;
     enum MHD_Result r;
     int code = 0;
     if ((code = may_name(h, up, node, up->id.node))) {   /* a node name, the sender's, the scheduler's */
@@ -297,9 +300,12 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct 
     } else if (!jobs || strlen(jobs) >= VG_EVENT_JOBS || !vg_event_jobs_ok(jobs)) {
         vg_http_count(h, &h->rejected_input, 1);
         r = vg_http_error(c, 400, "jobs: not job ids separated by commas (at most 63 bytes)");
+    } else if (dv && !vg_domain_name_ok(domain)) {
+        vg_http_count(h, &h->rejected_input, 1);
+        r = vg_http_error(c, 400, "domain: not a domain name (1-63 letters, digits and -_.:/)");
     } else {
         char err[320];
-        code = h->o.on_beat(h->o.beat_ctx, node, jobs, err, sizeof err);
+        code = h->o.on_beat(h->o.beat_ctx, node, jobs, domain, err, sizeof err);
         if (code) note_refusal(h, up, code == 403 ? &h->rejected_identity : &h->rejected_busy, err);
         r = code ? vg_http_error(c, (unsigned)code, "%s", err)
                  : vg_http_reply_json(c, 200, beat_answer(h, node, json_integer_value(json_object_get(j, "folds"))));

@@ -68,9 +68,10 @@ struct vg_http_opts {
     struct vg_nodeset *nodes;     /* the nodes the scheduler lists; NULL: no scheduler (tests of the
                                    * transport alone): every name is taken, no MUNGE origin checked */
     const char *tls_cert, *tls_key; /* PEM text: serve HTTPS only; NULL: plain HTTP */
-    /* heartbeats (jobs: the node's, or ""): 0 noted, else the answer's status
-     * with err (403 a node the scheduler does not list, 503 retry); NULL: 404 */
-    int (*on_beat)(void *ctx, const char *node, const char *jobs, char *err, size_t errlen);
+    /* heartbeats (jobs: the node's, or ""; domain: the NVLink domain its GPUs
+     * registered in, or NULL): 0 noted, else the answer's status with err (403
+     * a node the scheduler does not list, 503 retry); NULL: 404 */
+    int (*on_beat)(void *ctx, const char *node, const char *jobs, const char *domain, char *err, size_t errlen);
     void *beat_ctx;
     struct vg_nodereports *reports;   /* POST /v1/inventory and /v1/burnin (nodereport.h); NULL: 404 */
     /* GET /v1/audit: the stored reports (read one at a time from reader) merged

@@ -129,18 +129,6 @@ static int rule_line(struct vg_ladder *l, const char *cause, const char *val, ch
     return 0;
 }
 
-bool vg_duration_ms(const char *s, int64_t *ms)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || errno || v < 0 || v > 3650L * 24 * 3600) return false;
-    int64_t unit = !strcmp(end, "d") ? DAY_MS : !strcmp(end, "h") ? 3600 * 1000 : !strcmp(end, "m") ? 60 * 1000
-                 : !*end || !strcmp(end, "s") ? 1000 : 0;
-    *ms = (int64_t)v * unit;
-    return unit != 0;
-}
-
 int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, char *why, size_t n)
 {
     if (vg_startswith(key, "repair ")) return rung_line(l, key + 7, val, why, n);

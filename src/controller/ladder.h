@@ -24,6 +24,7 @@
 #ifndef VG_LADDER_H
 #define VG_LADDER_H
 #include "core/event.h"
+#include "util/timeutil.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,8 +78,6 @@ void vg_ladder_free(struct vg_ladder *l);
 /* One policy line, when its key is the ladder's: 0 taken, -1 bad (why says
  * what), 1 not a ladder key. */
 int vg_ladder_parse_line(struct vg_ladder *l, const char *key, const char *val, char *why, size_t n);
-/* A policy duration: "N" seconds, or "Nd" / "Nh" / "Nm" / "Ns" (at most 10 years). */
-bool vg_duration_ms(const char *s, int64_t *ms);
 /* After the whole file: every name a `ladder` line uses is a rung. */
 int vg_ladder_check(const struct vg_ladder *l, char *why, size_t n);
 /* The rungs for a cause, in order: its own `ladder CAUSE` line, else

@@ -155,11 +155,18 @@ int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errl
     return rc;
 }
 
-/* A node's domain: the policy's `domain` lines first, else the orchestrator's. */
+/* A node's domain: the policy's `domain` lines first, else the
+ * orchestrator's, else the one its agent reported. */
 static const char *domain_of(const struct vg_policy *p, const struct vg_node_view *v)
 {
     const char *d = vg_policy_domain(p, v->name);
-    return d ? d : v->domain && *v->domain ? v->domain : NULL;
+    return d ? d : v->domain && *v->domain ? v->domain : vg_domains_of(p->learned, v->name);
+}
+
+const char *vg_policy_node_domain(const struct vg_policy *p, const char *node)
+{
+    const char *d = vg_policy_domain(p, node);
+    return d ? d : vg_domains_of(p->learned, node);
 }
 
 const char *vg_policy_domain(const struct vg_policy *p, const char *node)

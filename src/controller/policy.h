@@ -8,7 +8,8 @@
  *   - hot spares: each production node isolated promotes one spare from the
  *     pool so the requeued job finds room;
  *   - rack / NVLink domain (`domain` lines, else the orchestrator's domain of
- *     the node, e.g. a Kubernetes node label): when more than
+ *     the node, e.g. a Kubernetes node label, else the domain the node's
+ *     agent reports from its GPUs' fabric, domains.h): when more than
  *     `domain_max_unavailable` nodes of a domain are unavailable, the whole
  *     domain is isolated as a unit;
  *   - blast-radius breaker: if isolating would bring the nodes vigil isolated
@@ -17,6 +18,7 @@
  *     acting. */
 #ifndef VG_POLICY_H
 #define VG_POLICY_H
+#include "controller/domains.h"
 #include "controller/ladder.h"
 #include "core/event.h"
 #include <stdbool.h>
@@ -33,6 +35,7 @@ struct vg_policy {
     size_t nspares;
     char **domain_nodes, **domain_names; /* parallel: node i belongs to domain_names[i] */
     size_t ndomain;
+    struct vg_domains *learned;   /* the domains nodes report (not owned); NULL: none */
     struct vg_ladder ladder;      /* the repair steps (ladder.h) */
     char **healthcheck;           /* argv template ({node}, {gpu}), NULL = none */
     char spare_pool[64];          /* the orchestrator's name for the pool, default "vigil_spares" */
@@ -93,6 +96,9 @@ void vg_policy_free(struct vg_policy *p);
 int vg_policy_load(struct vg_policy *p, const char *path, char *err, size_t errlen);
 int vg_policy_parse(struct vg_policy *p, const char *text, const char *name, char *err, size_t errlen);
 const char *vg_policy_domain(const struct vg_policy *p, const char *node);
+/* A node's domain without the orchestrator's view: its `domain` line, else
+ * the domain its agent reported; NULL when neither. */
+const char *vg_policy_node_domain(const struct vg_policy *p, const char *node);
 /* Whether a verdict leads to an action at all (below drain_at it is only
  * recorded, and needs no look at the cluster). */
 bool vg_policy_acts(const struct vg_policy *p, enum vg_action action);

@@ -41,6 +41,10 @@ struct run {
     int gpu;                  /* the GPU faulted in this run */
     int restarts0;
     char victim[64], batch_host[64], nodes_before[256];
+    char also[VG_DRILL_VICTIMS_MAX - 1][64];   /* --victims: the other nodes hit at once */
+    int nalso;
+    json_t *also_inj;         /* their injections' records */
+    json_t *view;             /* the controller's view after the run: the victim's domain and incident */
     int64_t submitted, steady, t0;
     int64_t at[VG_ST_COUNT];
     char by[16], detail[256], restart_nodes[256];
@@ -138,26 +142,53 @@ static int wait_steady(struct run *r, char *err, size_t errlen)
                     (long long)(START_MS / 1000 + (int64_t)o->steady_steps * o->step_ms / 1000), r->log), -1;
 }
 
+static bool is_victim(const struct run *r, const char *name)
+{
+    if (!strcmp(r->victim, name)) return true;
+    for (int i = 0; i < r->nalso; i++)
+        if (!strcmp(r->also[i], name)) return true;
+    return false;
+}
+
+/* --victims K: K - 1 more of the job's busy nodes (in a lab, of the fault's
+ * GPU vendor), the batch host last. */
+static int pick_others(struct run *r, char **names, int busy, char *err, size_t errlen)
+{
+    int want = r->o->victims - 1;
+    const char *vendor = vg_inj_ops(r->o->kind)->gpu;
+    for (int pass = 0; pass < 2 && r->nalso < want; pass++)
+        for (int i = 0; i < busy && r->nalso < want; i++)
+            if ((pass == 1) == !strcmp(names[i], r->batch_host) && !is_victim(r, names[i]) &&
+                !(r->o->lab && vendor && strcmp(vg_lab_node_gpu(r->o->lab, names[i]), vendor)))
+                vg_strlcpy(r->also[r->nalso++], names[i], sizeof r->also[0]);
+    if (r->nalso < want)
+        return snprintf(err, errlen, "--victims %d: job %s runs on %d node(s) besides %s", r->o->victims, r->job, busy,
+                        r->victim), -1;
+    return 0;
+}
+
 static int pick_victim(struct run *r, char *err, size_t errlen)
 {
-    if (r->o->victim) {
-        vg_strlcpy(r->victim, r->o->victim, sizeof r->victim);
-        return 0;
-    }
     char **names;
     int n = vg_hostlist_expand(r->nodes_before, &names, 4096);
-    if (n <= 0) return snprintf(err, errlen, "job %s: node list '%s' unreadable", r->job, r->nodes_before), -1;
-    int pick = 0, busy = n;
+    if (n <= 0 && !r->o->victim)
+        return snprintf(err, errlen, "job %s: node list '%s' unreadable", r->job, r->nodes_before), -1;
+    int pick = -1, busy = n, rc = 0;
     if (r->o->spares_in_job && busy > r->o->nodes) busy = r->o->nodes;   /* not a warm spare: vigil launch uses the first N */
-    for (int i = 0; i < busy && !r->o->hit_batch_host; i++)
-        if (strcmp(names[i], r->batch_host)) {
+    /* in a lab of NVIDIA and AMD nodes, a GPU fault hits a node of its vendor */
+    const char *vendor = vg_inj_ops(r->o->kind)->gpu;
+    for (int pass = 0; pass < 2 && pick < 0; pass++)   /* not the batch host, then (or --hit-batch-host) any */
+        for (int i = 0; i < busy && pick < 0; i++) {
+            if (pass == 0 && (r->o->hit_batch_host || !strcmp(names[i], r->batch_host))) continue;
+            if (r->o->lab && vendor && strcmp(vg_lab_node_gpu(r->o->lab, names[i]), vendor)) continue;
             pick = i;
-            break;
         }
-    vg_strlcpy(r->victim, names[pick], sizeof r->victim);
+    if (pick < 0) pick = 0;   /* none of the fault's vendor: the injection says why */
+    vg_strlcpy(r->victim, r->o->victim ? r->o->victim : names[pick], sizeof r->victim);
+    if (r->o->victims > 1) rc = pick_others(r, names, busy > 0 ? busy : 0, err, errlen);
     for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    return 0;
+    if (n > 0) free(names);
+    return rc;
 }
 
 /* ---- measuring ----------------------------------------------------------- */
@@ -295,6 +326,7 @@ static void poll_once(struct run *r)
         else mark(r, VG_ST_RESTART, tj, "", "");
         vg_strlcpy(r->restart_nodes, js.nodes, sizeof r->restart_nodes);
         r->restart_spare = any_spare(js.nodes, ns, nn, r->victim, &r->restart_victim);
+        for (int k = 0; k < r->nalso; k++) r->restart_victim |= in_hostlist(js.nodes, r->also[k]);
     }
     free(ns);
     vg_joblog_poll(&r->log_state);
@@ -330,7 +362,79 @@ static int inject(struct run *r, char *err, size_t errlen)
     if (vg_inject(&io, &r->injection, err, errlen)) return -1;
     r->t0 = vg_json_get_time(r->injection, "time");
     r->log_state.mark = r->t0;
+    /* --victims: the others at once (t0 stays the first's) */
+    for (int k = 0; k < r->nalso; k++) {
+        json_t *rec1 = NULL;
+        io.node = r->also[k];
+        if (o->kmsg) {
+            const char *p = strstr(o->kmsg, "{node}");
+            if (p) snprintf(kmsg, sizeof kmsg, "%.*s%s%s", (int)(p - o->kmsg), o->kmsg, r->also[k], p + 6);
+        }
+        if (vg_inject(&io, &rec1, err, errlen)) return -1;
+        if (!r->also_inj) r->also_inj = json_array();
+        json_array_append_new(r->also_inj, rec1);
+    }
     return 0;
+}
+
+/* The controller's view once the run is over: the victim's NVLink domain
+ * (its nodes, how many are out) and the state of the victim's incident (the
+ * domain rule and the spare domain promoted say themselves there). */
+static void controller_view(struct run *r)
+{
+    char url[1200], err[256];
+    long status;
+    char *body = NULL;
+    const char *tok = getenv("VIGIL_READ_TOKEN");
+    json_t *view = json_object(), *nodes = NULL, *incs = NULL;
+    snprintf(url, sizeof url, "%s/v1/nodes", r->o->controller);
+    if (!vg_client_get(url, tok, 2000, &status, &body, err, sizeof err) && status == 200 && body)
+        nodes = json_loads(body, 0, NULL);
+    free(body);
+    size_t i;
+    json_t *x;
+    const char *dom = NULL;
+    json_array_foreach(nodes, i, x) if (!strcmp(vg_json_str(x, "node", ""), r->victim)) dom = vg_json_str(x, "domain", NULL);
+    if (dom) {
+        json_int_t total = 0, out = 0;
+        json_t *names = json_array();
+        json_array_foreach(nodes, i, x) {
+            if (strcmp(vg_json_str(x, "domain", ""), dom)) continue;
+            total++;
+            const char *st = vg_json_str(x, "state", "");
+            if (!strcmp(st, "isolated") || !strcmp(st, "unavailable") || !strcmp(st, "failed") ||
+                !strcmp(st, "repairing") || !strcmp(st, "rma")) {
+                out++;
+                json_array_append_new(names, json_string(vg_json_str(x, "node", "")));
+            }
+        }
+        json_object_set_new(view, "domain", json_pack("{s:s,s:I,s:I,s:o}", "name", dom, "nodes", total, "out", out,
+                                                      "out_nodes", names));
+    }
+    json_t *states = json_array();
+    for (int k = -1; k < r->nalso; k++) {
+        const char *v = k < 0 ? r->victim : r->also[k];
+        json_decref(incs), incs = NULL, body = NULL;
+        snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->o->controller, v);
+        if (!vg_client_get(url, tok, 2000, &status, &body, err, sizeof err) && status == 200 && body)
+            incs = json_loads(body, 0, NULL);
+        free(body);
+        json_array_foreach(incs, i, x) {   /* newest first: the run's first incident on the node is the last one */
+            int64_t at = vg_json_get_time(json_object_get(json_object_get(x, "steps"), "detected"), "at");
+            if (!strcmp(vg_json_str(x, "node", ""), v) && at >= r->t0 - 500) {
+                json_t *one = json_pack("{s:s,s:s,s:s}", "node", v, "state", vg_json_str(x, "state", ""), "detail",
+                                        vg_json_str(x, "detail", ""));
+                if (json_array_size(states) && !strcmp(vg_json_str(json_array_get(states, json_array_size(states) - 1), "node", ""), v))
+                    json_array_set_new(states, json_array_size(states) - 1, one);
+                else
+                    json_array_append_new(states, one);
+            }
+        }
+    }
+    json_object_set_new(view, "incidents", states);
+    json_decref(nodes);
+    json_decref(incs);
+    r->view = view;
 }
 
 /* ---- cleanup ------------------------------------------------------------- */
@@ -385,6 +489,14 @@ static void cleanup(struct run *r)
         }
         int n;
         if (vg_inject_clear(&io, &n, err, sizeof err)) vg_warn("drill: clearing the injection: %s", err);
+        for (int k = 0; k < r->nalso; k++) {
+            io.node = r->also[k];
+            if (vg_inject_clear(&io, &n, err, sizeof err)) vg_warn("drill: clearing the injection: %s", err);
+        }
+        /* a probe that started on the hung NIC before the clear still reports it, up to a probe period
+         * later, and the controller takes a repeat in the 3 s before a node's return as one that may
+         * have come after it (a new incident): the node is returned once that has passed */
+        if (o->lab && o->kind == VG_INJ_NIC_HUNG) vg_sleep_ms((VG_LAB_NIC_PROBE_S + 3) * 1000 + 500);
     }
     if (!r->victim[0]) return;
     if (vg_orch_can(r->orch->ops, VG_CAP_STAMPED_TIMES)) {   /* the node is the controller's to repair */
@@ -393,10 +505,11 @@ static void cleanup(struct run *r)
     }
     /* vigil's own drain/down (reason "vigil:…") is undone; Slurm returns a node
      * that was only "not responding" by itself once its node daemon is back */
-    const char *v[] = { r->victim };
+    const char *v[VG_DRILL_VICTIMS_MAX] = { r->victim };
+    for (int k = 0; k < r->nalso; k++) v[k + 1] = r->also[k];
     bool idle = false;
     for (int64_t end = vg_mono_ms() + SETTLE_MS; vg_mono_ms() < end && !idle && !interrupted; vg_sleep_ms(250)) {
-        vg_orch_resume_ours(r->orch, v, 1);
+        vg_orch_resume_ours(r->orch, v, (size_t)r->nalso + 1);
         struct vg_orch_node *ns;
         size_t nn;
         if (r->orch->ops->nodes(r->orch, NULL, 0, &ns, &nn)) continue;
@@ -404,7 +517,7 @@ static void cleanup(struct run *r)
         for (size_t i = 0; i < nn; i++)
             if (!ns[i].idle) {
                 /* only the victim and the drill job's nodes matter, not other jobs' */
-                if (!strcmp(ns[i].name, r->victim) ||
+                if (is_victim(r, ns[i].name) ||
                     (ns[i].busy && (in_hostlist(r->nodes_before, ns[i].name) || in_hostlist(r->restart_nodes, ns[i].name))))
                     idle = false;
             }
@@ -445,12 +558,18 @@ static json_t *run_json(struct run *r, int index, const char *error)
                                   : vg_parse_long(r->job, &num) ? json_integer(num) /* Slurm's ids are numbers */
                                                                 : json_string(r->job));
     vg_json_set_str(j, "victim", r->victim);
+    json_t *vs = json_array();
+    json_array_append_new(vs, json_string(r->victim));
+    for (int k = 0; k < r->nalso; k++) json_array_append_new(vs, json_string(r->also[k]));
+    json_object_set_new(j, "victims", vs);
     vg_json_set_str(j, "batch_host", r->batch_host);
     vg_json_set_str(j, "nodes_before", r->nodes_before);
     json_object_set_new(j, "submitted", vg_json_time(r->submitted));
     json_object_set_new(j, "steady", vg_json_time(r->steady));
     json_object_set_new(j, "t0", vg_json_time(r->t0));
     json_object_set_new(j, "injection", r->injection ? json_incref(r->injection) : json_null());
+    if (r->also_inj) json_object_set(j, "injections_also", r->also_inj);
+    if (r->view) json_object_set(j, "controller_view", r->view);
     for (int s = 0; s < VG_ST_COUNT; s++) {
         json_t *st = stage_json(r, (enum vg_stage)s);
         if (s == VG_ST_DETECT) {
@@ -528,8 +647,10 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     if (!rc) rc = wait_steady(&r, rerr, sizeof rerr);
     if (!rc) rc = pick_victim(&r, rerr, sizeof rerr);
     if (!rc && !interrupted) {
-        vg_info("drill run %d: job %s on %s, injecting %s on %s", index, r.job, r.nodes_before,
-                o->fault_name, r.victim);
+        char names[VG_DRILL_VICTIMS_MAX * 66];
+        int len = snprintf(names, sizeof names, "%s", r.victim);
+        for (int k = 0; k < r.nalso; k++) len += snprintf(names + len, sizeof names - (size_t)len, ",%s", r.also[k]);
+        vg_info("drill run %d: job %s on %s, injecting %s on %s", index, r.job, r.nodes_before, o->fault_name, names);
         rc = inject(&r, rerr, sizeof rerr);
     }
     if (!rc) {
@@ -539,6 +660,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
             poll_once(&r);
             vg_sleep_ms(o->poll_ms);
         }
+        if (o->controller && !interrupted) controller_view(&r);
         if (interrupted) snprintf(rerr, sizeof rerr, "interrupted");
         else if (r.lost[0]) snprintf(rerr, sizeof rerr, "%s", r.lost);
     }
@@ -548,6 +670,8 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     if (j) vg_json_set_str(j, "left", r.left[0] ? r.left : NULL);
     vg_joblog_free(&r.log_state);
     json_decref(r.injection);
+    json_decref(r.also_inj);
+    json_decref(r.view);
     if (*fatal) snprintf(err, errlen, "%s", rerr);
     return j;
 }
@@ -590,6 +714,7 @@ json_t *vg_drill(const struct vg_drill_opts *o, char *err, size_t errlen)
     json_object_set_new(rep, "gpus", json_integer((json_int_t)o->nodes * o->gpus_per_node));
     json_object_set_new(rep, "ranks", json_integer((json_int_t)o->nodes * (o->gpus_per_node > 0 ? o->gpus_per_node : 1)));
     json_object_set_new(rep, "spares_in_job", json_integer(o->spares_in_job));
+    json_object_set_new(rep, "victims", json_integer(o->victims > 1 ? o->victims : 1));
     json_object_set_new(rep, "deadline_s", json_integer(o->deadline_s));
     vg_json_set_str(rep, "controller", o->controller);
     json_object_set_new(rep, "job", json_string(o->job_script ? o->job_script : "vigil trainer"));

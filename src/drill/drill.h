@@ -101,6 +101,8 @@ void vg_joblog_free(struct vg_joblog *l);
 
 /* ---- a drill ------------------------------------------------------------- */
 
+#define VG_DRILL_VICTIMS_MAX 8
+
 struct vg_drill_opts {
     const char *lab;             /* lab directory, or NULL for the orchestrator's cluster */
     const char *orchestrator;    /* NULL = slurm */
@@ -125,6 +127,8 @@ struct vg_drill_opts {
     const char *controller;      /* vigil controller URL, or NULL */
     const char *victim;          /* a node to hit; NULL = a job node other than the batch host */
     bool hit_batch_host;
+    int victims;                 /* nodes hit at once (0 or 1: one): victim first, then other job nodes
+                                  * (e.g. 3 of an NVL72 rack's trays: the domain rule takes the rack out) */
     int spares_in_job;           /* nodes + K allocated; vigil launch keeps K warm (docs/drill.md) */
     const char *workdir;         /* job scripts, logs, checkpoints; NULL = LAB/drill or ./vigil-drill */
     bool shared_workdir;         /* every node mounts workdir at the same path: where the scheduler keeps the

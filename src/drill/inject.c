@@ -131,11 +131,17 @@ static uint64_t next_seq(const char *path)
 
 /* ---- kernel log ---------------------------------------------------------- */
 
+#define MAXMSG 3
+
 /* The messages a fault writes to the kernel log (NULL-free, count in *n). */
-static void fault_messages(const struct vg_inject_opts *o, const char *pci, char msgs[2][512], int *n)
+static void fault_messages(const struct vg_inject_opts *o, const char *pci, char msgs[MAXMSG][512], int *n)
 {
     int pid = 1000 + (int)(vg_now_ms() % 60000);
     *n = 0;
+    if (!strcmp(vg_inj_ops(o->kind)->gpu ? vg_inj_ops(o->kind)->gpu : "", "amd")) {
+        *n = vg_amd_messages(o->kind, pci, pid, msgs, MAXMSG);
+        return;
+    }
     switch (o->kind) {
     case VG_INJ_XID: vg_xid_message(o->code, pci, o->gpu, pid, msgs[(*n)++], 512); break;
     case VG_INJ_ECC_DBE: vg_xid_message(48, pci, o->gpu, pid, msgs[(*n)++], 512); break;
@@ -152,7 +158,7 @@ static void fault_messages(const struct vg_inject_opts *o, const char *pci, char
  * log, or a node's log file that is not the character device. */
 static int write_kmsg_file(const struct vg_inject_opts *o, const char *path, const char *pci, struct sbuf *detail)
 {
-    char msgs[2][512], rec[1200];
+    char msgs[MAXMSG][512], rec[1200];
     int n;
     fault_messages(o, pci, msgs, &n);
     int rc = 0;
@@ -176,7 +182,7 @@ static int write_lab_kmsg(const struct vg_inject_opts *o, const char *pci, struc
 /* /dev/kmsg takes "<prio>message" writes, one record each. */
 static int write_local_kmsg(const struct vg_inject_opts *o, const char *pci, struct sbuf *detail)
 {
-    char msgs[2][512], rec[600];
+    char msgs[MAXMSG][512], rec[600];
     int n;
     char *path = vg_root_path(o->root, o->kmsg ? o->kmsg : "/dev/kmsg");
     struct stat st;
@@ -234,6 +240,12 @@ static int set_nvml(const struct vg_inject_opts *o, const char *const *kv, size_
     return set_state(o, "/nvml-state", "nvml_state", kv, nkv, undo);
 }
 
+/* The node's fake AMD SMI state; undo gets "amdsmi_state". */
+static int set_amdsmi(const struct vg_inject_opts *o, const char *const *kv, size_t nkv, json_t *undo)
+{
+    return set_state(o, "/amdsmi-state", "amdsmi_state", kv, nkv, undo);
+}
+
 /* A burn-in fault: one "kind=value" line in the node's burnin-state, which
  * the stand-in tools read (tests/standins/README.md); undo gets
  * "burnin_state". */
@@ -280,6 +292,23 @@ static int set_ib(const struct vg_inject_opts *o, json_t *undo)
         free(path);
     }
     json_object_set_new(undo, "sysfs", prev);
+    return rc;
+}
+
+/* Adds add to a counter of the lab node's InfiniBand port (what a flap or a
+ * burst of errors leaves there); detail gets "link_downed 0 -> 1". */
+static int bump_counter(const struct vg_inject_opts *o, const char *counter, long long add, struct sbuf *detail)
+{
+    char rel[160];
+    snprintf(rel, sizeof rel, IB_PORT "/counters/%s", counter);
+    char *path = node_path(o->lab, o->node, rel), *old = read_or_null(path);
+    long long v = old ? atoll(old) : 0;
+    char text[32];
+    snprintf(text, sizeof text, "%lld\n", v + add);
+    int rc = replace_file(path, text);
+    sbuf_printf(detail, "mlx5_0 port 1 %s %lld -> %lld", counter, v, v + add);
+    free(old);
+    free(path);
     return rc;
 }
 
@@ -451,6 +480,12 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
         bool ok = access(p, F_OK) == 0;
         free(p);
         if (!ok) return fail(err, errlen, -2, "--node: the lab in %s has no node '%s'", o->lab, o->node);
+        /* a GPU's fault hits a GPU of its vendor (burn-in and whole-node faults any node) */
+        const char *has = vg_lab_node_gpu(o->lab, o->node);
+        if (k->gpu && strcmp(k->gpu, has))
+            return fail(err, errlen, -2, "%s: node %s's GPUs are %s's, not %s's%s", k->name, o->node, has, k->gpu,
+                        !strcmp(has, "amd") ? " (amd-ue, amd-bad-pages, amd-ring-timeout, amd-xgmi-down, amd-init-fail)"
+                                            : "");
         return 0;
     }
     if (o->kmsg && o->kmsg[0] != '/') return fail(err, errlen, -2, "--kmsg: '%s' is not an absolute path", o->kmsg);
@@ -501,11 +536,73 @@ static int nvml_hang_lab(const struct vg_inject_opts *o, const char *pci, json_t
     return set_nvml(o, kv, 1, undo);
 }
 
+/* An AMD fault in the lab: what the fake AMD SMI then reports (the counters
+ * vigil polls), and the driver's lines in the node's kernel log. */
+static int amd_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    char kv[2][64];
+    size_t n = 0;
+    switch (o->kind) {
+    case VG_INJ_AMD_UE: snprintf(kv[n++], 64, "gpu%d.ue.athub=1", o->gpu); break;
+    case VG_INJ_AMD_BAD_PAGES:
+        snprintf(kv[n++], 64, "gpu%d.bad_reserved=8", o->gpu);
+        snprintf(kv[n++], 64, "gpu%d.bad_page_threshold=8", o->gpu);
+        break;
+    case VG_INJ_AMD_RING_TIMEOUT: snprintf(kv[n++], 64, "reset=%lld", (long long)vg_now_ms()); break;   /* handles go stale */
+    case VG_INJ_AMD_XGMI_DOWN: snprintf(kv[n++], 64, "gpu%d.xgmi_down=3", o->gpu); break;
+    case VG_INJ_AMD_INIT_FAIL: snprintf(kv[n++], 64, "gpu%d.absent=1", o->gpu); break;
+    default: return -1;
+    }
+    const char *kvs[2] = { kv[0], kv[1] };
+    if (set_amdsmi(o, kvs, n, undo)) return -1;
+    if (o->kind == VG_INJ_AMD_XGMI_DOWN) {
+        sbuf_printf(detail, "amdsmi-state: %s (no kernel-log line: the link status tells)", kv[0]);
+        return 0;
+    }
+    return write_lab_kmsg(o, pci, detail);
+}
+
 static int ib_down_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
 {
     (void)pci;
     sbuf_puts(detail, "mlx5_0 port 1: 1: DOWN, 3: Disabled");
     return set_ib(o, undo);
+}
+
+/* The NIC's driver wedged: the fake verbs library's port query never returns. */
+static int nic_hung_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    const char *kv[] = { "mlx5_0.hang=query" };
+    sbuf_puts(detail, "verbs-state: mlx5_0.hang=query");
+    return set_state(o, "/verbs-state", "verbs_state", kv, 1, undo);
+}
+
+/* The link went down and came back: link_downed one up (counters never go
+ * back: nothing to undo). */
+static int link_flap_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci, (void)undo;
+    return bump_counter(o, "link_downed", 1, detail);
+}
+
+/* A burst of physical errors: symbol_error 100,000 up in one period. */
+static int ib_errors_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci, (void)undo;
+    return bump_counter(o, "symbol_error", 100000, detail);
+}
+
+/* The GPU's NVLink fabric registration finished with an error (NVML_ERROR_UNKNOWN). */
+static int fabric_degraded_lab(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
+{
+    (void)pci;
+    char k1[64], k2[64];
+    snprintf(k1, sizeof k1, "gpu%d.fabric=completed", o->gpu);
+    snprintf(k2, sizeof k2, "gpu%d.fabric_status=999", o->gpu);
+    const char *kv[] = { k1, k2 };
+    sbuf_printf(detail, "nvml-state: %s %s", k1, k2);
+    return set_nvml(o, kv, 2, undo);
 }
 
 static int crash(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail)
@@ -561,11 +658,11 @@ static int crash_undo(const struct vg_inject_opts *o, const json_t *r, char *err
 /* One line per kind, in the order of enum vg_inj_kind.  code: the XID the
  * record names (-1: none; takes_code: the one given). */
 static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
-    [VG_INJ_XID] = { "xid", -1, true, xid_lab, kmsg_local, NULL },
-    [VG_INJ_GPU_LOST] = { "gpu-lost", 79, false, gpu_lost_lab, kmsg_local, NULL },
-    [VG_INJ_ECC_DBE] = { "ecc-dbe", 48, false, ecc_dbe_lab, kmsg_local, NULL },
+    [VG_INJ_XID] = { "xid", -1, true, xid_lab, kmsg_local, NULL, "nvidia" },
+    [VG_INJ_GPU_LOST] = { "gpu-lost", 79, false, gpu_lost_lab, kmsg_local, NULL, "nvidia" },
+    [VG_INJ_ECC_DBE] = { "ecc-dbe", 48, false, ecc_dbe_lab, kmsg_local, NULL, "nvidia" },
     [VG_INJ_IB_DOWN] = { "ib-down", -1, false, ib_down_lab, NULL, NULL },
-    [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL },
+    [VG_INJ_NVML_HANG] = { "nvml-hang", -1, false, nvml_hang_lab, NULL, NULL, "nvidia" },
     [VG_INJ_NODE_CRASH] = { "node-crash", -1, false, crash, crash, crash_undo },
     [VG_INJ_NODE_FREEZE] = { "node-freeze", -1, false, freeze, freeze, freeze_undo },
     /* burn-in faults: only the active tests of `vigil burnin` see them */
@@ -574,6 +671,17 @@ static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
     [VG_INJ_NCCL_SLOW] = { "nccl-slow", -1, false, burnin_lab, NULL, NULL },
     [VG_INJ_IB_BW_LOW] = { "ib-bw-low", -1, false, burnin_lab, NULL, NULL },
     [VG_INJ_DCGM_DIAG_FAIL] = { "dcgm-diag-fail", -1, false, burnin_lab, NULL, NULL },
+    /* AMD GPUs: the kernel-log ones also on a real node (its /dev/kmsg) */
+    [VG_INJ_AMD_UE] = { "amd-ue", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_BAD_PAGES] = { "amd-bad-pages", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_RING_TIMEOUT] = { "amd-ring-timeout", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_XGMI_DOWN] = { "amd-xgmi-down", -1, false, amd_lab, NULL, NULL, "amd" },
+    [VG_INJ_AMD_INIT_FAIL] = { "amd-init-fail", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    /* the faults between the GPUs: a real NIC or fabric is not faked */
+    [VG_INJ_NIC_HUNG] = { "nic-hung", -1, false, nic_hung_lab, NULL, NULL },
+    [VG_INJ_LINK_FLAP] = { "link-flap", -1, false, link_flap_lab, NULL, NULL },
+    [VG_INJ_IB_ERRORS] = { "ib-errors", -1, false, ib_errors_lab, NULL, NULL },
+    [VG_INJ_FABRIC_DEGRADED] = { "fabric-degraded", -1, false, fabric_degraded_lab, NULL, NULL, "nvidia" },
 };
 
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k)
@@ -606,10 +714,10 @@ int vg_inject(const struct vg_inject_opts *o, json_t **rec, char *err, size_t er
     err[0] = 0;
     int rc = check_opts(o, err, errlen);
     if (rc) return rc;
-    const char *pci = vg_inj_gpu_pci(o->gpu);
+    const struct vg_inj_ops *k = vg_inj_ops(o->kind);
+    const char *pci = k->gpu && !strcmp(k->gpu, "amd") ? vg_inj_amd_pci(o->gpu) : vg_inj_gpu_pci(o->gpu);
     json_t *undo = json_object();
     struct sbuf detail = SBUF_INIT;
-    const struct vg_inj_ops *k = vg_inj_ops(o->kind);
     const char *target = o->lab ? "lab" : o->via ? o->via : VG_VIA_ORCH;
     int64_t at = 0;
     if (o->lab) rc = k->lab(o, pci, undo, &detail);
@@ -706,8 +814,9 @@ static int undo_one(const struct vg_inject_opts *o, const json_t *r, char *err, 
     enum vg_inj_kind kind;
     int code = 0, rc = 0;
     if (lab && !vg_lab_is_lab(lab)) return 0;   /* the lab is gone: nothing left to undo */
-    static const char *const saved[][2] = { { "nvml_state", "/nvml-state" }, { "burnin_state", "/burnin-state" } };
-    for (size_t i = 0; i < 2; i++) {
+    static const char *const saved[][2] = { { "nvml_state", "/nvml-state" }, { "burnin_state", "/burnin-state" },
+                                            { "amdsmi_state", "/amdsmi-state" }, { "verbs_state", "/verbs-state" } };
+    for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
         const json_t *prev = json_object_get(undo, saved[i][0]);
         if (!lab || !prev) continue;
         char *path = node_path(lab, node, saved[i][1]);

@@ -1,7 +1,11 @@
 /* inject.h — fault injection for drills (`vigil inject`): makes a node fail
  * the way a real one does — an NVRM Xid record in the driver's own words in
  * the node's kernel log, a GPU the (fake) NVML reports lost, a double-bit ECC
- * error, an InfiniBand port down, a hung NVML, a crashed or frozen node — and
+ * error, an InfiniBand port down, a hung NVML, a crashed or frozen node, an
+ * AMD GPU's uncorrectable error, retired pages at the threshold, ring timeout,
+ * XGMI link down or failed init in the amdgpu driver's words, a wedged NIC
+ * driver, a link flap, a burst of link errors, a GPU whose NVLink fabric
+ * registration failed — and
  * records every injection with its exact time so that `vigil inject clear`
  * can undo it and `vigil drill` can measure from it.
  *
@@ -35,6 +39,19 @@ enum vg_inj_kind {
     VG_INJ_NCCL_SLOW,
     VG_INJ_IB_BW_LOW,
     VG_INJ_DCGM_DIAG_FAIL,
+    /* AMD Instinct nodes (the lab's --gpu amd): the amdgpu driver's own words
+     * in the kernel log and the fake AMD SMI's state */
+    VG_INJ_AMD_UE,
+    VG_INJ_AMD_BAD_PAGES,
+    VG_INJ_AMD_RING_TIMEOUT,
+    VG_INJ_AMD_XGMI_DOWN,
+    VG_INJ_AMD_INIT_FAIL,
+    /* the faults between the GPUs (lab only: the node's verbs-state, its
+     * sysfs counters, its fake NVML's fabric state) */
+    VG_INJ_NIC_HUNG,
+    VG_INJ_LINK_FLAP,
+    VG_INJ_IB_ERRORS,
+    VG_INJ_FABRIC_DEGRADED,
     VG_INJ_COUNT
 };
 
@@ -50,6 +67,8 @@ struct vg_inj_ops {
     int (*lab)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
     int (*local)(const struct vg_inject_opts *o, const char *pci, json_t *undo, struct sbuf *detail);
     int (*undo)(const struct vg_inject_opts *o, const json_t *rec, char *err, size_t errlen);
+    const char *gpu;        /* a GPU's fault: its vendor ("nvidia", "amd": a node of that vendor, its GPUs
+                             * at vg_inj_gpu_pci or vg_inj_amd_pci); NULL: a node's or the burn-in's */
 };
 /* The kind's ops; NULL when k is out of range. */
 const struct vg_inj_ops *vg_inj_ops(enum vg_inj_kind k);
@@ -62,6 +81,13 @@ bool vg_inj_kind_parse(const char *s, enum vg_inj_kind *k, int *code);
 /* The PCI address ("0000:18:00.0") of GPU i on an HGX board, the fake NVML's
  * default table; NULL when i is out of 0..7. */
 const char *vg_inj_gpu_pci(int gpu);
+/* The PCI address of GPU i of an MI300X node (the fake AMD SMI's default
+ * table: buses of MI300X GPUs in published logs); NULL when i is out of 0..7. */
+const char *vg_inj_amd_pci(int gpu);
+/* The amdgpu driver's messages for an AMD fault kind on the GPU at pci (at
+ * most 3, each up to n bytes, into msgs); their number, 0 when the kind writes
+ * no kernel-log line. */
+int vg_amd_messages(enum vg_inj_kind kind, const char *pci, int pid, char msgs[][512], int max);
 /* Whether the message table knows this XID's own wording (others get the
  * driver's generic "Ch …" form). */
 bool vg_xid_known(int code);

@@ -38,6 +38,44 @@ static const char *const gpu_pci[8] = {
 
 const char *vg_inj_gpu_pci(int gpu) { return gpu >= 0 && gpu < 8 ? gpu_pci[gpu] : NULL; }
 
+/* 0c and 1c: the first MI300X GPUs of AMD's amd-smi example; the rest: the
+ * MI300X node of legacy-rocm-build#4021. */
+static const char *const amd_pci[8] = {
+    "0000:0c:00.0", "0000:1c:00.0", "0000:3d:00.0", "0000:42:00.0",
+    "0000:55:00.0", "0000:9e:00.0", "0000:c2:00.0", "0000:e6:00.0",
+};
+
+const char *vg_inj_amd_pci(int gpu) { return gpu >= 0 && gpu < 8 ? amd_pci[gpu] : NULL; }
+
+/* The amdgpu driver's messages, as real kernel logs print them (see
+ * tests/fixtures/logs/amdgpu-*.log): the ATHUB interrupt of an MI300X
+ * (#4021), a ring timeout with its process and the reset it starts (the
+ * format of kernels since 6.x, cosmic-epoch#3764; MI300's compute rings are
+ * comp_X.Y.Z), a failed init (MI210, rocm-install-on-linux#615); retired
+ * pages at the threshold in amdgpu_ras_eeprom.c's words (no published line). */
+int vg_amd_messages(enum vg_inj_kind kind, const char *pci, int pid, char msgs[][512], int max)
+{
+    int n = 0;
+    int seq = 1000 + pid % 50000;
+#define MSG(...) (n < max ? (void)snprintf(msgs[n++], 512, __VA_ARGS__) : (void)0)
+    switch (kind) {
+    case VG_INJ_AMD_UE: MSG("amdgpu %s: {%d}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!", pci, 1 + pid % 9); break;
+    case VG_INJ_AMD_BAD_PAGES:
+        MSG("amdgpu %s: amdgpu: Saved bad pages 8 reaches threshold value 8", pci);
+        MSG("amdgpu %s: amdgpu: Please consult AMD Service Action Guide (SAG) for appropriate service procedures.", pci);
+        break;
+    case VG_INJ_AMD_RING_TIMEOUT:
+        MSG("amdgpu %s: ring comp_1.0.0 timeout, signaled seq=%d, emitted seq=%d", pci, seq, seq + 2);
+        MSG("amdgpu %s:  Process python3 pid %d thread python3 pid %d", pci, pid, pid);
+        MSG("amdgpu %s: GPU reset begin!. Source:  1", pci);
+        break;
+    case VG_INJ_AMD_INIT_FAIL: MSG("amdgpu %s: amdgpu: Fatal error during GPU init", pci); break;
+    default: break;   /* an XGMI link down writes no line: the counters tell */
+    }
+#undef MSG
+    return n;
+}
+
 /* Each XID's text after "CODE, ".  %P is replaced by "pid=N, name=python3",
  * %G by the GPU index. */
 static const struct {

@@ -25,8 +25,11 @@ struct vg_lab_opts {
     int spares;                      /* the last K nodes: Weight=100 Feature=spare */
     int rack_size;                   /* nodes per rack (switch); 0 = one rack */
     int cpus;                        /* CPUs per node; 0 = 2 (at least one per GPU) */
-    int gpus;                        /* GPUs per node: Slurm Gres=gpu:G and the fake NVML's count;
+    int gpus;                        /* GPUs per node: Slurm Gres=gpu:G and the fake library's count;
                                       * 0 = no Gres, 8 fake GPUs */
+    const char *gpu;                 /* the nodes' GPU vendors: "nvidia" (NULL: the default), "amd"
+                                      * (Gres=gpu:mi300x:G, the fake AMD SMI, an XGMI hive per node), or
+                                      * both, "nvidia,amd": taken in turn, n1 the first */
     int port_base;                   /* 0 = the first free block from 16800 */
     int wait_ms;                     /* for all nodes idle; 0 = 60 s */
     const char *const *conf_extra;   /* "Key=Value" lines; a default with that key is replaced */
@@ -34,6 +37,8 @@ struct vg_lab_opts {
     const char *const *policy_extra; /* "key = value" lines after the generated controller policy */
     size_t npolicy_extra;
     bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
+    bool nvl72;                      /* NVL72-shaped racks (rack_size default 18): each rack's NVLink domain
+                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */
 };
 
 struct vg_lab_info {
@@ -41,6 +46,8 @@ struct vg_lab_info {
     char conf[600];                  /* DIR/etc/slurm.conf: SLURM_CONF for clients */
     int nodes, spares, rack_size, port_base;
     int gpus;                        /* per node, as Slurm knows them (0: no Gres) */
+    char gpu[32];                    /* the nodes' GPU vendors, as given ("nvidia", "amd", "nvidia,amd") */
+    bool nvl72;
     long up_ms;                      /* from the call to all nodes idle */
     char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
     char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
@@ -87,12 +94,25 @@ int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errle
 /* The pid of a lab node's running node daemon, 0 when none runs. */
 pid_t vg_lab_node_daemon(const char *dir, const char *node);
 /* The environment of a command run as lab node `node` (what its agent
- * gets): VIGIL_NODE, FAKE_NVML_STATE (nodes/NODE/nvml-state), VIGIL_NVML_LIB
- * (the fake library, unless already set), VIGIL_BURNIN_STATE
- * (nodes/NODE/burnin-state, read by the burn-in stand-in tools).  env gets
- * the entries, NULL-terminated; their text lives in buf.  0, or -1 when buf
- * is too small. */
+ * gets): VIGIL_NODE, VIGIL_BURNIN_STATE (nodes/NODE/burnin-state, read by the
+ * burn-in stand-in tools) and its GPUs' fake library: on an NVIDIA node
+ * FAKE_NVML_STATE (nodes/NODE/nvml-state) and VIGIL_NVML_LIB, on an AMD node
+ * FAKE_AMDSMI_STATE (nodes/NODE/amdsmi-state) and VIGIL_AMDSMI_LIB (each
+ * library unless already set).  env gets the entries, NULL-terminated; their
+ * text lives in buf.  0, or -1 when buf is too small. */
 int vg_lab_node_env(const char *dir, const char *node, char *buf, size_t n, const char *env[6]);
+/* The GPU vendor of a lab node: "amd" (its GPUs are the fake AMD SMI's:
+ * nodes/NODE/amdsmi-state) or "nvidia". */
+const char *vg_lab_node_gpu(const char *dir, const char *node);
+/* The lab's agents probe the NIC every this many seconds (deadline: half of
+ * it): a NIC hung while a probe ran is reported up to this long after. */
+#define VG_LAB_NIC_PROBE_S 2
+/* lab_hw.c: a node's simulated NIC (nodes/N/sys, nodes/N/verbs-state) and,
+ * rack > 0, its GPUs' registration in that NVLink rack's fabric (the fake
+ * NVML's state).  0, or -1 with err. */
+int vg_lab_node_hw(const char *dir, const char *node, int rack, char *err, size_t errlen);
+/* The NVLink domain the fabric of an NVL72-shaped lab's rack gives its nodes. */
+void vg_lab_rack_domain(int rack, char *buf, size_t n);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */

@@ -45,14 +45,17 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         if (!strcmp(l, "conf")) vg_strlcpy(info->conf, eq, sizeof info->conf);
         if (!strcmp(l, "controller")) vg_strlcpy(info->controller, eq, sizeof info->controller);
         if (!strcmp(l, "tools")) vg_strlcpy(info->tools, eq, sizeof info->tools);
+        if (!strcmp(l, "gpu")) vg_strlcpy(info->gpu, eq, sizeof info->gpu);
         if (!vg_parse_long(eq, &v) || v < 0 || v > 1000000) continue;
         if (!strcmp(l, "nodes")) info->nodes = (int)v;
         else if (!strcmp(l, "spares")) info->spares = (int)v;
         else if (!strcmp(l, "rack_size")) info->rack_size = (int)v;
         else if (!strcmp(l, "port_base")) info->port_base = (int)v;
         else if (!strcmp(l, "gpus")) info->gpus = (int)v;
+        else if (!strcmp(l, "nvl72")) info->nvl72 = v != 0;
     }
     free(text);
+    if (!info->gpu[0]) vg_strlcpy(info->gpu, "nvidia", sizeof info->gpu);   /* a lab from before --gpu */
     return info->nodes > 0 && info->conf[0] ? 0 : -1;
 }
 

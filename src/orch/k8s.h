@@ -25,9 +25,14 @@
 #define VG_K8S_GPU "nvidia.com/gpu"
 #define VG_K8S_JOBSET_LABEL "jobset.sigs.k8s.io/jobset-name"        /* every pod of a JobSet */
 #define VG_K8S_JOBSET_ATTEMPT "jobset.sigs.k8s.io/restart-attempt"  /* … and the restart it belongs to */
+#define VG_K8S_AMD_GPU "amd.com/gpu"           /* AMD's device plugin's resource */
 /* The node label that names its rack / NVLink domain (NVIDIA's GPU feature
- * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides. */
+ * discovery sets it on GB200/GB300); $VIGIL_K8S_DOMAIN_LABEL overrides.
+ * Without it, an AMD node's XGMI hive (the id vigil status shows), where a
+ * site labels nodes whose GPUs share one: a reset is not contained to one
+ * GPU of a hive, so a hive is one domain. */
 #define VG_K8S_DOMAIN_LABEL "nvidia.com/gpu.clique"
+#define VG_K8S_HIVE_LABEL "vigil.dev/xgmi-hive"
 #define VG_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* Where the API server is and who vigil is to it.  PEM blobs are malloc'd. */
@@ -187,6 +192,11 @@ void vg_k8s_taint_value(const char *reason, char *out, size_t n);
 /* Whether a PriorityClass object fits burn-in (value below 0, preemptionPolicy
  * Never, not the global default): 0, or 1 with why. */
 int vg_k8s_pc_check(const json_t *pc, char *why, size_t n);
+/* The GPU resource a node offers in its status.allocatable (NVIDIA's, else
+ * AMD's) with its count in *count; NULL and 0 when it offers none. */
+const char *vg_k8s_gpu_resource(const json_t *allocatable, long *count);
+/* GPUs of either vendor a pod asks for (requests, else limits, over its containers). */
+long vg_k8s_pod_gpus(const json_t *pod);
 /* The PriorityClass vigil creates when `name` is missing. */
 json_t *vg_k8s_pc_new(const char *name);
 /* Sets idle / busy of the nodes from a NodeList and a PodList (the pods not

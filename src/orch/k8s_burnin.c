@@ -54,16 +54,28 @@ json_t *vg_k8s_pc_new(const char *name)
                      "needs the node's GPUs preempts the pass (docs/burnin.md)");
 }
 
-/* GPUs a pod asks for (requests, else limits, summed over its containers). */
-static long pod_gpus(const json_t *pod)
+static const char *const gpu_resources[] = { VG_K8S_GPU, VG_K8S_AMD_GPU, NULL };
+
+const char *vg_k8s_gpu_resource(const json_t *allocatable, long *count)
+{
+    *count = 0;
+    for (size_t i = 0; gpu_resources[i]; i++)
+        if ((*count = quantity(json_object_get(allocatable, gpu_resources[i]))) > 0) return gpu_resources[i];
+    *count = 0;
+    return NULL;
+}
+
+long vg_k8s_pod_gpus(const json_t *pod)
 {
     long n = 0;
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c) {
         json_t *res = json_object_get(c, "resources");
-        json_t *q = json_object_get(json_object_get(res, "requests"), VG_K8S_GPU);
-        n += quantity(q ? q : json_object_get(json_object_get(res, "limits"), VG_K8S_GPU));
+        for (size_t r = 0; gpu_resources[r]; r++) {
+            json_t *q = json_object_get(json_object_get(res, "requests"), gpu_resources[r]);
+            n += quantity(q ? q : json_object_get(json_object_get(res, "limits"), gpu_resources[r]));
+        }
     }
     return n;
 }
@@ -77,11 +89,11 @@ void vg_k8s_burnin_idle(struct vg_orch_node *nodes, size_t n, const json_t *node
         json_t *o;
         json_array_foreach(json_object_get(nodelist, "items"), k, o)
             if (!strcmp(s_of(md_of(o), "name"), nd->name))
-                gpus = quantity(json_object_get(json_object_get(json_object_get(o, "status"), "allocatable"), VG_K8S_GPU));
+                vg_k8s_gpu_resource(json_object_get(json_object_get(o, "status"), "allocatable"), &gpus);
         const char *holder = NULL;
         json_array_foreach(json_object_get(podlist, "items"), k, o) {
             struct vg_k8s_pod p;
-            if (vg_k8s_pod_parse(o, &p) || strcmp(p.node, nd->name) || p.daemon || p.gone || !pod_gpus(o)) continue;
+            if (vg_k8s_pod_parse(o, &p) || strcmp(p.node, nd->name) || p.daemon || p.gone || !vg_k8s_pod_gpus(o)) continue;
             holder = s_of(md_of(o), "name");
             break;
         }
@@ -89,7 +101,7 @@ void vg_k8s_burnin_idle(struct vg_orch_node *nodes, size_t n, const json_t *node
         nd->idle = !holder && gpus > 0 && nd->responding && !nd->drain && !nd->down;
         size_t l = strlen(nd->state);
         if (holder) snprintf(nd->state + l, sizeof nd->state - l, ",GPUs held by %.40s", holder);
-        else if (gpus <= 0) snprintf(nd->state + l, sizeof nd->state - l, ",no %s", VG_K8S_GPU);
+        else if (gpus <= 0) snprintf(nd->state + l, sizeof nd->state - l, ",no %s or %s", VG_K8S_GPU, VG_K8S_AMD_GPU);
     }
 }
 
@@ -195,14 +207,17 @@ int vg_k8s_burnin_submit(struct vg_orch *o, struct vg_k8s_http *h, const char *n
     char host[256], gpus[16];
     vg_strlcpy(host, json_is_string(json_object_get(labels, "kubernetes.io/hostname"))
                          ? s_of(labels, "kubernetes.io/hostname") : node, sizeof host);
-    snprintf(gpus, sizeof gpus, "%ld",
-             quantity(json_object_get(json_object_get(json_object_get(nd, "status"), "allocatable"), VG_K8S_GPU)));
+    long count;   /* every GPU of the node, of its vendor: the pass holds them all */
+    const char *res = vg_k8s_gpu_resource(json_object_get(json_object_get(nd, "status"), "allocatable"), &count);
+    char resource[32];
+    vg_strlcpy(resource, res ? res : VG_K8S_GPU, sizeof resource);
+    snprintf(gpus, sizeof gpus, "%ld", count);
     json_decref(nd);
     snprintf(name, sizeof name, "vigil-burnin-%.40s-%lld", node, (long long)(vg_now_ms() % 100000000));
     for (char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) *p = '-';
     json_t *c = json_pack("{s:s,s:s,s:o,s:{s:{s:s},s:{s:s}}}", "name", "burnin", "image", image, "command", command,
-                          "resources", "requests", VG_K8S_GPU, gpus, "limits", VG_K8S_GPU, gpus);
+                          "resources", "requests", resource, gpus, "limits", resource, gpus);
     json_t *aff = json_pack("{s:{s:{s:[{s:[{s:s,s:s,s:[s]}]}]}}}", "nodeAffinity",
                             "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", "matchExpressions",
                             "key", "kubernetes.io/hostname", "operator", "In", "values", host);

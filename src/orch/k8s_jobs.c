@@ -37,6 +37,28 @@ static void host_volumes(const char *const *host_paths, json_t **mounts, json_t 
     }
 }
 
+/* The GPU resource a job asks for: $VIGIL_K8S_GPU_RESOURCE, else the one
+ * most of the cluster's nodes offer (NVIDIA's on a tie, or when none can be
+ * read): a drill's ranks land on one vendor's nodes. */
+static const char *job_gpu_resource(struct vg_orch *o)
+{
+    const char *env = getenv("VIGIL_K8S_GPU_RESOURCE");
+    if (env && *env) return env;
+    json_t *nl = NULL;
+    int nvidia = 0, amd = 0;
+    if (vg_k8s_call(o, "GET", "/api/v1/nodes", NULL, NULL, &nl, NULL) == 0) {
+        size_t i;
+        json_t *nd;
+        json_array_foreach(json_object_get(nl, "items"), i, nd) {
+            long count;
+            const char *r = vg_k8s_gpu_resource(json_object_get(json_object_get(nd, "status"), "allocatable"), &count);
+            if (r) ++*(!strcmp(r, VG_K8S_AMD_GPU) ? &amd : &nvidia);
+        }
+    }
+    json_decref(nl);
+    return amd > nvidia ? VG_K8S_AMD_GPU : VG_K8S_GPU;
+}
+
 #define JOBSET_API "jobset.x-k8s.io/v1alpha2"
 #define JOBSET_REPLICATED "workers"
 #define JOBSET_MAX_RESTARTS 100
@@ -67,7 +89,8 @@ static int claim_check(struct vg_orch *o, const char *ns, const char *claim, int
 
 /* The pods' template: the task (the program, VIGIL_NTASKS, GPUs), the host
  * paths and the checkpoint claim. */
-static json_t *pod_template(const struct vg_orch_jobspec *j, const char *image, int nodes, const json_t *labels)
+static json_t *pod_template(struct vg_orch *o, const struct vg_orch_jobspec *j, const char *image, int nodes,
+                            const json_t *labels)
 {
     json_t *args = image_command(j->argv), *mounts, *vols;
     host_volumes(j->host_paths, &mounts, &vols);
@@ -83,8 +106,8 @@ static json_t *pod_template(const struct vg_orch_jobspec *j, const char *image, 
     if (j->gpus_per_node > 0) {
         char g[16];
         snprintf(g, sizeof g, "%d", j->gpus_per_node);
-        json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", "nvidia.com/gpu", g,
-                                                              "limits", "nvidia.com/gpu", g));
+        const char *res = job_gpu_resource(o);
+        json_object_set_new(container, "resources", json_pack("{s:{s:s},s:{s:s}}", "requests", res, g, "limits", res, g));
     }
     return json_pack("{s:{s:O},s:{s:s,s:[o],s:o}}", "metadata", "labels", labels, "spec", "restartPolicy", "Never",
                      "containers", container, "volumes", vols);
@@ -121,7 +144,7 @@ int vg_k8s_job_submit(struct vg_orch *o, const struct vg_orch_jobspec *j, char *
     if (j->tag) json_object_set_new(labels, VG_K8S_DRILL_LABEL, json_string(j->tag));
     json_t *spec = json_pack("{s:i,s:i,s:s,s:i,s:o}", "parallelism", nodes, "completions", nodes, "completionMode",
                              "Indexed", "backoffLimit", jobset ? 0 : j->requeue ? 1000 : 0, "template",
-                             pod_template(j, image, nodes, labels));
+                             pod_template(o, j, image, nodes, labels));
     json_t *obj;
     char path[256];
     if (jobset) {

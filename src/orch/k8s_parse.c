@@ -115,6 +115,7 @@ int vg_k8s_node_parse(const json_t *node, struct vg_k8s_node *out)
              out->spare_taint ? ",Spare" : "");
     const char *dl = getenv("VIGIL_K8S_DOMAIN_LABEL");
     vg_strlcpy(out->n.domain, str(labels, dl && *dl ? dl : VG_K8S_DOMAIN_LABEL), sizeof out->n.domain);
+    if (!out->n.domain[0]) vg_strlcpy(out->n.domain, str(labels, VG_K8S_HIVE_LABEL), sizeof out->n.domain);
     const char *clique = str(labels, "nvidia.com/gpu.clique");
     snprintf(out->n.features, sizeof out->n.features, "%s%s%s%.80s", out->spare_label ? "spare" : "",
              out->spare_label && *clique ? "," : "", *clique ? "clique=" : "", clique);

@@ -115,5 +115,23 @@ void vg_drill_print(FILE *f, const json_t *rep)
         if (vg_json_str(json_object_get(r, "resume"), "why", NULL))
             fprintf(f, "run %lld: resume unknown: %s\n", vg_json_int(r, "run", 0), vg_json_str(json_object_get(r, "resume"), "why", ""));
         if (vg_json_str(r, "left", NULL)) fprintf(f, "run %lld left: %s\n", vg_json_int(r, "run", 0), vg_json_str(r, "left", ""));
+        const json_t *vs = json_object_get(r, "victims"), *view = json_object_get(r, "controller_view");
+        if (json_array_size(vs) > 1) {
+            fprintf(f, "run %lld hit %zu nodes at once:", vg_json_int(r, "run", 0), json_array_size(vs));
+            size_t k;
+            const json_t *v;
+            json_array_foreach(vs, k, v) fprintf(f, " %s", json_string_value(v));
+            fputc('\n', f);
+        }
+        const json_t *dom = json_object_get(view, "domain");
+        if (dom)
+            fprintf(f, "run %lld domain %s: %lld of %lld nodes out\n", vg_json_int(r, "run", 0),
+                    vg_json_str(dom, "name", "?"), vg_json_int(dom, "out", 0), vg_json_int(dom, "nodes", 0));
+        size_t k;
+        const json_t *inc;
+        json_array_foreach(json_object_get(view, "incidents"), k, inc)
+            fprintf(f, "run %lld %s: %s%s%s\n", vg_json_int(r, "run", 0), vg_json_str(inc, "node", "?"),
+                    vg_json_str(inc, "state", ""), *vg_json_str(inc, "detail", "") ? ": " : "",
+                    vg_json_str(inc, "detail", ""));
     }
 }

@@ -1,7 +1,7 @@
 /* check_gpu.c — the `gpu` check: GPU count and model, ECC, row remapping,
  * retired pages, PCIe width, GPU-to-GPU links (key `nvlink`), temperature
- * and thermal slowdown, read from every GPU vendor present by the watchdog
- * probe (gpuprobe.h).
+ * and thermal slowdown, the NVLink fabric registration (key `fabric`), read
+ * from every GPU vendor present by the watchdog probe (gpuprobe.h).
  *   * || gpu count=8 model="NVIDIA H100 80GB HBM3"
  *   * || gpu ecc_dbe=0 remap_failure=no pcie=full nvlink=all-up */
 #include "signal/checks.h"
@@ -16,7 +16,8 @@
 
 static const char *const gpu_keys[] = {
     "count=int", "model=*", "ecc_dbe=int", "ecc_sbe=int", "remap_failure=no", "remap_pending=no",
-    "retired_pending=no", "pcie=full|any", "nvlink=all-up|any", "temp_max=int", "thermal=ok|any", NULL,
+    "retired_pending=no", "pcie=full|any", "nvlink=all-up|any", "temp_max=int", "thermal=ok|any", "fabric=ok|any",
+    NULL,
 };
 
 /* A per-GPU test: whether GPU s passes, with what it saw in `why`. */
@@ -24,7 +25,9 @@ typedef bool (*gpu_test)(const struct vg_gpu_state *s, long limit, char *why, si
 
 static bool t_dbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
-    snprintf(w, n, "%lld volatile double-bit ECC errors", s->ecc_ue);
+    const char *where = vg_gpu_extra(s, "ue_blocks");   /* AMD: the RAS blocks they are in */
+    snprintf(w, n, "%lld volatile double-bit ECC errors%s%s%s", s->ecc_ue, where ? " (" : "", where ? where : "",
+             where ? ")" : "");
     return s->ecc_ue <= lim;
 }
 static bool t_sbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
@@ -35,7 +38,9 @@ static bool t_sbe(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 static bool t_remap_fail(const struct vg_gpu_state *s, long lim, char *w, size_t n)
 {
     (void)lim;
-    snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_ue);
+    const char *pages = vg_gpu_extra(s, "bad_pages");   /* AMD: retired pages, not rows */
+    if (pages) snprintf(w, n, "retired pages at the replacement threshold (%s)", pages);
+    else snprintf(w, n, "row remapping failed (%lld uncorrectable rows)", s->remap_ue);
     return s->remap_failure != 1;
 }
 static bool t_remap_pend(const struct vg_gpu_state *s, long lim, char *w, size_t n)
@@ -80,6 +85,14 @@ static bool t_thermal(const struct vg_gpu_state *s, long lim, char *w, size_t n)
     return s->throttle < 0 || !(s->throttle & VG_THROTTLE_THERMAL);
 }
 
+static bool t_fabric(const struct vg_gpu_state *s, long lim, char *w, size_t n)
+{
+    (void)lim;
+    if (s->fabric == VG_FABRIC_FAILED) snprintf(w, n, "fabric registration failed: %s", s->fabric_error);
+    else snprintf(w, n, "fabric registration not finished");
+    return s->fabric < 0 || s->fabric == VG_FABRIC_OK;   /* no fabric: nothing to register */
+}
+
 #define KIND(f) offsetof(struct vg_gpu_kinds, f)
 #define NOKIND ((size_t)-1)
 
@@ -92,18 +105,19 @@ static const char *kind_of(const struct vg_gpu_state *s, size_t k)
 static const struct {
     const char *key;
     gpu_test test;
-    size_t kind;              /* the vendor's kind (vg_gpu_kinds) of the events that go with it, or NOKIND */
+    size_t kind, kind2;       /* the vendor's kinds (vg_gpu_kinds) of the events that go with it, or NOKIND */
     const char *skip_value;   /* a value that disables the test */
 } tests[] = {
-    { "ecc_dbe", t_dbe, KIND(ecc_ue), NULL },
-    { "ecc_sbe", t_sbe, NOKIND, NULL },
-    { "remap_failure", t_remap_fail, KIND(remap_failure), NULL },
-    { "remap_pending", t_remap_pend, KIND(remap_pending), NULL },
-    { "retired_pending", t_retired_pend, KIND(retire_pending), NULL },
-    { "pcie", t_pcie, KIND(pcie_degraded), "any" },
-    { "nvlink", t_links, KIND(link_down), "any" },
-    { "temp_max", t_temp, NOKIND, NULL },
-    { "thermal", t_thermal, KIND(thermal), "any" },
+    { "ecc_dbe", t_dbe, KIND(ecc_ue), NOKIND, NULL },
+    { "ecc_sbe", t_sbe, NOKIND, NOKIND, NULL },
+    { "remap_failure", t_remap_fail, KIND(remap_failure), NOKIND, NULL },
+    { "remap_pending", t_remap_pend, KIND(remap_pending), NOKIND, NULL },
+    { "retired_pending", t_retired_pend, KIND(retire_pending), NOKIND, NULL },
+    { "pcie", t_pcie, KIND(pcie_degraded), NOKIND, "any" },
+    { "nvlink", t_links, KIND(link_down), NOKIND, "any" },
+    { "temp_max", t_temp, NOKIND, NOKIND, NULL },
+    { "thermal", t_thermal, KIND(thermal), NOKIND, "any" },
+    { "fabric", t_fabric, KIND(fabric_failed), KIND(fabric_pending), "any" },
 };
 
 static void gpu_run(const struct vg_check_ctx *ctx, const struct vg_check_line *l, struct vg_check_results *out)
@@ -139,13 +153,13 @@ static void gpu_run(const struct vg_check_ctx *ctx, const struct vg_check_line *
             checked++;
             if (tests[t].test(s, limit, why, sizeof why)) continue;
             sbuf_printf(&bad, "%sGPU %d (%s): %s", bad.len ? "; " : "", s->index, s->pci, why);
-            const char *kind = kind_of(s, tests[t].kind);
+            const char *kind = kind_of(s, tests[t].kind), *kind2 = kind_of(s, tests[t].kind2);
             if (!kind) continue;
             struct vg_event all[64];
             int na = 0;
             vg_gpu_state_events(s, ctx->node, all, &na, 64);
             for (int k = 0; k < na && nev < MAXEV; k++)
-                if (!strcmp(all[k].kind, kind)) ev[nev++] = all[k];
+                if (!strcmp(all[k].kind, kind) || (kind2 && !strcmp(all[k].kind, kind2))) ev[nev++] = all[k];
         }
         char name[64];
         snprintf(name, sizeof name, "gpu %s", tests[t].key);
@@ -201,6 +215,7 @@ static void gpu_health(const struct vg_check_ctx *ctx, struct sbuf *out)
     if (s->pcie_width_max > 0) sbuf_puts(out, " pcie=full");
     if (s->links > 0) sbuf_puts(out, " nvlink=all-up");
     if (s->throttle >= 0) sbuf_puts(out, " thermal=ok");
+    if (s->fabric >= 0) sbuf_puts(out, " fabric=ok");
     sbuf_putc(out, '\n');
 }
 

@@ -70,7 +70,8 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         }
         started[i] = vg_probe_start(&probes[i], l->check, line_child, &jobs[i]) == 0;
     }
-    /* The GPU probe is the last slot. */
+    /* The GPU probe is the last slot; its vendors read the kernel's files under --root. */
+    vg_gpu_set_root(o->root);
     bool gpu_started = want_gpu && vg_gpu_probe_start(&probes[c->n], o->vendors) == 0;
     started[c->n] = gpu_started;
     /* Wait for all of them together (poll skips the unused slots' fd -1). */
@@ -90,6 +91,7 @@ int vg_check_run(const struct vg_checkconf *c, const struct vg_check_opts *o, st
         }
         ctx.gpus = &gr;
         vg_check_gpu_responsive(&ctx, out);
+        vg_gpu_fabric_domain(gr.gpus, gr.n, out->fabric_domain, NULL);
     }
     for (size_t i = 0; i < c->n; i++) {
         if (!jobs[i].check) continue;
@@ -146,6 +148,7 @@ static void describe(const struct vg_check_opts *o, bool defaults, struct sbuf *
 {
     struct vg_gpu_probe_result gr;
     int64_t left = o->deadline_mono_ms - vg_mono_ms();
+    vg_gpu_set_root(o->root);
     vg_gpu_probe(o->vendors, left > 0 ? (int)left : 1, &gr);
     struct vg_check_ctx ctx = { .root = o->root, .node = o->node, .gpus = &gr, .vendors = o->vendors,
                                 .daemons = o->daemons };

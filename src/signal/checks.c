@@ -9,7 +9,8 @@
 #include <string.h>
 
 const struct vg_check *const vg_checks[] = {
-    &vg_check_gpu, &vg_check_ib, &vg_check_driver, &vg_check_mount, &vg_check_service, &vg_check_pcie, NULL,
+    &vg_check_gpu, &vg_check_ib, &vg_check_driver, &vg_check_mount, &vg_check_service, &vg_check_pcie,
+    &vg_check_fabric, NULL,
 };
 
 const struct vg_check *vg_check_find(const char *name)

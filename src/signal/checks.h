@@ -1,7 +1,7 @@
 /* checks.h — the checks of `vigil check`, NHC-style: one table of entries
  * (name, its keys, how many positional words, a run function and an --init
  * function), one file per family (check_gpu.c, check_ib.c, check_node.c,
- * check_pcie.c).  A new check is one entry in checks.c plus its file and
+ * check_pcie.c, check_fabric.c).  A new check is one entry in checks.c plus its file and
  * test.  checkrun.c runs the lines of a config under the watchdog. */
 #ifndef VG_CHECKS_H
 #define VG_CHECKS_H
@@ -25,6 +25,7 @@ struct vg_check_result {
 struct vg_check_results {
     struct vg_check_result *r;
     size_t n, cap;
+    char fabric_domain[64];    /* the NVLink domain the GPUs registered in, when a GPU line read them */
 };
 
 struct vg_check_ctx {
@@ -70,7 +71,7 @@ bool vg_check_is_no(const char *v);
 
 /* The families (each in its own file). */
 extern const struct vg_check vg_check_gpu, vg_check_ib, vg_check_driver, vg_check_mount, vg_check_service,
-    vg_check_pcie;
+    vg_check_pcie, vg_check_fabric;
 
 /* The implicit "gpu responsive" result: every GPU library present opens, no
  * GPU lost, no probe hung (with gpu-lost / probe-hung events). */

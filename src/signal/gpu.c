@@ -25,6 +25,7 @@ void vg_gpu_state_init(struct vg_gpu_state *st, int index)
     st->power_mw = -1;
     st->clock_sm_mhz = st->clock_mem_mhz = -1;
     st->throttle = -1;
+    st->fabric = -1;
 }
 
 bool vg_gpu_extra_set(struct vg_gpu_state *st, const char *key, const char *fmt, ...)
@@ -100,6 +101,12 @@ json_t *vg_gpu_state_to_json(const struct vg_gpu_state *st)
     for (int i = 0; i < VG_GPU_LINKS_MAX && i < st->links; i++)
         json_array_append_new(links, st->link[i] < 0 ? json_null() : json_boolean(st->link[i] == 1));
     json_object_set_new(j, "link", links);
+    static const char *const fabric[] = { [VG_FABRIC_PENDING] = "pending", [VG_FABRIC_OK] = "ok",
+                                          [VG_FABRIC_FAILED] = "failed" };
+    json_object_set_new(j, "fabric", st->fabric >= VG_FABRIC_PENDING && st->fabric <= VG_FABRIC_FAILED
+                                         ? json_string(fabric[st->fabric]) : json_null());
+    vg_json_set_str(j, "fabric_domain", st->fabric_domain);
+    vg_json_set_str(j, "fabric_error", st->fabric_error);
     json_t *extra = json_object();
     for (int i = 0; i < st->nextra && i < VG_GPU_EXTRA_MAX; i++)
         json_object_set_new(extra, st->extra[i].key, json_string(st->extra[i].val));
@@ -129,6 +136,11 @@ int vg_gpu_state_from_json(const json_t *j, const struct vg_gpu_vendor *const *v
         if (i >= VG_GPU_LINKS_MAX) break;
         st->link[i] = json_is_boolean(v) ? (json_is_true(v) ? 1 : 0) : -1;
     }
+    const char *fab = vg_json_str(j, "fabric", "");
+    st->fabric = !strcmp(fab, "pending") ? VG_FABRIC_PENDING : !strcmp(fab, "ok") ? VG_FABRIC_OK
+               : !strcmp(fab, "failed") ? VG_FABRIC_FAILED : -1;
+    vg_strlcpy(st->fabric_domain, vg_json_str(j, "fabric_domain", ""), sizeof st->fabric_domain);
+    vg_strlcpy(st->fabric_error, vg_json_str(j, "fabric_error", ""), sizeof st->fabric_error);
     const char *key;
     json_object_foreach(json_object_get(j, "extra"), key, v)
         if (json_is_string(v)) vg_gpu_extra_set(st, key, "%s", json_string_value(v));
@@ -159,11 +171,18 @@ void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct
             snprintf(e->raw, sizeof e->raw, "GPU %d (%s) is lost: %s", st->index, st->pci, st->error);
         return;
     }
+    const char *where = vg_gpu_extra(st, "ue_blocks");
     if (st->ecc_ue > 0 && (e = add(st, node, ev, n, max, k->ecc_ue)))
-        snprintf(e->raw, sizeof e->raw, "GPU %d: %lld volatile double-bit ECC errors", st->index, st->ecc_ue);
-    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, k->remap_failure)))
-        snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping failed (%lld uncorrectable rows)", st->index,
-                 st->remap_ue);
+        snprintf(e->raw, sizeof e->raw, "GPU %d: %lld uncorrectable ECC errors since the driver loaded%s%s%s",
+                 st->index, st->ecc_ue, where ? " (" : "", where ? where : "", where ? ")" : "");
+    const char *pages = vg_gpu_extra(st, "bad_pages");
+    if (st->remap_failure == 1 && (e = add(st, node, ev, n, max, k->remap_failure))) {
+        if (pages)
+            snprintf(e->raw, sizeof e->raw, "GPU %d: retired pages at the replacement threshold (%s)", st->index, pages);
+        else
+            snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping failed (%lld uncorrectable rows)", st->index,
+                     st->remap_ue);
+    }
     if (st->remap_pending == 1 && (e = add(st, node, ev, n, max, k->remap_pending)))
         snprintf(e->raw, sizeof e->raw, "GPU %d: row remapping pending, reset required", st->index);
     if (st->retire_pending == 1 && (e = add(st, node, ev, n, max, k->retire_pending)))
@@ -182,5 +201,25 @@ void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct
         char why[80];
         snprintf(e->raw, sizeof e->raw, "GPU %d: clocks slowed (%s, %d C)", st->index,
                  vg_gpu_throttle_names(st->throttle, why, sizeof why), st->temp_c);
+    }
+    if (st->fabric == VG_FABRIC_FAILED && (e = add(st, node, ev, n, max, k->fabric_failed)))
+        snprintf(e->raw, sizeof e->raw, "GPU %d: %s fabric registration failed: %s", st->index, links,
+                 st->fabric_error[0] ? st->fabric_error : "unknown error");
+    if (st->fabric == VG_FABRIC_PENDING && (e = add(st, node, ev, n, max, k->fabric_pending)))
+        snprintf(e->raw, sizeof e->raw, "GPU %d: %s fabric registration not finished", st->index, links);
+}
+
+void vg_gpu_fabric_domain(const struct vg_gpu_state *st, int n, char out[64], bool *conflict)
+{
+    out[0] = '\0';
+    if (conflict) *conflict = false;
+    for (int i = 0; i < n; i++) {
+        if (st[i].fabric != VG_FABRIC_OK || !st[i].fabric_domain[0]) continue;
+        if (!out[0]) vg_strlcpy(out, st[i].fabric_domain, 64);
+        else if (strcmp(out, st[i].fabric_domain) != 0) {
+            out[0] = '\0';
+            if (conflict) *conflict = true;
+            return;
+        }
     }
 }

@@ -33,7 +33,7 @@ struct vg_gpu_state {
     int index;                  /* the vendor's own device index (as its tools number it) */
     const struct vg_gpu_vendor *v;   /* its vendor, NULL when unknown */
     char vendor[16];            /* the vendor's name ("nvidia") */
-    char source[8];             /* the event source of its backend ("nvml") */
+    char source[8];             /* the event source of its backend ("nvml", "amdsmi", "sysfs") */
     char model[96];
     char uuid[96];
     char pci[16];               /* 0000:bb:dd.f */
@@ -55,16 +55,27 @@ struct vg_gpu_state {
     long long power_mw;
     int clock_sm_mhz, clock_mem_mhz;
     long long throttle;         /* VG_THROTTLE_* bits */
+    /* GPU-to-GPU fabric registration (the NVLink fabric of a GB200/GB300 rack):
+     * VG_FABRIC_*, -1 when the GPU has no such fabric or it cannot be read;
+     * the domain it registered in ("CLUSTER-UUID/CLIQUE" for NVIDIA: the GPUs
+     * of one NVLink domain share it), and why a registration failed */
+    int fabric;
+    char fabric_domain[64];
+    char fabric_error[64];
     /* the vendor's own facts, by name ("clock_reasons" = "0x40") */
     struct { char key[24], val[48]; } extra[VG_GPU_EXTRA_MAX];
     int nextra;
 };
 
+#define VG_FABRIC_PENDING 1     /* not started or in progress */
+#define VG_FABRIC_OK 2          /* registered */
+#define VG_FABRIC_FAILED 3      /* finished with an error */
+
 /* The event kinds a vendor's faults are reported as (NULL: the vendor cannot
  * report that fault); each has a row in the fault catalog. */
 struct vg_gpu_kinds {
     const char *lost, *ecc_ue, *retire_pending, *remap_pending, *remap_failure, *pcie_degraded, *link_down,
-        *thermal;
+        *thermal, *fabric_pending, *fabric_failed;
 };
 
 /* vg_gpu_vendor.open's answer when the library says this vendor has no device
@@ -95,6 +106,11 @@ struct vg_gpu_vendor {
      * devices; fills at most max events.  Returns the number, 0 on timeout,
      * -1 on error; (0, out, 0) sets the wait up.  NULL: the vendor has none. */
     int (*events)(int timeout_ms, struct vg_event *out, int max);
+    /* Resets device `index` through the vendor's library (AMD SMI's GPU
+     * reset), after open: 0, or -1 with why in err.  Called in a
+     * watchdog child (it may hang).  NULL: the vendor has no reset call (NVML
+     * has none public; a site's ladder runs nvidia-smi -r). */
+    int (*reset)(int index, char *err, size_t errlen);
     /* The driver version the library reports ("535.183.01"), after open; 0,
      * or -1.  NULL: the library cannot tell. */
     int (*driver_version)(char *buf, size_t n);
@@ -104,8 +120,15 @@ struct vg_gpu_vendor {
 /* The vendors table (gpuset.c), NULL-terminated; and one of vendors (NULL:
  * the table) by name, NULL when it is not there. */
 extern const struct vg_gpu_vendor *const vg_gpu_vendors[];
-extern const struct vg_gpu_vendor vg_gpu_nvidia;
+extern const struct vg_gpu_vendor vg_gpu_nvidia, vg_gpu_amd;
 const struct vg_gpu_vendor *vg_gpu_vendor_find(const struct vg_gpu_vendor *const *vendors, const char *name);
+
+/* The root every vendor reads the kernel's files under (--root: a fixture
+ * tree or a mounted node disk; NULL or "/" the live host, the default).  Set
+ * before the GPU probe starts; a vendor whose facts come from a library reads
+ * only its files there (a library talks to the live host's driver). */
+void vg_gpu_set_root(const char *root);
+const char *vg_gpu_root(void);
 
 /* Every vendor of a table opened together: the devices of each, in table order. */
 struct vg_gpu_set {
@@ -130,7 +153,8 @@ int vg_gpu_open_all(const struct vg_gpu_vendor *const *vendors, struct vg_gpu_se
                     void *arg);
 /* The i-th device of the set (0 <= i < set->count): its vendor and that vendor's index. */
 const struct vg_gpu_vendor *vg_gpu_set_device(const struct vg_gpu_set *set, int i, int *index);
-/* Reads the i-th device of the set, tagged with its vendor and event source. */
+/* Reads the i-th device of the set, tagged with its vendor and event source
+ * (the one the backend set, else its vendor's). */
 int vg_gpu_set_read(const struct vg_gpu_set *set, int i, struct vg_gpu_state *st);
 void vg_gpu_close_all(struct vg_gpu_set *set);
 
@@ -147,12 +171,18 @@ int vg_gpu_state_from_json(const json_t *j, const struct vg_gpu_vendor *const *v
 /* "0000:bb:dd.f" from NVML's busId ("00000000:18:00.0", 8-digit domain) or
  * any form vg_pci_normalize (kmsg.h) reads; false when malformed. */
 bool vg_gpu_pci_id(const char *bus_id, char out[16]);
+/* The fabric domain of a set of GPU states: the one domain every GPU
+ * registered in into out (64 bytes); "" when none registered, or when they
+ * disagree (then *conflict, when not NULL, is set). */
+void vg_gpu_fabric_domain(const struct vg_gpu_state *st, int n, char out[64], bool *conflict);
 /* The throttle bits as words ("hw-thermal,power-brake") into buf. */
 const char *vg_gpu_throttle_names(long long bits, char *buf, size_t n);
 /* Appends to ev[*n] (room for max) the faults st shows, with the source and
- * kinds of its vendor (st->v), node `node`: lost, uncorrectable ECC,
- * row-remap failure and pending, retired pages pending, PCIe degraded, a link
- * down, thermal slowdown. */
+ * kinds of its vendor (st->v), node `node`: lost, uncorrectable ECC (and the
+ * blocks the vendor says they are in: extra "ue_blocks"), retired memory
+ * exhausted (row remapping failed, AMD's bad-page threshold), row remap
+ * pending, retired pages pending, PCIe degraded, a link down, thermal
+ * slowdown, a fabric registration unfinished or failed. */
 void vg_gpu_state_events(const struct vg_gpu_state *st, const char *node, struct vg_event *ev, int *n,
                          int max);
 

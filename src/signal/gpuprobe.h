@@ -42,6 +42,12 @@ const struct vg_gpu_probe_vendor *vg_gpu_probe_vendor(const struct vg_gpu_probe_
 /* "GPU 3 unresponsive: NVML did not answer within 800 ms" / "NVML hung at open
  * for 300 ms" into buf, for a result that hung. */
 const char *vg_gpu_probe_hung_text(const struct vg_gpu_probe_result *r, char *buf, size_t n);
+/* Resets GPU `index` of the vendor named `name` (NULL: the one vendor whose
+ * GPUs are here) through the vendor's `reset`, in a watchdog child: 0; -1
+ * with why in err (no such vendor or GPU, a vendor without a reset call, the
+ * library refused, or it did not answer within timeout_ms).  gpureset.c. */
+int vg_gpu_reset(const struct vg_gpu_vendor *const *vendors, const char *name, int index, int timeout_ms, char *err,
+                 size_t n);
 /* The events the result implies: every GPU's faults (vg_gpu_state_events) and
  * a probe-hung event (source "probe") when it hung. */
 void vg_gpu_probe_events(const struct vg_gpu_probe_result *r, const char *node, struct vg_event *ev,

@@ -8,8 +8,15 @@
 
 const struct vg_gpu_vendor *const vg_gpu_vendors[] = {
     &vg_gpu_nvidia,
+    &vg_gpu_amd,
     NULL,
 };
+
+static char gpu_root[512];
+
+void vg_gpu_set_root(const char *root) { vg_strlcpy(gpu_root, root ? root : "", sizeof gpu_root); }
+
+const char *vg_gpu_root(void) { return gpu_root[0] ? gpu_root : NULL; }
 
 const struct vg_gpu_vendor *vg_gpu_vendor_find(const struct vg_gpu_vendor *const *vendors, const char *name)
 {
@@ -79,7 +86,7 @@ int vg_gpu_set_read(const struct vg_gpu_set *set, int i, struct vg_gpu_state *st
     st->index = index;
     st->v = v;
     vg_strlcpy(st->vendor, v->name, sizeof st->vendor);
-    vg_strlcpy(st->source, v->source, sizeof st->source);
+    if (!st->source[0]) vg_strlcpy(st->source, v->source, sizeof st->source);
     return rc;
 }
 

@@ -1,8 +1,8 @@
 /* kmsg.c — the kernel-log parser (see kmsg.h): lines, the fast path, and
  * the recognizers (kmsg_int.h).  The hot path never looks at ordinary lines:
  * each feed searches the buffer for the recognizers' markers (the first two
- * bytes of each, sixteen bytes at a time) and counts the newlines before the
- * next one; only marker lines (and /dev/kmsg continuation lines) are framed
+ * bytes of each, sixteen bytes at a time: a nibble table lookup on x86 with
+ * SSSE3, compares elsewhere) and counts the newlines before the next one; only marker lines (and /dev/kmsg continuation lines) are framed
  * and offered to the recognizers whose marker they hold. */
 #include "signal/kmsg_int.h"
 #include "util/rootfs.h"
@@ -14,6 +14,12 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <tmmintrin.h>
+#define VG_KMSG_NIBBLES 1
+#else
+#define VG_KMSG_NIBBLES 0
+#endif
 
 /* The fast path's byte pairs and the markers, from the recognizers' tables. */
 static void index_markers(struct vg_kmsg *k)
@@ -28,8 +34,12 @@ static void index_markers(struct vg_kmsg *k)
             while (i < k->npairs && (k->pair0[i] != (unsigned char)(*mk)[0] || k->pair1[i] != (unsigned char)(*mk)[1]))
                 i++;
             if (i == k->npairs && k->npairs < VG_KMSG_PAIRS) {
-                k->pair0[i] = (unsigned char)(*mk)[0];
-                k->pair1[i] = (unsigned char)(*mk)[1];
+                unsigned char c0 = (unsigned char)(*mk)[0], c1 = (unsigned char)(*mk)[1], bit = (unsigned char)(1u << (i % 8));
+                k->pair0[i] = c0;
+                k->pair1[i] = c1;
+                int g = i / 8 * 4;
+                k->nib[g][c0 & 15] |= bit, k->nib[g + 1][c0 >> 4] |= bit;
+                k->nib[g + 2][c1 & 15] |= bit, k->nib[g + 3][c1 >> 4] |= bit;
                 k->npairs++;
             }
         }
@@ -49,6 +59,9 @@ void vg_kmsg_init(struct vg_kmsg *k, const struct vg_kmsg_opts *o, vg_kmsg_emit_
     k->arg = arg;
     k->pend_owner = -1;
     index_markers(k);
+#if VG_KMSG_NIBBLES
+    k->nibbles = __builtin_cpu_supports("ssse3");
+#endif
 }
 
 /* ---- event extraction ------------------------------------------------------ */
@@ -249,15 +262,74 @@ static uint64_t lanes_sum(vg_v16 v)
     return n;
 }
 
+#if VG_KMSG_NIBBLES
+/* scan_anchor on x86 with SSSE3: every pair in one lookup per nibble (the
+ * way Hyperscan's Teddy finds many literals): for each of the block's bytes
+ * and the byte after it, four table lookups (PSHUFB) give the pairs whose
+ * first and second bytes have those nibbles, eight pairs a group
+ * (VG_KMSG_PAIRS / 8 groups); one pair per bit, so a lane is set only where a
+ * pair starts.  A block costs four lookups per group of eight pairs. */
+__attribute__((target("ssse3"))) static const char *scan_nibbles(const struct vg_kmsg *k, const char *p,
+                                                                 const char *end, uint64_t *nls)
+{
+    _Static_assert(VG_KMSG_PAIRS % 8 == 0, "the nibble tables hold pairs in groups of eight");
+    const __m128i low = _mm_set1_epi8(0x0f), newline = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    __m128i t[VG_KMSG_PAIRS / 2];
+    for (int i = 0; i < VG_KMSG_PAIRS / 2; i++) t[i] = _mm_loadu_si128((const __m128i *)k->nib[i]);
+    uint64_t n = 0;
+    __m128i nl = zero;
+    int blocks = 0;
+    while (end - p >= 17) {
+        __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
+        __m128i al = _mm_and_si128(a, low), ah = _mm_and_si128(_mm_srli_epi16(a, 4), low);
+        __m128i bl = _mm_and_si128(b, low), bh = _mm_and_si128(_mm_srli_epi16(b, 4), low);
+        __m128i m = zero;
+        for (int g = 0; g < VG_KMSG_PAIRS / 2; g += 4)   /* a constant count: unrolled */
+            m = _mm_or_si128(m, _mm_and_si128(_mm_and_si128(_mm_shuffle_epi8(t[g], al), _mm_shuffle_epi8(t[g + 1], ah)),
+                                              _mm_and_si128(_mm_shuffle_epi8(t[g + 2], bl),
+                                                            _mm_shuffle_epi8(t[g + 3], bh))));
+        int hit = ~_mm_movemask_epi8(_mm_cmpeq_epi8(m, zero)) & 0xffff;
+        for (; hit; hit &= hit - 1) {
+            int i = __builtin_ctz((unsigned)hit);
+            if (anchor_at(k, p + i, end)) {
+                for (int j = 0; j < i; j++) n += p[j] == '\n';
+                __m128i s = _mm_sad_epu8(nl, zero);
+                *nls = n + (uint64_t)_mm_cvtsi128_si32(s) + (uint64_t)_mm_extract_epi16(s, 4);
+                return p + i;
+            }
+        }
+        nl = _mm_sub_epi8(nl, _mm_cmpeq_epi8(a, newline));   /* a newline's lane is 0xff: -(-1) */
+        if (++blocks == 255) {
+            __m128i s = _mm_sad_epu8(nl, zero);
+            n += (uint64_t)_mm_cvtsi128_si32(s) + (uint64_t)_mm_extract_epi16(s, 4);
+            nl = zero;
+            blocks = 0;
+        }
+        p += 16;
+    }
+    __m128i s = _mm_sad_epu8(nl, zero);
+    n += (uint64_t)_mm_cvtsi128_si32(s) + (uint64_t)_mm_extract_epi16(s, 4);
+    for (; p < end; p++) {
+        if (anchor_at(k, p, end)) break;
+        n += *p == '\n';
+    }
+    *nls = n;
+    return p;
+}
+#endif
+
 /* The first marker in [p, end) (or end), and the newlines before it: one
  * pass, sixteen bytes at a time, looking for the markers' first two bytes
  * (at most VG_KMSG_PAIRS distinct pairs; GCC vector extensions: SSE2 on
- * x86-64, NEON on aarch64). */
+ * x86-64, NEON on aarch64).  x86 with SSSE3 takes scan_nibbles. */
 static const char *scan_anchor(const struct vg_kmsg *k, const char *p, const char *end, uint64_t *nls)
 {
-    /* Eight pairs compared in every block, unrolled (the unused ones repeat the
-     * first); more pairs cost every block more compares (measure: make bench). */
-    _Static_assert(VG_KMSG_PAIRS == 8, "the compares below are unrolled for eight pairs");
+#if VG_KMSG_NIBBLES
+    if (k->nibbles) return scan_nibbles(k, p, end, nls);
+#endif
+    /* Every pair compared in every block (the unused ones repeat the first);
+     * a constant count the compiler unrolls.  More pairs cost every block
+     * more compares (measure: make bench). */
     vg_v16 c0[VG_KMSG_PAIRS], c1[VG_KMSG_PAIRS];
     for (int i = 0; i < VG_KMSG_PAIRS; i++) {
         int j = i < k->npairs ? i : 0;
@@ -273,10 +345,8 @@ static const char *scan_anchor(const struct vg_kmsg *k, const char *p, const cha
         vg_v16 a, b;
         memcpy(&a, p, 16);
         memcpy(&b, p + 1, 16);
-        vg_v16 m = (vg_v16)(((a == c0[0]) & (b == c1[0])) | ((a == c0[1]) & (b == c1[1])) |
-                            ((a == c0[2]) & (b == c1[2])) | ((a == c0[3]) & (b == c1[3])) |
-                            ((a == c0[4]) & (b == c1[4])) | ((a == c0[5]) & (b == c1[5])) |
-                            ((a == c0[6]) & (b == c1[6])) | ((a == c0[7]) & (b == c1[7])));
+        vg_v16 m = { 0 };
+        for (int i = 0; i < VG_KMSG_PAIRS; i++) m |= (vg_v16)((a == c0[i]) & (b == c1[i]));
         uint64_t m2[2];
         memcpy(m2, &m, 16);
         if (m2[0] | m2[1]) {

@@ -18,7 +18,7 @@
 #define VG_KMSG_GPUMAP 32
 #define VG_KMSG_REC_MAX 8       /* recognizers */
 #define VG_KMSG_STATE_MAX 64    /* bytes of state each recognizer may keep */
-#define VG_KMSG_PAIRS 8         /* distinct two-byte marker starts the fast path scans for */
+#define VG_KMSG_PAIRS 16        /* distinct two-byte marker starts the fast path scans for (a multiple of 8) */
 #define VG_KMSG_MARKERS 32
 
 typedef void (*vg_kmsg_emit_fn)(const struct vg_event *e, void *arg);
@@ -53,6 +53,11 @@ struct vg_kmsg {
     /* the fast path: the markers' first two bytes, and the markers */
     unsigned char pair0[VG_KMSG_PAIRS], pair1[VG_KMSG_PAIRS];
     int npairs;
+    /* the same pairs as nibble tables (kmsg.c: scan_nibbles): [g*4 + t], t = the
+     * first byte's low, high nibble, the second byte's low, high nibble; pair i
+     * is bit i % 8 of group g = i / 8 */
+    unsigned char nib[VG_KMSG_PAIRS / 2][16];
+    bool nibbles;                   /* the CPU runs scan_nibbles (x86 with SSSE3) */
     struct { const char *s; size_t len; } marker[VG_KMSG_MARKERS];
     int nmarkers;
 };

@@ -10,8 +10,11 @@
  * found in, which the event then carries (the header's source can be a
  * bridge, or 0000:00:00.0 for a link error); the rest of the message is
  * folded into it.  A detail line with no header (firmware-first reporting)
- * is an event of its own.  Formats: Documentation/PCI/pcieaer-howto.rst and
- * drivers/pci/pcie/aer.c. */
+ * is an event of its own.  An error found in a network or RDMA function (its
+ * detail line is a NIC driver's: "alx 0000:07:00.0: AER: PCIe Bus Error: …")
+ * is of kind nic-aer-fatal, nic-aer-nonfatal or nic-aer-corrected: the NIC
+ * rows of the catalog judge it.  Formats: Documentation/PCI/pcieaer-howto.rst
+ * and drivers/pci/pcie/aer.c. */
 #include "signal/kmsg_int.h"
 #include "util/strutil.h"
 #include <stdio.h>
@@ -104,11 +107,20 @@ static const char *detail(const char *msg, char pci[16])
     return kind;
 }
 
+/* The kind of an error the line's device holds: a NIC function's own kind
+ * ("nic-aer-fatal") when a NIC driver printed the line. */
+static const char *device_kind(const char *kind, const char *msg)
+{
+    if (!vg_kmsg_nic_driver(msg)) return kind;
+    return !strcmp(kind, "aer-fatal") ? "nic-aer-fatal" : !strcmp(kind, "aer-nonfatal") ? "nic-aer-nonfatal"
+                                                                                         : "nic-aer-corrected";
+}
+
 /* Starts the event of a message at line m. */
 static void begin(struct vg_kmsg *k, const struct vg_kmsg_msg *m, struct aer_state *s, const char *kind,
                   const char *pci, bool detail_seen)
 {
-    vg_kmsg_start(k, m, kind, -1, pci, -1);
+    vg_kmsg_start(k, m, detail_seen ? device_kind(kind, m->msg) : kind, -1, pci, -1);
     s->header_line = k->lines;
     s->header_ms = line_ms(m);
     vg_strlcpy(s->kind, kind, sizeof s->kind);
@@ -132,7 +144,8 @@ static int aer_line(struct vg_kmsg *k, const struct vg_kmsg_msg *m, void *state)
         s->detail_seen = true;
         return 1;
     }
-    if (vg_kmsg_recent(k, kind, -1, pci)) return 1;   /* another device's detail of the message just seen */
+    if (vg_kmsg_recent(k, kind, -1, pci) || vg_kmsg_recent(k, device_kind(kind, m->msg), -1, pci))
+        return 1;   /* another device's detail of the message just seen */
     begin(k, m, s, kind, pci, true);
     return 1;
 }
@@ -147,14 +160,18 @@ static bool aer_continues(struct vg_kmsg *k, const struct vg_kmsg_msg *m, struct
     if (header(m->msg, pci) || !same_time(s, m)) return false;
     const char *kind = detail(m->msg, pci);
     if (!kind) return true;
-    if (strcmp(kind, pend->kind) != 0) return false;
-    if (!s->detail_seen && pci[0]) vg_strlcpy(pend->pci, pci, sizeof pend->pci);
+    if (strcmp(kind, s->kind) != 0) return false;
+    if (!s->detail_seen && pci[0]) {   /* the device that holds the error */
+        vg_strlcpy(pend->pci, pci, sizeof pend->pci);
+        vg_strlcpy(pend->kind, device_kind(kind, m->msg), sizeof pend->kind);
+    }
     s->detail_seen = true;
     return true;
 }
 
 static const char *const markers[] = { "AER", "Bus Error", NULL };
-static const char *const kinds[] = { "aer-fatal", "aer-nonfatal", "aer-corrected", NULL };
+static const char *const kinds[] = { "aer-fatal",     "aer-nonfatal",     "aer-corrected",
+                                     "nic-aer-fatal", "nic-aer-nonfatal", "nic-aer-corrected", NULL };
 
 const struct vg_kmsg_recognizer vg_kmsg_aer = {
     .name = "aer",

@@ -44,7 +44,7 @@ struct vg_kmsg_recognizer {
 
 /* The table of recognizers (kmsg_recognizers.c), NULL-terminated, in the order lines are offered. */
 extern const struct vg_kmsg_recognizer *const vg_kmsg_recognizers[];
-extern const struct vg_kmsg_recognizer vg_kmsg_nvidia, vg_kmsg_aer;
+extern const struct vg_kmsg_recognizer vg_kmsg_nvidia, vg_kmsg_aer, vg_kmsg_amdgpu, vg_kmsg_nic;
 
 /* For recognizers: emits any event held, then starts one from line m (owned
  * by the calling recognizer); returns it (held until the next line that does
@@ -55,6 +55,9 @@ struct vg_event *vg_kmsg_start(struct vg_kmsg *k, const struct vg_kmsg_msg *m, c
 bool vg_kmsg_recent(const struct vg_kmsg *k, const char *kind, int code, const char *pci);
 /* The PCI address starting at p ("PCI:0000:3b:00", "0000:3b:00.0: …") into out. */
 bool vg_kmsg_pci_at(const char *p, char out[16]);
+/* Whether a message is a network or RDMA driver's, by its prefix ("mlx5_core
+ * 0000:3b:00.0: …"; kmsg_nic.c keeps the list). */
+bool vg_kmsg_nic_driver(const char *msg);
 /* "GPU<n>" anywhere in s (as in "from GPU4 GSP"); -1 when absent. */
 int vg_kmsg_gpu_index(const char *s);
 

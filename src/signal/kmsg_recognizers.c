@@ -8,5 +8,7 @@
 const struct vg_kmsg_recognizer *const vg_kmsg_recognizers[] = {
     &vg_kmsg_nvidia,
     &vg_kmsg_aer,
+    &vg_kmsg_amdgpu,
+    &vg_kmsg_nic,   /* after AER: a NIC function's AER lines are AER's */
     NULL,
 };

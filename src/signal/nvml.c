@@ -45,6 +45,25 @@ typedef struct {
     unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
     char busId[32];
 } nvmlPciInfo_t;
+/* nvmlGpuFabricInfo_v2_t (the V call) and the first version's struct */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+enum { NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0, NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
+       NVML_GPU_FABRIC_STATE_IN_PROGRESS = 2, NVML_GPU_FABRIC_STATE_COMPLETED = 3 };
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    unsigned char state;
+    unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+#define nvmlGpuFabricInfo_v2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2U << 24)))
+typedef struct {
+    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    unsigned char state;
+} nvmlGpuFabricInfo_t;
 typedef struct {
     nvmlDevice_t device;
     unsigned long long eventType, eventData;
@@ -77,6 +96,8 @@ static struct {
     nvmlReturn_t (*ClockReasons)(nvmlDevice_t, unsigned long long *);
     nvmlReturn_t (*Power)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*Clock)(nvmlDevice_t, int, unsigned int *);
+    nvmlReturn_t (*FabricV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
+    nvmlReturn_t (*Fabric)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
     nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
     nvmlReturn_t (*RegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
     nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
@@ -114,6 +135,8 @@ static const struct sym syms[] = {
       (void **)&N.ClockReasons, 0 },
     { "nvmlDeviceGetPowerUsage", NULL, (void **)&N.Power, 0 },
     { "nvmlDeviceGetClockInfo", NULL, (void **)&N.Clock, 0 },
+    { "nvmlDeviceGetGpuFabricInfoV", NULL, (void **)&N.FabricV, 0 },
+    { "nvmlDeviceGetGpuFabricInfo", NULL, (void **)&N.Fabric, 0 },
     { "nvmlEventSetCreate", NULL, (void **)&N.EventSetCreate, 0 },
     { "nvmlDeviceRegisterEvents", NULL, (void **)&N.RegisterEvents, 0 },
     { "nvmlEventSetWait_v2", "nvmlEventSetWait", (void **)&N.EventSetWait, 0 },
@@ -211,6 +234,44 @@ static long long throttle_bits(unsigned long long r)
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (r & map[i].nvml) bits |= map[i].vg;
     return bits;
+}
+
+/* The GPU's NVLink fabric registration (GB200/GB300 trays register with the
+ * rack's fabric at boot): its state, and the domain as "CLUSTER-UUID/CLIQUE".
+ * A GPU without such a fabric (NOT_SUPPORTED, or a driver without the call)
+ * stays -1.  Returns -1 when the GPU is lost. */
+static int read_fabric(nvmlDevice_t d, struct vg_gpu_state *st)
+{
+    nvmlGpuFabricInfo_v2_t f;
+    memset(&f, 0, sizeof f);
+    f.version = nvmlGpuFabricInfo_v2;
+    nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (N.FabricV) r = N.FabricV(d, &f);
+    if (r == NVML_ERROR_FUNCTION_NOT_FOUND && N.Fabric) {
+        nvmlGpuFabricInfo_t v1;
+        memset(&v1, 0, sizeof v1);
+        if ((r = N.Fabric(d, &v1)) == NVML_SUCCESS) {
+            memcpy(f.clusterUuid, v1.clusterUuid, sizeof f.clusterUuid);
+            f.status = v1.status, f.cliqueId = v1.cliqueId, f.state = v1.state;
+        }
+    }
+    if (r != NVML_SUCCESS) return failed(st, "nvmlDeviceGetGpuFabricInfoV", r) ? -1 : 0;
+    if (f.state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED) return 0;
+    if (f.state != NVML_GPU_FABRIC_STATE_COMPLETED) {
+        st->fabric = VG_FABRIC_PENDING;
+        return 0;
+    }
+    if (f.status != NVML_SUCCESS) {
+        st->fabric = VG_FABRIC_FAILED;
+        snprintf(st->fabric_error, sizeof st->fabric_error, "%s (%d)", errstr(f.status), f.status);
+        return 0;
+    }
+    const unsigned char *u = f.clusterUuid;
+    st->fabric = VG_FABRIC_OK;
+    snprintf(st->fabric_domain, sizeof st->fabric_domain,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x/%u", u[0], u[1], u[2], u[3], u[4],
+             u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15], f.cliqueId);
+    return 0;
 }
 
 static int nvml_read(int index, struct vg_gpu_state *st)
@@ -311,7 +372,7 @@ static int nvml_read(int index, struct vg_gpu_state *st)
         st->throttle = throttle_bits(v);
         vg_gpu_extra_set(st, "clock_reasons", "0x%llx", v);   /* NVML's own bits, for the record */
     }
-    return 0;
+    return read_fabric(d, st);
 }
 
 /* Creates the event set on first use and registers every GPU with it. */
@@ -404,7 +465,8 @@ const struct vg_gpu_vendor vg_gpu_nvidia = {
     .hint = "install the NVIDIA driver (libnvidia-ml.so.1), or point VIGIL_NVML_LIB at it",
     .kinds = { .lost = "gpu-lost", .ecc_ue = "ecc-dbe", .retire_pending = "retired-pages-pending",
                .remap_pending = "row-remap-pending", .remap_failure = "row-remap-failure",
-               .pcie_degraded = "pcie-degraded", .link_down = "nvlink-down", .thermal = "thermal-slowdown" },
+               .pcie_degraded = "pcie-degraded", .link_down = "nvlink-down", .thermal = "thermal-slowdown",
+               .fabric_pending = "fabric-pending", .fabric_failed = "fabric-degraded" },
     .probe = nvml_probe,
     .open = nvml_open,
     .devices = nvml_devices,

@@ -6,7 +6,11 @@
 #include "core/event.h"
 #include <stddef.h>
 
-/* /sys/class/infiniband/<dev>/ports/<port>/…; numbers are -1 when unreadable. */
+/* /sys/class/infiniband/<dev>/ports/<port>/…; a counter is VG_SYSFS_MISSING
+ * when its file is absent, VG_SYSFS_GARBAGE when it holds no number (other
+ * numbers are -1 when unreadable). */
+#define VG_SYSFS_MISSING (-1)
+#define VG_SYSFS_GARBAGE (-2)
 struct vg_ib_port {
     char dev[32];              /* mlx5_0 */
     int port;
@@ -20,6 +24,14 @@ struct vg_ib_port {
     char link_layer[16];       /* "InfiniBand" / "Ethernet" */
     long long link_downed, link_error_recovery, symbol_error, port_rcv_errors,
         local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards;
+    /* RoCE: the port's network interface (gid_attrs/ndevs/0, else the HCA's
+     * only one) and its statistics */
+    char netdev[16];
+    long long carrier_changes, rx_errors, tx_errors;
+    /* the GPU nearest the HCA on the PCIe tree (the rank that uses it): its
+     * index among the node's NVIDIA GPUs in PCI order, -1 none */
+    int gpu;
+    char gpu_pci[16];
 };
 
 /* Every port of every device, sorted by device then port.  Returns the count
@@ -45,6 +57,11 @@ struct vg_pci_dev {
 size_t vg_pci_devices(const char *root, struct vg_pci_dev **out);
 /* "32.0 GT/s PCIe" → 5; -1 when unknown. */
 int vg_pcie_gen_of_speed(const char *speed);
+/* The GPU nearest the device at pci on the PCIe tree (the longest common
+ * path of their /sys/devices entries, at least the same root complex): its
+ * index among the NVIDIA GPUs in PCI address order, and its address into
+ * gpu_pci; -1 when none shares a root complex with it. */
+int vg_pci_nearest_gpu(const char *root, const char *pci, char gpu_pci[16]);
 /* pcie-degraded when the link is narrower than its maximum (speed is not
  * compared: idle devices slow their links down); aer-fatal / aer-nonfatal
  * when it has uncorrectable errors.  Source "sysfs". */

@@ -12,12 +12,27 @@
 
 #define IB_DIR "/sys/class/infiniband"
 
+/* A counter: its value, VG_SYSFS_MISSING, or VG_SYSFS_GARBAGE. */
 static long long read_num(const char *root, const char *path)
 {
     char buf[64];
     long v;
-    if (vg_read_line(root, path, buf, sizeof buf) < 0 || !vg_parse_long(buf, &v)) return -1;
-    return v;
+    if (vg_read_line(root, path, buf, sizeof buf) < 0) return VG_SYSFS_MISSING;
+    return vg_parse_long(vg_trim(buf), &v) && v >= 0 ? v : VG_SYSFS_GARBAGE;
+}
+
+/* The port's network interface: the first GID's (RoCE), else the HCA's only one. */
+static void port_netdev(const char *root, const char *dev, int port, char out[16])
+{
+    char path[192], **names;
+    out[0] = '\0';
+    snprintf(path, sizeof path, IB_DIR "/%s/ports/%d/gid_attrs/ndevs/0", dev, port);
+    if (vg_read_line(root, path, out, 16) == 0 && out[0]) return;
+    out[0] = '\0';
+    snprintf(path, sizeof path, IB_DIR "/%s/device/net", dev);
+    int n = vg_list_dir(root, path, &names);
+    if (n == 1) vg_strlcpy(out, names[0], 16);
+    if (n > 0) vg_free_list(names, n);
 }
 
 /* "4: ACTIVE" → 4 and "ACTIVE". */
@@ -77,6 +92,16 @@ static void read_port(const char *root, const char *dev, int port, struct vg_ib_
     p->excessive_buffer_overrun_errors = read_num(root, PORT_PATH("counters/excessive_buffer_overrun_errors"));
     p->port_xmit_discards = read_num(root, PORT_PATH("counters/port_xmit_discards"));
 #undef PORT_PATH
+    p->carrier_changes = p->rx_errors = p->tx_errors = VG_SYSFS_MISSING;
+    port_netdev(root, dev, port, p->netdev);
+    if (p->netdev[0]) {
+#define NET_PATH(leaf) (snprintf(path, sizeof path, "/sys/class/net/%s/%s", p->netdev, leaf), path)
+        p->carrier_changes = read_num(root, NET_PATH("carrier_changes"));
+        p->rx_errors = read_num(root, NET_PATH("statistics/rx_errors"));
+        p->tx_errors = read_num(root, NET_PATH("statistics/tx_errors"));
+#undef NET_PATH
+    }
+    p->gpu = p->pci[0] ? vg_pci_nearest_gpu(root, p->pci, p->gpu_pci) : -1;
 }
 
 size_t vg_ib_ports(const char *root, struct vg_ib_port **out)

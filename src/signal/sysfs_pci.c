@@ -91,6 +91,48 @@ size_t vg_pci_devices(const char *root, struct vg_pci_dev **out)
     return n;
 }
 
+/* How many leading path components a and b share. */
+static int common_depth(const char *a, const char *b)
+{
+    int depth = 0;
+    for (size_t i = 0;; i++) {
+        bool ea = !a[i] || a[i] == '/', eb = !b[i] || b[i] == '/';
+        if (ea && eb) {
+            depth++;
+            if (!a[i] || !b[i]) return depth;
+        } else if (a[i] != b[i])
+            return depth;
+    }
+}
+
+int vg_pci_nearest_gpu(const char *root, const char *pci, char gpu_pci[16])
+{
+    char path[96], mine[512], theirs[512];
+    gpu_pci[0] = '\0';
+    snprintf(path, sizeof path, PCI_DIR "/%s", pci);
+    if (vg_read_link(root, path, mine, sizeof mine)) return -1;
+    struct vg_pci_dev *d;
+    size_t n = vg_pci_devices(root, &d);
+    int best = -1, best_depth = 0, index = 0;
+    /* the NVIDIA GPUs in PCI address order: the index nvidia-smi gives them */
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(d[i].kind, "gpu")) continue;
+        snprintf(path, sizeof path, PCI_DIR "/%s", d[i].addr);
+        /* "../../../devices/pci0000:16/…": the shared "../" and "devices" do not count, the root complex does */
+        int depth = vg_read_link(root, path, theirs, sizeof theirs) ? 0 : common_depth(mine, theirs);
+        const char *rc = strstr(theirs, "devices/pci");
+        int floor = 0;
+        for (const char *p = theirs; rc && p <= rc + 8; p++) floor += *p == '/';
+        if (rc && depth >= floor + 1 && depth > best_depth) {
+            best = index, best_depth = depth;
+            vg_strlcpy(gpu_pci, d[i].addr, 16);
+        }
+        index++;
+    }
+    free(d);
+    return best;
+}
+
 void vg_pci_dev_events(const struct vg_pci_dev *d, const char *node, struct vg_event *ev, int *n, int max)
 {
     struct vg_event *e;

@@ -1,6 +1,8 @@
 /* timeutil.c — clocks and RFC 3339 formatting; see timeutil.h. */
 #include "util/timeutil.h"
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -109,4 +111,16 @@ bool vg_parse_day_or_time(const char *s, int64_t *ms)
         s = buf;
     }
     return vg_parse_time(s, ms);
+}
+
+bool vg_duration_ms(const char *s, int64_t *ms)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno || v < 0 || v > 3650L * 24 * 3600) return false;
+    int64_t unit = !strcmp(end, "d") ? 24LL * 3600 * 1000 : !strcmp(end, "h") ? 3600 * 1000 : !strcmp(end, "m") ? 60 * 1000
+                 : !*end || !strcmp(end, "s") ? 1000 : 0;
+    *ms = (int64_t)v * unit;
+    return unit != 0;
 }

@@ -16,5 +16,8 @@ bool vg_parse_time(const char *s, int64_t *ms);
 /* RFC 3339 as above, or a day "YYYY-MM-DD" (its midnight UTC): what the date
  * options of the commands take (--since, --until, --now, --date…). */
 bool vg_parse_day_or_time(const char *s, int64_t *ms);
+/* A duration: "N" seconds, or "Nd" / "Nh" / "Nm" / "Ns" (at most 10 years);
+ * what the policy files take (the catalog's windows, the repair ladder's). */
+bool vg_duration_ms(const char *s, int64_t *ms);
 
 #endif

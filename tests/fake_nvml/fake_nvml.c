@@ -35,53 +35,8 @@ enum { OK = 0, E_UNINIT = 1, E_INVAL = 2, E_NOTSUP = 3, E_NOTFOUND = 6, E_SIZE =
 static struct nvmlDevice_st devs[MAXGPU];
 static int initialised;
 
-/* Looks key up for GPU gpu (-1: a global key).  "gpuN.key" beats "gpu*.key";
- * the last line wins among equals.  Returns 1 and fills val when found. */
-static int lookup(int gpu, const char *key, char *val, size_t n)
-{
-    const char *path = getenv("FAKE_NVML_STATE");
-    FILE *f = path ? fopen(path, "re") : NULL;
-    if (!f) return 0;
-    char line[512], want[96], any[96];
-    if (gpu >= 0) {
-        snprintf(want, sizeof want, "gpu%d.%s=", gpu, key);
-        snprintf(any, sizeof any, "gpu*.%s=", key);
-    } else {
-        snprintf(want, sizeof want, "%s=", key);
-        any[0] = 0;
-    }
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        const char *v = NULL;
-        if (strncmp(line, want, strlen(want)) == 0) {
-            v = line + strlen(want);
-            found = 2;
-        } else if (any[0] && found < 2 && strncmp(line, any, strlen(any)) == 0) {
-            v = line + strlen(any);
-            found = 1;
-        }
-        if (v) snprintf(val, n, "%s", v);
-    }
-    fclose(f);
-    return found > 0;
-}
-
-static unsigned long long num(int gpu, const char *key, unsigned long long def)
-{
-    char v[64];
-    return lookup(gpu, key, v, sizeof v) ? strtoull(v, NULL, 0) : def;
-}
-
-/* Whether name is in the comma-separated list of key. */
-static int listed(int gpu, const char *key, const char *name)
-{
-    char v[512];
-    if (!lookup(gpu, key, v, sizeof v)) return 0;
-    for (char *t = strtok(v, ", "); t; t = strtok(NULL, ", "))
-        if (strcmp(t, name) == 0) return 1;
-    return 0;
-}
+#define FAKE_STATE_ENV "FAKE_NVML_STATE"
+#include "../fake_state/fake_state.h"
 
 static int gpu_count(void) { int n = (int)num(-1, "gpus", 8); return n > MAXGPU ? MAXGPU : n; }
 
@@ -303,6 +258,58 @@ int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *r
 int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *r)
 {
     return nvmlDeviceGetCurrentClocksEventReasons(d, r);
+}
+
+/* ---- fabric: nvmlDeviceGetGpuFabricInfoV (nvmlGpuFabricInfo_v2_t) and the
+ * first version's call, from the keys fabric (not_supported, not_started,
+ * in_progress, completed), fabric_status, fabric_cluster (a UUID) and
+ * fabric_clique. */
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[16];
+    int status;
+    unsigned int cliqueId;
+    unsigned char state;
+    unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+typedef struct {
+    unsigned char clusterUuid[16];
+    int status;
+    unsigned int cliqueId;
+    unsigned char state;
+} nvmlGpuFabricInfo_t;
+#define E_VERSION 25   /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+
+static int fabric(nvmlDevice_t d, unsigned char uuid[16], int *status, unsigned int *clique, unsigned char *state)
+{
+    ENTER(d);
+    static const char *const states[] = { "not_supported", "not_started", "in_progress", "completed" };
+    char v[96] = "not_supported";
+    lookup(d->index, "fabric", v, sizeof v);
+    *state = 0;
+    for (unsigned char i = 0; i < 4; i++)
+        if (!strcmp(v, states[i])) *state = i;
+    *status = (int)num(d->index, "fabric_status", 0);
+    *clique = (unsigned)num(d->index, "fabric_clique", 0);
+    memset(uuid, 0, 16);
+    if (lookup(d->index, "fabric_cluster", v, sizeof v))
+        for (int i = 0, k = 0; v[k] && i < 16; k++) {
+            unsigned b;
+            if (v[k] == '-' || sscanf(v + k, "%2x", &b) != 1) continue;
+            uuid[i++] = (unsigned char)b;
+            k++;
+        }
+    return OK;
+}
+
+int nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t d, nvmlGpuFabricInfo_v2_t *f)
+{
+    if (f->version != ((unsigned)sizeof *f | (2U << 24))) return E_VERSION;
+    return fabric(d, f->clusterUuid, &f->status, &f->cliqueId, &f->state);
+}
+int nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *f)
+{
+    return fabric(d, f->clusterUuid, &f->status, &f->cliqueId, &f->state);
 }
 
 /* ---- events: lines "event=79 gpu=2" (type=xid|dbe|sbe, default xid)

@@ -68,7 +68,7 @@ VIGIL_NVML_LIB=$T/none/libnvidia-ml.so.1 "$VIGIL" check --root "$T/bare" >"$T/ch
 is "check, no config, nothing to check: exit 0" "$?" 0
 check "check, no config: never '0 checks passed'" sh -c "! grep -q '0 checks passed' '$T/check.out'"
 check "check, no config: says nothing was checked, names the file it looked for and the built-in checks" \
-    grep -q '^[^ ]*: nothing checked: no /etc/vigil/vigil.conf, and none of the built-in checks (gpu, ib, driver, mount, pcie) finds anything' "$T/check.out"
+    grep -q '^[^ ]*: nothing checked: no /etc/vigil/vigil.conf, and none of the built-in checks (gpu, ib, driver, mount, pcie, fabric) finds anything' "$T/check.out"
 VIGIL_NVML_LIB=$FAKE_NVML FAKE_NVML_STATE=$T/bare/nvml "$VIGIL" check --root tests/fixtures/sysfs/h100 --node n1 \
     >"$T/check.out" 2>/dev/null
 is "check, no config, a healthy node: exit 0" "$?" 0

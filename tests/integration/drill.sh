@@ -31,7 +31,7 @@ is "records: three injections" "$(wc -l <"$LAB_DIR/injections.jsonl")" 3
 "$VIGIL" inject clear --node n1 --lab --json >"$T/clear.json"
 is "clear: three undone" "$(jq .cleared "$T/clear.json")" 3
 is "clear: NVML state restored" "$(cat "$LAB_DIR/nodes/n1/nvml-state")" ""
-check "clear: the port file is gone again" test ! -e "$LAB_DIR/nodes/n1/sys/class/infiniband/mlx5_0/ports/1/state"
+is "clear: the port is ACTIVE again" "$(cat "$LAB_DIR/nodes/n1/sys/class/infiniband/mlx5_0/ports/1/state")" "4: ACTIVE"
 is "clear again: nothing left" "$("$VIGIL" inject clear --lab)" "cleared 0 injections (all nodes)"
 
 # freeze and clear: the node's slurmd is stopped, then running again

@@ -59,8 +59,8 @@ vendor_lib() {   # library, pattern, backend file(s) (an extended regex)
     is "$1 is named only in its backend file" "$hits" ""
 }
 vendor_lib NVML 'nvml[A-Z][A-Za-z0-9_]*|NVML_[A-Z]|libnvidia-ml' 'src/signal/nvml\.c'
-vendor_lib amdsmi 'amdsmi_[a-z]|AMDSMI_[A-Z]|libamd_smi' 'src/signal/amd[a-z_]*\.c'
-vendor_lib rocm_smi 'rsmi_[a-z]|RSMI_[A-Z]|librocm_smi' 'src/signal/amd[a-z_]*\.c'
+vendor_lib amdsmi 'amdsmi_[a-z]|AMDSMI_[A-Z]|libamd_smi' 'src/signal/amd[a-z_]*\.[ch]'
+vendor_lib rocm_smi 'rsmi_[a-z]|RSMI_[A-Z]|librocm_smi' 'src/signal/amd[a-z_]*\.[ch]'
 vendor_lib verbs 'ibv_[a-z]|IBV_[A-Z]|libibverbs' 'src/signal/verbs\.c'
 shell=$(grep -lE '"/bin/sh"|"sh", *"-c"|system\(|popen\(' src/*/*.c | tr '\n' ' ')
 is "no process is spawned through a shell" "$shell" ""

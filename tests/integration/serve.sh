@@ -147,6 +147,14 @@ is "… and the table holds n1 and n3 alone" "$(m vigil_heartbeat_nodes)" 2
 reads2=$(grep -c '^GET /api/v1/nodes[ ?]' "$T/api.log")
 check "… the scheduler's node list read at most once per 2 s of the flood ($((reads2 - reads)) reads in $took s)" \
     test $((reads2 - reads)) -le $((took / 2 + 3))
+dom=3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/32766
+is "a heartbeat naming the NVLink domain of n1's GPUs: noted" \
+    "$(post_json n1 /v1/heartbeat "{\"node\":\"n1\",\"domain\":\"$dom\"}")" 200
+is "… the scheduler's label (nvidia.com/gpu.clique) stays n1's domain: an override" \
+    "$(curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "$URL/v1/nodes" | jq -r '.[] | select(.node == "n1") | .domain')" \
+    rackA
+is "a heartbeat whose domain is not a name: refused (400)" \
+    "$(post_json n1 /v1/heartbeat '{"node":"n1","domain":"rack 1<script>"}')" 400
 for n in n3 n4 n5; do report $n >/dev/null; done
 sleep 2.5
 report n1 >/dev/null

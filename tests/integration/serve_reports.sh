@@ -200,13 +200,18 @@ status /v1/events "$T/ev.json" >/dev/null
 is "an XID 79 an agent called 'ignore', and one with no action: both the catalog's reboot" \
     "$(get "$URL/v1/incidents?node=n1" | jq -r '[.[].action] | join(" ")')" "reboot reboot"
 stop
-printf '# the site says: a GPU off the bus goes for RMA\nxid 79 action=drain-rma\n' >"$T/site.tsv"
-start "$T/c.db" --fault-policy "$T/site.tsv"
-msg 3 ',"action":"ignore"'
-status /v1/events "$T/ev.json" >/dev/null
-is "with --fault-policy: the site's action, whatever the agent said" \
-    "$(get "$URL/v1/incidents?node=n1" | jq -r '.[0].action')" "drain-rma"
-stop
+site_policy() { # DB MESSAGE-NUMBER POLICY-TEXT DESCRIPTION: an XID 79 the agent called 'ignore' → drain-rma
+    printf '%s' "$3" >"$T/site.tsv"
+    start "$T/$1" --fault-policy "$T/site.tsv"
+    msg "$2" ',"action":"ignore"'
+    status /v1/events "$T/ev.json" >/dev/null
+    is "$4" "$(get "$URL/v1/incidents?node=n1" | jq -r '.[0].action')" "drain-rma"
+    stop
+}
+site_policy c.db 3 "$(printf '# the site says: a GPU off the bus goes for RMA\nxid 79 action=drain-rma')" \
+    "with --fault-policy: the site's action, whatever the agent said"
+site_policy e.db 4 "$(printf '# every PCIe fault, NVIDIA or AMD, goes for RMA\ncategory pcie action=drain-rma')" \
+    "with a category in --fault-policy: the category's action (XID 79 is pcie)"
 printf 'xid 79 action=explode\n' >"$T/bad.tsv"
 "$VIGIL" serve --dry-run --listen 127.0.0.1:0 --db "$T/d.db" --auth none --fault-policy "$T/bad.tsv" 2>"$T/bad.err"
 is "a bad --fault-policy: exit 2" "$?" 2

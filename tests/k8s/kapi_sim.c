@@ -33,15 +33,18 @@ static long quantity(json_t *v)
     return 0;
 }
 
-static long gpus_of(const json_t *pod)
+/* The extended resources the scheduler counts: each vendor's GPUs apart. */
+static const char *const gpu_res[] = { "nvidia.com/gpu", "amd.com/gpu" };
+
+static long gpus_of(const json_t *pod, const char *resource)
 {
     long n = 0;
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c) {
         json_t *res = json_object_get(c, "resources");
-        json_t *q = json_object_get(json_object_get(res, "requests"), "nvidia.com/gpu");
-        if (!q) q = json_object_get(json_object_get(res, "limits"), "nvidia.com/gpu");
+        json_t *q = json_object_get(json_object_get(res, "requests"), resource);
+        if (!q) q = json_object_get(json_object_get(res, "limits"), resource);
         n += quantity(q);
     }
     return n;
@@ -82,16 +85,21 @@ static bool fits_below(const json_t *pod, const json_t *node, const char *name, 
         if (!json_equal(json_object_get(labels, k), v)) return false;
     if (!kapi_affinity_ok(pod, node)) return false;
     json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
-    long gpus = quantity(json_object_get(alloc, "nvidia.com/gpu")), maxpods = quantity(json_object_get(alloc, "pods"));
+    long maxpods = quantity(json_object_get(alloc, "pods"));
     if (!maxpods) maxpods = 110;
-    long used = 0, npods = 0;
+    long used[2] = { 0, 0 }, npods = 0;
     const char *key;
     json_t *p;
     json_object_foreach(K.pods, key, p) {
         const char *on = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
-        if (on && !strcmp(on, name) && active(p) && prio(p) >= below) used += gpus_of(p), npods++;
+        if (on && !strcmp(on, name) && active(p) && prio(p) >= below) {
+            for (int r = 0; r < 2; r++) used[r] += gpus_of(p, gpu_res[r]);
+            npods++;
+        }
     }
-    return npods < maxpods && used + gpus_of(pod) <= gpus;
+    for (int r = 0; r < 2; r++)
+        if (used[r] + gpus_of(pod, gpu_res[r]) > quantity(json_object_get(alloc, gpu_res[r]))) return false;
+    return npods < maxpods;
 }
 
 static bool fits(const json_t *pod, const json_t *node, const char *name) { return fits_below(pod, node, name, LONG_MIN); }

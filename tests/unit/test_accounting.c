@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include "controller/accounting.h"
 #include "util/jsonutil.h"
@@ -73,6 +74,41 @@ static void test_known_history(void **state)
     json_decref(a);
     json_decref(none);
     json_decref(incs);
+    vg_policy_free(&p);
+}
+
+/* A rack whose domain its nodes reported (no policy line): its
+ * availability and SLA time as for a configured one. */
+static void test_learned_rack(void **state)
+{
+    (void)state;
+    int64_t t0 = 1764547200000LL;
+    json_t *incs = json_array();
+    for (int i = 1; i <= 3; i++) {   /* three of the rack's nodes out 1h-2h: more than 2 for an hour */
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        json_array_append_new(incs, inc(n, "nic-hung", 1, t0 + 1 * H, t0 + 1 * H, t0 + 2 * H));
+    }
+    struct vg_policy p;
+    vg_policy_defaults(&p);
+    struct vg_domains *dom = vg_domains_new();
+    for (int i = 1; i <= 18; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        vg_domains_learn(dom, n, "nvl72-a/1");
+    }
+    p.learned = dom;
+    struct vg_acct_opts o = { .since_ms = t0, .until_ms = t0 + 10 * H, .nodes = 18, .policy = &p };
+    json_t *a = vg_accounting(incs, &o);
+    const json_t *r = json_array_get(json_object_get(a, "racks"), 0);
+    assert_int_equal(json_array_size(json_object_get(a, "racks")), 1);
+    assert_string_equal(vg_json_str(r, "rack", ""), "nvl72-a/1");
+    assert_int_equal(vg_json_int(r, "nodes", 0), 18);
+    assert_true(fabs(num(r, "sla_down_s") - 3600.0) < 1e-6);
+    assert_true(fabs(num(r, "availability") - (1.0 - 3.0 / 180.0)) < 1e-9);
+    json_decref(a);
+    json_decref(incs);
+    vg_domains_free(dom);
     vg_policy_free(&p);
 }
 
@@ -160,6 +196,6 @@ static void test_ladder_outcomes(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history), cmocka_unit_test(test_window_and_fleet), cmocka_unit_test(test_ladder_outcomes) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_known_history), cmocka_unit_test(test_learned_rack), cmocka_unit_test(test_window_and_fleet), cmocka_unit_test(test_ladder_outcomes) };
     return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
 }

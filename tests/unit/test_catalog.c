@@ -189,6 +189,47 @@ static void test_policy_overrides(void **state)
     assert_int_equal(e.action, VG_ACT_IGNORE);
 }
 
+/* Every bundled row has a category; a site maps a category to an action for
+ * NVIDIA's and AMD's rows alike, and a later line still beats it for one kind. */
+static void test_categories(void **state)
+{
+    (void)state;
+    char err[256];
+    struct vg_catalog *cat = vg_catalog_load(NULL, err, sizeof err);   /* as bundled: no other test's policy */
+    assert_non_null(cat);
+    for (size_t i = 0; i < vg_catalog_count(cat); i++) {
+        const struct vg_catalog_entry *e = vg_catalog_at(cat, i);
+        if (!e->category[0]) fail_msg("row %s %d has no category", e->kind, e->lo);
+    }
+    assert_string_equal(vg_catalog_lookup(cat, "xid", 48)->category, "memory-ue");
+    assert_string_equal(vg_catalog_lookup(cat, "xid", 92)->category, "memory-ce");
+    assert_string_equal(vg_catalog_lookup(cat, "xid", 74)->category, "interconnect");
+    assert_string_equal(vg_catalog_lookup(cat, "xid", 79)->category, "pcie");
+    assert_string_equal(vg_catalog_lookup(cat, "xid", 119)->category, "firmware");
+    assert_string_equal(vg_catalog_lookup(cat, "amdgpu-ue", 1)->category, "memory-ue");
+    const char *pol = "category memory-ue action=drain-rma\n"
+                      "category interconnect action=reboot\n"
+                      "kind amd-bad-pages action=ignore\n";
+    assert_int_equal(vg_catalog_apply_policy_text(cat, pol, strlen(pol), "policy.tsv", err, sizeof err), 0);
+    assert_int_equal(vg_catalog_action(cat, "xid", 48), VG_ACT_DRAIN_RMA);
+    assert_int_equal(vg_catalog_action(cat, "ecc-dbe", VG_CODE_ANY), VG_ACT_DRAIN_RMA);
+    assert_int_equal(vg_catalog_action(cat, "amdgpu-ue", 1), VG_ACT_DRAIN_RMA);   /* an HBM UE */
+    assert_int_equal(vg_catalog_action(cat, "amdgpu-ue", 0x10), VG_ACT_REBOOT);  /* ATHUB: gpu-hw, untouched */
+    assert_int_equal(vg_catalog_action(cat, "amdgpu-poison", 0), VG_ACT_DRAIN_RMA);
+    assert_int_equal(vg_catalog_action(cat, "amd-bad-pages", VG_CODE_ANY), VG_ACT_IGNORE);   /* the later line */
+    assert_int_equal(vg_catalog_action(cat, "xid", 74), VG_ACT_REBOOT);
+    assert_int_equal(vg_catalog_action(cat, "amd-xgmi-down", 2), VG_ACT_REBOOT);
+    assert_int_equal(vg_catalog_action(cat, "nvlink-down", VG_CODE_ANY), VG_ACT_REBOOT);
+    assert_int_equal(vg_catalog_action(cat, "xid", 13), VG_ACT_RESTART_APP);   /* software: untouched */
+    const char *bad = "category memory action=ignore\n";
+    assert_int_equal(vg_catalog_apply_policy_text(cat, bad, strlen(bad), "pol", err, sizeof err), -1);
+    assert_string_equal(err, "pol:1: unknown category 'memory'");
+    const char *t = "xid\t1\tignore\tIGNORE\t\tone\tnotes\tsrc\tmemroy-ue\n";
+    assert_null(vg_catalog_parse(t, strlen(t), "c.tsv", err, sizeof err));
+    assert_string_equal(err, "c.tsv:1: unknown category 'memroy-ue'");
+    vg_catalog_free(cat);
+}
+
 static void test_policy_malformed(void **state)
 {
     (void)state;
@@ -239,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_sample_actions),    cmocka_unit_test(test_message_decides),
         cmocka_unit_test(test_caused_by),         cmocka_unit_test(test_catalog_malformed),
         cmocka_unit_test(test_policy_malformed),  cmocka_unit_test(test_policy_overrides),
+        cmocka_unit_test(test_categories),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,7 +4,8 @@
  * library: healthy, degraded, a hung NVML call within the deadline,
  * --init's expectations passing on the node they were written from, and the
  * built-in checks of a node with no config (driver and NVML on one version,
- * the /etc/fstab entries mounted). */
+ * the /etc/fstab entries mounted); the fabric check (Fabric Manager and
+ * IMEX answering on their ports) and the GPUs' fabric registration. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include "signal/checkconf.h"
 #include "signal/checkrun.h"
 #include "signal/checks.h"
@@ -267,6 +274,97 @@ static void test_run_nvml_hangs(void **st)
     setup(NULL);
 }
 
+/* A daemon on 127.0.0.1, any port (its port in *port): a child that accepts
+ * each connection and closes it, as a live daemon refusing junk does.  Its pid. */
+static pid_t daemon_on(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c >= 0) close(c);
+        }
+    close(fd);
+    return pid;
+}
+
+/* fabric: Fabric Manager's port answers or refuses (fabric-manager-down), the
+ * IMEX service's port taken from its config's SERVER_PORT (imex-down when
+ * nothing answers); gpu fabric=ok fails on a GPU whose registration failed
+ * (fabric-degraded) or has not finished; with no config, a node whose GPUs
+ * register with a fabric gets `fabric imex=yes`. */
+static void test_fabric(void **st)
+{
+    (void)st;
+    write_state("gpus=4\ngpu*.fabric=completed\ngpu*.fabric_clique=1\n");
+    int fm, imex;
+    pid_t d1 = daemon_on(&fm), d2 = daemon_on(&imex);
+    char root[] = "/tmp/vigil-fabric-XXXXXX", path[128], conf[256];
+    assert_non_null(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/etc", root);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/etc/nvidia-imex", root);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/etc/nvidia-imex/config.cfg", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# IMEX\nIMEX_CMD_PORT=50005\nSERVER_PORT=%d\n", imex);
+    fclose(f);
+    snprintf(conf, sizeof conf, "* || fabric manager=%d imex=yes\n* || gpu fabric=ok\n", fm);
+    struct vg_check_results rs;
+    run(conf, root, 20000, &rs);
+    for (size_t i = 0; i < rs.n; i++)
+        if (!rs.r[i].ok) fail_msg("%s failed: %s", rs.r[i].name, rs.r[i].detail);
+    assert_non_null(find(&rs, "fabric manager"));
+    char want[96];
+    snprintf(want, sizeof want, "the IMEX service answers on 127.0.0.1:%d", imex);
+    assert_string_equal(find(&rs, "fabric imex")->detail, want);
+    assert_true(find(&rs, "gpu fabric")->ok);
+    vg_check_results_free(&rs);
+    /* both daemons gone, GPU 1's registration failed, GPU 2's still running */
+    kill(d1, SIGKILL);
+    kill(d2, SIGKILL);
+    waitpid(d1, NULL, 0);
+    waitpid(d2, NULL, 0);
+    write_state("gpus=4\ngpu*.fabric=completed\ngpu*.fabric_clique=1\ngpu1.fabric_status=999\n"
+                "gpu2.fabric=in_progress\n");
+    run(conf, root, 20000, &rs);
+    const struct vg_check_result *r = find(&rs, "fabric manager");
+    assert_false(r->ok);
+    assert_int_equal(r->nev, 1);
+    assert_string_equal(r->ev[0].kind, "fabric-manager-down");
+    r = find(&rs, "fabric imex");
+    assert_false(r->ok);
+    assert_string_equal(r->ev[0].kind, "imex-down");
+    r = find(&rs, "gpu fabric");
+    assert_false(r->ok);
+    assert_int_equal(r->nev, 2);
+    assert_string_equal(r->ev[0].kind, "fabric-degraded");
+    assert_int_equal(r->ev[0].gpu, 1);
+    assert_string_equal(r->ev[1].kind, "fabric-pending");
+    vg_check_results_free(&rs);
+    /* no config: GPUs in a fabric get the IMEX check */
+    struct sbuf text = SBUF_INIT;
+    struct vg_check_opts o = { .root = root, .node = "n2", .deadline_mono_ms = vg_mono_ms() + 20000 };
+    vg_check_default_text(&o, &text);
+    assert_non_null(strstr(text.s, "* || fabric imex=yes\n"));
+    sbuf_free(&text);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/etc/nvidia-imex", root);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/etc", root);
+    rmdir(path);
+    rmdir(root);
+}
+
 static void test_init_round_trip(void **st)
 {
     (void)st;
@@ -392,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_hostmask),      cmocka_unit_test(test_run_healthy),
         cmocka_unit_test(test_run_degraded),  cmocka_unit_test(test_run_nvml_hangs),
         cmocka_unit_test(test_init_round_trip), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_fabric),
     };
     return cmocka_run_group_tests_name("checkconf", tests, setup, teardown);
 }

@@ -435,6 +435,41 @@ static void test_domain_rule(void **state)
     assert_state_prefix(f, id, "isolated: domain rule");
 }
 
+/* A rack-level fault: three trays of a 4-tray domain report in one batch.  The
+ * first two each take a spare, the third takes the domain out and a spare
+ * domain: the two spares left, not one promoted by an earlier decision of the
+ * same batch again (every spare of the pool promoted once). */
+static void test_one_batch_promotes_each_spare_once(void **state)
+{
+    struct fx *f = *state;
+    for (int i = 5; i <= 7; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        strcpy(fake_node(n)->features, "spare");
+    }
+    policy(f, "spares = n[5-8]\ndomain rack1 = n[1-4]\ndomain rack2 = n[5-8]\ndomain_max_unavailable = 2\n"
+              "breaker = 100% / 600s\nview_max_age = 30s\n");
+    __atomic_store_n(&fake.hold_nodes, 1, __ATOMIC_SEQ_CST);   /* the worker waits in its first read */
+    start(f, true);
+    int64_t ids[3];
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i + 2);
+        ids[i] = incident(f, n, "nic-hung", 1, VG_ACT_REBOOT);
+    }
+    __atomic_store_n(&fake.hold_nodes, 0, __ATOMIC_SEQ_CST);
+    assert_true(vg_executor_idle(f->x, 5000));
+    char *p[3];
+    for (int i = 0; i < 3; i++) p[i] = step_detail(f, ids[i], "spare_promoted");
+    assert_string_equal(p[0], "n5");
+    assert_string_equal(p[1], "n6");
+    assert_string_equal(p[2], "n7,n8");
+    for (int i = 0; i < 3; i++) free(p[i]);
+    assert_int_equal(fake.npool, 0);
+    assert_state_prefix(f, ids[2], "isolated: domain rule: rack1 has 3 of 4 nodes unavailable (> 2); spare domain "
+                                   "rack2 promoted");
+}
+
 static void test_scheduler_down_then_back(void **state)
 {
     struct fx *f = *state;
@@ -1325,6 +1360,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_down_requeue_promote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_batch_promotes_each_spare_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_down_requeues_lists_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_down_then_jobs_read_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_and_record_only, setup, teardown),

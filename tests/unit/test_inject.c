@@ -129,9 +129,9 @@ static char *read_text(const char *rel)
     return t;
 }
 
-static void test_lab_inject_and_clear(void **state)
+/* A lab of one node, n1, in a fresh directory (lab). */
+static void one_node_lab(void)
 {
-    (void)state;
     snprintf(lab, sizeof lab, "/tmp/vigil-inject.XXXXXX");
     assert_non_null(mkdtemp(lab));
     char p[160];
@@ -140,6 +140,19 @@ static void test_lab_inject_and_clear(void **state)
     snprintf(p, sizeof p, "%s/nodes/n1", lab);
     mkdir(p, 0755);
     write_text("/" VG_LAB_MARKER, "nodes=1\n");
+}
+
+static void remove_lab(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", lab);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_lab_inject_and_clear(void **state)
+{
+    (void)state;
+    one_node_lab();
     write_text("/nodes/n1/kmsg", "6,41,100,-;earlier record\n");
     write_text("/nodes/n1/nvml-state", "gpus=8\ngpu3.temp=40\n");
     struct vg_inject_opts o = { .kind = VG_INJ_GPU_LOST, .node = "n1", .gpu = 3, .lab = lab };
@@ -176,16 +189,73 @@ static void test_lab_inject_and_clear(void **state)
     assert_false(vg_path_exists(lab, "/nodes/n1/sys/class/infiniband/mlx5_0/ports/1/state"));
     assert_int_equal(vg_inject_clear(&o, &n, err, sizeof err), 0);
     assert_int_equal(n, 0);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", lab);
-    assert_int_equal(system(cmd), 0);
+    remove_lab();
+}
+
+/* The faults between the GPUs on a lab node (its simulated HCA, lab_hw.c):
+ * nic-hung wedges the fake verbs library's port query, link-flap and
+ * ib-errors raise the port's counters (which a clear leaves: counters never
+ * go back), fabric-degraded fails a GPU's fabric registration; each refused
+ * on a real node. */
+static void test_lab_nic_kinds(void **state)
+{
+    (void)state;
+    one_node_lab();
+    char err[256];
+    write_text("/nodes/n1/nvml-state", "gpus=4\n");
+    assert_int_equal(vg_lab_node_hw(lab, "n1", 1, err, sizeof err), 0);
+    char *fabric = read_text("/nodes/n1/nvml-state");
+    assert_non_null(strstr(fabric, "gpu*.fabric_clique=1\n"));
+    enum vg_inj_kind k;
+    int code;
+    static const char *const names[] = { "nic-hung", "link-flap", "ib-errors", "fabric-degraded" };
+    static const enum vg_inj_kind kinds[] = { VG_INJ_NIC_HUNG, VG_INJ_LINK_FLAP, VG_INJ_IB_ERRORS,
+                                              VG_INJ_FABRIC_DEGRADED };
+    for (int i = 0; i < 4; i++) {
+        assert_true(vg_inj_kind_parse(names[i], &k, &code));
+        assert_int_equal(k, kinds[i]);
+        struct vg_inject_opts real = { .kind = kinds[i], .node = "n1", .gpu = 2, .via = "orch" };
+        assert_int_equal(vg_inject(&real, NULL, err, sizeof err), -2);   /* a real NIC is not faked */
+        assert_non_null(strstr(err, "only in the lab"));
+        struct vg_inject_opts o = { .kind = kinds[i], .node = "n1", .gpu = 2, .lab = lab };
+        assert_int_equal(vg_inject(&o, NULL, err, sizeof err), 0);
+    }
+    char *t = read_text("/nodes/n1/verbs-state");
+    assert_string_equal(t, "devices=mlx5_0\nmlx5_0.hang=query\n");
+    free(t);
+#define PORT "/nodes/n1/sys/class/infiniband/mlx5_0/ports/1/counters/"
+    t = read_text(PORT "link_downed");
+    assert_string_equal(t, "1\n");
+    free(t);
+    t = read_text(PORT "symbol_error");
+    assert_string_equal(t, "100000\n");
+    free(t);
+    t = read_text("/nodes/n1/nvml-state");
+    assert_non_null(strstr(t, "gpu2.fabric=completed\ngpu2.fabric_status=999\n"));
+    free(t);
+    struct vg_inject_opts o = { .node = "n1", .lab = lab };
+    int n;
+    assert_int_equal(vg_inject_clear(&o, &n, err, sizeof err), 0);
+    assert_int_equal(n, 4);
+    t = read_text("/nodes/n1/verbs-state");
+    assert_string_equal(t, "devices=mlx5_0\n");
+    free(t);
+    t = read_text("/nodes/n1/nvml-state");
+    assert_string_equal(t, fabric);
+    free(t);
+    t = read_text(PORT "link_downed");
+    assert_string_equal(t, "1\n");
+    free(t);
+#undef PORT
+    free(fabric);
+    remove_lab();
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_xid_round_trip), cmocka_unit_test(test_kinds), cmocka_unit_test(test_records),
-        cmocka_unit_test(test_lab_inject_and_clear),
+        cmocka_unit_test(test_lab_inject_and_clear), cmocka_unit_test(test_lab_nic_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

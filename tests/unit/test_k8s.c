@@ -45,6 +45,10 @@ static void test_node_healthy(void **state)
     assert_string_equal(n.n.domain, "r1");   /* the rack / NVLink domain from nvidia.com/gpu.clique */
     assert_true(n.n.responding);
     assert_false(n.n.drain || n.n.down || n.ours || n.cordoned);
+    /* an AMD node: its XGMI hive is its domain */
+    parse_node("{\"metadata\":{\"name\":\"m1\",\"labels\":{\"vigil.dev/xgmi-hive\":\"0x5e1f000000000001\"}},"
+               "\"spec\":{}," READY "}", &n);
+    assert_string_equal(n.n.domain, "0x5e1f000000000001");
 }
 
 /* Where the heartbeat monitor probes the kubelet: status.addresses (InternalIP

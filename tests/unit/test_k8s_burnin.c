@@ -71,7 +71,35 @@ static void test_idle(void **state)
     assert_false(n[1].busy);
     assert_false(n[2].idle);   /* cordoned */
     assert_false(n[3].idle);   /* no GPUs */
-    assert_string_equal(n[3].state, "Ready,no nvidia.com/gpu");
+    assert_string_equal(n[3].state, "Ready,no nvidia.com/gpu or amd.com/gpu");
+    json_decref(nl);
+    json_decref(pl);
+}
+
+/* AMD nodes offer amd.com/gpu (AMD's device plugin): idle or held like NVIDIA's. */
+static void test_amd_gpus(void **state)
+{
+    (void)state;
+    struct vg_orch_node n[2] = { { .name = "m1", .state = "Ready", .responding = true },
+                                 { .name = "m2", .state = "Ready", .responding = true } };
+    json_t *nl = J("{\"items\":[{\"metadata\":{\"name\":\"m1\"},\"status\":{\"allocatable\":{\"amd.com/gpu\":\"8\"}}},"
+                   "{\"metadata\":{\"name\":\"m2\"},\"status\":{\"allocatable\":{\"amd.com/gpu\":8}}}]}");
+    json_t *pl = J("{\"items\":[{\"metadata\":{\"name\":\"rccl-0\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"m1\","
+                   "\"containers\":[{\"resources\":{\"requests\":{\"amd.com/gpu\":\"8\"}}}]},\"status\":{\"phase\":\"Running\"}}]}");
+    vg_k8s_burnin_idle(n, 2, nl, pl);
+    assert_true(n[0].busy);
+    assert_string_equal(n[0].state, "Ready,GPUs held by rccl-0");
+    assert_true(n[1].idle);
+    long count;
+    const json_t *alloc = json_object_get(json_object_get(json_array_get(json_object_get(nl, "items"), 1), "status"),
+                                          "allocatable");
+    assert_string_equal(vg_k8s_gpu_resource(alloc, &count), "amd.com/gpu");
+    assert_int_equal(count, 8);
+    json_t *none = J("{\"cpu\":\"8\"}");
+    assert_null(vg_k8s_gpu_resource(none, &count));
+    assert_int_equal(count, 0);
+    assert_int_equal(vg_k8s_pod_gpus(json_array_get(json_object_get(pl, "items"), 0)), 8);
+    json_decref(none);
     json_decref(nl);
     json_decref(pl);
 }
@@ -142,6 +170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pc_check),
         cmocka_unit_test(test_idle),
+        cmocka_unit_test(test_amd_gpus),
         cmocka_unit_test(test_pod_job),
         cmocka_unit_test(test_events),
     };

@@ -279,6 +279,48 @@ static void test_recognizers(void **s)
     vg_catalog_free(cat);
 }
 
+static void count_event(const struct vg_event *e, void *arg)
+{
+    (void)e;
+    ++*(int *)arg;
+}
+
+/* Both fast paths (the nibble lookup on x86 with SSSE3, the compare loop
+ * elsewhere) find a marker at every offset of a 16-byte block: lines whose
+ * message starts 1 to 40 bytes into the line (the host name's length), an
+ * NVRM Xid, an mlx5 command timeout and a bond member lost each. */
+static void test_fast_paths_agree(void **s)
+{
+    (void)s;
+    static const char *const msgs[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.",
+        "mlx5_core 0000:1a:00.0: wait_func:1207:(pid 1): ACCESS_REG(0x805) timeout. Will cause a leak of a "
+        "command resource",
+        "bond0: (slave ens1f0np0): link status definitely down, disabling slave",
+    };
+    char *buf = malloc(64 * 1024), host[48];
+    size_t len = 0;
+    for (int h = 1; h <= 40; h++) {
+        memset(host, 'h', (size_t)h);
+        host[h] = 0;
+        for (int m = 0; m < 3; m++)
+            len += (size_t)snprintf(buf + len, 64 * 1024 - len, "Nov 25 10:00:%02d %s kernel: %s\n", h, host, msgs[m]);
+    }
+    for (int nib = 0; nib < 2; nib++) {
+        int n = 0;
+        struct vg_kmsg *k = malloc(sizeof *k);
+        struct vg_kmsg_opts o = { 0, 2024, "node1" };
+        vg_kmsg_init(k, &o, count_event, &n);
+        if (!nib) k->nibbles = false;
+        vg_kmsg_feed(k, buf, len);
+        vg_kmsg_finish(k);
+        if (n != 120) fail_msg("%s fast path: %d events of 120", nib ? "the CPU's" : "the portable", n);
+        assert_int_equal(k->lines, 120);
+        free(k);
+    }
+    free(buf);
+}
+
 static void test_pci_normalize(void **s)
 {
     (void)s;
@@ -307,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_malformed),        cmocka_unit_test(test_pci_normalize),
         cmocka_unit_test(test_dmesg_reltime),    cmocka_unit_test(test_dmesg_delta),
         cmocka_unit_test(test_frame_formats),    cmocka_unit_test(test_recognizers),
+        cmocka_unit_test(test_fast_paths_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

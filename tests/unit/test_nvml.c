@@ -201,6 +201,56 @@ static void test_throttle(void **st)
     assert_int_equal(events_of(&s, ev), 0);
 }
 
+/* NVML's fabric info (nvmlDeviceGetGpuFabricInfoV): a GB200 tray whose four
+ * GPUs registered in one NVLink domain (cluster UUID and clique), one whose
+ * registration finished with an error (fabric-degraded), one still running
+ * it (fabric-pending); an H100 without such a fabric has none and no event;
+ * the domain of a node is its GPUs' one domain, none when they disagree. */
+static void test_fabric(void **st)
+{
+    (void)st;
+    write_state("gpus=4\ngpu*.fabric=completed\ngpu*.fabric_cluster=3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3\n"
+                "gpu*.fabric_clique=32766\n");
+    struct vg_gpu_state s[4];
+    struct vg_event ev[32];
+    for (int i = 0; i < 4; i++) assert_int_equal(read_gpu(i, &s[i]), 0);
+    assert_int_equal(s[0].fabric, VG_FABRIC_OK);
+    assert_string_equal(s[0].fabric_domain, "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/32766");
+    assert_int_equal(events_of(&s[0], ev), 0);
+    char dom[64];
+    bool conflict;
+    vg_gpu_fabric_domain(s, 4, dom, &conflict);
+    assert_string_equal(dom, "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/32766");
+    assert_false(conflict);
+    /* the JSON form (the probe child's) keeps it */
+    json_t *j = vg_gpu_state_to_json(&s[2]);
+    struct vg_gpu_state back;
+    assert_int_equal(vg_gpu_state_from_json(j, NULL, &back), 0);
+    json_decref(j);
+    assert_int_equal(back.fabric, VG_FABRIC_OK);
+    assert_string_equal(back.fabric_domain, s[2].fabric_domain);
+    write_state("gpus=4\ngpu*.fabric=completed\ngpu*.fabric_clique=7\ngpu1.fabric_status=15\n"
+                "gpu2.fabric=in_progress\ngpu3.fabric_clique=8\n");
+    for (int i = 0; i < 4; i++) assert_int_equal(read_gpu(i, &s[i]), 0);
+    assert_int_equal(s[1].fabric, VG_FABRIC_FAILED);
+    assert_int_equal(events_of(&s[1], ev), 1);
+    assert_string_equal(ev[0].kind, "fabric-degraded");
+    assert_string_equal(ev[0].raw, "GPU 1: NVLink fabric registration failed: GPU is lost (15)");
+    assert_int_equal(s[2].fabric, VG_FABRIC_PENDING);
+    assert_int_equal(events_of(&s[2], ev), 1);
+    assert_string_equal(ev[0].kind, "fabric-pending");
+    vg_gpu_fabric_domain(s, 4, dom, &conflict);   /* clique 7 and clique 8: no one domain */
+    assert_string_equal(dom, "");
+    assert_true(conflict);
+    write_state("gpus=1\n");   /* an H100: NOT_SUPPORTED */
+    assert_int_equal(read_gpu(0, &s[0]), 0);
+    assert_int_equal(s[0].fabric, -1);
+    assert_int_equal(events_of(&s[0], ev), 0);
+    vg_gpu_fabric_domain(s, 1, dom, &conflict);
+    assert_string_equal(dom, "");
+    assert_false(conflict);
+}
+
 static void test_gpu_lost(void **st)
 {
     (void)st;
@@ -398,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_hung_call),
         cmocka_unit_test(test_hung_init),
         cmocka_unit_test(test_xid_event),
+        cmocka_unit_test(test_fabric),
         cmocka_unit_test(test_state_json_and_pci),
     };
     return cmocka_run_group_tests_name("nvml", tests, setup, teardown);

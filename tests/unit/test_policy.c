@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "controller/policy.h"
@@ -319,6 +320,65 @@ static void test_domain_from_orchestrator(void **state)
     vg_policy_free(&p);
 }
 
+/* Domains the nodes' agents report (their GPUs' fabric, domains.h) count
+ * when neither the policy nor the orchestrator names one; an orchestrator's
+ * label and a policy line stay overrides; a spare domain reported the same
+ * way is promoted whole. */
+static void test_domain_learned(void **state)
+{
+    (void)state;
+    struct vg_policy p = load("breaker = 100% / 600s\nspares = n[5-8]\n");
+    struct vg_domains *dom = vg_domains_new();
+    p.learned = dom;
+    for (int i = 1; i <= 4; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        assert_int_equal(vg_domains_learn(dom, n, "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/1"), 1);
+    }
+    for (int i = 5; i <= 8; i++) {
+        char n[8];
+        snprintf(n, sizeof n, "n%d", i);
+        vg_domains_learn(dom, n, "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/2");
+    }
+    assert_int_equal(vg_domains_learn(dom, "n1", "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/1"), 0);   /* no change */
+    struct vg_isolation_log log = { 0 };
+    struct vg_decision d;
+    make_cluster();
+    for (int i = 4; i < 8; i++) cluster[i].spare = true;
+    cluster[0].unavailable = cluster[0].ours = true;
+    cluster[1].unavailable = cluster[1].ours = true;
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "nic-hung", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 2);
+    assert_string_equal(d.isolate[1], "n4");
+    assert_non_null(strstr(d.reason, "domain 3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/1: 3 of 4"));
+    assert_int_equal(d.npromote, 2);
+    assert_non_null(strstr(d.note, "spare domain 3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/2 promoted"));
+    vg_decision_free(&d);
+    /* the orchestrator's label wins over the reported domain */
+    for (int i = 0; i < 10; i++) cluster[i].domain = i == 2 ? "label-x" : NULL;
+    vg_policy_decide(&p, cluster, 10, "n3", VG_ACT_DRAIN_RMA, "nic-hung", 1000, &log, &d);
+    assert_int_equal(d.nisolate, 1);
+    vg_decision_free(&d);
+    assert_string_equal(vg_policy_node_domain(&p, "n2"), "3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/1");
+    assert_null(vg_policy_node_domain(&p, "n9"));
+    vg_isolation_log_free(&log);
+    vg_policy_free(&p);
+    /* a policy line wins too */
+    p = load("domain racka = n[1-2]\n");
+    p.learned = dom;
+    assert_string_equal(vg_policy_node_domain(&p, "n2"), "racka");
+    vg_policy_free(&p);
+    vg_domains_free(dom);
+    assert_true(vg_domain_name_ok("3d5e9c1a-7b20-4f1e-9a4c-55d1e2f0a7b3/32766"));
+    assert_false(vg_domain_name_ok(""));
+    assert_false(vg_domain_name_ok("a b"));
+    assert_false(vg_domain_name_ok("<script>"));
+    char big[80];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    assert_false(vg_domain_name_ok(big));
+}
+
 static void test_breaker(void **state)
 {
     (void)state;
@@ -362,7 +422,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostlist),          cmocka_unit_test(test_parse), cmocka_unit_test(test_ladder),
         cmocka_unit_test(test_verdict_classes_and_spares), cmocka_unit_test(test_ownership),
-        cmocka_unit_test(test_domain_rule), cmocka_unit_test(test_spare_domains),       cmocka_unit_test(test_domain_from_orchestrator),       cmocka_unit_test(test_breaker),
+        cmocka_unit_test(test_domain_rule), cmocka_unit_test(test_spare_domains),       cmocka_unit_test(test_domain_from_orchestrator), cmocka_unit_test(test_domain_learned), cmocka_unit_test(test_breaker),
     };
     return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct fake_orch fake;
 
@@ -70,6 +71,7 @@ static int f_nodes(struct vg_orch *o, const char *const *names, size_t n, struct
     *out = NULL;
     *nout = 0;
     fake.node_reads++;
+    while (__atomic_load_n(&fake.hold_nodes, __ATOMIC_SEQ_CST)) usleep(1000);
     if (call(o, "nodes")) return -1;
     *out = calloc(fake.nnodes + 1, sizeof **out);
     for (size_t i = 0; i < fake.nnodes; i++) {

@@ -40,6 +40,7 @@ struct fake_orch {
     bool run_submitted;   /* a submitted job runs at once on the first node free for it (not out, not a spare
                            * of the pool, running nothing), as a scheduler with room does; else it stays
                            * pending until a test sets its state */
+    int hold_nodes;       /* nodes() waits while set (__atomic): incidents queued meanwhile come as one batch */
     char log[4096];       /* "down n2;requeue 7;pool n4;" … */
 };
 

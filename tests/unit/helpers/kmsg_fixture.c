@@ -52,6 +52,12 @@ static void nth_line(const char *text, size_t tlen, int n, char *out, size_t out
 void kmsg_fixture_run(const char *name, int64_t boot_ms, const struct want *w, int nw, uint64_t lines,
                 uint64_t malformed)
 {
+    kmsg_fixture_run_folded(name, boot_ms, w, NULL, nw, lines, malformed);
+}
+
+void kmsg_fixture_run_folded(const char *name, int64_t boot_ms, const struct want *w, const char *const *fold, int nw,
+                             uint64_t lines, uint64_t malformed)
+{
     size_t len;
     char *text = fixture(name, &len);
     struct got g = { .n = 0 };
@@ -74,6 +80,7 @@ void kmsg_fixture_run(const char *name, int64_t boot_ms, const struct want *w, i
         if (e->code != w[i].code) fail_msg("%s #%d: code %d", name, i, e->code);
         if (strcmp(e->kind, w[i].kind) != 0) fail_msg("%s #%d: kind %s", name, i, e->kind);
         nth_line(text, len, w[i].line, raw, sizeof raw);
+        if (fold && fold[i]) strncat(raw, fold[i], sizeof raw - strlen(raw) - 1);
         if (strcmp(e->raw, raw) != 0) fail_msg("%s #%d: raw '%s'", name, i, e->raw);
         assert_string_equal(e->source, "kmsg");
         assert_string_equal(e->node, "node1");
@@ -92,6 +99,15 @@ void kmsg_fixture_run(const char *name, int64_t boot_ms, const struct want *w, i
         assert_string_equal(g2.ev[i].pci, g.ev[i].pci);
         assert_int_equal(g2.ev[i].time_ms, g.ev[i].time_ms);
     }
+    /* So must the portable fast path (the compare loop, where SSSE3 is missing). */
+    struct got g3 = { .n = 0 };
+    vg_kmsg_init(k, &o, collect, &g3);
+    k->nibbles = false;
+    vg_kmsg_feed(k, text, len);
+    vg_kmsg_finish(k);
+    assert_int_equal(g3.n, g.n);
+    assert_int_equal(k->lines, lines);
+    for (int i = 0; i < g.n && i < MAXEV; i++) assert_string_equal(g3.ev[i].raw, g.ev[i].raw);
     free(k);
     free(text);
 }
