@@ -12,17 +12,7 @@
 /* $NODE_NAME: the DaemonSet sets it from spec.nodeName. */
 bool vg_k8s_local_node(char *buf, size_t n)
 {
-    const char *v = getenv("NODE_NAME");
-    if (!v || !*v) return false;
-    vg_strlcpy(buf, v, n);
-    return true;
-}
-
-static long env_long(const char *name, long def)
-{
-    const char *v = getenv(name);
-    long x;
-    return v && vg_parse_long(v, &x) && x >= 0 ? x : def;
+    return vg_env_copy("NODE_NAME", buf, n);
 }
 
 /* A pod of an Indexed Job (a JobSet's too): JOB_COMPLETION_INDEX of
@@ -32,8 +22,8 @@ static long env_long(const char *name, long def)
 bool vg_k8s_task_rank(struct vg_orch_task *t)
 {
     if (!getenv("JOB_COMPLETION_INDEX")) return false;
-    t->rank = env_long("JOB_COMPLETION_INDEX", 0);
-    t->ntasks = env_long("VIGIL_NTASKS", 1);
+    t->rank = vg_env_long("JOB_COMPLETION_INDEX", 0);
+    t->ntasks = vg_env_long("VIGIL_NTASKS", 1);
     t->restarts = 0;
     t->restarts_known = false;
     return true;

@@ -67,17 +67,7 @@ int vg_slurm_local_jobs(const char *dir, const char *node, char *out, size_t n)
 
 bool vg_slurm_local_node(char *buf, size_t n)
 {
-    const char *v = getenv("SLURMD_NODENAME");
-    if (!v || !*v) return false;
-    vg_strlcpy(buf, v, n);
-    return true;
-}
-
-static long env_long(const char *name, long def)
-{
-    const char *v = getenv(name);
-    long x;
-    return v && vg_parse_long(v, &x) && x >= 0 ? x : def;
+    return vg_env_copy("SLURMD_NODENAME", buf, n);
 }
 
 /* SLURM_PROCID of SLURM_NTASKS; SLURM_RESTART_COUNT is the job's requeues,
@@ -85,9 +75,9 @@ static long env_long(const char *name, long def)
 bool vg_slurm_task_rank(struct vg_orch_task *t)
 {
     if (!getenv("SLURM_PROCID")) return false;
-    t->rank = env_long("SLURM_PROCID", 0);
-    t->ntasks = env_long("SLURM_NTASKS", 1);
-    t->restarts = env_long("SLURM_RESTART_COUNT", 0);
+    t->rank = vg_env_long("SLURM_PROCID", 0);
+    t->ntasks = vg_env_long("SLURM_NTASKS", 1);
+    t->restarts = vg_env_long("SLURM_RESTART_COUNT", 0);
     t->restarts_known = true;
     return true;
 }

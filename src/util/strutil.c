@@ -160,3 +160,18 @@ void vg_expand_node(const char *tmpl, const char *node, char *out, size_t n)
     }
     out[k < n ? k : n - 1] = 0;
 }
+
+bool vg_env_copy(const char *name, char *buf, size_t n)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return false;
+    vg_strlcpy(buf, v, n);
+    return true;
+}
+
+long vg_env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    long x;
+    return v && vg_parse_long(v, &x) && x >= 0 ? x : def;
+}

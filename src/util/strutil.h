@@ -32,6 +32,10 @@ bool vg_unicode_unsafe(unsigned cp);
 void vg_scrub_controls(char *s);
 /* Parses a decimal integer that must span the whole string. */
 bool vg_parse_long(const char *s, long *out);
+/* The environment variable name copied into buf; false when unset or empty. */
+bool vg_env_copy(const char *name, char *buf, size_t n);
+/* The environment variable name as a number >= 0; def when unset or not one. */
+long vg_env_long(const char *name, long def);
 /* tmpl with each %n replaced by node, into out (n bytes, cut to fit): a
  * per-node path (SlurmdSpoolDir's own expansion, a node's token file). */
 void vg_expand_node(const char *tmpl, const char *node, char *out, size_t n);
