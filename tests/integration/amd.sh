@@ -151,6 +151,28 @@ lab_down
 lab_up 4 --spares 1 --gpus-per-node 8 --gpu nvidia,amd || { nok "lab up 4 × nvidia,amd"; done_testing; }
 is "mixed: n1 NVIDIA, n2 AMD" "$(for n in n1 n2; do scontrol show node $n | sed -n 's/^ *Gres=//p'; done | tr '\n' ' ')" \
     "gpu:8 gpu:mi300x:8 "
+# burn-in: each node's pass runs the suite of the GPUs it has, with the stand-in tools
+STANDINS=$(cd "$(dirname "$0")/../standins" && pwd)
+bi() { PATH="$STANDINS:$PATH" "$VIGIL" burnin --lab --dir "$LAB_DIR" --no-drain --json "$@"; }
+bi --nodes n1,n2 >"$T/bi.json"
+is "mixed burn-in: each node the suite of its GPUs, said so" \
+    "$(jq -c '[.nodes[] | [.node, .result, (.vendors | join(",")), .picked]]' "$T/bi.json")" \
+    '[["n1","pass","nvidia","the GPUs found"],["n2","pass","amd","the GPUs found"]]'
+is "… the AMD node's quick suite: the probe, InfiniBand, RVS peqt, TransferBench a2a" \
+    "$(jq -r '.nodes[1].tests | map(.name) | join(" ")' "$T/bi.json")" "nvml ib-port rvs-peqt transferbench-a2a"
+is "… the NVIDIA node's: vigil-gpu's" "$(jq -r '.nodes[0].tests | map(.name) | join(" ")' "$T/bi.json")" \
+    "nvml ib-port h2d-bw gemm-small"
+bi --nodes n2 --suite standard >"$T/bis.json"
+is "the AMD node's standard suite: rccl-tests' real MI300X sweep passes at AMD's floor" \
+    "$(jq -r '.nodes[0].tests[] | select(.name == "nccl-allreduce") | [.result, .detail] | join(": ")' "$T/bis.json")" \
+    "pass: busbw at 8G in-place 317.66 GB/s >= 304 GB/s"
+is "… RVS and TransferBench pass; ib_write_bw measured, unknown (AMD publishes no InfiniBand figure)" \
+    "$(jq -r '[.nodes[0].tests[] | .name + "=" + .result] | join(" ")' "$T/bis.json")" \
+    "nvml=pass ib-port=pass nccl-allreduce=pass ib-write-bw=unknown rvs-peqt=pass transferbench-a2a=pass transferbench-p2p=pass rvs-gst=pass rvs-iet=pass rvs-pebb=pass rvs-pbqt=pass"
+is "--vendor names the suite: the NVIDIA node runs AMD's" \
+    "$(bi --nodes n1 --vendor amd | jq -c '[.nodes[0].vendors, .nodes[0].picked, (.nodes[0].tests | map(.name))]')" \
+    '[["amd"],"--vendor",["nvml","ib-port","rvs-peqt","transferbench-a2a"]]'
+exits_with "--vendor: a vendor vigil does not know exits 2" 2 "$VIGIL" burnin --node n1 --vendor intel
 exits_with "mixed: an AMD fault on an NVIDIA node is refused" 2 "$VIGIL" inject amd-ue --node n1 --lab
 exits_with "mixed: an XID on an AMD node is refused" 2 "$VIGIL" inject xid 79 --node n2 --lab
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --fault amd-ue --deadline 60 --json >"$T/m.json" 2>"$T/m.err"
