@@ -173,6 +173,23 @@ is "--vendor names the suite: the NVIDIA node runs AMD's" \
     "$(bi --nodes n1 --vendor amd | jq -c '[.nodes[0].vendors, .nodes[0].picked, (.nodes[0].tests | map(.name))]')" \
     '[["amd"],"--vendor",["nvml","ib-port","rvs-peqt","transferbench-a2a"]]'
 exits_with "--vendor: a vendor vigil does not know exits 2" 2 "$VIGIL" burnin --node n1 --vendor intel
+# each AMD burn-in fault: the next pass on that node fails, the test and its fault named
+for k in "amd-rccl-slow standard" "amd-rvs-fail standard" "amd-xgmi-bw-low quick"; do
+    set -- $k
+    "$VIGIL" inject "$1" --node n2 --lab >/dev/null
+    bi --nodes n2 --suite "$2" >"$T/inj.json"
+    echo "$1 $(jq -r '.nodes[0] | [.result, ([.tests[] | select(.result == "fail") | .name + "/" + .kind] | join(",")),
+        .reason] | join(" ")' "$T/inj.json")" >>"$T/inj.txt"
+    "$VIGIL" inject clear --node n2 --lab >/dev/null
+done
+is "amd-rccl-slow: rccl-tests at half speed fails nccl-allreduce" "$(sed -n 1p "$T/inj.txt")" \
+    "amd-rccl-slow fail nccl-allreduce/nccl-slow vigil: burnin nccl-allreduce: busbw at 8G in-place 158.83 GB/s < 304 GB/s"
+is "amd-rvs-fail: RVS's GPU stress test says FALSE" "$(sed -n 2p "$T/inj.txt" | cut -c1-90)" \
+    "amd-rvs-fail fail rvs-gst/rvs-fail vigil: burnin rvs-gst: gst: 2 of 5 verdicts failed: [gs"
+is "amd-xgmi-bw-low: TransferBench a2a under AMD's floor" "$(sed -n 3p "$T/inj.txt")" \
+    "amd-xgmi-bw-low fail transferbench-a2a/xgmi-bw-low vigil: burnin transferbench-a2a: avg GPU-GPU 23.28 GB/s < 32.9 GB/s; slowest link GPU 07 -> GPU 00 22.547 GB/s"
+is "clear: the AMD node passes again, its stand-ins still AMD's" "$(bi --nodes n2 | jq -r '.nodes[0].result')" pass
+exits_with "an AMD burn-in fault on an NVIDIA node is refused" 2 "$VIGIL" inject amd-xgmi-bw-low --node n1 --lab
 exits_with "mixed: an AMD fault on an NVIDIA node is refused" 2 "$VIGIL" inject amd-ue --node n1 --lab
 exits_with "mixed: an XID on an AMD node is refused" 2 "$VIGIL" inject xid 79 --node n2 --lab
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --fault amd-ue --deadline 60 --json >"$T/m.json" 2>"$T/m.err"
