@@ -316,7 +316,7 @@ static void print_human(const json_t *nodes)
             char value[48] = "-";
             const json_t *v = json_object_get(t, "value");
             if (json_is_number(v)) snprintf(value, sizeof value, "%.2f %s", json_number_value(v), vg_json_str(t, "unit", ""));
-            printf("  %-15s %-8s %-14s %-20s %s\n", vg_json_str(t, "name", ""), vg_json_str(t, "result", ""), value,
+            printf("  %-17s %-8s %-14s %-20s %s\n", vg_json_str(t, "name", ""), vg_json_str(t, "result", ""), value,
                    vg_json_str(t, "expected", "-"), vg_json_str(t, "detail", ""));
         }
         const json_t *sl = json_object_get(n, "drain");
