@@ -282,9 +282,9 @@ static void builtin_ib(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
 #define Q VG_BI_QUICK
 #define S VG_BI_STANDARD
 #define L VG_BI_LONG
-/* perftest, as Azure's NHC runs it: 8 MiB messages, report in Gb/s, loopback. */
 #define NV "nvidia"
 #define AMD "amd"
+/* perftest, as Azure's NHC runs it: 8 MiB messages, report in Gb/s, loopback. */
 #define IB_BW "-d", "{ibdev}", "-i", "{ibport}", "-s", "8388608", "-F", "--report_gbits"
 
 static const struct vg_bi_test tests[] = {
