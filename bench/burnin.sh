@@ -9,12 +9,16 @@
 # (sbatch -p gpu -N5) to RUNNING on nodes that `vigil burnin --schedule`
 # holds with passes (preempted), next to the same submission on idle nodes
 # without burn-in (the baseline), median of 5 each; goal <= 5 s.
+# Last, the quick pass over a 5-node lab of AMD nodes (`--gpu amd`: the GPU
+# probe through the fake AMD SMI, AMD's quick suite) next to AMD's quick
+# tools alone (the stand-ins `rvs -m peqt`, `TransferBench a2a`), and AMD's
+# standard suite's time.
 cd "$(dirname "$0")/.." || exit 2
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then echo "skipped: needs root and slurmctld"; exit 0; fi
 top=$PWD
 W=$(mktemp -d /tmp/vigil-bench-burnin.XXXXXX)
 chmod 755 "$W"
-trap 'build/vigil lab down --dir "$W/lab" >/dev/null 2>&1; rm -rf "$W"' EXIT
+trap 'build/vigil lab down --dir "$W/lab" >/dev/null 2>&1; build/vigil lab down --dir "$W/amd" >/dev/null 2>&1; rm -rf "$W"' EXIT
 export VIGIL_DATA=$top/data PATH="$top/tests/standins:$PATH" VIGIL_NVML_LIB=$top/build/tests/libnvidia-ml.so.1
 build/vigil lab up 5 --no-vigil --dir "$W/lab" >"$W/env" 2>&1 || { cat "$W/env"; exit 1; }
 . "$W/env"
@@ -27,16 +31,23 @@ base() {
     done
     wait
 }
-for i in 1 2 3 4 5; do
-    t0=$(now); base; t1=$(now)
-    build/vigil burnin --lab --dir "$W/lab" --suite quick --json >"$W/out.json" || { cat "$W/out.json"; exit 1; }
-    t2=$(now)
-    echo "$(( (t1 - t0) / 1000000 )) $(( (t2 - t1) / 1000000 ))" >>"$W/times"
-done
-t0=$(now)
-build/vigil burnin --lab --dir "$W/lab" --suite standard --json >/dev/null
-std=$(( ($(now) - t0) / 1000000 ))
-b=$(cut -d' ' -f1 "$W/times" | median) v=$(cut -d' ' -f2 "$W/times" | median)
+# quick_passes LAB BASE — 5 rounds of BASE (the tools alone) then of the quick
+# pass over LAB: the medians in $b and $v, the last pass in $W/out.json, the
+# standard suite's time over LAB in $std.
+quick_passes() {
+    : >"$W/times"
+    for i in 1 2 3 4 5; do
+        t0=$(now); $2; t1=$(now)
+        build/vigil burnin --lab --dir "$1" --suite quick --json >"$W/out.json" || { cat "$W/out.json"; exit 1; }
+        t2=$(now)
+        echo "$(( (t1 - t0) / 1000000 )) $(( (t2 - t1) / 1000000 ))" >>"$W/times"
+    done
+    t0=$(now)
+    build/vigil burnin --lab --dir "$1" --suite standard --json >/dev/null
+    std=$(( ($(now) - t0) / 1000000 ))
+    b=$(cut -d' ' -f1 "$W/times" | median) v=$(cut -d' ' -f2 "$W/times" | median)
+}
+quick_passes "$W/lab" base
 nodes=$(python3 -c "import json; print(len(json.load(open('$W/out.json'))['nodes']))")
 echo "quick pass over the lab ($nodes nodes in parallel, median of 5):"
 echo "  the quick suite's tools alone (baseline): $b ms"
@@ -84,3 +95,27 @@ echo "  on idle nodes, no burn-in (baseline):      $b ms"
 echo "  on 5 nodes held by scheduled burn-in:      $h ms   ratio $(awk -v b="$b" -v h="$h" 'BEGIN { printf "%.1f", h / b }')x   (goal <= 5000 ms)"
 echo "  ($pre burn-in passes recorded preempted, $left of their processes left running; PreemptType=preempt/partition_prio, PreemptMode=CANCEL)"
 echo "node-time the default budget allows: 20 min per node per hour = 33%, taken only while the node is idle"
+
+# ---- AMD nodes: AMD's quick suite beside its tools alone ----
+build/vigil lab down --dir "$W/lab" >/dev/null 2>&1
+unset VIGIL_NVML_LIB   # each lab node's own GPU library: the fake AMD SMI the lab names
+build/vigil lab up 5 --gpu amd --gpus-per-node 8 --no-vigil --dir "$W/amd" >"$W/env" 2>&1 || { cat "$W/env"; exit 1; }
+. "$W/env"
+amd_base() {
+    for n in n1 n2 n3 n4 n5; do
+        (export VIGIL_BURNIN_STATE=$W/amd/nodes/$n/burnin-state
+         rvs -m peqt >/dev/null 2>&1; TransferBench a2a >/dev/null) &
+    done
+    wait
+}
+quick_passes "$W/amd" amd_base
+what=$(python3 -c "
+import json
+d = json.load(open('$W/out.json'))['nodes']
+print(len(d), 'nodes,', ' '.join(sorted({','.join(n['vendors']) for n in d})), 'suite:', ' '.join(t['name'] for t in d[0]['tests']),
+      '-', ' '.join(sorted({n['result'] for n in d})))")
+echo "AMD quick pass over the lab ($what; in parallel, median of 5):"
+echo "  AMD's quick tools alone (baseline):        $b ms"
+echo "  vigil burnin --lab --suite quick:          $v ms   ratio $(awk -v b="$b" -v v="$v" 'BEGIN { printf "%.1f", v / b }')x"
+echo "  (vigil adds: the GPU probe through AMD SMI per node, the nvml and ib-port tests, one process per node, JSON)"
+echo "AMD standard suite over the lab: $std ms (stand-ins print at once; RVS and TransferBench take minutes to hours)"

@@ -73,11 +73,15 @@ struct vg_bi_opts {
     const struct vg_bi_tool *tools;    /* overrides, n_tools of them */
     size_t ntools;
     const char *only;                  /* run only the test of this name (NULL: the whole suite) */
+    const char *vendors;               /* the vendors' suites to run ("amd", "nvidia,amd"); NULL: those of
+                                        * the GPUs found on the node */
 };
 struct vg_bi_node {
     char node[64];
     char model[96];        /* the GPU name NVML reports, "" when unknown */
     int gpus;              /* -1 when unknown */
+    char vendors[64];      /* whose suites ran ("nvidia", "amd", "nvidia,amd") */
+    char picked[64];       /* why those: "the GPUs found", "--vendor", or "no GPU vendor answered" */
     enum vg_bi_suite suite;
     enum vg_bi_result result;
     struct vg_bi_outcome *tests;
@@ -102,11 +106,16 @@ int vg_bi_events(const struct vg_bi_node *n, const struct vg_catalog *cat, struc
 /* "vigil: burnin nccl-allreduce 238.5 GB/s < 460 GB/s (+1 more)" for a
  * failed node; "" otherwise. */
 void vg_bi_reason(const struct vg_bi_node *n, char *buf, size_t len);
-/* {node, model, gpus, suite, result, elapsed_ms, tests: [{name, result,
+/* {node, model, gpus, vendors: [..], picked, suite, result, elapsed_ms, tests: [{name, result,
  * value, unit, expected, kind, detail, source, elapsed_ms}], events, reason} */
 json_t *vg_bi_node_to_json(const struct vg_bi_node *n, const struct vg_catalog *cat);
 
-/* The names of the tests in a suite, in order (for help and docs). */
-size_t vg_bi_suite_tests(enum vg_bi_suite s, const char **names, size_t max);
+/* Checks a --vendor list: names of gpu.h's vendors, comma-separated.  0, or
+ * -1 with "'x' is not a GPU vendor (nvidia, amd)" in err. */
+int vg_bi_vendors_check(const char *list, char *err, size_t errlen);
+
+/* The names of the tests in a suite of those vendors ("amd", "nvidia,amd";
+ * NULL: every vendor's), in order (for help and docs). */
+size_t vg_bi_suite_tests(enum vg_bi_suite s, const char *vendors, const char **names, size_t max);
 
 #endif

@@ -38,6 +38,8 @@ struct vg_bi_test {
     int timeout_s;
     vg_bi_rule_fn rule;
     vg_bi_builtin_fn builtin;
+    const char *vendor;                      /* the GPU vendor whose suite it is in (gpu.h's name: "nvidia",
+                                              * "amd"); NULL: every vendor's */
 };
 const struct vg_bi_test *vg_bi_tests(size_t *n);
 
@@ -48,6 +50,12 @@ void vg_bi_compare(const struct vg_bi_ctx *c, const char *metric, const char *wh
                    const char *unit, struct vg_bi_outcome *oc);
 /* The test could not measure: result unknown, detail from fmt. */
 void vg_bi_unknown(struct vg_bi_outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* vendor.c: whether name is in a comma-separated vendor list; the vendors
+ * whose suites a node's pass runs (opts->vendors, else those the probe found),
+ * and why, into out->vendors and out->picked. */
+bool vg_bi_vendor_in(const char *list, const char *name);
+void vg_bi_pick_vendors(const struct vg_bi_opts *o, const struct vg_gpu_probe_result *p, struct vg_bi_node *out);
 
 /* The rules of AMD's tools (tests_amd.c): the ROCm Validation Suite (every
  * module through one rule: its verdicts) and TransferBench's a2a and p2p

@@ -48,12 +48,18 @@ bool vg_bi_result_parse(const char *s, enum vg_bi_result *out)
     return false;
 }
 
-size_t vg_bi_suite_tests(enum vg_bi_suite s, const char **names, size_t max)
+/* Whether test t is in suite s of those vendors (NULL: every vendor). */
+static bool in_suite(const struct vg_bi_test *t, enum vg_bi_suite s, const char *vendors)
+{
+    return (t->suites & s) && (!t->vendor || !vendors || vg_bi_vendor_in(vendors, t->vendor));
+}
+
+size_t vg_bi_suite_tests(enum vg_bi_suite s, const char *vendors, const char **names, size_t max)
 {
     size_t n, k = 0;
     const struct vg_bi_test *t = vg_bi_tests(&n);
     for (size_t i = 0; i < n; i++)
-        if ((t[i].suites & s) && k < max) names[k++] = t[i].name;
+        if (in_suite(&t[i], s, vendors) && k < max) names[k++] = t[i].name;
     return k;
 }
 
@@ -227,6 +233,7 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
         snprintf(err, errlen, "no burn-in test is named '%s'", o->only);
         return -1;
     }
+    if (o->vendors && vg_bi_vendors_check(o->vendors, err, errlen)) return -1;
     int64_t start = vg_mono_ms();
     vg_strlcpy(out->node, o->node, sizeof out->node);
     out->suite = o->suite;
@@ -234,6 +241,7 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
     vg_gpu_probe(NULL, 10000, &probe);
     if (probe.n > 0) vg_strlcpy(out->model, probe.gpus[0].model, sizeof out->model);
     out->gpus = probe.count;
+    vg_bi_pick_vendors(o, &probe, out);
     struct vg_bi_ctx c = { .o = o, .model = out->model, .gpus = probe.count, .probe = &probe };
     struct vg_ib_port *ports;
     size_t np = vg_ib_ports(o->root, &ports);
@@ -245,7 +253,7 @@ int vg_bi_run(const struct vg_bi_opts *o, struct vg_bi_node *out, char *err, siz
     free(ports);
     out->tests = vg_xcalloc(nt, sizeof *out->tests);
     for (size_t i = 0; i < nt; i++) {
-        if (o->only ? strcmp(t[i].name, o->only) != 0 : !(t[i].suites & o->suite)) continue;
+        if (o->only ? strcmp(t[i].name, o->only) != 0 : !in_suite(&t[i], o->suite, out->vendors)) continue;
         struct vg_bi_outcome *oc = &out->tests[out->ntests++];
         vg_strlcpy(oc->name, t[i].name, sizeof oc->name);
         int64_t t0 = vg_mono_ms();
@@ -323,6 +331,14 @@ json_t *vg_bi_node_to_json(const struct vg_bi_node *n, const struct vg_catalog *
                           "suite", vg_bi_suite_name(n->suite), "model", n->model, "elapsed_ms",
                           (json_int_t)n->elapsed_ms, "tests", tests, "events", events);
     json_object_set_new(j, "gpus", n->gpus >= 0 ? json_integer(n->gpus) : json_null());
+    json_t *vendors = json_array();
+    for (const char *p = n->vendors; *p;) {
+        size_t l = strcspn(p, ",");
+        json_array_append_new(vendors, json_stringn(p, l));
+        p += l + (p[l] == ',');
+    }
+    json_object_set_new(j, "vendors", vendors);
+    json_object_set_new(j, "picked", json_string(n->picked));
     vg_json_set_str(j, "reason", reason[0] ? reason : NULL);
     return j;
 }

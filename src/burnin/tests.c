@@ -282,31 +282,37 @@ static void builtin_ib(const struct vg_bi_ctx *c, struct vg_bi_outcome *oc)
 #define Q VG_BI_QUICK
 #define S VG_BI_STANDARD
 #define L VG_BI_LONG
+#define NV "nvidia"
+#define AMD "amd"
 /* perftest, as Azure's NHC runs it: 8 MiB messages, report in Gb/s, loopback. */
 #define IB_BW "-d", "{ibdev}", "-i", "{ibport}", "-s", "8388608", "-F", "--report_gbits"
 
 static const struct vg_bi_test tests[] = {
-    { "nvml", Q | S | L, "gpu-lost", NULL, { NULL }, { NULL }, 15, NULL, builtin_nvml },
-    { "ib-port", Q | S | L, "ib-down", NULL, { NULL }, { NULL }, 5, NULL, builtin_ib },
-    { "h2d-bw", Q | S | L, "h2d-bw-low", "vigil-gpu", { "copy", "--bytes", "268435456" }, { NULL }, 30, rule_copy, NULL },
-    { "gemm-small", Q, "gpu-slow", "vigil-gpu", { "gemm", "--n", "2048", "--iters", "10" }, { NULL }, 20, rule_gemm, NULL },
-    { "dcgm-diag", S, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "2" }, { NULL }, 240, rule_dcgm, NULL },
+    /* every vendor's: the GPU probe (its backends: NVML, AMD SMI), InfiniBand, and all_reduce_perf
+     * (nccl-tests on NVIDIA, rccl-tests on AMD: one program name, one output format) */
+    { "nvml", Q | S | L, "gpu-lost", NULL, { NULL }, { NULL }, 15, NULL, builtin_nvml, NULL },
+    { "ib-port", Q | S | L, "ib-down", NULL, { NULL }, { NULL }, 5, NULL, builtin_ib, NULL },
+    /* NVIDIA's */
+    { "h2d-bw", Q | S | L, "h2d-bw-low", "vigil-gpu", { "copy", "--bytes", "268435456" }, { NULL }, 30, rule_copy, NULL, NV },
+    { "gemm-small", Q, "gpu-slow", "vigil-gpu", { "gemm", "--n", "2048", "--iters", "10" }, { NULL }, 20, rule_gemm, NULL, NV },
+    { "dcgm-diag", S, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "2" }, { NULL }, 240, rule_dcgm, NULL, NV },
     { "nccl-allreduce", S | L, "nccl-slow", "all_reduce_perf", { "-b", "{nccl_size}", "-e", "{nccl_size}", "-f", "2", "-g", "{gpus}" },
-      { NULL }, 180, rule_nccl, NULL },
-    { "ib-write-bw", S | L, "ib-bw-low", "ib_write_bw", { IB_BW, "127.0.0.1" }, { IB_BW }, 60, rule_perftest, NULL },
-    { "gemm", S, "gpu-slow", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "50" }, { NULL }, 120, rule_gemm, NULL },
-    { "dcgm-diag-long", L, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "3" }, { NULL }, 1500, rule_dcgm, NULL },
-    { "gemm-sdc", L, "sdc", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "2000" }, { NULL }, 600, rule_gemm, NULL },
-    /* AMD's tools (rules in tests_amd.c); in no suite yet: run on an AMD node with --test NAME.  Time
+      { NULL }, 180, rule_nccl, NULL, NULL },
+    { "ib-write-bw", S | L, "ib-bw-low", "ib_write_bw", { IB_BW, "127.0.0.1" }, { IB_BW }, 60, rule_perftest, NULL, NULL },
+    { "gemm", S, "gpu-slow", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "50" }, { NULL }, 120, rule_gemm, NULL, NV },
+    { "dcgm-diag-long", L, "dcgm-diag-fail", "dcgmi", { "diag", "-r", "3" }, { NULL }, 1500, rule_dcgm, NULL, NV },
+    { "gemm-sdc", L, "sdc", "vigil-gpu", { "gemm", "--n", "8192", "--iters", "2000" }, { NULL }, 600, rule_gemm, NULL, NV },
+    /* AMD's (rules in tests_amd.c): quick, the PCIe qualification (peqt reads the links' capabilities) and
+     * XGMI all-to-all; standard, AMD's acceptance tools but the memory test; long, all of them.  Time
      * limits: AMD's own (ROCm/cvs mi300_health_config.json) for RVS; TransferBench runs in minutes. */
-    { "transferbench-a2a", 0, "xgmi-bw-low", "TransferBench", { "a2a" }, { NULL }, 300, vg_bi_rule_tb_a2a, NULL },
-    { "transferbench-p2p", 0, "xgmi-bw-low", "TransferBench", { "p2p" }, { NULL }, 900, vg_bi_rule_tb_p2p, NULL },
-    { "rvs-gst", 0, "rvs-fail", "rvs", { "-m", "gst" }, { NULL }, 9000, vg_bi_rule_rvs, NULL },
-    { "rvs-iet", 0, "rvs-fail", "rvs", { "-m", "iet" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
-    { "rvs-mem", 0, "rvs-fail", "rvs", { "-m", "mem" }, { NULL }, 9000, vg_bi_rule_rvs, NULL },
-    { "rvs-pebb", 0, "rvs-fail", "rvs", { "-m", "pebb" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
-    { "rvs-pbqt", 0, "rvs-fail", "rvs", { "-m", "pbqt" }, { NULL }, 3600, vg_bi_rule_rvs, NULL },
-    { "rvs-peqt", 0, "rvs-fail", "rvs", { "-m", "peqt" }, { NULL }, 600, vg_bi_rule_rvs, NULL },
+    { "rvs-peqt", Q | S | L, "rvs-fail", "rvs", { "-m", "peqt" }, { NULL }, 600, vg_bi_rule_rvs, NULL, AMD },
+    { "transferbench-a2a", Q | S | L, "xgmi-bw-low", "TransferBench", { "a2a" }, { NULL }, 300, vg_bi_rule_tb_a2a, NULL, AMD },
+    { "transferbench-p2p", S | L, "xgmi-bw-low", "TransferBench", { "p2p" }, { NULL }, 900, vg_bi_rule_tb_p2p, NULL, AMD },
+    { "rvs-gst", S | L, "rvs-fail", "rvs", { "-m", "gst" }, { NULL }, 9000, vg_bi_rule_rvs, NULL, AMD },
+    { "rvs-iet", S | L, "rvs-fail", "rvs", { "-m", "iet" }, { NULL }, 3600, vg_bi_rule_rvs, NULL, AMD },
+    { "rvs-pebb", S | L, "rvs-fail", "rvs", { "-m", "pebb" }, { NULL }, 3600, vg_bi_rule_rvs, NULL, AMD },
+    { "rvs-pbqt", S | L, "rvs-fail", "rvs", { "-m", "pbqt" }, { NULL }, 3600, vg_bi_rule_rvs, NULL, AMD },
+    { "rvs-mem", L, "rvs-fail", "rvs", { "-m", "mem" }, { NULL }, 9000, vg_bi_rule_rvs, NULL, AMD },
 };
 
 const struct vg_bi_test *vg_bi_tests(size_t *n)

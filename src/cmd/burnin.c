@@ -29,6 +29,7 @@
 #define BURNIN_USAGE                                                                                    \
     "usage: vigil burnin [--suite quick|standard|long] [--node NAME] [--drain] [--json]\n"              \
     "                    [--root DIR] [--tool NAME=PATH]… [--thresholds FILE] [--test NAME]\n"           \
+    "                    [--vendor nvidia|amd|nvidia,amd]\n"                                        \
     "       vigil burnin --lab [--dir DIR] [--nodes HOSTLIST] [--suite …] [--no-drain] [--json]\n"      \
     "       (--drain acts through " VG_OPTS_ORCH_USAGE ")\n"                                          \
     "       vigil burnin --schedule [--lab [--dir DIR]] [--nodes HOSTLIST] [--suite …] [--budget MIN]\n"  \
@@ -37,7 +38,9 @@
     "       sends the results, each node's as that node (F may hold %n: the node's own token file)\n"  \
     "Runs one pass now: on this machine as NAME (default: the host name), or with --lab on the\n"      \
     "lab's nodes (default: every idle one), each as that node.  --drain (default with --lab)\n"        \
-    "drains a failed node with a 'vigil: burnin …' reason.  --schedule submits a preemptible\n"       \
+    "drains a failed node with a 'vigil: burnin …' reason.  The suite is that of the vendors\n"        \
+    "whose GPUs the node has (NVIDIA: DCGM, nccl-tests, vigil-gpu; AMD: RVS, TransferBench,\n"        \
+    "rccl-tests); --vendor runs those vendors' instead.  --schedule submits a preemptible\n"       \
     "pass to the burn-in partition (default vigil-burnin) on each idle node whose budget (default\n"  \
     "20 min per rolling hour) is not spent.  --controller sends each pass to vigil serve, which keeps\n"\
     "every node's burn-in history (GET /v1/burnin).  Exit 0 no node failed, 1 a node failed or the\n" \
@@ -59,6 +62,7 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         { "budget", required_argument, 0, 'B' },     { "every", required_argument, 0, 'E' },
         { "state", required_argument, 0, 'F' },      { "burnin-partition", required_argument, 0, 'P' },
         { "partition", required_argument, 0, 'P' },  { "jobs-dir", required_argument, 0, 'J' },
+        { "vendor", required_argument, 0, 'V' },
         { 0, 0, 0, 0 },
     };
     enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CLIENT };
@@ -89,6 +93,12 @@ static int parse_args(int argc, char **argv, struct vg_burnin_opts *o)
         }
         case 'T': o->thresholds = optarg; break;
         case 'x': o->only = optarg; break;
+        case 'V': {
+            char why[200];
+            if (vg_bi_vendors_check(optarg, why, sizeof why)) return vg_input_error("burnin: %s", why);
+            o->vendors = optarg;
+            break;
+        }
         case 'D': o->drain = true; break;
         case 'K': o->no_drain = true; break;
         case 'j': o->json = true; break;
@@ -141,7 +151,7 @@ static json_t *run_here(const struct vg_burnin_opts *o, const struct vg_bi_thres
                         char *err, size_t errlen)
 {
     struct vg_bi_opts bo = { .node = node, .root = o->root, .suite = o->suite, .th = th, .tools = o->tools,
-                             .ntools = o->ntools, .only = o->only };
+                             .ntools = o->ntools, .only = o->only, .vendors = o->vendors };
     struct vg_bi_node n;
     /* the verdicts of its failures: the one loader, with the site policy (ROOT/etc/vigil/policy.tsv) */
     struct vg_catalog *cat = vg_catalog_open(o->root, NULL, NULL, err, errlen);
@@ -296,13 +306,17 @@ static void print_human(const json_t *nodes)
         printf("%s: %s", vg_json_str(n, "node", "?"), vg_json_str(n, "result", "?"));
         const char *model = vg_json_str(n, "model", "");
         if (*model) printf(" (%s, %lld GPUs)", model, vg_json_int(n, "gpus", -1));
+        const json_t *vendors = json_object_get(n, "vendors");
+        for (k = 0; k < json_array_size(vendors); k++)
+            printf("%s%s", k ? "," : "; suite of ", json_string_value(json_array_get(vendors, k)));
+        if (json_array_size(vendors)) printf(" (%s)", vg_json_str(n, "picked", ""));
         printf("\n");
         if (json_is_string(json_object_get(n, "detail"))) printf("  %s\n", vg_json_str(n, "detail", ""));
         json_array_foreach(json_object_get(n, "tests"), k, t) {
             char value[48] = "-";
             const json_t *v = json_object_get(t, "value");
             if (json_is_number(v)) snprintf(value, sizeof value, "%.2f %s", json_number_value(v), vg_json_str(t, "unit", ""));
-            printf("  %-15s %-8s %-14s %-20s %s\n", vg_json_str(t, "name", ""), vg_json_str(t, "result", ""), value,
+            printf("  %-17s %-8s %-14s %-20s %s\n", vg_json_str(t, "name", ""), vg_json_str(t, "result", ""), value,
                    vg_json_str(t, "expected", "-"), vg_json_str(t, "detail", ""));
         }
         const json_t *sl = json_object_get(n, "drain");

@@ -13,6 +13,7 @@
 struct vg_burnin_opts {
     enum vg_bi_suite suite;
     const char *node, *nodes, *root, *thresholds, *only, *dir, *orchestrator, *orch_config;
+    const char *vendors;         /* --vendor: these vendors' suites, not those of the GPUs found */
     bool insecure_http;          /* an http:// Kubernetes API server accepted (--insecure-http) */
     struct vg_bi_tool tools[VG_BURNIN_MAX_TOOLS];
     size_t ntools;
@@ -26,7 +27,7 @@ struct vg_burnin_opts {
 };
 
 /* Appends to argv from a the options a pass run elsewhere keeps (--suite,
- * --json, --thresholds, --test, --tool; toolargs holds the --tool values),
+ * --json, --thresholds, --test, --vendor, --tool; toolargs holds the --tool values),
  * and, for the second, --controller and its credentials.  Return the count. */
 int vg_burnin_forward(const struct vg_burnin_opts *o, const char **argv, int a, char toolargs[][1200]);
 int vg_burnin_forward_controller(const struct vg_burnin_opts *o, const char **argv, int a);

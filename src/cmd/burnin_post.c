@@ -19,6 +19,7 @@ int vg_burnin_forward(const struct vg_burnin_opts *o, const char **argv, int a, 
     argv[a++] = "--suite", argv[a++] = vg_bi_suite_name(o->suite), argv[a++] = "--json";
     if (o->thresholds) argv[a++] = "--thresholds", argv[a++] = o->thresholds;
     if (o->only) argv[a++] = "--test", argv[a++] = o->only;
+    if (o->vendors) argv[a++] = "--vendor", argv[a++] = o->vendors;
     for (size_t i = 0; i < o->ntools; i++) {
         snprintf(toolargs[i], sizeof toolargs[i], "%s=%s", o->tools[i].name, o->tools[i].path);
         argv[a++] = "--tool", argv[a++] = toolargs[i];

@@ -23,6 +23,9 @@
     "       vigil inject amd-xgmi-down --node NAME [--gpu N] --lab [--dir DIR]\n"                          \
     "       vigil inject sdc|gpu-slow|nccl-slow|ib-bw-low|dcgm-diag-fail --node NAME [--gpu N] --lab [--dir DIR]\n" \
     "                    (faults only `vigil burnin` sees, through the lab's stand-in tools)\n"                  \
+    "       vigil inject amd-rccl-slow|amd-rvs-fail|amd-xgmi-bw-low --node NAME --lab [--dir DIR]\n"        \
+    "                    (the same on an AMD node: rccl-tests at half speed, RVS's GPU stress test\n"        \
+    "                    failing, XGMI at half its bandwidth in TransferBench)\n"                                \
     "       vigil inject nic-hung|link-flap|ib-errors|fabric-degraded --node NAME [--gpu N] --lab [--dir DIR]\n" \
     "                    (a wedged NIC driver, a link flap, a burst of link errors, a GPU's NVLink fabric\n"   \
     "                    registration failed: the lab node's verbs-state, sysfs counters, fake NVML)\n"      \

@@ -257,6 +257,10 @@ static int set_burnin(const struct vg_inject_opts *o, json_t *undo, struct sbuf 
     case VG_INJ_GPU_SLOW: snprintf(kv, sizeof kv, "%s=%d", vg_inj_kind_name(o->kind), o->gpu); break;
     case VG_INJ_NCCL_SLOW:
     case VG_INJ_IB_BW_LOW: snprintf(kv, sizeof kv, "%s=0.5", vg_inj_kind_name(o->kind)); break;
+    /* AMD's: the stand-ins' keys (rccl-tests is all_reduce_perf; RVS's GPU stress test fails) */
+    case VG_INJ_AMD_RCCL_SLOW: snprintf(kv, sizeof kv, "nccl-slow=0.5"); break;
+    case VG_INJ_AMD_RVS_FAIL: snprintf(kv, sizeof kv, "rvs-fail=gst"); break;
+    case VG_INJ_AMD_XGMI_BW_LOW: snprintf(kv, sizeof kv, "xgmi-bw-low=0.5"); break;
     default: snprintf(kv, sizeof kv, "%s=1", vg_inj_kind_name(o->kind)); break;
     }
     const char *kvs[] = { kv };
@@ -484,7 +488,8 @@ static int check_opts(const struct vg_inject_opts *o, char *err, size_t errlen)
         const char *has = vg_lab_node_gpu(o->lab, o->node);
         if (k->gpu && strcmp(k->gpu, has))
             return fail(err, errlen, -2, "%s: node %s's GPUs are %s's, not %s's%s", k->name, o->node, has, k->gpu,
-                        !strcmp(has, "amd") ? " (amd-ue, amd-bad-pages, amd-ring-timeout, amd-xgmi-down, amd-init-fail)"
+                        !strcmp(has, "amd") ? " (amd-ue, amd-bad-pages, amd-ring-timeout, amd-xgmi-down, amd-init-fail, "
+                                                       "amd-rccl-slow, amd-rvs-fail, amd-xgmi-bw-low)"
                                             : "");
         return 0;
     }
@@ -677,6 +682,9 @@ static const struct vg_inj_ops kinds[VG_INJ_COUNT] = {
     [VG_INJ_AMD_RING_TIMEOUT] = { "amd-ring-timeout", -1, false, amd_lab, kmsg_local, NULL, "amd" },
     [VG_INJ_AMD_XGMI_DOWN] = { "amd-xgmi-down", -1, false, amd_lab, NULL, NULL, "amd" },
     [VG_INJ_AMD_INIT_FAIL] = { "amd-init-fail", -1, false, amd_lab, kmsg_local, NULL, "amd" },
+    [VG_INJ_AMD_RCCL_SLOW] = { "amd-rccl-slow", -1, false, burnin_lab, NULL, NULL, "amd" },
+    [VG_INJ_AMD_RVS_FAIL] = { "amd-rvs-fail", -1, false, burnin_lab, NULL, NULL, "amd" },
+    [VG_INJ_AMD_XGMI_BW_LOW] = { "amd-xgmi-bw-low", -1, false, burnin_lab, NULL, NULL, "amd" },
     /* the faults between the GPUs: a real NIC or fabric is not faked */
     [VG_INJ_NIC_HUNG] = { "nic-hung", -1, false, nic_hung_lab, NULL, NULL },
     [VG_INJ_LINK_FLAP] = { "link-flap", -1, false, link_flap_lab, NULL, NULL },

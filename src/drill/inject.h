@@ -46,6 +46,11 @@ enum vg_inj_kind {
     VG_INJ_AMD_RING_TIMEOUT,
     VG_INJ_AMD_XGMI_DOWN,
     VG_INJ_AMD_INIT_FAIL,
+    /* AMD burn-in faults: the lab's AMD stand-ins (rccl-tests' all_reduce_perf,
+     * rvs, TransferBench) read them from the node's burnin-state */
+    VG_INJ_AMD_RCCL_SLOW,
+    VG_INJ_AMD_RVS_FAIL,
+    VG_INJ_AMD_XGMI_BW_LOW,
     /* the faults between the GPUs (lab only: the node's verbs-state, its
      * sysfs counters, its fake NVML's fabric state) */
     VG_INJ_NIC_HUNG,

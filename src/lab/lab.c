@@ -650,12 +650,13 @@ static int make_tree(struct lab *l)
             free(p);
             if (rc) return lab_err(l, "nodes/n%d/dev: %s", i, strerror(errno)), -1;
         }
-        const char *files[] = { "kmsg", amd ? "amdsmi-state" : "nvml-state" };
+        /* an AMD node's stand-in tools print AMD's runs (all_reduce_perf: rccl-tests') */
+        const char *files[] = { "kmsg", amd ? "amdsmi-state" : "nvml-state", "burnin-state" };
         char nv[96] = "";
         if (amd) snprintf(nv, sizeof nv, "gpus=%d\ngpu*.xgmi_hive=0x%llx\n", l->o->gpus > 0 ? l->o->gpus : 8, hive_of(i));
         else if (l->o->gpus > 0) snprintf(nv, sizeof nv, "gpus=%d\n", l->o->gpus);
-        const char *text[] = { "", nv };
-        for (int k = 0; k < 2; k++) {
+        const char *text[] = { "", nv, amd ? "vendor=amd\n" : "" };
+        for (int k = 0; k < 3; k++) {
             char *p = dpath(l->dir, "nodes/n%d/%s", i, files[k]);
             int rc = write_file(p, text[k], strlen(text[k]), 0644);
             free(p);

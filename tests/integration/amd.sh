@@ -151,6 +151,45 @@ lab_down
 lab_up 4 --spares 1 --gpus-per-node 8 --gpu nvidia,amd || { nok "lab up 4 × nvidia,amd"; done_testing; }
 is "mixed: n1 NVIDIA, n2 AMD" "$(for n in n1 n2; do scontrol show node $n | sed -n 's/^ *Gres=//p'; done | tr '\n' ' ')" \
     "gpu:8 gpu:mi300x:8 "
+# burn-in: each node's pass runs the suite of the GPUs it has, with the stand-in tools
+STANDINS=$(cd "$(dirname "$0")/../standins" && pwd)
+bi() { PATH="$STANDINS:$PATH" "$VIGIL" burnin --lab --dir "$LAB_DIR" --no-drain --json "$@"; }
+bi --nodes n1,n2 >"$T/bi.json"
+is "mixed burn-in: each node the suite of its GPUs, said so" \
+    "$(jq -c '[.nodes[] | [.node, .result, (.vendors | join(",")), .picked]]' "$T/bi.json")" \
+    '[["n1","pass","nvidia","the GPUs found"],["n2","pass","amd","the GPUs found"]]'
+is "… the AMD node's quick suite: the probe, InfiniBand, RVS peqt, TransferBench a2a" \
+    "$(jq -r '.nodes[1].tests | map(.name) | join(" ")' "$T/bi.json")" "nvml ib-port rvs-peqt transferbench-a2a"
+is "… the NVIDIA node's: vigil-gpu's" "$(jq -r '.nodes[0].tests | map(.name) | join(" ")' "$T/bi.json")" \
+    "nvml ib-port h2d-bw gemm-small"
+bi --nodes n2 --suite standard >"$T/bis.json"
+is "the AMD node's standard suite: rccl-tests' real MI300X sweep passes at AMD's floor" \
+    "$(jq -r '.nodes[0].tests[] | select(.name == "nccl-allreduce") | [.result, .detail] | join(": ")' "$T/bis.json")" \
+    "pass: busbw at 8G in-place 317.66 GB/s >= 304 GB/s"
+is "… RVS and TransferBench pass; ib_write_bw measured, unknown (AMD publishes no InfiniBand figure)" \
+    "$(jq -r '[.nodes[0].tests[] | .name + "=" + .result] | join(" ")' "$T/bis.json")" \
+    "nvml=pass ib-port=pass nccl-allreduce=pass ib-write-bw=unknown rvs-peqt=pass transferbench-a2a=pass transferbench-p2p=pass rvs-gst=pass rvs-iet=pass rvs-pebb=pass rvs-pbqt=pass"
+is "--vendor names the suite: the NVIDIA node runs AMD's" \
+    "$(bi --nodes n1 --vendor amd | jq -c '[.nodes[0].vendors, .nodes[0].picked, (.nodes[0].tests | map(.name))]')" \
+    '[["amd"],"--vendor",["nvml","ib-port","rvs-peqt","transferbench-a2a"]]'
+exits_with "--vendor: a vendor vigil does not know exits 2" 2 "$VIGIL" burnin --node n1 --vendor intel
+# each AMD burn-in fault: the next pass on that node fails, the test and its fault named
+for k in "amd-rccl-slow standard" "amd-rvs-fail standard" "amd-xgmi-bw-low quick"; do
+    set -- $k
+    "$VIGIL" inject "$1" --node n2 --lab >/dev/null
+    bi --nodes n2 --suite "$2" >"$T/inj.json"
+    echo "$1 $(jq -r '.nodes[0] | [.result, ([.tests[] | select(.result == "fail") | .name + "/" + .kind] | join(",")),
+        .reason] | join(" ")' "$T/inj.json")" >>"$T/inj.txt"
+    "$VIGIL" inject clear --node n2 --lab >/dev/null
+done
+is "amd-rccl-slow: rccl-tests at half speed fails nccl-allreduce" "$(sed -n 1p "$T/inj.txt")" \
+    "amd-rccl-slow fail nccl-allreduce/nccl-slow vigil: burnin nccl-allreduce: busbw at 8G in-place 158.83 GB/s < 304 GB/s"
+is "amd-rvs-fail: RVS's GPU stress test says FALSE" "$(sed -n 2p "$T/inj.txt" | cut -c1-90)" \
+    "amd-rvs-fail fail rvs-gst/rvs-fail vigil: burnin rvs-gst: gst: 2 of 5 verdicts failed: [gs"
+is "amd-xgmi-bw-low: TransferBench a2a under AMD's floor" "$(sed -n 3p "$T/inj.txt")" \
+    "amd-xgmi-bw-low fail transferbench-a2a/xgmi-bw-low vigil: burnin transferbench-a2a: avg GPU-GPU 23.28 GB/s < 32.9 GB/s; slowest link GPU 07 -> GPU 00 22.547 GB/s"
+is "clear: the AMD node passes again, its stand-ins still AMD's" "$(bi --nodes n2 | jq -r '.nodes[0].result')" pass
+exits_with "an AMD burn-in fault on an NVIDIA node is refused" 2 "$VIGIL" inject amd-xgmi-bw-low --node n1 --lab
 exits_with "mixed: an AMD fault on an NVIDIA node is refused" 2 "$VIGIL" inject amd-ue --node n1 --lab
 exits_with "mixed: an XID on an AMD node is refused" 2 "$VIGIL" inject xid 79 --node n2 --lab
 "$VIGIL" drill --lab --dir "$LAB_DIR" --nodes 2 --fault amd-ue --deadline 60 --json >"$T/m.json" 2>"$T/m.err"

@@ -4,9 +4,10 @@
 # TransferBench, all_reduce_perf as rccl-tests): an RVS verdict that says
 # FALSE fails its test whatever the GPU model, with the fault the catalog
 # drains for and RVS's own line in the reason; a clean RVS run, TransferBench
-# figures and the rccl-tests sweep are measured but `unknown` while no AMD
-# backend names the node's Instinct model (no figure is held to an unknown
-# model: the judgement at AMD's floors is in test_burnin_amd); a missing tool
+# figures and the rccl-tests sweep are measured but `unknown` when no GPU
+# library names the node's Instinct model (no figure is held to an unknown
+# model: the judgement at AMD's floors is in test_burnin_amd, on the AMD lab in
+# amd.sh); a missing tool
 # and a tool that prints something else are unknown, never pass.  No lab, no
 # GPU library: a few seconds.
 . "$(dirname "$0")/lib.sh"

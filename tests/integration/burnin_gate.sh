@@ -7,7 +7,9 @@
 # the history for the Reliability criterion.  Then the repair path: an XID on
 # a node whose GPU corrupts data is repaired and passes its health check, but
 # the burn-in gate (burnin_gate, the lab's quick checksum test) fails — the
-# node stays out; the same on a healthy node returns it.
+# node stays out; the same on a healthy node returns it.  Last, a lab of AMD
+# nodes: the scheduled passes through the Slurm partition and the gate run
+# AMD's suite; XGMI at half its bandwidth keeps a repaired node out.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null; then
     skip "needs root and slurmctld"; exit 0
@@ -145,4 +147,40 @@ is "… Slurm shows why" "$(sinfo -h -N -n n2 -o '%t|%E' | head -1)" "drain|vigi
 is "… the known node n3 was never drained" "$(grep -c 'new node n3' "$W/serve2.log")" 0
 is "… both passes kept as burn-in evidence" \
     "$(hist | jq -r '[.nodes[] | .node + "=" + .last_result] | join(" ")')" "n1=pass n2=fail"
+
+# ---- AMD nodes: the scheduled pass and the gate run AMD's suite ----
+stop_serve
+lab_down
+unset VIGIL_NVML_LIB   # each lab node's GPU library is its own: the fake AMD SMI
+lab_up 2 --gpu amd --no-vigil >/dev/null || { nok "lab up 2 --gpu amd"; done_testing; exit 1; }
+cat >"$W/policy3.conf" <<EOF3
+breaker = 100% / 600s
+repair quick = true {node}
+healthcheck = true {node}
+burnin_gate = $VIGIL burnin --lab --dir $LAB_DIR --nodes {node} --suite {suite} --no-drain --json
+burnin_suite = quick
+repair_timeout = 120
+EOF3
+lab_serve "$W" "$W/policy3.conf" "$W/amd.db" "$W/serve3.log"
+out=$("$VIGIL" burnin --schedule --lab --dir "$LAB_DIR" --state "$W/amd-sched.json" --controller "$URL" $TOK --json)
+is "AMD lab: a pass submitted to the burn-in partition on each idle node" \
+    "$(echo "$out" | jq -r '[.partition, ([.nodes[] | select(.action == "submitted")] | length)] | join(" ")')" "vigil-burnin 2"
+check "… each job's pass reaches the controller" wait_for 60 sh -c "[ \$(curl -s -H '$RH' '$URL/v1/burnin' | jq .burnin.runs) -ge 2 ]"
+is "… AMD's quick suite ran and passed" \
+    "$(hist '?node=n2' | jq -r '.nodes[0] | .last_result + " " + ([.tests[].name] | join(","))')" \
+    "pass nvml,ib-port,rvs-peqt,transferbench-a2a"
+amd_ue() { # node → HTTP status: an uncorrectable error the AMD SMI counted
+    SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
+    printf '{"node":"%s","seq":%d,"events":[{"kind":"amd-ras-ue","pci":"0000:0c:00.0","gpu":0,"action":"reboot","source":"amdsmi"}]}' \
+        "$1" "$SEQ" >"$W/body"
+    vcurl "$1" -o /dev/null -w '%{http_code}' --data-binary @"$W/body" "$URL/v1/events"
+}
+wait_for 60 sh -c "[ -z \"\$(squeue -h)\" ]"
+"$VIGIL" inject amd-xgmi-bw-low --node n2 --lab --dir "$LAB_DIR" >/dev/null
+is "an AMD UE on n2 (whose XGMI runs at half its bandwidth) accepted" "$(amd_ue n2)" 202
+check "n2: repaired, health check passed, AMD's burn-in failed: stays isolated" \
+    wait_for 60 state_is n2 "unrepaired: burn-in failed, node stays isolated: fail: vigil: burnin transferbench-a2a: avg GPU-GPU 23.28 GB/s < 32.9 GB/s"
+is "… Slurm keeps n2 out" "$(sinfo -h -N -n n2 -o %t | head -1 | tr -d '*')" down
+is "an AMD UE on healthy n1 accepted" "$(amd_ue n1)" 202
+check "n1: repaired, AMD's burn-in passed: returned" wait_for 60 state_is n1 closed
 done_testing

@@ -9,7 +9,10 @@
 # the pods' logs, a failed pass reported to `vigil serve`, the budget
 # respected, and a production pod (higher priority, needing the GPUs,
 # created with kubectl) preempting a running pass: the pass recorded
-# `preempted`, charged for what it ran, nothing left running.  Bad input:
+# `preempted`, charged for what it ran, nothing left running.  An AMD node
+# (amd.com/gpu; its own environment through the kubelet's node-env: the fake
+# AMD SMI, no NVML): its pod asks for its AMD GPUs, its pass runs AMD's suite
+# and fails with XGMI at half its bandwidth.  Bad input:
 # no kubeconfig, a PriorityClass vigil-burnin that would preempt (exit 2).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -138,6 +141,36 @@ sleep 0.5
 is "a pod of the burn-in class preempts nothing: it waits" "$(kubectl get pod meek -o jsonpath='{.status.phase}') $(kubectl get pod prod4 -o jsonpath='{.status.phase}')" "Pending Running"
 err=$(printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"priorityClassName":"nosuch","containers":[{"name":"t","image":"x"}]}}' | kubectl create --raw /api/v1/namespaces/default/pods -f - 2>&1)
 check "an unknown priorityClassName is refused at admission" sh -c "echo '$err' | grep -q 'no PriorityClass with name nosuch was found'"
+# ---- an AMD node: its pass asks for amd.com/gpu and runs AMD's suite -----------------
+# n6 has 8 amd.com/gpu; its machine (the kubelet's node-env) has the fake AMD SMI and no NVML
+printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n6","labels":{"kubernetes.io/hostname":"n6"}},"status":{"allocatable":{"cpu":"64","pods":"110","amd.com/gpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}}' >"$W/n6.json"
+kubectl create --raw /api/v1/nodes -f "$W/n6.json" >/dev/null
+mkdir -p "$KAPI_EXEC/node-env"; : >"$W/amdsmi-state"; echo vendor=amd >"$W/amd-burnin-state"
+printf 'VIGIL_NVML_LIB\nVIGIL_AMDSMI_LIB=%s\nFAKE_AMDSMI_STATE=%s\nVIGIL_BURNIN_STATE=%s\n' \
+    "$FAKE_AMDSMI" "$W/amdsmi-state" "$W/amd-burnin-state" >"$KAPI_EXEC/node-env/n6"
+amd_round() { # → the pod's spec in $W/pod6.json, its log in $W/pod6.log, the next round's document
+    sched --nodes n6 --json >/dev/null
+    kubectl get pods -l vigil.dev/burnin=n6 -o json >"$W/pod6.json"
+    wait_for 20 sh -c "kubectl get pods -l vigil.dev/burnin=n6 -o json | jq -e '.items[0].status.phase | . == \"Succeeded\" or . == \"Failed\"'" ||
+        echo "# n6's pass did not end"
+    acurl "$API/api/v1/namespaces/default/pods/$(jq -r '.items[0].metadata.name' "$W/pod6.json")/log" >"$W/pod6.log"
+    sched --nodes n6 --json
+}
+json=$(amd_round)
+is "AMD node n6: its pod asks for all its amd.com/gpu (none of NVIDIA's), in the burn-in class" \
+    "$(jq -r '.items[0].spec | [.priorityClassName, .containers[0].resources.requests["amd.com/gpu"], .containers[0].resources.requests["nvidia.com/gpu"] // "-"] | join(" ")' "$W/pod6.json")" \
+    "vigil-burnin 8 -"
+is "… its pass ran AMD's quick suite on the MI300X: RVS and TransferBench passed (no InfiniBand port here: unknown)" \
+    "$(sed -n '/^{/,$p' "$W/pod6.log" | jq -r '.nodes[0] | [.model, (.vendors | join(",")), (.tests | map(.name + "=" + .result) | join(","))] | join(" ")')" \
+    "AMD Instinct MI300X amd nvml=pass,ib-port=unknown,rvs-peqt=pass,transferbench-a2a=pass"
+is "… read back from the pod's log" "$(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])')" "n6=unknown"
+echo "xgmi-bw-low=0.5" >>"$W/amd-burnin-state"
+json=$(amd_round)
+is "XGMI at half its bandwidth: the next pass fails transferbench-a2a" \
+    "$(echo "$json" | field '" ".join(e["node"] + "=" + e["result"] for e in d["ended"])') $(sed -n '/^{/,$p' "$W/pod6.log" | jq -r '.nodes[0].reason' | cut -c1-67)" \
+    "n6=fail vigil: burnin transferbench-a2a: avg GPU-GPU 23.28 GB/s < 32.9 GB/s"
+check "… the pass drained n6 (cordon, vigil's taint)" node_has n6 '.spec.unschedulable == true and ([.spec.taints[].key] | index("vigil.dev/fault"))'
+
 stop_kapi
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
 check "no sanitizer report" sh -c "! grep -q 'ERROR: AddressSanitizer\|runtime error' '$W/serve.log' '$W'/containers/*.log 2>/dev/null"

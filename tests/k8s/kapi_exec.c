@@ -3,7 +3,9 @@
  * first container's `command` + `args` as a local process (no shell), with
  * the container's `env` added to the environment (a value, or the downward
  * API's fieldRef on metadata.name, metadata.namespace or one of the pod's
- * annotations: metadata.annotations['KEY']), its working
+ * annotations: metadata.annotations['KEY']), after the lines of
+ * DIR/node-env/NODE when the pod's node has that file (each node's own
+ * machine: `NAME=value` sets, a bare `NAME` unsets), its working
  * directory DIR/NS_NAME (the container's own filesystem), stdout and stderr
  * into DIR/NS_NAME.log (served as pods/NAME/log).  hostPath volumes are the
  * host's files: only a mountPath equal to the hostPath's path can be given
@@ -57,6 +59,24 @@ static void file_of(const json_t *pod, const char *suffix, char *buf, size_t n)
 }
 
 void kapi_exec_log(const json_t *pod, char *path, size_t n) { file_of(pod, ".log", path, n); }
+
+/* In the child: the environment of the pod's node, from DIR/node-env/NODE. */
+static void node_env(const json_t *pod)
+{
+    const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    char path[1200], line[1200];
+    if (!node || strchr(node, '/')) return;
+    snprintf(path, sizeof path, "%s/node-env/%s", dir, node);
+    FILE *f = fopen(path, "re");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *eq = strchr(line, '=');
+        if (eq) *eq = 0, setenv(line, eq + 1, 1);
+        else if (*line) unsetenv(line);
+    }
+    fclose(f);
+}
 
 /* The reason a container cannot run here, or NULL. */
 static const char *unsupported(const json_t *pod, const json_t *c)
@@ -164,6 +184,7 @@ static bool start(const json_t *pod, const json_t *c, const char *key, const cha
                     strerror(errno));
             _exit(127);
         }
+        node_env(pod);
         json_array_foreach(json_object_get(c, "env"), i, v) {
             const char *name = json_string_value(json_object_get(v, "name"));
             if (name) setenv(name, env_value(pod, v), 1);

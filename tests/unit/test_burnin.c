@@ -408,7 +408,7 @@ static void test_verdicts(void **state)
     assert_int_equal(s, VG_BI_STANDARD);
     assert_false(vg_bi_suite_parse("medium", &s));
     const char *names[16];
-    size_t k = vg_bi_suite_tests(VG_BI_QUICK, names, 16);
+    size_t k = vg_bi_suite_tests(VG_BI_QUICK, "nvidia", names, 16);
     assert_int_equal(k, 4);
     assert_string_equal(names[0], "nvml");
 }

@@ -318,10 +318,36 @@ static void test_amd_thresholds(void **state)
     assert_null(vg_bi_threshold_find(&th, "AMD Instinct MI355X", "transferbench-a2a"));
     assert_non_null(vg_bi_threshold_find(&th, "AMD Instinct MI250X", "rvs-pass"));
     assert_null(vg_bi_threshold_find(&th, "NVIDIA H100 80GB HBM3", "rvs-pass"));
-    /* the AMD tests are in no suite until the burn-in picks the suite by the GPUs' vendor */
+}
+
+/* The names of suite s of those vendors, space-separated (static buffer). */
+static const char *suite(enum vg_bi_suite s, const char *vendors)
+{
+    static char all[512];
     const char *names[32];
-    size_t n = vg_bi_suite_tests(VG_BI_QUICK | VG_BI_STANDARD | VG_BI_LONG, names, 32);
-    for (size_t i = 0; i < n; i++) assert_false(vg_startswith(names[i], "rvs-") || vg_startswith(names[i], "transferbench"));
+    size_t n = vg_bi_suite_tests(s, vendors, names, 32);
+    all[0] = 0;
+    for (size_t i = 0; i < n; i++) snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? " " : "", names[i]);
+    return all;
+}
+
+/* Each vendor's suites: AMD's tools only in AMD's, NVIDIA's only in NVIDIA's,
+ * the probe, InfiniBand and all_reduce_perf (nccl-tests, rccl-tests) in both;
+ * a node with both vendors' GPUs runs both. */
+static void test_vendor_suites(void **state)
+{
+    (void)state;
+    assert_string_equal(suite(VG_BI_QUICK, "amd"), "nvml ib-port rvs-peqt transferbench-a2a");
+    assert_string_equal(suite(VG_BI_STANDARD, "amd"), "nvml ib-port nccl-allreduce ib-write-bw rvs-peqt "
+                                                      "transferbench-a2a transferbench-p2p rvs-gst rvs-iet rvs-pebb rvs-pbqt");
+    assert_non_null(strstr(suite(VG_BI_LONG, "amd"), "rvs-mem"));
+    assert_string_equal(suite(VG_BI_STANDARD, "nvidia"), "nvml ib-port h2d-bw dcgm-diag nccl-allreduce ib-write-bw gemm");
+    assert_string_equal(suite(VG_BI_QUICK, "nvidia,amd"), "nvml ib-port h2d-bw gemm-small rvs-peqt transferbench-a2a");
+    char err[200];
+    assert_int_equal(vg_bi_vendors_check("nvidia,amd", err, sizeof err), 0);
+    assert_int_equal(vg_bi_vendors_check("amd,intel", err, sizeof err), -1);
+    assert_string_equal(err, "--vendor: 'intel' is not a GPU vendor (nvidia, amd)");
+    assert_int_equal(vg_bi_vendors_check("", err, sizeof err), -1);
 }
 
 int main(void)
@@ -333,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_transferbench),
         cmocka_unit_test(test_transferbench_rules),
         cmocka_unit_test(test_amd_thresholds),
+        cmocka_unit_test(test_vendor_suites),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

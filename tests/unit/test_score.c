@@ -2,7 +2,8 @@
  * language, the questionnaire and rubric parsers (errors name the line or
  * field), and the final tiers of the well- and badly-configured clusters
  * (tests/fixtures/score/: the bad one must not reach Bronze; their burn-in
- * histories are what GET /v1/burnin served on a 4-node lab), missing evidence
+ * histories are what GET /v1/burnin served on a 4-node lab; amd/ that of a
+ * 2-node lab of AMD nodes, counted as NVIDIA's), missing evidence
  * shown as not measured, the HTML scorecard's self-containment, and evidence
  * figures printed to the millisecond in the terminal, Markdown and HTML. */
 #include <stdarg.h>
@@ -157,6 +158,43 @@ static void write_file(const char *path, const char *text)
 /* Evidence that measured nothing is "not measured", never "met": a check
  * report with no check, a node without InfiniBand, an audit that found no
  * component, a fleet merge of no node, a burn-in history with no run. */
+/* An AMD node's burn-in is the same evidence as an NVIDIA node's: the history
+ * GET /v1/burnin served for a lab of two MI300X nodes (tests/fixtures/score/
+ * amd/: AMD's quick suite, RVS peqt and TransferBench a2a; n2's latest pass
+ * failed with XGMI at half its bandwidth) is read by the same three rules,
+ * each with the same evidence line as the NVIDIA lab's history with the same
+ * figure (the bad cluster: one node failing). */
+static void test_amd_burnin(void **state)
+{
+    (void)state;
+    struct vg_rubric r;
+    struct vg_evidence amd = { 0 }, nv = { 0 };
+    struct vg_score sa, sn;
+    char err[512];
+    rubric(&r);
+    if (vg_evidence_add(&amd, FIX "/amd/burnin.json", err, sizeof err)) fail_msg("%s", err);
+    if (vg_evidence_add(&nv, FIX "/bad/burnin.json", err, sizeof err)) fail_msg("%s", err);
+    assert_non_null(amd.doc[vg_ev_kind_parse("burnin")]);
+    vg_score_compute(&r, &amd, &sa);
+    vg_score_compute(&r, &nv, &sn);
+    assert_int_equal(rule(&sa, "rel-burnin-coverage")->state, VG_RULE_MET);   /* both nodes passed a pass */
+    assert_int_equal(rule(&sa, "rel-burnin-cadence")->state, VG_RULE_MET);    /* two passes a node a day */
+    const struct vg_rule_result *fa = rule(&sa, "rel-burnin-failing"), *fn = rule(&sn, "rel-burnin-failing");
+    assert_int_equal(fa->state, VG_RULE_MISSED);
+    assert_true(fa->awarded == fn->awarded);
+    /* the same line but for the file's folder */
+    assert_non_null(strstr(fa->evidence, "amd/burnin.json"));
+    const char *a = strstr(fa->evidence, "burnin.json"), *n = strstr(fn->evidence, "burnin.json");
+    assert_non_null(a);
+    assert_non_null(n);
+    assert_string_equal(a, n);
+    vg_score_free(&sa);
+    vg_score_free(&sn);
+    vg_evidence_free(&amd);
+    vg_evidence_free(&nv);
+    vg_rubric_free(&r);
+}
+
 static void test_empty_evidence(void **state)
 {
     (void)state;
@@ -380,7 +418,7 @@ int main(void)
         cmocka_unit_test(test_good_cluster),  cmocka_unit_test(test_bad_cluster),    cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_resolve),       cmocka_unit_test(test_questionnaire),  cmocka_unit_test(test_rubric_errors),
         cmocka_unit_test(test_evidence_errors), cmocka_unit_test(test_html), cmocka_unit_test(test_precision),
-        cmocka_unit_test(test_empty_evidence),
+        cmocka_unit_test(test_empty_evidence), cmocka_unit_test(test_amd_burnin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
