@@ -211,6 +211,16 @@ static bool current(const struct kv *kv, int k, const char *st, int64_t out_ms)
     return end > 0 && end <= out_ms + 1000 && out_ms - end <= VG_SLURM_RECENT_END_MS;
 }
 
+/* Whether the job's EndTime is a moment that has passed by when the nodes went
+ * out (out_ms; 0: unknown), to the second: not the expected end of a next run. */
+static bool ended_by(const struct kv *kv, int k, int64_t out_ms)
+{
+    char buf[32];
+    kv_copy(kv, k, "EndTime", buf, sizeof buf);
+    int64_t end = local_time_ms(buf);
+    return out_ms > 0 && end > 0 && end <= out_ms + 1000;
+}
+
 /* A --no-kill job that lost a node when the nodes went out: the DOWN takes
  * the node out of the job's NodeList and stamps ResizeTime (to the second)
  * in the same request, so nothing else in the record names the node.  A
@@ -256,11 +266,13 @@ int vg_slurm_parse_jobs_on(const char *text, const char *const *nodes, size_t n,
         kv_copy(kv, k, "BatchHost", b.batch_host, sizeof b.batch_host);
         /* a --no-kill job no longer shows the node the DOWN took from it: the batch host
          * still does, and the node's agent named the others (told only, below, and only
-         * when the scheduler's record shows it lost a node then).  A completing job is on a
-         * node only by its NodeList: one the DOWN requeued keeps the lost node as its
-         * BatchHost until it is pending again. */
+         * when the scheduler's record shows it lost a node then).  A completing job that
+         * the DOWN requeued keeps the lost node as its BatchHost until it is pending again
+         * (its EndTime is then its next run's, ahead): it is on the node only by its
+         * NodeList.  One that ended there (its batch script failed as the fault hit; its
+         * EndTime is past, by the DOWN at the latest) is on its batch host, to requeue. */
         bool on = on_any(kv_find(kv, k, "NodeList"), nodes, n) ||
-                  (strcmp(st, "COMPLETING") && on_any(kv_find(kv, k, "BatchHost"), nodes, n));
+                  ((strcmp(st, "COMPLETING") || ended_by(kv, k, out_ms)) && on_any(kv_find(kv, k, "BatchHost"), nodes, n));
         bool kept = !strcmp(st, "RUNNING") && vg_startswith(b.comment, VG_INALLOC_COMMENT) &&
                     vg_event_jobs_has(known, id) && (on || shrunk_since(kv, k, out_ms));
         long restarts = 0;

@@ -187,6 +187,19 @@ static void test_jobs_on(void **state)
                                             n1, 1, "", end + 1000, &j, &n), 0);   /* may not be requeued */
     assert_int_equal(n, 0);
     free(j);
+    /* still completing after its batch script failed on n1 as the fault hit, n1 gone from its
+     * NodeList by the DOWN, not requeued by it (Restarts=0, EndTime past): on n1 by its batch
+     * host, to requeue; the same record read with no time of the DOWN is not */
+    const char *completing = "JobId=8 JobState=COMPLETING Requeue=1 Restarts=0 EndTime=2026-12-02T12:31:03 "
+                             "NodeList=n2 BatchHost=n1\n";
+    assert_int_equal(vg_slurm_parse_jobs_on(completing, n1, 1, "", end + 1000, &j, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(j[0].id, 8);
+    assert_false(j[0].requeued);
+    free(j);
+    assert_int_equal(vg_slurm_parse_jobs_on(completing, n1, 1, "", 0, &j, &n), 0);
+    assert_int_equal(n, 0);
+    free(j);
     /* ended by the DOWN though it may not be requeued: listed (its requeue is refused, and said) */
     assert_int_equal(vg_slurm_parse_jobs_on("JobId=9 JobState=NODE_FAIL Requeue=0 EndTime=2026-12-02T12:31:03 NodeList=n1\n",
                                             n1, 1, "", end + 1000, &j, &n), 0);
