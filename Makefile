@@ -107,7 +107,7 @@ integration: build/vigil build/vigil-san $(FAKE_LIBS) build/tests/kapi build/tes
 # check, bench and demo install the Debian packages they need first (as root).
 check:
 	@tests/deps.sh
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory -j$$(nproc) unit integration
 	@tests/run
 
 bench:
