@@ -70,8 +70,9 @@ check "down DIR/: its directory is gone" test ! -e "$second"
 rm -f "$second.json" "$second.err"
 exits_with "the first lab is still healthy" 0 "$VIGIL" lab status --dir "$LAB_DIR"
 sbatch -N2 -o /dev/null --wrap 'srun sleep 307' >/dev/null
-# the job's two tasks running (a step still starting when the lab goes down left its task behind)
-check "a two-node job step runs" wait_for '[ "$(pgrep -c -f "sleep 307")" = 2 ]' 20
+# the job's two tasks running (a step still starting when the lab goes down left its task behind):
+# the tasks' own command lines only, not srun's ("srun sleep 307", two processes of its own)
+check "a two-node job step runs" wait_for '[ "$(pgrep -c -x -f "(/usr/bin/)?sleep 307")" = 2 ]' 20
 "$VIGIL" lab down --dir "$LAB_DIR"
 is "down exits 0" "$?" "0"
 check "down removed the lab directory" test ! -e "$LAB_DIR"
