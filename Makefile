@@ -4,7 +4,8 @@ CC      ?= gcc
 # libmicrohttpd too, when an HTTP server starts (src/util/mhdso.c).
 PKGS    := jansson sqlite3 munge zlib yaml-0.1
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP
+# libpq too, when a store names a PostgreSQL database (src/util/pqso.c): its header only at build time.
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -MMD -MP $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lsqlite3 -lmunge -lz -lyaml) -ldl -lpthread -lm
 # `make V=1` shows the full commands.
 Q       := $(if $(V),,@)

@@ -3,9 +3,9 @@
 # and the tests (`make check`, `make bench`, .ci/run), `tests/deps.sh demo`
 # for building and running the lab only (`make demo`: no test tools, no browser).
 RUN="gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev
-libmicrohttpd-dev libgnutls28-dev libyaml-dev libmunge-dev munge slurmctld slurmd slurm-client procps util-linux curl ca-certificates jq"
+libmicrohttpd-dev libgnutls28-dev libyaml-dev libmunge-dev libpq-dev munge slurmctld slurmd slurm-client procps util-linux curl ca-certificates jq"
 TEST="openssl libcmocka-dev clang libclang-rt-14-dev rpm iproute2 sqlite3 chromium lintian dpkg-dev man-db python3 prometheus faketime
-mmdebstrap umoci skopeo librocm-smi64-1 libibverbs1"
+mmdebstrap umoci skopeo librocm-smi64-1 libibverbs1 postgresql"
 PKGS="$RUN"
 [ "${1:-}" = demo ] || PKGS="$RUN $TEST"
 missing=""

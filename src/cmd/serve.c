@@ -306,7 +306,7 @@ int cmd_serve(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'l': listen = optarg; break;
-        case 'd': db = optarg; break;
+        case 'd': db = vg_startswith(optarg, "sqlite:") ? optarg + 7 : optarg; break;
         case 'T': allow_shared = true; break;
         case 'x': tls_cert = optarg; break;
         case 'y': tls_key = optarg; break;
@@ -403,7 +403,8 @@ int cmd_serve(int argc, char **argv)
     }
     const char **kinds;
     size_t nkinds = catalog_kinds(cat, &kinds);
-    if (state_dir(db) || private_store(db)) {
+    bool file_store = !strcmp(vg_store_engine(db), "sqlite");
+    if (file_store && (state_dir(db) || private_store(db))) {
         free(kinds);
         vg_orch_close(orch);
         vg_catalog_free(cat);
@@ -505,7 +506,8 @@ int cmd_serve(int argc, char **argv)
         }
         char url[300];
         serve_url(listen, tls_cert_pem != NULL, port, url, sizeof url);
-        vg_notice("serve: listening on %s, store %s, auth %s, reads %s, %s %s", url, db, mode,
+        vg_notice("serve: listening on %s, store %s, auth %s, reads %s, %s %s", url,
+                  file_store ? db : "on PostgreSQL", mode,
                   read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
                   act ? "acting on" : "dry run, reading", orch->ops->name);
         if (read_token_file) vg_notice("serve: dashboard %s/ (open it once as %s/?token=<the read token in %s>)", url, url,

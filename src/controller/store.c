@@ -1,346 +1,18 @@
-/* store.c — the incident store on SQLite (WAL, synchronous=FULL); see store.h. */
+/* store.c — the incident store's intake and reads, in SQL every driver runs
+ * (store_int.h); see store.h. */
 #include "controller/store_int.h"
 #include "util/jsonutil.h"
 #include "util/strutil.h"
-#include <sqlite3.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char *const step_names[VG_STEP_COUNT] = {
     "detected", "isolated", "jobs_requeued", "spare_promoted", "remediated", "returned",
 };
 
 const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names[s] : "?"; }
-
-/* An event's identity: the agent's node, its spool's life ("" for agents that
- * send none), the message number and the index in the message. */
-#define MESSAGES_TABLE(name)                                                                              \
-    "CREATE TABLE IF NOT EXISTS " name "(node TEXT NOT NULL, spool TEXT NOT NULL DEFAULT '',"          \
-    "  seq INTEGER NOT NULL, idx INTEGER NOT NULL, received INTEGER NOT NULL, incident INTEGER,"         \
-    "  PRIMARY KEY(node, spool, seq, idx));"
-
-/* The time of the store's oldest record, one row per table (NULL when empty). */
-#define OLDEST_RECORD                                                                                   \
-    "SELECT min(received) AS t FROM messages UNION ALL SELECT min(at) FROM steps"                      \
-    " UNION ALL SELECT min(at) FROM audits UNION ALL SELECT min(at) FROM burnin"                        \
-    " UNION ALL SELECT min(at) FROM nodes_seen"
-
-static const char schema[] =
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=FULL;"
-    MESSAGES_TABLE("messages")
-    "CREATE TABLE IF NOT EXISTS incidents(id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL,"
-    "  key TEXT NOT NULL, kind TEXT NOT NULL, code INTEGER, pci TEXT, gpu INTEGER, action TEXT NOT NULL,"
-    "  count INTEGER NOT NULL, first INTEGER, last INTEGER, event TEXT NOT NULL, state TEXT NOT NULL,"
-    "  open INTEGER NOT NULL DEFAULT 1);"
-    "CREATE INDEX IF NOT EXISTS incidents_open ON incidents(node, key, open);"
-    "CREATE TABLE IF NOT EXISTS steps(incident INTEGER NOT NULL, step TEXT NOT NULL, at INTEGER NOT NULL,"
-    "  detail TEXT, PRIMARY KEY(incident, step));"
-    "CREATE TABLE IF NOT EXISTS audits(node TEXT PRIMARY KEY, at INTEGER NOT NULL, report TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS burnin(node TEXT NOT NULL, at INTEGER NOT NULL, suite TEXT NOT NULL,"
-    "  result TEXT NOT NULL, tests TEXT NOT NULL, source TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS burnin_node ON burnin(node, at);"
-    "CREATE TABLE IF NOT EXISTS nodes_seen(node TEXT PRIMARY KEY, state TEXT NOT NULL, at INTEGER NOT NULL,"
-    "  detail TEXT);"
-    /* when the store began (the controller's first record): a store from before
-     * this row gets its oldest record's time */
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value NOT NULL);";
-
-/* The store's creation time, once (a store from before the row: its oldest
- * record's); later opens do not scan the tables for it. */
-static const char created[] =
-    "INSERT INTO meta(key, value) SELECT 'created', min(t) FROM (" OLDEST_RECORD
-    "  UNION ALL SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));";
-
-static bool has_created(sqlite3 *db)
-{
-    sqlite3_stmt *s = NULL;
-    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM meta WHERE key = 'created'", -1, &s, NULL) == SQLITE_OK &&
-               sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return yes;
-}
-
-/* A store written before messages carried the spool id: rebuild the table
- * with the column (old rows get spool "") and the wider key, in one transaction. */
-static const char migrate_spool[] =
-    "BEGIN IMMEDIATE;" MESSAGES_TABLE("messages_spool")
-    "INSERT INTO messages_spool(node, spool, seq, idx, received, incident)"
-    "  SELECT node, '', seq, idx, received, incident FROM messages;"
-    "DROP TABLE messages;"
-    "ALTER TABLE messages_spool RENAME TO messages;"
-    "COMMIT;";
-
-static bool has_spool_column(sqlite3 *db)
-{
-    sqlite3_stmt *s;
-    bool found = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('messages') WHERE name='spool'", -1, &s, NULL) !=
-        SQLITE_OK)
-        return false;
-    found = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return found;
-}
-
-/* Waits for another connection's write transaction in 1 ms steps, for up to
- * 5 s (SQLite's own busy_timeout sleeps up to 100 ms at a time, which shows
- * in the intake's latency when the executor and the intake both write). */
-static int busy_wait(void *arg, int tries)
-{
-    (void)arg;
-    if (tries >= 5000) return 0;
-    struct timespec ts = { 0, 1000000 };
-    nanosleep(&ts, NULL);
-    return 1;
-}
-
-static int open_db(const char *path, int flags, sqlite3 **out, char *err, size_t errlen)
-{
-    sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return -1;
-    }
-    sqlite3_busy_handler(db, busy_wait, NULL);
-    *out = db;
-    return 0;
-}
-
-int vg_store_open(const char *path, struct vg_store **out, char *err, size_t errlen)
-{
-    sqlite3 *db;
-    if (open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err, errlen)) return -1;
-    char *msg = NULL;
-    if (sqlite3_exec(db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        (!has_spool_column(db) && sqlite3_exec(db, migrate_spool, NULL, NULL, &msg) != SQLITE_OK) ||
-        (!has_created(db) && sqlite3_exec(db, created, NULL, NULL, &msg) != SQLITE_OK)) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        snprintf(err, errlen, "%s: %s", path, msg ? msg : "schema failed");
-        sqlite3_free(msg);
-        sqlite3_close(db);
-        return -1;
-    }
-    char why[256];
-    if (vg_store_migrate(db, why, sizeof why)) {
-        snprintf(err, errlen, "%s: %s", path, why);
-        sqlite3_close(db);
-        return -1;
-    }
-    struct vg_store *st = vg_xcalloc(1, sizeof *st);
-    st->db = db;
-    *out = st;
-    return 0;
-}
-
-int vg_store_verify(const char *path, char *why, size_t n)
-{
-    sqlite3 *db;
-    if (access(path, F_OK)) return 0;   /* a new store */
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(why, n, "%s", db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return -1;
-    }
-    sqlite3_busy_handler(db, busy_wait, NULL);
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(s);
-    int verdict;
-    if (rc == SQLITE_ROW) {
-        const char *res = (const char *)sqlite3_column_text(s, 0);
-        verdict = res && !strcmp(res, "ok") ? 0 : 1;
-        if (verdict) snprintf(why, n, "%s", res ? res : "quick_check failed");
-    } else {
-        int c = sqlite3_errcode(db);
-        verdict = c == SQLITE_CORRUPT || c == SQLITE_NOTADB ? 1 : -1;
-        snprintf(why, n, "%s", sqlite3_errmsg(db));
-    }
-    sqlite3_finalize(s);
-    sqlite3_close(db);
-    for (char *c = why; *c; c++)   /* quick_check's report spans lines: the caller's message is one */
-        if (*c == '\n') *c = ' ';
-    return verdict;
-}
-
-int vg_store_open_reader(const char *path, struct vg_store **out, char *err, size_t errlen)
-{
-    sqlite3 *db;
-    if (open_db(path, SQLITE_OPEN_READONLY, &db, err, errlen)) return -1;
-    /* a store no controller has opened since the state became a word (read by
-     * `vigil report`): its incidents read with an empty detail, the file untouched */
-    if (vg_store_legacy(db) &&
-        sqlite3_exec(db, "CREATE TEMP VIEW incidents AS SELECT *, '' AS detail FROM main.incidents", NULL, NULL,
-                     NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return -1;
-    }
-    if (sqlite3_exec(db, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return -1;
-    }
-    struct vg_store *st = vg_xcalloc(1, sizeof *st);
-    st->db = db;
-    *out = st;
-    return 0;
-}
-
-int vg_store_begin(struct vg_store *st)
-{
-    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
-    vg_store_note(st);
-    return -1;
-}
-
-int vg_store_commit(struct vg_store *st)
-{
-    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
-    vg_store_note(st);
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-    return -1;
-}
-
-void vg_store_rollback(struct vg_store *st) { sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL); }
-
-const char *vg_store_error(const struct vg_store *st) { return st->err[0] ? st->err : "unknown error"; }
-
-void vg_store_close(struct vg_store *st)
-{
-    if (!st) return;
-    for (int i = 0; i < VG_STMT_CACHE; i++) sqlite3_finalize(st->cache[i].s);
-    sqlite3_close(st->db);
-    free(st);
-}
-
-/* Prepares sql and binds the arguments described by fmt: i = int64, s = text
- * (NULL binds NULL), d = int (-1 binds NULL). */
-sqlite3_stmt *vg_store_prep(struct vg_store *st, const char *sql, const char *fmt, ...)
-{
-    /* A statement is prepared once per connection and reused (done() resets
-     * it): preparing costs more than running these.  One in use by another
-     * thread is not shared: that caller gets a statement of its own. */
-    sqlite3_stmt *s = NULL;
-    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
-    int slot = -1;
-    for (int i = 0; i < VG_STMT_CACHE && !s; i++) {
-        if (st->cache[i].sql == sql && !st->cache[i].busy) s = st->cache[i].s, st->cache[i].busy = true;
-        else if (!st->cache[i].sql && slot < 0) slot = i;
-    }
-    if (!s) {
-        if (sqlite3_prepare_v3(st->db, sql, -1, slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0, &s, NULL) != SQLITE_OK) {
-            sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
-            return NULL;
-        }
-        if (slot >= 0) st->cache[slot].sql = sql, st->cache[slot].s = s, st->cache[slot].busy = true;
-    }
-    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
-    va_list ap;
-    va_start(ap, fmt);
-    for (int i = 0; fmt[i]; i++) {
-        if (fmt[i] == 'i') {
-            sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
-        } else if (fmt[i] == 'd') {
-            int v = va_arg(ap, int);
-            if (v < 0) sqlite3_bind_null(s, i + 1);
-            else sqlite3_bind_int(s, i + 1, v);
-        } else {
-            const char *v = va_arg(ap, const char *);
-            if (v) sqlite3_bind_text(s, i + 1, v, -1, SQLITE_TRANSIENT);
-            else sqlite3_bind_null(s, i + 1);
-        }
-    }
-    va_end(ap);
-    return s;
-}
-
-/* Ends the use of a statement from prep(): back to the cache, or finalized. */
-void vg_store_done(struct vg_store *st, sqlite3_stmt *s)
-{
-    if (!s) return;
-    int rc = SQLITE_OK;
-    bool cached = false;
-    sqlite3_mutex_enter(sqlite3_db_mutex(st->db));
-    for (int i = 0; i < VG_STMT_CACHE && !cached; i++)
-        if (st->cache[i].s == s) {
-            rc = sqlite3_reset(s);   /* the last step's result: a read that met a corrupt page says so here */
-            sqlite3_clear_bindings(s);
-            st->cache[i].busy = false;
-            cached = true;
-        }
-    if (!cached) rc = sqlite3_finalize(s);
-    int primary = rc & 0xff;
-    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) vg_store_note(st);
-    sqlite3_mutex_leave(sqlite3_db_mutex(st->db));
-}
-
-/* Runs a statement that returns no rows; returns 0 or -1. */
-int vg_store_run(struct vg_store *st, sqlite3_stmt *s)
-{
-    if (!s) {
-        vg_store_note(st);
-        return -1;
-    }
-    int rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE) vg_store_note(st);
-    vg_store_done(st, s);
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-void vg_store_note(struct vg_store *st)
-{
-    st->code = sqlite3_extended_errcode(st->db);
-    snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    if (st->on_corrupt && vg_store_corrupt(st)) st->on_corrupt(st->corrupt_ctx, st->err);
-}
-
-void vg_store_watch_corrupt(struct vg_store *st, void (*on_corrupt)(void *ctx, const char *why), void *ctx)
-{
-    st->corrupt_ctx = ctx;
-    st->on_corrupt = on_corrupt;
-}
-
-bool vg_store_corrupt(const struct vg_store *st)
-{
-    int c = st->code & 0xff;
-    return c == SQLITE_CORRUPT || c == SQLITE_NOTADB;
-}
-
-/* The savepoints the intake uses, as statements prepared once (run for every
- * event); another name is run through sqlite3_exec. */
-static const char *const savepoint_sql[][4] = {
-    { "accept", "SAVEPOINT accept", "RELEASE accept", "ROLLBACK TO accept" },
-    { "message", "SAVEPOINT message", "RELEASE message", "ROLLBACK TO message" },
-};
-
-int vg_store_savepoint(struct vg_store *st, const char *name, int what)
-{
-    int rc = -1;
-    for (size_t i = 0; i < sizeof savepoint_sql / sizeof savepoint_sql[0]; i++) {
-        if (strcmp(savepoint_sql[i][0], name)) continue;
-        if (what == 0) rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][1], ""));
-        else if (what > 0) rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], ""));
-        else rc = vg_store_run(st, vg_store_prep(st, savepoint_sql[i][3], "")) || vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], "")) ? -1 : 0;
-        goto out;
-    }
-    char sql[96];
-    if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT \"%s\"", name);
-    else if (what > 0) snprintf(sql, sizeof sql, "RELEASE \"%s\"", name);
-    else snprintf(sql, sizeof sql, "ROLLBACK TO \"%s\"; RELEASE \"%s\"", name, name);
-    rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-out:
-    if (rc) {
-        vg_store_note(st);
-    }
-    return rc;
-}
 
 /* How long before its `returned` step a node may already have been back: a
  * resume by someone else is seen at the executor's next look (every 2 s
@@ -357,16 +29,16 @@ out:
 static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
                            int64_t window_ms, int64_t *id)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT i.id, i.last, r.at FROM incidents i JOIN steps r ON r.incident = i.id"
                            " AND r.step = 'returned' WHERE i.node=?1 AND i.key=?2 AND i.open=0"
                            " ORDER BY i.id DESC LIMIT 1",
                            "ss", node, key);
     if (!s) return -1;
     *id = 0;
-    if (sqlite3_step(s) == SQLITE_ROW && when + RETURN_UNSEEN_MS <= sqlite3_column_int64(s, 2) &&
-        start - sqlite3_column_int64(s, 1) <= window_ms)
-        *id = sqlite3_column_int64(s, 0);
+    if (vg_store_row(st, s) && when + RETURN_UNSEEN_MS <= vg_store_int(st, s, 2) &&
+        start - vg_store_int(st, s, 1) <= window_ms)
+        *id = vg_store_int(st, s, 0);
     vg_store_done(st, s);
     return 0;
 }
@@ -374,23 +46,23 @@ static int returned_before(struct vg_store *st, const char *node, const char *ke
 int64_t vg_store_first_record(struct vg_store *st)
 {
     /* a store only ever opened read-only since it was written has no meta row */
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
-    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    struct vg_stmt *s = vg_store_prep(st, "SELECT value FROM meta WHERE key = 'created'", "");
+    int64_t at = s && vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
     vg_store_done(st, s);
     if (at) return at;
-    s = vg_store_prep(st, "SELECT min(t) FROM (" OLDEST_RECORD ")", "");
-    at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    s = vg_store_prep(st, "SELECT min(t) FROM (" VG_STORE_OLDEST_RECORD ") AS o", "");
+    at = s && vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
     vg_store_done(st, s);
     return at;
 }
 
 int64_t vg_store_last_return(struct vg_store *st, const char *node)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT max(r.at) FROM incidents i JOIN steps r ON r.incident = i.id"
                            " AND r.step = 'returned' WHERE i.node=?1",
                            "s", node);
-    int64_t at = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    int64_t at = s && vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
     vg_store_done(st, s);
     return at;
 }
@@ -403,12 +75,12 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     *is_new = false;
     *incident = 0;
     if (vg_store_savepoint(st, "accept", 0)) return -1;
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
+    struct vg_stmt *s = vg_store_prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
                            "ssid", node, spool, seq, idx);
     if (!s) goto fail;
-    if (sqlite3_step(s) == SQLITE_ROW) {
+    if (vg_store_row(st, s)) {
         *duplicate = true;
-        *incident = sqlite3_column_int64(s, 0);
+        *incident = vg_store_int(st, s, 0);
         vg_store_done(st, s);
         vg_store_savepoint(st, "accept", -1);
         return 0;
@@ -426,13 +98,13 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
              "ss", node, key);
     if (!s) goto fail;
     int64_t id = 0;
-    if (sqlite3_step(s) == SQLITE_ROW && start - sqlite3_column_int64(s, 1) <= window_ms)
-        id = sqlite3_column_int64(s, 0);
+    if (vg_store_row(st, s) && start - vg_store_int(st, s, 1) <= window_ms)
+        id = vg_store_int(st, s, 0);
     vg_store_done(st, s);
     if (!id && returned_before(st, node, key, start, when, window_ms, &id)) goto fail;
 
     if (id) {
-        if (vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET count=count+?1, last=max(last, ?2) WHERE id=?3", "iii",
+        if (vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET count=count+?1, last=CASE WHEN last > ?2 THEN last ELSE ?2 END WHERE id=?3", "iii",
                      (int64_t)e->count, when, id)))
             goto fail;
     } else {
@@ -441,14 +113,15 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
         char *ev = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         int64_t first = e->first_ms ? e->first_ms : when;
-        int rc = vg_store_run(st, vg_store_prep(st,
+        s = vg_store_prep(st,
                           "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
-                          " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open')",
+                          " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open') RETURNING id",
                           "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
-                          vg_action_name(e->action), (int64_t)e->count, first, when, ev));
+                          vg_action_name(e->action), (int64_t)e->count, first, when, ev);
         free(ev);
-        if (rc) goto fail;
-        id = sqlite3_last_insert_rowid(st->db);
+        id = vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
+        vg_store_done(st, s);
+        if (!id) goto fail;
         *is_new = true;
         if (vg_store_run(st, vg_store_prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
                      now, e->source[0] ? e->source : NULL)))
@@ -461,7 +134,6 @@ int vg_store_accept(struct vg_store *st, const char *node, const char *spool, in
     *incident = id;
     return 0;
 fail:
-    vg_store_note(st);
     vg_store_savepoint(st, "accept", -1);
     return -1;
 }
@@ -478,51 +150,52 @@ int vg_store_step_named(struct vg_store *st, int64_t incident, const char *step,
      * (or a restart on a machine whose clock is behind) cannot make a
      * duration negative */
     return vg_store_run(st, vg_store_prep(st,
-                                          "INSERT OR IGNORE INTO steps(incident, step, at, detail) VALUES(?1, ?2,"
-                                          " max(?3, coalesce((SELECT max(at) FROM steps WHERE incident=?1), ?3)), ?4)",
+                                          "INSERT INTO steps(incident, step, at, detail) SELECT ?1, ?2, CASE WHEN m > ?3 THEN m ELSE ?3 END, ?4"
+                                          " FROM (SELECT coalesce(max(at), ?3) AS m FROM steps WHERE incident=?1) AS l"
+                                          " WHERE true ON CONFLICT DO NOTHING",
                                           "isis", incident, step, at, detail));
 }
 
 int vg_store_repeats(struct vg_store *st, const char *node, const struct vg_event *e, int64_t since_ms,
                      int64_t before_id)
 {
-    sqlite3_stmt *q = vg_store_prep(st,
+    struct vg_stmt *q = vg_store_prep(st,
                            "SELECT COUNT(*) FROM incidents i JOIN steps s ON s.incident = i.id AND s.step = 'detected'"
-                           " WHERE i.node = ?1 AND i.kind = ?2 AND i.code IS ?3 AND i.gpu IS ?4 AND s.at >= ?5 AND i.id < ?6",
+                           " WHERE i.node = ?1 AND i.kind = ?2 AND i.code IS NOT DISTINCT FROM ?3 AND i.gpu IS NOT DISTINCT FROM ?4 AND s.at >= ?5 AND i.id < ?6",
                            "ssddii", node, e->kind, e->code, e->gpu, since_ms, before_id);
-    int n = q && sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    int n = q && vg_store_row(st, q) ? (int)vg_store_int(st, q, 0) : 0;
     vg_store_done(st, q);
     return n;
 }
 
-static json_t *incident_row(struct vg_store *st, sqlite3_stmt *s)
+static json_t *incident_row(struct vg_store *st, struct vg_stmt *s)
 {
-    int64_t id = sqlite3_column_int64(s, 0);
+    int64_t id = vg_store_int(st, s, 0);
     json_t *j = json_object();
     json_object_set_new(j, "id", json_integer(id));
-    json_object_set_new(j, "node", json_string((const char *)sqlite3_column_text(s, 1)));
-    json_object_set_new(j, "kind", json_string((const char *)sqlite3_column_text(s, 2)));
-    json_object_set_new(j, "code", sqlite3_column_type(s, 3) == SQLITE_NULL ? json_null()
-                                                                          : json_integer(sqlite3_column_int(s, 3)));
-    vg_json_set_str(j, "pci", (const char *)sqlite3_column_text(s, 4));
-    json_object_set_new(j, "gpu", sqlite3_column_type(s, 5) == SQLITE_NULL ? json_null()
-                                                                         : json_integer(sqlite3_column_int(s, 5)));
-    json_object_set_new(j, "action", json_string((const char *)sqlite3_column_text(s, 6)));
-    json_object_set_new(j, "count", json_integer(sqlite3_column_int64(s, 7)));
-    json_object_set_new(j, "first", vg_json_time(sqlite3_column_int64(s, 8)));
-    json_object_set_new(j, "last", vg_json_time(sqlite3_column_int64(s, 9)));
-    json_object_set_new(j, "state", json_string((const char *)sqlite3_column_text(s, 11)));
-    json_object_set_new(j, "detail", json_string((const char *)sqlite3_column_text(s, 12)));
-    json_t *ev = json_loads((const char *)sqlite3_column_text(s, 10), 0, NULL);
+    json_object_set_new(j, "node", json_string(vg_store_text(st, s, 1)));
+    json_object_set_new(j, "kind", json_string(vg_store_text(st, s, 2)));
+    json_object_set_new(j, "code", vg_store_null(st, s, 3) ? json_null()
+                                                                          : json_integer((int)vg_store_int(st, s, 3)));
+    vg_json_set_str(j, "pci", vg_store_text(st, s, 4));
+    json_object_set_new(j, "gpu", vg_store_null(st, s, 5) ? json_null()
+                                                                         : json_integer((int)vg_store_int(st, s, 5)));
+    json_object_set_new(j, "action", json_string(vg_store_text(st, s, 6)));
+    json_object_set_new(j, "count", json_integer(vg_store_int(st, s, 7)));
+    json_object_set_new(j, "first", vg_json_time(vg_store_int(st, s, 8)));
+    json_object_set_new(j, "last", vg_json_time(vg_store_int(st, s, 9)));
+    json_object_set_new(j, "state", json_string(vg_store_text(st, s, 11)));
+    json_object_set_new(j, "detail", json_string(vg_store_text(st, s, 12)));
+    json_t *ev = json_loads(vg_store_text(st, s, 10), 0, NULL);
     json_object_set_new(j, "event", ev ? ev : json_null());
     json_t *steps = json_object();
     for (int i = 0; i < VG_STEP_COUNT; i++) json_object_set_new(steps, step_names[i], json_null());
-    sqlite3_stmt *q = vg_store_prep(st, "SELECT step, at, detail FROM steps WHERE incident=?1", "i", id);
-    while (q && sqlite3_step(q) == SQLITE_ROW) {
+    struct vg_stmt *q = vg_store_prep(st, "SELECT step, at, detail FROM steps WHERE incident=?1", "i", id);
+    while (q && vg_store_row(st, q)) {
         json_t *step = json_object();
-        json_object_set_new(step, "at", vg_json_time(sqlite3_column_int64(q, 1)));
-        vg_json_set_str(step, "detail", (const char *)sqlite3_column_text(q, 2));
-        json_object_set_new(steps, (const char *)sqlite3_column_text(q, 0), step);
+        json_object_set_new(step, "at", vg_json_time(vg_store_int(st, q, 1)));
+        vg_json_set_str(step, "detail", vg_store_text(st, q, 2));
+        json_object_set_new(steps, vg_store_text(st, q, 0), step);
     }
     vg_store_done(st, q);
     json_object_set_new(j, "steps", steps);
@@ -538,43 +211,43 @@ json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only
 
 json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE (?1 IS NULL OR node=?1)"
                            " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) ORDER BY id DESC LIMIT ?4",
-                           "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : -1));
+                           "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : INT64_MAX));
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
+    while (s && vg_store_row(st, s)) json_array_append_new(arr, incident_row(st, s));
     vg_store_done(st, s);
     return arr;
 }
 
 json_t *vg_store_incident(struct vg_store *st, int64_t id)
 {
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
-    json_t *j = s && sqlite3_step(s) == SQLITE_ROW ? incident_row(st, s) : NULL;
+    struct vg_stmt *s = vg_store_prep(st, "SELECT " INCIDENT_COLS " FROM incidents WHERE id=?1", "i", id);
+    json_t *j = s && vg_store_row(st, s) ? incident_row(st, s) : NULL;
     vg_store_done(st, s);
     return j;
 }
 
 json_t *vg_store_nodes(struct vg_store *st)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT node, sum(open), count(*), max(last),"
                            " max(CASE WHEN open=1 THEN CASE action WHEN 'drain-rma' THEN 4 WHEN 'reboot' THEN 3"
                            " WHEN 'reset-gpu' THEN 2 WHEN 'restart-app' THEN 1 ELSE 0 END END)"
                            " FROM incidents GROUP BY node ORDER BY node",
                            "");
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
+    while (s && vg_store_row(st, s)) {
         json_t *j = json_object();
-        json_object_set_new(j, "node", json_string((const char *)sqlite3_column_text(s, 0)));
-        json_object_set_new(j, "open_incidents", json_integer(sqlite3_column_int64(s, 1)));
-        json_object_set_new(j, "incidents", json_integer(sqlite3_column_int64(s, 2)));
-        json_object_set_new(j, "last_event", vg_json_time(sqlite3_column_int64(s, 3)));
+        json_object_set_new(j, "node", json_string(vg_store_text(st, s, 0)));
+        json_object_set_new(j, "open_incidents", json_integer(vg_store_int(st, s, 1)));
+        json_object_set_new(j, "incidents", json_integer(vg_store_int(st, s, 2)));
+        json_object_set_new(j, "last_event", vg_json_time(vg_store_int(st, s, 3)));
         json_object_set_new(j, "worst_open_action",
-                            sqlite3_column_type(s, 4) == SQLITE_NULL
+                            vg_store_null(st, s, 4)
                                 ? json_null()
-                                : json_string(vg_action_name((enum vg_action)sqlite3_column_int(s, 4))));
+                                : json_string(vg_action_name((enum vg_action)(int)vg_store_int(st, s, 4))));
         json_array_append_new(arr, j);
     }
     vg_store_done(st, s);
@@ -583,16 +256,16 @@ json_t *vg_store_nodes(struct vg_store *st)
 
 json_t *vg_store_returns(struct vg_store *st, int64_t since_ms)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT i.node, i.id, s.at, s.detail FROM incidents i JOIN steps s ON s.incident = i.id"
                            " AND s.step = 'returned' WHERE i.open = 0 AND s.at >= ?1"
                            " AND i.id = (SELECT max(id) FROM incidents j WHERE j.node = i.node) ORDER BY i.node",
                            "i", since_ms);
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *j = json_pack("{s:s, s:I, s:o}", "node", (const char *)sqlite3_column_text(s, 0), "incident",
-                              (json_int_t)sqlite3_column_int64(s, 1), "at", vg_json_time(sqlite3_column_int64(s, 2)));
-        vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
+    while (s && vg_store_row(st, s)) {
+        json_t *j = json_pack("{s:s, s:I, s:o}", "node", vg_store_text(st, s, 0), "incident",
+                              (json_int_t)vg_store_int(st, s, 1), "at", vg_json_time(vg_store_int(st, s, 2)));
+        vg_json_set_str(j, "detail", vg_store_text(st, s, 3));
         json_array_append_new(arr, j);
     }
     vg_store_done(st, s);
@@ -601,54 +274,54 @@ json_t *vg_store_returns(struct vg_store *st, int64_t since_ms)
 
 json_t *vg_store_incidents_since(struct vg_store *st, int64_t since_ms)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE open=1"
                            " OR id IN (SELECT incident FROM steps WHERE at >= ?1) ORDER BY id DESC",
                            "i", since_ms);
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) json_array_append_new(arr, incident_row(st, s));
+    while (s && vg_store_row(st, s)) json_array_append_new(arr, incident_row(st, s));
     vg_store_done(st, s);
     return arr;
 }
 
 int vg_store_counts(struct vg_store *st, int64_t *incidents, int64_t *open, int64_t *messages)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT (SELECT count(*) FROM incidents), (SELECT count(*) FROM incidents WHERE open=1),"
                            " (SELECT count(*) FROM messages)",
                            "");
-    if (!s || sqlite3_step(s) != SQLITE_ROW) {
+    if (!vg_store_row(st, s)) {
         vg_store_done(st, s);
         return -1;
     }
-    *incidents = sqlite3_column_int64(s, 0);
-    *open = sqlite3_column_int64(s, 1);
-    *messages = sqlite3_column_int64(s, 2);
+    *incidents = vg_store_int(st, s, 0);
+    *open = vg_store_int(st, s, 1);
+    *messages = vg_store_int(st, s, 2);
     vg_store_done(st, s);
     return 0;
 }
 
 int vg_store_put_audit(struct vg_store *st, const char *node, int64_t at, const char *report)
 {
-    int rc = vg_store_run(st, vg_store_prep(st, "INSERT OR REPLACE INTO audits(node, at, report) VALUES(?1,?2,?3)", "sis", node, at,
+    int rc = vg_store_run(st, vg_store_prep(st, "INSERT INTO audits(node, at, report) VALUES(?1,?2,?3)"
+                                            " ON CONFLICT(node) DO UPDATE SET at=excluded.at, report=excluded.report", "sis", node, at,
                           report));
-    if (rc) vg_store_note(st);
     return rc;
 }
 
 int vg_store_audits_each(struct vg_store *st, const char *after, int limit,
                          int (*cb)(void *ctx, const char *node, int64_t at, const char *report), void *ctx)
 {
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
-                               " LIMIT ?2", "si", after, (int64_t)(limit > 0 ? limit : -1));
+    struct vg_stmt *s = vg_store_prep(st, "SELECT node, at, report FROM audits WHERE ?1 IS NULL OR node > ?1 ORDER BY node"
+                               " LIMIT ?2", "si", after, (int64_t)(limit > 0 ? limit : INT64_MAX));
     if (!s) return -1;
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
-               (const char *)sqlite3_column_text(s, 2)))
+    while ((rc = st->drv->step(st, s)) == 1)
+        if (cb(ctx, vg_store_text(st, s, 0), vg_store_int(st, s, 1),
+               vg_store_text(st, s, 2)))
             break;
     vg_store_done(st, s);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+    return rc < 0 ? -1 : 0;
 }
 
 int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const char *suite, const char *result,
@@ -656,26 +329,25 @@ int vg_store_put_burnin(struct vg_store *st, const char *node, int64_t at, const
 {
     int rc = vg_store_run(st, vg_store_prep(st, "INSERT INTO burnin(node, at, suite, result, tests, source) VALUES(?1,?2,?3,?4,?5,?6)",
                           "sissss", node, at, suite, result, tests, source));
-    if (rc) vg_store_note(st);
     return rc;
 }
 
 json_t *vg_store_burnin(struct vg_store *st, const char *node, int64_t since_ms)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT node, at, suite, result, tests, source FROM burnin WHERE at >= ?1 AND"
                            " (?2 IS NULL OR node = ?2) ORDER BY node, at",
                            "is", since_ms, node);
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *tests = json_loads((const char *)sqlite3_column_text(s, 4), 0, NULL);
+    while (s && vg_store_row(st, s)) {
+        json_t *tests = json_loads(vg_store_text(st, s, 4), 0, NULL);
         json_array_append_new(arr, json_pack("{s:s, s:I, s:s, s:s, s:o, s:s}", "node",
-                                             (const char *)sqlite3_column_text(s, 0), "at_ms",
-                                             (json_int_t)sqlite3_column_int64(s, 1), "suite",
-                                             (const char *)sqlite3_column_text(s, 2), "result",
-                                             (const char *)sqlite3_column_text(s, 3), "tests",
+                                             vg_store_text(st, s, 0), "at_ms",
+                                             (json_int_t)vg_store_int(st, s, 1), "suite",
+                                             vg_store_text(st, s, 2), "result",
+                                             vg_store_text(st, s, 3), "tests",
                                              tests ? tests : json_array(), "source",
-                                             (const char *)sqlite3_column_text(s, 5)));
+                                             vg_store_text(st, s, 5)));
     }
     vg_store_done(st, s);
     return arr;
@@ -686,59 +358,52 @@ int vg_store_burnin_each(struct vg_store *st, const char *node, int64_t since_ms
                                    const char *tests),
                          void *ctx)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                            "SELECT node, at, suite, result, tests FROM burnin WHERE at >= ?1 AND"
                            " (?2 IS NULL OR node = ?2) ORDER BY node, at",
                            "is", since_ms, node);
     if (!s) return -1;
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        if (cb(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
-               (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3),
-               (const char *)sqlite3_column_text(s, 4)))
+    while ((rc = st->drv->step(st, s)) == 1)
+        if (cb(ctx, vg_store_text(st, s, 0), vg_store_int(st, s, 1),
+               vg_store_text(st, s, 2), vg_store_text(st, s, 3),
+               vg_store_text(st, s, 4)))
             break;
     vg_store_done(st, s);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+    return rc < 0 ? -1 : 0;
 }
 
 int vg_store_burnin_trim(struct vg_store *st, const char *node, int keep)
 {
-    int rc = vg_store_run(st, vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                           "DELETE FROM burnin WHERE node = ?1 AND rowid NOT IN"
-                          " (SELECT rowid FROM burnin WHERE node = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)",
-                          "si", node, (int64_t)keep));
-    if (rc) snprintf(st->err, sizeof st->err, "%s", sqlite3_errmsg(st->db));
-    return rc ? -1 : sqlite3_changes(st->db);
-}
-
-int64_t vg_store_bytes(struct vg_store *st)
-{
-    const char *path = sqlite3_db_filename(st->db, "main");
-    if (!path || !*path) return -1;
-    struct stat a, w;
-    char wal[4200];
-    if (stat(path, &a)) return -1;
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    return (int64_t)a.st_size + (stat(wal, &w) ? 0 : (int64_t)w.st_size);
+                          " (SELECT rowid FROM burnin WHERE node = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)"
+                          " RETURNING 1",
+                          "si", node, (int64_t)keep);
+    if (!s) return -1;
+    int n = 0, rc;
+    while ((rc = st->drv->step(st, s)) == 1) n++;
+    vg_store_done(st, s);
+    return rc < 0 ? -1 : n;
 }
 
 int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, int64_t at, const char *detail)
 {
-    int rc = vg_store_run(st, vg_store_prep(st, "INSERT OR REPLACE INTO nodes_seen(node, state, at, detail) VALUES(?1,?2,?3,?4)", "ssis",
+    int rc = vg_store_run(st, vg_store_prep(st, "INSERT INTO nodes_seen(node, state, at, detail) VALUES(?1,?2,?3,?4) ON CONFLICT(node)"
+                                            " DO UPDATE SET state=excluded.state, at=excluded.at, detail=excluded.detail", "ssis",
                           node, state, at, detail));
-    if (rc) vg_store_note(st);
     return rc;
 }
 
 json_t *vg_store_seen(struct vg_store *st)
 {
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT node, state, at, detail FROM nodes_seen ORDER BY node", "");
+    struct vg_stmt *s = vg_store_prep(st, "SELECT node, state, at, detail FROM nodes_seen ORDER BY node", "");
     json_t *obj = json_object();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *j = json_pack("{s:s, s:o}", "state", (const char *)sqlite3_column_text(s, 1), "at",
-                              vg_json_time(sqlite3_column_int64(s, 2)));
-        vg_json_set_str(j, "detail", (const char *)sqlite3_column_text(s, 3));
-        json_object_set_new(obj, (const char *)sqlite3_column_text(s, 0), j);
+    while (s && vg_store_row(st, s)) {
+        json_t *j = json_pack("{s:s, s:o}", "state", vg_store_text(st, s, 1), "at",
+                              vg_json_time(vg_store_int(st, s, 2)));
+        vg_json_set_str(j, "detail", vg_store_text(st, s, 3));
+        json_object_set_new(obj, vg_store_text(st, s, 0), j);
     }
     vg_store_done(st, s);
     return obj;

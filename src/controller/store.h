@@ -1,6 +1,8 @@
-/* store.h — the controller's incident store: SQLite in WAL mode with
- * synchronous=FULL, so an incident accepted (HTTP 202) is on disk before the
- * agent hears back and survives kill -9 of the controller at any moment.
+/* store.h — the controller's incident store, on SQLite (the embedded default:
+ * WAL, synchronous=FULL) or PostgreSQL (shared by several controllers): an
+ * incident accepted (HTTP 202) is committed before the agent hears back and
+ * survives kill -9 of the controller at any moment.  A store's target is a
+ * file (or sqlite:PATH), or a postgresql:// URI or a libpq conninfo.
  * Every step of an incident is timestamped: detected, isolated,
  * jobs_requeued, spare_promoted, remediated, returned. */
 #ifndef VG_STORE_H
@@ -45,6 +47,8 @@ int vg_inc_state_parse(const char *s);
 
 struct vg_store;
 
+/* The engine a target names: "sqlite" or "postgresql". */
+const char *vg_store_engine(const char *target);
 /* Opens (creating) the database; a store written before messages carried a
  * spool id gains the column (old rows: spool "").  Returns 0, or -1 with a
  * message in err. */
@@ -59,10 +63,12 @@ void vg_store_close(struct vg_store *st);
 int vg_store_begin(struct vg_store *st);
 int vg_store_commit(struct vg_store *st);
 void vg_store_rollback(struct vg_store *st);
+/* Whether the connection is inside a transaction. */
+bool vg_store_in_tx(struct vg_store *st);
 /* what: 0 opens savepoint `name`, 1 releases it, -1 rolls back to it and
  * releases it.  Returns 0 or -1. */
 int vg_store_savepoint(struct vg_store *st, const char *name, int what);
-/* SQLite's reason for the last failure of begin/commit/savepoint/accept. */
+/* The database's reason for the last failure of begin/commit/savepoint/accept. */
 const char *vg_store_error(const struct vg_store *st);
 
 /* Accepts one event from an agent message (node, spool, seq) received at
@@ -141,8 +147,8 @@ bool vg_store_corrupt(const struct vg_store *st);
  * corrupt on this connection: the controller's store guard stops
  * acknowledging. */
 void vg_store_watch_corrupt(struct vg_store *st, void (*on_corrupt)(void *ctx, const char *why), void *ctx);
-/* Checks the database at path (PRAGMA quick_check) before it is opened for
- * writing: 0 sound or absent, 1 corrupt (why says how), -1 cannot tell. */
+/* Checks the SQLite database at target (PRAGMA quick_check) before it is
+ * opened for writing: 0 sound or absent, 1 corrupt (why says how), -1 cannot tell. */
 int vg_store_verify(const char *path, char *why, size_t n);
 /* The latest audit report of a node (`vigil audit --json` text), replacing
  * the one before; and, one row at a time by node, the reports of the nodes

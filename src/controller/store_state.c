@@ -25,87 +25,6 @@ int vg_inc_state_parse(const char *s)
     return -1;
 }
 
-/* ---- migration ------------------------------------------------------------ */
-
-/* The incidents' columns added since the first release. */
-static const struct { const char *name, *decl; } added[] = {
-    { "detail", "TEXT NOT NULL DEFAULT ''" },      { "plan", "TEXT" },
-    { "acted_at", "INTEGER" },                      { "acted_boot", "TEXT" },
-    { "acted_boot_ms", "INTEGER" },                 { "rung", "INTEGER" },
-    { "rung_done", "INTEGER NOT NULL DEFAULT 0" },  { "jobs_unread", "INTEGER NOT NULL DEFAULT 0" },
-    { "attempts", "INTEGER NOT NULL DEFAULT 0" },   { "epoch", "TEXT" },
-};
-
-/* The free-text states of older stores ("isolated: domain rule …", "held:
- * breaker …", "failed, retrying …", "health check failed, node stays
- * isolated: …") as state and detail.  In an UPDATE every expression reads the
- * row as it was. */
-static const char split_states[] =
-    "UPDATE incidents SET detail = CASE"
-    "  WHEN state IN ('open', 'closed', 'isolated') THEN ''"
-    "  WHEN state LIKE 'isolated: %' THEN substr(state, 11)"
-    "  WHEN state LIKE 'held: %' THEN substr(state, 7)"
-    "  WHEN state LIKE 'recorded: %' THEN substr(state, 11)"
-    "  WHEN state LIKE 'dry run: %' THEN substr(state, 10)"
-    "  WHEN state LIKE 'failed, %' THEN substr(state, 9)"
-    "  ELSE state END,"
-    " state = CASE"
-    "  WHEN state IN ('open', 'closed') THEN state"
-    "  WHEN state LIKE 'isolated%' THEN 'isolated'"
-    "  WHEN state LIKE 'held%' THEN 'held'"
-    "  WHEN state LIKE 'recorded%' THEN 'recorded'"
-    "  WHEN state LIKE 'dry run%' THEN 'dry-run'"
-    "  WHEN state LIKE 'failed%' THEN 'failed'"
-    "  WHEN state LIKE 'handed off for RMA%' THEN 'rma'"
-    "  ELSE 'unrepaired' END;";
-
-static bool has_column(sqlite3 *db, const char *col)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('incidents') WHERE name=?1", -1, &s, NULL) != SQLITE_OK)
-        return false;
-    sqlite3_bind_text(s, 1, col, -1, SQLITE_STATIC);
-    bool found = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return found;
-}
-
-bool vg_store_legacy(sqlite3 *db)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='incidents'", -1, &s, NULL) !=
-        SQLITE_OK)
-        return false;
-    bool table = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return table && !has_column(db, "detail");
-}
-
-int vg_store_migrate(sqlite3 *db, char *err, size_t errlen)
-{
-    size_t missing = 0;
-    for (size_t i = 0; i < sizeof added / sizeof *added; i++) missing += !has_column(db, added[i].name);
-    if (!missing) return 0;
-    bool split = !has_column(db, "detail");
-    char *msg = NULL;
-    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-    for (size_t i = 0; i < sizeof added / sizeof *added && rc == SQLITE_OK; i++) {
-        if (has_column(db, added[i].name)) continue;
-        char sql[160];
-        snprintf(sql, sizeof sql, "ALTER TABLE incidents ADD COLUMN %s %s", added[i].name, added[i].decl);
-        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    }
-    if (rc == SQLITE_OK && split) rc = sqlite3_exec(db, split_states, NULL, NULL, &msg);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
-    if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "adding the incidents' state columns: %s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- states ---------------------------------------------------------------- */
 
 int vg_store_set_state(struct vg_store *st, int64_t incident, enum vg_inc_state state, const char *detail)
@@ -120,7 +39,7 @@ int vg_store_set_states(struct vg_store *st, const int64_t *ids, const enum vg_i
                         const char *const *details, size_t n)
 {
     /* one transaction when the connection has none open (else each joins it) */
-    bool tx = vg_store_begin(st) == 0;
+    bool tx = !vg_store_in_tx(st) && vg_store_begin(st) == 0;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) rc = vg_store_set_state(st, ids[i], states[i], details[i]);
     if (tx && !rc) rc = vg_store_commit(st);
@@ -130,13 +49,13 @@ int vg_store_set_states(struct vg_store *st, const int64_t *ids, const enum vg_i
 
 json_t *vg_store_open_states(struct vg_store *st)
 {
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT id, node, state, detail FROM incidents WHERE open=1 ORDER BY id", "");
+    struct vg_stmt *s = vg_store_prep(st, "SELECT id, node, state, detail FROM incidents WHERE open=1 ORDER BY id", "");
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW)
-        json_array_append_new(arr, json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)sqlite3_column_int64(s, 0),
-                                             "node", (const char *)sqlite3_column_text(s, 1), "state",
-                                             (const char *)sqlite3_column_text(s, 2), "detail",
-                                             (const char *)sqlite3_column_text(s, 3)));
+    while (s && vg_store_row(st, s))
+        json_array_append_new(arr, json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)vg_store_int(st, s, 0),
+                                             "node", vg_store_text(st, s, 1), "state",
+                                             vg_store_text(st, s, 2), "detail",
+                                             vg_store_text(st, s, 3)));
     vg_store_done(st, s);
     return arr;
 }
@@ -181,27 +100,27 @@ int vg_store_set_epoch(struct vg_store *st, int64_t incident, const char *epoch)
 
 json_t *vg_store_work(struct vg_store *st)
 {
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                                     "SELECT id, node, state, detail, event, plan, rung, rung_done, jobs_unread,"
                                     " attempts, epoch, EXISTS(SELECT 1 FROM steps WHERE incident=id AND step='isolated')"
                                     " FROM incidents WHERE open=1 AND state IN ('open', 'acting', 'failed',"
                                     " 'isolated', 'repairing', 'unrepaired', 'rma') ORDER BY id",
                                     "");
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *ev = json_loads((const char *)sqlite3_column_text(s, 4), 0, NULL);
-        json_t *plan = sqlite3_column_type(s, 5) == SQLITE_NULL
-                           ? NULL : json_loads((const char *)sqlite3_column_text(s, 5), 0, NULL);
+    while (s && vg_store_row(st, s)) {
+        json_t *ev = json_loads(vg_store_text(st, s, 4), 0, NULL);
+        json_t *plan = vg_store_null(st, s, 5)
+                           ? NULL : json_loads(vg_store_text(st, s, 5), 0, NULL);
         json_t *j = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:b, s:I, s:i, s:b}", "id",
-                              (json_int_t)sqlite3_column_int64(s, 0), "node", (const char *)sqlite3_column_text(s, 1),
-                              "state", (const char *)sqlite3_column_text(s, 2), "detail",
-                              (const char *)sqlite3_column_text(s, 3), "event", ev ? ev : json_null(), "plan",
+                              (json_int_t)vg_store_int(st, s, 0), "node", vg_store_text(st, s, 1),
+                              "state", vg_store_text(st, s, 2), "detail",
+                              vg_store_text(st, s, 3), "event", ev ? ev : json_null(), "plan",
                               plan ? plan : json_null(), "rung",
-                              (json_int_t)(sqlite3_column_type(s, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 6)),
-                              "rung_done", sqlite3_column_int(s, 7) != 0, "jobs_unread",
-                              (json_int_t)sqlite3_column_int64(s, 8), "attempts", sqlite3_column_int(s, 9),
-                              "took_out", sqlite3_column_int(s, 11) != 0);
-        vg_json_set_str(j, "epoch", (const char *)sqlite3_column_text(s, 10));
+                              (json_int_t)(vg_store_null(st, s, 6) ? -1 : vg_store_int(st, s, 6)),
+                              "rung_done", (int)vg_store_int(st, s, 7) != 0, "jobs_unread",
+                              (json_int_t)vg_store_int(st, s, 8), "attempts", (int)vg_store_int(st, s, 9),
+                              "took_out", (int)vg_store_int(st, s, 11) != 0);
+        vg_json_set_str(j, "epoch", vg_store_text(st, s, 10));
         json_array_append_new(arr, j);
     }
     vg_store_done(st, s);
@@ -213,24 +132,24 @@ json_t *vg_store_isolations_since(struct vg_store *st, int64_t since_ms)
     /* a committed plan names the nodes it takes out (a domain, its spares
      * claimed); an incident of a store written before plans: its node, from
      * its isolated step */
-    sqlite3_stmt *s = vg_store_prep(st,
+    struct vg_stmt *s = vg_store_prep(st,
                                     "SELECT i.node, i.plan, coalesce(i.acted_at, t.at), i.acted_boot, i.acted_boot_ms"
                                     " FROM incidents i LEFT JOIN steps t ON t.incident = i.id AND t.step = 'isolated'"
                                     " WHERE (i.plan IS NOT NULL AND i.acted_at >= ?1) OR (i.plan IS NULL AND t.at >= ?1)"
                                     " ORDER BY 3",
                                     "i", since_ms);
     json_t *arr = json_array();
-    while (s && sqlite3_step(s) == SQLITE_ROW) {
-        json_t *plan = sqlite3_column_type(s, 1) == SQLITE_NULL
-                           ? NULL : json_loads((const char *)sqlite3_column_text(s, 1), 0, NULL);
+    while (s && vg_store_row(st, s)) {
+        json_t *plan = vg_store_null(st, s, 1)
+                           ? NULL : json_loads(vg_store_text(st, s, 1), 0, NULL);
         json_t *nodes = json_object_get(plan, "isolate");
-        json_t *one = json_pack("[s]", (const char *)sqlite3_column_text(s, 0));
+        json_t *one = json_pack("[s]", vg_store_text(st, s, 0));
         size_t i;
         json_t *n;
         json_array_foreach(json_is_array(nodes) ? nodes : one, i, n) {
-            json_t *j = json_pack("{s:O, s:I, s:I}", "node", n, "at", (json_int_t)sqlite3_column_int64(s, 2), "boot_ms",
-                                  (json_int_t)sqlite3_column_int64(s, 4));
-            vg_json_set_str(j, "boot", (const char *)sqlite3_column_text(s, 3));
+            json_t *j = json_pack("{s:O, s:I, s:I}", "node", n, "at", (json_int_t)vg_store_int(st, s, 2), "boot_ms",
+                                  (json_int_t)vg_store_int(st, s, 4));
+            vg_json_set_str(j, "boot", vg_store_text(st, s, 3));
             json_array_append_new(arr, j);
         }
         json_decref(one);
@@ -246,12 +165,12 @@ int vg_store_controller_id(struct vg_store *st, char *buf, size_t n)
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return -1;
     char id[16];
     snprintf(id, sizeof id, "%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
-    if (vg_store_run(st, vg_store_prep(st, "INSERT OR IGNORE INTO meta(key, value) VALUES('controller_id', ?1)", "s",
+    if (vg_store_run(st, vg_store_prep(st, "INSERT INTO meta(key, value) VALUES('controller_id', ?1) ON CONFLICT DO NOTHING", "s",
                                        id)))
         return -1;
-    sqlite3_stmt *s = vg_store_prep(st, "SELECT value FROM meta WHERE key='controller_id'", "");
-    int rc = s && sqlite3_step(s) == SQLITE_ROW ? 0 : -1;
-    if (!rc) vg_strlcpy(buf, (const char *)sqlite3_column_text(s, 0), n);
+    struct vg_stmt *s = vg_store_prep(st, "SELECT value FROM meta WHERE key='controller_id'", "");
+    int rc = s && vg_store_row(st, s) ? 0 : -1;
+    if (!rc) vg_strlcpy(buf, vg_store_text(st, s, 0), n);
     vg_store_done(st, s);
     return rc;
 }

@@ -27,8 +27,9 @@ struct ident {
 
 struct vg_storeguard {
     char db[1024], wal[1100], lockpath[1100];
+    bool file;   /* a SQLite file (a PostgreSQL store has no file, no lock: the election decides who acts) */
     int lockfd;
-    struct ident file, log, lockfile;
+    struct ident file_id, log, lockfile;
     pthread_mutex_t lock;
     bool lost;                 /* read without the lock through vg_storeguard_lost: set once, after why */
     char why[320];
@@ -68,12 +69,17 @@ struct vg_storeguard *vg_storeguard_lock(const char *db, char *err, size_t errle
 {
     struct vg_storeguard *g = vg_xcalloc(1, sizeof *g);
     vg_strlcpy(g->db, db, sizeof g->db);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->wake, NULL);
+    g->lockfd = -1;
+    if (strcmp(vg_store_engine(db), "sqlite")) return g;
+    g->file = true;
     snprintf(g->wal, sizeof g->wal, "%s-wal", db);
     snprintf(g->lockpath, sizeof g->lockpath, "%s.lock", db);
     g->lockfd = open(g->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (g->lockfd < 0) {
         snprintf(err, errlen, "--db %s: cannot open its lock file %s: %s", db, g->lockpath, strerror(errno));
-        free(g);
+        vg_storeguard_close(g);
         return NULL;
     }
     if (flock(g->lockfd, LOCK_EX | LOCK_NB)) {
@@ -84,8 +90,7 @@ struct vg_storeguard *vg_storeguard_lock(const char *db, char *err, size_t errle
         snprintf(err, errlen, "--db %s: another controller holds this store (%s); one store has one writer: stop it, "
                               "or give this one a store of its own",
                  db, holder[0] ? holder : "its lock file says nothing more");
-        close(g->lockfd);
-        free(g);
+        vg_storeguard_close(g);
         return NULL;
     }
     char host[128] = "?", since[32], line[320];
@@ -95,14 +100,13 @@ struct vg_storeguard *vg_storeguard_lock(const char *db, char *err, size_t errle
     if (ftruncate(g->lockfd, 0) || pwrite(g->lockfd, line, (size_t)len, 0) != len)
         vg_warn("serve: cannot write who holds the lock into %s: %s", g->lockpath, strerror(errno));
     ident_of(g->lockpath, &g->lockfile);
-    pthread_mutex_init(&g->lock, NULL);
-    pthread_cond_init(&g->wake, NULL);
     return g;
 }
 
 int vg_storeguard_verify(struct vg_storeguard *g, bool fresh, char *err, size_t errlen)
 {
     char why[256];
+    if (!g->file) return 0;
     int v = vg_store_verify(g->db, why, sizeof why);
     if (v < 0) vg_warn("serve: --db %s: cannot check it before opening: %s", g->db, why);
     if (v <= 0) return 0;
@@ -129,7 +133,7 @@ int vg_storeguard_verify(struct vg_storeguard *g, bool fresh, char *err, size_t 
 
 static void on_corrupt(void *ctx, const char *why)
 {
-    lose(ctx, "SQLite finds it corrupt: %s", why);
+    lose(ctx, "the database finds it corrupt: %s", why);
 }
 
 const char *vg_storeguard_lost(struct vg_storeguard *g)
@@ -140,12 +144,12 @@ const char *vg_storeguard_lost(struct vg_storeguard *g)
 const char *vg_storeguard_check(struct vg_storeguard *g)
 {
     if (!g) return NULL;
-    if (vg_storeguard_lost(g)) return g->why;
+    if (vg_storeguard_lost(g) || !g->file) return vg_storeguard_lost(g);
     char why[256] = "";
     struct ident now = { 0 };
     pthread_mutex_lock(&g->lock);   /* the watcher and the committer both check */
     if (!ident_of(g->db, &now)) snprintf(why, sizeof why, "the file was deleted under the controller");
-    else if (now.dev != g->file.dev || now.ino != g->file.ino)
+    else if (now.dev != g->file_id.dev || now.ino != g->file_id.ino)
         snprintf(why, sizeof why, "the file was replaced under the controller");
     else if (!ident_of(g->lockpath, &now) || now.dev != g->lockfile.dev || now.ino != g->lockfile.ino)
         snprintf(why, sizeof why, "its lock file %.200s was deleted or replaced", g->lockpath);
@@ -177,8 +181,8 @@ static void *watch_main(void *arg)
 
 void vg_storeguard_watch(struct vg_storeguard *g, struct vg_store *const *conns, size_t n)
 {
-    if (!ident_of(g->db, &g->file)) lose(g, "the file is gone (%s)", strerror(errno));
-    ident_of(g->wal, &g->log);
+    if (g->file && !ident_of(g->db, &g->file_id)) lose(g, "the file is gone (%s)", strerror(errno));
+    if (g->file) ident_of(g->wal, &g->log);
     for (size_t i = 0; i < n; i++)
         if (conns[i]) vg_store_watch_corrupt(conns[i], on_corrupt, g);
     pthread_cond_destroy(&g->wake);
@@ -209,6 +213,6 @@ void vg_storeguard_close(struct vg_storeguard *g)
     }
     pthread_cond_destroy(&g->wake);
     pthread_mutex_destroy(&g->lock);
-    close(g->lockfd);   /* releases the lock */
+    if (g->lockfd >= 0) close(g->lockfd);   /* releases the lock */
     free(g);
 }

@@ -21,6 +21,7 @@
 #include "controller/nodeset.h"
 #include "controller/store.h"
 #include "helpers/fake_orch.h"
+#include "helpers/store_target.h"
 #include "util/sbuf.h"
 #include "util/timeutil.h"
 
@@ -30,7 +31,7 @@ static int setup(void **state)
 {
     (void)state;
     strcpy(dir, "/tmp/vigil-ctl-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return mkdtemp(dir) && !store_target_reset() ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -43,10 +44,10 @@ static int teardown(void **state)
 
 static struct vg_store *open_store(void)
 {
-    char path[128], err[256];
-    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    char path[512], err[256];
+    store_target(dir, path, sizeof path);
     struct vg_store *st;
-    assert_int_equal(vg_store_open(path, &st, err, sizeof err), 0);
+    if (vg_store_open(path, &st, err, sizeof err)) fail_msg("%s", err);
     return st;
 }
 
@@ -318,8 +319,8 @@ static void answered(void *arg, int code, json_t *resp)
 static void test_group_commit(void **state)
 {
     (void)state;
-    char path[128], err[256];
-    snprintf(path, sizeof path, "%s/incidents.db", dir);
+    char path[512], err[256];
+    store_target(dir, path, sizeof path);
     struct vg_store *st = open_store(), *other = open_store(), *reader;
     assert_int_equal(vg_store_open_reader(path, &reader, err, sizeof err), 0);
     struct vg_ingest in = { .store = st, .window_ms = 60000 };
@@ -566,5 +567,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
         cmocka_unit_test(test_nodeset_may_name),
     };
-    return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
+    /* the store's contract on PostgreSQL: the same tests (a SQLite file's
+     * migration aside) */
+    const struct CMUnitTest on_pg[] = {
+        cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_repeats_before_return, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
+    };
+    int failed = cmocka_run_group_tests_name("controller", tests, NULL, NULL);
+    store_on_pg = true;
+    return failed + cmocka_run_group_tests_name("controller on PostgreSQL", on_pg, NULL, NULL);
 }

@@ -19,8 +19,9 @@
 #include "util/jsonutil.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include "helpers/store_target.h"
 
-static char db[64];
+static char db[64], target[512];
 
 static int setup(void **state)
 {
@@ -30,7 +31,9 @@ static int setup(void **state)
     if (fd < 0) return -1;
     close(fd);
     unlink(db);
-    return 0;
+    if (store_on_pg) store_target("", target, sizeof target);
+    else snprintf(target, sizeof target, "%s", db);
+    return store_target_reset();
 }
 
 static int teardown(void **state)
@@ -49,7 +52,7 @@ static struct vg_store *open_db(void)
 {
     char err[256];
     struct vg_store *st;
-    if (vg_store_open(db, &st, err, sizeof err)) fail_msg("%s", err);
+    if (vg_store_open(target, &st, err, sizeof err)) fail_msg("%s", err);
     return st;
 }
 
@@ -267,5 +270,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_controller_id_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps_never_go_back, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest on_pg[] = {   /* the same contract on PostgreSQL (a SQLite file's migration aside) */
+        cmocka_unit_test_setup_teardown(test_work_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_controller_id_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steps_never_go_back, setup, teardown),
+    };
+    int failed = cmocka_run_group_tests_name("store state", tests, NULL, NULL);
+    store_on_pg = true;
+    return failed + cmocka_run_group_tests_name("store state on PostgreSQL", on_pg, NULL, NULL);
 }
