@@ -18,6 +18,7 @@
 #include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
+#include "controller/election.h"
 #include "controller/executor.h"
 #include "controller/fleetview.h"
 #include "controller/policy.h"
@@ -55,7 +56,7 @@
     "                   [--policy FILE] " VG_OPTS_ORCH_USAGE " [--dry-run]\n"                           \
     "                   [--max-connections N] [--max-per-client N] [--heartbeat S] [--heartbeat-missed K]\n"    \
     "                   [--audit-stale S] [--catalog FILE] [--fault-policy FILE] [--store-alarm-mb N]\n"      \
-    "                   [--new-store]\n"                                                                    \
+    "                   [--new-store] [--advertise URL]\n"                                                    \
     VG_OPTS_ORCH_HELP                                                                                          \
     "Agents beat every S seconds (default 1; 0: no heartbeat monitor); a node silent for K beats\n"         \
     "(default 2) whose node daemon does not answer is isolated like a failed GPU.  GET /v1/audit calls\n"  \
@@ -64,14 +65,18 @@
     "controller's own: the fault catalog (--catalog, default the bundled one) with the site policy\n"    \
     "(--fault-policy, default /etc/vigil/policy.tsv when present), whatever the agent said.  Above\n"   \
     "--store-alarm-mb N (default 4096; 0: none) the store raises an ALERT and node reports are refused.\n"     \
-    "One controller per store (a lock beside it).  A corrupt store is refused; --new-store moves it aside\n" \
-    "and starts a new one.\n"                                                                                \
+    "--db FILE (or sqlite:FILE): one controller per store (a lock beside it).  A corrupt store is refused;\n" \
+    "--new-store moves it aside and starts a new one.  --db postgresql://… (or a libpq conninfo): several\n" \
+    "controllers share it; the elected one acts, the others take events and serve reads, and one takes\n"  \
+    "over within seconds when the leader stops renewing its lease.  --advertise URL: this controller's URL\n" \
+    "as the others name it (default: the one it listens on).  A leader that lost its lease exits 3.\n"      \
     "Token auth: --secret-file holds the cluster secret each node's token is derived from (`vigil\n"   \
     "token`); the old shared --token-file is taken only with --allow-shared-token (it proves no node).\n"\
     "Only nodes the scheduler lists are heard from, each only for itself.  --tls-cert/--tls-key (PEM):\n"\
     "HTTPS only; clients verify it with --ca.\n"
 
 #define SERVE_STOP_BOUND_S 6 /* from the stop signal to the exit, at most */
+#define VG_EXIT_LOST_LEASE 3 /* a leader that lost its lease */
 
 /* What the HTTP side, the executor and the heartbeat monitor share. */
 struct serve {
@@ -84,6 +89,18 @@ struct serve {
     struct vg_nodereports *reports;
     struct vg_storeguard *guard;
     struct vg_domains *domains;   /* the NVLink domains the nodes report with their beats */
+    /* what acting takes (started at once on SQLite; on PostgreSQL when this
+     * controller is elected) */
+    struct vg_store *store;       /* the executor's connection */
+    const struct vg_policy *policy;
+    struct vg_orch *orch;
+    const char *orchestrator;
+    struct vg_orch_conf oc;
+    struct vg_heartbeat_opts hbo;
+    struct vg_orch *hb_orch;
+    bool act;
+    struct vg_election *election; /* several controllers on one PostgreSQL store; NULL: one */
+    bool lost;                    /* it lost the lease: the process ends (status 3) to rejoin as a follower */
 };
 
 /* Open incidents by their state (store.h: every state but closed), from the
@@ -180,6 +197,13 @@ static int on_beat(void *ctx, const char *node, const char *jobs, const char *do
 {
     struct serve *s = ctx;
     struct vg_heartbeats *hb = __atomic_load_n(&s->hb, __ATOMIC_ACQUIRE);
+    if (!hb && s->election) {
+        char role[16], url[256];
+        int64_t term;
+        vg_election_role(s->election, role, sizeof role, &term, url, sizeof url);
+        snprintf(err, errlen, "this controller is a follower: beats go to the leader (%s)", url[0] ? url : "not elected yet");
+        return 503;
+    }
     if (!hb) {
         snprintf(err, errlen, "starting: the heartbeat monitor is not running yet; retry");
         return 503;
@@ -193,19 +217,81 @@ static int on_beat(void *ctx, const char *node, const char *jobs, const char *do
 static void on_new_incident(void *ctx, int64_t incident, const struct vg_event *e)
 {
     struct serve *s = ctx;
-    vg_executor_submit(s->exec, incident, e);
+    struct vg_executor *x = __atomic_load_n(&s->exec, __ATOMIC_ACQUIRE);
+    if (x) vg_executor_submit(x, incident, e);   /* a follower: the leader takes it up from the store */
 }
 
 static void executor_metrics(void *ctx, struct sbuf *out)
 {
     struct serve *s = ctx;
-    vg_executor_metrics(s->exec, out);
+    struct vg_executor *x = __atomic_load_n(&s->exec, __ATOMIC_ACQUIRE);
+    if (x) vg_executor_metrics(x, out);
+    if (s->election) {
+        char role[16], url[256];
+        int64_t term;
+        vg_election_role(s->election, role, sizeof role, &term, url, sizeof url);
+        sbuf_printf(out, "# HELP vigil_leader 1 while this controller is the leader of those sharing its store.\n"
+                         "# TYPE vigil_leader gauge\nvigil_leader %d\n"
+                         "# HELP vigil_leader_term The controllers' current term as this one last saw it.\n"
+                         "# TYPE vigil_leader_term gauge\nvigil_leader_term %lld\n",
+                    !strcmp(role, "leader"), (long long)term);
+    }
     vg_heartbeats_metrics(__atomic_load_n(&s->hb, __ATOMIC_ACQUIRE), out);
     if (s->nodes) vg_nodeset_metrics(s->nodes, out);
     vg_nodereports_metrics(s->reports, out);
     if (s->reader) incident_states(s->reader, out);
     vg_storeguard_metrics(s->guard, out);
     if (s->view) vg_fleetview_metrics(s->view, out);
+}
+
+static bool may_act(void *ctx, int64_t *term)
+{
+    return vg_election_leading(ctx, term);
+}
+
+/* The executor and the heartbeat monitor: this controller acts from now on. */
+static void start_acting(struct serve *s)
+{
+    struct vg_exec_gate gate = { .may_act = may_act, .ctx = s->election };
+    int64_t term = 0;
+    if (s->election) {
+        vg_election_leading(s->election, &term);
+        vg_store_fence(s->store, vg_election_holder(s->election), term);
+    }
+    struct vg_executor *x = vg_executor_start(s->store, s->policy, s->orch, s->act, s->election ? &gate : NULL);
+    __atomic_store_n(&s->exec, x, __ATOMIC_RELEASE);
+    vg_fleetview_set_exec(s->view, x);
+    /* the monitor probes through an orchestrator of its own, from its thread */
+    char err[256];
+    if (s->http && s->hbo.interval_ms > 0 && !(s->hb_orch = vg_orch_open(s->orchestrator, &s->oc, err, sizeof err)))
+        vg_err("serve: no heartbeat monitor: %s", err);
+    if (s->hb_orch)
+        __atomic_store_n(&s->hb, vg_heartbeats_start(&s->hbo, s->hb_orch, node_silent, s), __ATOMIC_RELEASE);
+}
+
+static void on_lead(void *ctx, int64_t term)
+{
+    (void)term;
+    start_acting(ctx);
+}
+
+static void on_lost(void *ctx, int64_t term, const char *why)
+{
+    struct serve *s = ctx;
+    (void)term;
+    (void)why;
+    __atomic_store_n(&s->lost, true, __ATOMIC_RELEASE);
+    kill(getpid(), SIGTERM);   /* the main thread stops everything in order */
+}
+
+/* /healthz on a controller of several: its role, its term, the leader's URL. */
+static void health(void *ctx, struct sbuf *out)
+{
+    struct serve *s = ctx;
+    char role[16], url[256];
+    int64_t term;
+    vg_election_role(s->election, role, sizeof role, &term, url, sizeof url);
+    sbuf_printf(out, "role %s\nterm %lld\nleader %s\n", role, (long long)term, url[0] ? url : "none");
 }
 
 /* The kinds the catalog knows, each once (the intake's vocabulary). */
@@ -275,7 +361,7 @@ static int parse_count(const char *opt, const char *s, unsigned *out)
 int cmd_serve(int argc, char **argv)
 {
     const char *listen = "0.0.0.0:8470", *db = "/var/lib/vigil/incidents.db", *mode = "munge";
-    const char *port_file = NULL, *policy_file = NULL, *tls_cert = NULL, *tls_key = NULL;
+    const char *port_file = NULL, *policy_file = NULL, *tls_cert = NULL, *tls_key = NULL, *advertise = NULL;
     bool allow_shared = false;
     struct vg_shared_opts so = { 0 };   /* the orchestrator, the agents' credentials, the read token */
     bool act = true, new_store = false;
@@ -293,7 +379,7 @@ int cmd_serve(int argc, char **argv)
         { "heartbeat", required_argument, 0, 'B' }, { "heartbeat-missed", required_argument, 0, 'M' },
         { "audit-stale", required_argument, 0, 'A' }, { "catalog", required_argument, 0, 'K' },
         { "fault-policy", required_argument, 0, 'F' }, { "store-alarm-mb", required_argument, 0, 'Z' },
-        { "new-store", no_argument, 0, 'N' },
+        { "new-store", no_argument, 0, 'N' }, { "advertise", required_argument, 0, 'U' },
         { "allow-shared-token", no_argument, 0, 'T' },
         { "tls-cert", required_argument, 0, 'x' }, { "tls-key", required_argument, 0, 'y' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
@@ -314,6 +400,7 @@ int cmd_serve(int argc, char **argv)
         case 'P': policy_file = optarg; break;
         case 'n': act = false; break;
         case 'N': new_store = true; break;
+        case 'U': advertise = optarg; break;
         case 'C':
             if (parse_count("--max-connections", optarg, &hopts.max_connections)) return VG_EXIT_INPUT;
             break;
@@ -471,8 +558,6 @@ int cmd_serve(int argc, char **argv)
     hopts.fleet_ctx = &sf;
     hopts.max_connections = raise_nofile(hopts.max_connections ? hopts.max_connections : 1024);
 
-    sv.exec = vg_executor_start(store, &policy, orch, act);
-    struct vg_executor *exec = sv.exec;
     /* the dashboard reads the node list through a handle of its own, with a
      * short timeout, so it never waits behind (or delays) an action */
     struct vg_orch_conf voc = oc;
@@ -480,16 +565,30 @@ int cmd_serve(int argc, char **argv)
     struct vg_orch *view_orch = vg_orch_open(orchestrator, &voc, err, sizeof err);
     if (!view_orch) vg_warn("serve: the dashboard will not read the scheduler: %s", err);
     sv.view = vg_fleetview_new(&(struct vg_fleetview_opts){
-        .reader = rstore, .exec = exec, .policy = &policy, .orch = view_orch });
+        .reader = rstore, .policy = &policy, .orch = view_orch });
     hopts.view = sv.view;
     struct vg_ingest ingest = { .store = wstore, .guard = guard, .window_ms = window * 1000, .cat = cat, .kinds = kinds, .nkinds = nkinds,
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
+    if (!file_store) hopts.health = health, hopts.health_ctx = &sv;
     struct vg_http *http = sv.nodes ? vg_http_start(&hopts, &auth, &ingest, err, sizeof err) : NULL;
     sv.http = http;
-    /* the monitor probes through an orchestrator of its own, from its thread */
-    struct vg_orch *hb_orch = http && hbo.interval_ms > 0 ? vg_orch_open(orchestrator, &oc, err, sizeof err) : NULL;
-    if (hb_orch) __atomic_store_n(&sv.hb, vg_heartbeats_start(&hbo, hb_orch, node_silent, &sv), __ATOMIC_RELEASE);
+    sv.store = store, sv.policy = &policy, sv.orch = orch, sv.orchestrator = orchestrator, sv.oc = oc, sv.hbo = hbo;
+    sv.act = act;
+    char url[300] = "";
+    if (http) serve_url(listen, tls_cert_pem != NULL, vg_http_port(http), url, sizeof url);
+    if (http && !file_store) {
+        /* one of several controllers: it acts once elected */
+        sv.election = vg_election_start(&(struct vg_election_opts){ .target = db, .url = advertise ? advertise : url,
+                                                                     .on_lead = on_lead, .on_lost = on_lost, .ctx = &sv },
+                                        err, sizeof err);
+        if (!sv.election) {
+            vg_http_stop(http);
+            http = sv.http = NULL;
+        }
+    } else if (http) {
+        start_acting(&sv);
+    }
     int rc = 0;
     if (!http) {
         rc = vg_input_error("%s", err);
@@ -504,8 +603,6 @@ int cmd_serve(int argc, char **argv)
                 vg_err("serve: cannot write %s", port_file);
             }
         }
-        char url[300];
-        serve_url(listen, tls_cert_pem != NULL, port, url, sizeof url);
         vg_notice("serve: listening on %s, store %s, auth %s, reads %s, %s %s", url,
                   file_store ? db : "on PostgreSQL", mode,
                   read_token_file ? "with the read token" : auth.mode == VG_AUTH_NONE ? "open (loopback)" : "refused",
@@ -517,13 +614,19 @@ int cmd_serve(int argc, char **argv)
         vg_info("serve: stopping on signal %d", sig);
         pthread_t wd;
         if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
+        vg_election_stop(sv.election);   /* no more elections: nothing starts acting now */
         vg_heartbeats_stop(sv.hb);   /* before the intake stops: it submits */
         sv.hb = NULL;
         vg_http_stop(http);
     }
-    vg_orch_close(hb_orch);
+    vg_orch_close(sv.hb_orch);
     vg_nodeset_stop(sv.nodes);
-    vg_executor_stop(exec);
+    vg_executor_stop(sv.exec);
+    vg_election_free(sv.election);   /* a leader resigns: a follower takes over at its next look */
+    if (__atomic_load_n(&sv.lost, __ATOMIC_ACQUIRE)) {
+        vg_err("serve: exiting after losing the lease; started again, it rejoins as a follower");
+        rc = VG_EXIT_LOST_LEASE;
+    }
     vg_fleetview_free(sv.view);
     vg_nodereports_free(sv.reports);
     vg_orch_close(view_orch);

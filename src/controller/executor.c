@@ -109,6 +109,7 @@ static int epoch_read(struct vg_executor *x)
  * breaker and act on each other's nodes.  Said loudly, once per controller. */
 static void note_foreign(struct vg_executor *x)
 {
+    if (!x->id[0]) return;   /* its own id not read from the store: none is foreign */
     for (size_t i = 0; i < x->nview; i++) {
         const char *at = vg_orch_ours(&x->view[i]) ? strstr(x->view[i].reason, "[controller ") : NULL;
         char id[16];
@@ -253,11 +254,37 @@ static void retry_later(struct vg_executor *x, struct item *it, const char *why)
     vg_err("incident %lld on %s: %s (retrying in %lld s)", (long long)id, node, why, (long long)(wait / 1000));
 }
 
+/* Whether this controller may change the cluster now (the gate: the leader
+ * inside its trust window); *term its term (0: no election). */
+static bool may_act(struct vg_executor *x, int64_t *term)
+{
+    *term = 0;
+    return !x->gate.may_act || x->gate.may_act(x->gate.ctx, term);
+}
+
+/* Whose reason it is: a second controller on the cluster shows, and a
+ * stale leader's late write shows by its term. */
+static void stamp(struct vg_executor *x, char *reason, size_t n)
+{
+    int64_t term;
+    size_t l = strlen(reason);
+    may_act(x, &term);
+    if (term) snprintf(reason + l, n - l, " [controller %s term %lld]", x->id, (long long)term);
+    else snprintf(reason + l, n - l, " [controller %s]", x->id);
+}
+
 /* Runs a table of steps on a; false when a required one failed (why in a->err). */
 static bool run_steps(struct vg_executor *x, const struct vg_remedy_step *s, struct act *a)
 {
-    for (; s && s->name; s++)
+    for (; s && s->name; s++) {
+        int64_t term;
+        if (!may_act(x, &term)) {
+            snprintf(a->err, sizeof a->err, "this controller is no longer the leader (term %lld)", (long long)term);
+            a->fenced = true;
+            return false;
+        }
         if (s->apply(x, a) < 0 && s->required) return false;
+    }
     return true;
 }
 
@@ -460,8 +487,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
         pthread_mutex_lock(&x->pool_lock);
         vg_policy_decide(x->policy, views, nn, it->node, it->e.action, a.what, vg_clock_boot_ms(), &x->log, &a.d);
         pthread_mutex_unlock(&x->pool_lock);
-        size_t l = strlen(a.d.reason);   /* whose reason it is: a second controller on the cluster shows */
-        if (a.d.nisolate && x->id[0]) snprintf(a.d.reason + l, sizeof a.d.reason - l, " [controller %s]", x->id);
+        if (a.d.nisolate && x->id[0]) stamp(x, a.d.reason, sizeof a.d.reason);
     }
     bool ok = true;
     if (a.d.held) {
@@ -478,12 +504,19 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
         if (!resumed) {
             char *plan = plan_json(&a.d);
             if (vg_store_set_plan(x->store, it->incident, plan, vg_clock_ms(), vg_clock_boot_id(), vg_clock_boot_ms(),
-                                  epoch))
-                vg_err("incident %lld: the plan is not in the store (%s): a restart now would decide again",
-                       (long long)it->incident, vg_store_error(x->store));
+                                  epoch)) {
+                if (vg_store_fenced(x->store)) {
+                    ok = false;   /* not this controller's to act on: the leader's */
+                    a.fenced = true;
+                    snprintf(a.err, sizeof a.err, "%s", vg_store_error(x->store));
+                } else {
+                    vg_err("incident %lld: the plan is not in the store (%s): a restart now would decide again",
+                           (long long)it->incident, vg_store_error(x->store));
+                }
+            }
             free(plan);
         }
-        ok = run_steps(x, vg_remedy_steps(a.d.op, x->orch->ops), &a);
+        if (ok) ok = run_steps(x, vg_remedy_steps(a.d.op, x->orch->ops), &a);
         if (ok) {
             x->actions++;
             int64_t from = it->e.time_ms ? it->e.time_ms : it->e.seen_ms;
@@ -507,7 +540,15 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             pthread_mutex_lock(&x->pool_lock);   /* the lock vg_policy_decide's log is used under */
             vg_isolation_log_undo(&x->log, &a.d);
             pthread_mutex_unlock(&x->pool_lock);
-            retry_later(x, it, a.err);
+            if (a.fenced) {
+                /* as the store has it (open, or acting on a plan committed under
+                 * a lease then valid), for the leader: its store watch, or its
+                 * start, takes it up */
+                vg_warn("incident %lld on %s: %s: left to the leader", (long long)it->incident, it->node, a.err);
+                vg_exec_item_free(it);
+            } else {
+                retry_later(x, it, a.err);
+            }
         }
     }
     act_free(&a);
@@ -574,7 +615,8 @@ static void reassert(struct vg_executor *x, const json_t *inc, const char *was)
     if (!text || plan_load(text, &d)) {   /* a store from before plans: DOWN with a reason naming the incident */
         memset(&d, 0, sizeof d);
         d.op = VG_OP_DOWN;
-        snprintf(d.reason, sizeof d.reason, VG_REASON_PREFIX " incident %lld [controller %s]", (long long)id, x->id);
+        snprintf(d.reason, sizeof d.reason, VG_REASON_PREFIX " incident %lld", (long long)id);
+        stamp(x, d.reason, sizeof d.reason);
     }
     free(text);
     char err[256] = "";
@@ -748,7 +790,7 @@ static void queue_stop(struct queue *q)
 
 /* The item of a stored incident (its event as accepted); NULL when the
  * event does not read back. */
-static struct item *stored_item(const json_t *inc)
+struct item *vg_exec_stored_item(const json_t *inc)
 {
     struct vg_event e;
     char err[128];
@@ -782,7 +824,8 @@ static void resume_work(struct vg_executor *x)
     json_array_foreach(work, i, inc) {
         int st = vg_inc_state_parse(vg_json_str(inc, "state", ""));
         int64_t id = vg_json_int(inc, "id", 0), unread = vg_json_int(inc, "jobs_unread", 0);
-        struct item *it = stored_item(inc);
+        struct item *it = vg_exec_stored_item(inc);
+        if (it) vg_exec_take(x, it->incident);
         if (!it) {
             vg_err("incident %lld: its event does not read back; left as it is", (long long)id);
             continue;
@@ -842,9 +885,11 @@ static void breaker_load(struct vg_executor *x)
 }
 
 struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, struct vg_orch *orch,
-                                      bool act)
+                                      bool act, const struct vg_exec_gate *gate)
 {
     struct vg_executor *x = vg_xcalloc(1, sizeof *x);
+    if (gate) x->gate = *gate;
+    pthread_mutex_init(&x->taken_lock, NULL);
     x->store = st;
     x->policy = p;
     x->orch = orch;
@@ -862,6 +907,7 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
     x->epoch_stale = true;   /* read with the first view */
     breaker_load(x);
     resume_work(x);
+    if (gate) vg_exec_watch_start(x, 200);   /* several controllers: the others' intake too */
     x->busy = true;   /* until the worker has the spare pool and its first view of the cluster */
     pthread_create(&x->worker, NULL, worker_main, x);
     pthread_create(&x->repairer, NULL, repair_main, x);
@@ -870,6 +916,7 @@ struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_polic
 
 void vg_executor_submit(struct vg_executor *x, int64_t incident, const struct vg_event *e)
 {
+    if (!vg_exec_take(x, incident)) return;   /* the store watch took it up first */
     struct item *it = vg_xcalloc(1, sizeof *it);
     it->incident = incident;
     it->e = *e;
@@ -938,6 +985,7 @@ void vg_executor_metrics(struct vg_executor *x, struct sbuf *out)
 void vg_executor_stop(struct vg_executor *x)
 {
     if (!x) return;
+    vg_exec_watch_stop(x);
     queue_stop(&x->work);
     pthread_join(x->worker, NULL);
     queue_stop(&x->repair);
@@ -960,5 +1008,6 @@ void vg_executor_stop(struct vg_executor *x)
     for (size_t i = 0; i < x->npool; i++) free(x->pool[i]);
     free(x->pool);
     vg_isolation_log_free(&x->log);
+    free(x->taken);
     free(x);
 }

@@ -33,11 +33,19 @@
 
 struct vg_executor;
 
+/* Whether this controller may act now (the leader of several, inside its
+ * trust window: election.h), and its term: asked before every change to the
+ * cluster and written into the reasons it sets.  NULL: always. */
+struct vg_exec_gate {
+    bool (*may_act)(void *ctx, int64_t *term);
+    void *ctx;
+};
+
 /* act=false: decide and record, but never change the cluster (a dry run;
  * it still reads the cluster when it can).  The executor uses orch from its
  * worker threads only; the caller keeps it open until vg_executor_stop. */
 struct vg_executor *vg_executor_start(struct vg_store *st, const struct vg_policy *p, struct vg_orch *orch,
-                                      bool act);
+                                      bool act, const struct vg_exec_gate *gate);
 /* Queues a new incident (called from the intake; returns at once). */
 void vg_executor_submit(struct vg_executor *x, int64_t incident, const struct vg_event *e);
 /* Prometheus lines: actions taken, holds, retries pending, orchestrator

@@ -37,6 +37,16 @@ struct vg_executor {
     const struct vg_policy *policy;
     struct vg_orch *orch;
     bool act;
+    struct vg_exec_gate gate;  /* may_act NULL: always */
+    /* the incidents taken up, by id (sorted): one accepted by another
+     * controller on the same store is taken up once, by the store watch */
+    pthread_mutex_t taken_lock;
+    int64_t *taken;
+    size_t ntaken, captaken;
+    pthread_t watcher;
+    bool watching, watch_stop;
+    int watch_ms;
+    pthread_cond_t watch_wake;
     struct queue work, repair;
     struct item *retries;      /* the worker's own, soonest first */
     size_t nretries;
@@ -91,6 +101,7 @@ struct act {
     int64_t out_ms;            /* when the isolation took the nodes out (vg_now_ms), 0 = not yet */
     bool jobs_unread;          /* the jobs read after the isolation failed */
     char err[300];             /* why a required step failed */
+    bool fenced;               /* because this controller is no longer the leader: the incident is left to it */
 };
 
 /* A remediation step: apply returns 0 done, 1 nothing to do, -1 failed (err
@@ -134,5 +145,16 @@ void vg_exec_repairing(struct vg_executor *x, int64_t id, bool on);
 void vg_executor_ladder_metrics(struct vg_executor *x, struct sbuf *out);
 /* One observation of detected → returned for incident inc (the store's JSON). */
 void vg_exec_observe_mttr(struct vg_executor *x, const json_t *inc, int64_t returned_ms);
+
+/* Marks incident id taken up; false when it already was. */
+bool vg_exec_take(struct vg_executor *x, int64_t id);
+/* An incident as the store has it ({id, node, event}) as a work item; NULL
+ * when its event does not read back. */
+struct item *vg_exec_stored_item(const json_t *inc);
+/* The store watch (executor_watch.c): every interval_ms, and when woken, the
+ * incidents the store has that no decision was taken on yet (those another
+ * controller accepted) go to the worker, each once. */
+void vg_exec_watch_start(struct vg_executor *x, int interval_ms);
+void vg_exec_watch_stop(struct vg_executor *x);
 
 #endif

@@ -81,6 +81,11 @@ static int state_index(const char *name)
     return ST_HEALTHY;
 }
 
+void vg_fleetview_set_exec(struct vg_fleetview *v, struct vg_executor *exec)
+{
+    __atomic_store_n(&v->o.exec, exec, __ATOMIC_RELEASE);
+}
+
 struct vg_fleetview *vg_fleetview_new(const struct vg_fleetview_opts *o)
 {
     struct vg_fleetview *v = vg_xcalloc(1, sizeof *v);
@@ -213,7 +218,8 @@ static void gather(struct vg_fleetview *v, struct fleet *f)
     }
     for (size_t i = 0; p && i < p->nspares; i++) node_of(f, p->spares[i]);
     for (size_t i = 0; p && i < p->ndomain; i++) node_of(f, p->domain_nodes[i]);
-    f->view = v->o.exec ? vg_executor_view(v->o.exec) : NULL;
+    struct vg_executor *exec = __atomic_load_n(&v->o.exec, __ATOMIC_ACQUIRE);
+    f->view = exec ? vg_executor_view(exec) : NULL;
     size_t i;
     json_t *x;
     json_array_foreach(json_object_get(f->view, "pool"), i, x) {

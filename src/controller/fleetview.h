@@ -39,6 +39,9 @@ struct vg_fleetview_opts {
 struct vg_fleetview;
 
 struct vg_fleetview *vg_fleetview_new(const struct vg_fleetview_opts *o);
+/* The executor whose view it shows, once there is one (a follower that
+ * became the leader). */
+void vg_fleetview_set_exec(struct vg_fleetview *v, struct vg_executor *exec);
 void vg_fleetview_free(struct vg_fleetview *v);
 /* [{node, domain, state, spare, incidents, open_incidents, worst_open_action,
  * last_event, incident (the open one its state comes from, or null),

@@ -79,6 +79,9 @@ struct vg_http_opts {
     json_t *(*fleet)(void *ctx, struct vg_store *reader);
     void *fleet_ctx;
     struct vg_fleetview *view;    /* nodes and the summary (fleetview.h); NULL: none */
+    /* /healthz's lines after "ok" (several controllers: the role, the term, the leader) */
+    void (*health)(void *ctx, struct sbuf *out);
+    void *health_ctx;
 };
 
 

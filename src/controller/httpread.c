@@ -249,7 +249,12 @@ enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, c
 {
     if (!strcmp(url, "/healthz")) {
         const char *lost = vg_storeguard_lost(h->ingest->guard);
-        if (!lost) return vg_http_reply(c, 200, "text/plain", vg_xstrdup("ok\n"));
+        if (!lost) {
+            struct sbuf b = SBUF_INIT;
+            sbuf_puts(&b, "ok\n");
+            if (h->o.health) h->o.health(h->o.health_ctx, &b);
+            return vg_http_reply(c, 200, "text/plain", sbuf_take(&b));
+        }
         char *body;
         if (asprintf(&body, "store lost: %s\n", lost) < 0) body = vg_xstrdup("store lost\n");
         return vg_http_reply(c, 503, "text/plain", body);

@@ -117,6 +117,12 @@ int vg_store_set_states(struct vg_store *st, const int64_t *ids, const enum vg_i
  * epoch, the scheduler's (vg_orch_ops.epoch; NULL: unknown). */
 int vg_store_set_plan(struct vg_store *st, int64_t incident, const char *plan, int64_t at, const char *boot,
                       int64_t boot_ms, const char *epoch);
+/* From now on, a plan (vg_store_set_plan) is committed only while holder
+ * holds the controllers' lease with term (PostgreSQL: election.h), in the
+ * same statement that checks it, and the term is kept with it; one refused
+ * fails with vg_store_fenced true. */
+void vg_store_fence(struct vg_store *st, const char *holder, int64_t term);
+bool vg_store_fenced(const struct vg_store *st);
 /* A required step failed: state failed with detail, the plan dropped (its
  * nodes did not go out: the breaker must not count them), attempts kept. */
 int vg_store_set_failed(struct vg_store *st, int64_t incident, const char *detail, int attempts);
@@ -185,6 +191,9 @@ json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open
 json_t *vg_store_incident(struct vg_store *st, int64_t id);
 /* Per-node summary: open incidents, worst open action, last event time. */
 json_t *vg_store_nodes(struct vg_store *st);
+/* Open incidents no decision holds for (state open, or failed: to be
+ * decided again): [{id, node, event}], oldest first. */
+json_t *vg_store_undecided(struct vg_store *st);
 /* Open incidents, light: [{id, node, state, detail}], oldest first. */
 json_t *vg_store_open_states(struct vg_store *st);
 /* The nodes whose latest incident is closed with a `returned` step at or

@@ -52,6 +52,9 @@ struct vg_store {
     char err[256];   /* the reason for the last failure (vg_store_error) */
     bool corrupt;    /* it was the database found corrupt (vg_store_corrupt) */
     char own_tx[32]; /* the savepoint that opened a transaction of its own (ended with it) */
+    char fence_holder[160];   /* vg_store_fence: plans are committed only under this lease */
+    int64_t fence_term;
+    bool fenced;     /* the last plan was refused by the fence */
     void (*on_corrupt)(void *ctx, const char *why);   /* vg_store_watch_corrupt */
     void *corrupt_ctx;
 };

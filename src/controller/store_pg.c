@@ -166,11 +166,16 @@ static char *dollars(const char *sql)
     return sbuf_take(&b);
 }
 
-/* Whether the connection is lost; made again when that is safe (outside a
- * transaction: its prepared statements go with it). */
-static bool lost(struct pg *p)
+/* Whether a failure (r: its result, or NULL) is the connection's: lost, or
+ * the server shutting down or starting (SQLSTATE classes 08 and 57P); made
+ * again when that is safe (outside a transaction: its prepared statements
+ * go with it). */
+static bool lost(struct pg *p, const PGresult *r)
 {
-    if (p->pq->status(p->c) != CONNECTION_BAD) return false;
+    const char *state = r ? p->pq->resultErrorField((PGresult *)r, PG_DIAG_SQLSTATE) : NULL;
+    bool trouble = !r || p->pq->status(p->c) != CONNECTION_OK || !state || !strncmp(state, "08", 2) ||
+                   !strncmp(state, "57P", 3);
+    if (!trouble) return false;
     if (p->tx) {
         p->broken = true;
         return true;
@@ -187,7 +192,8 @@ static bool ok_result(const struct vg_pq *pq, PGresult *r)
     return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
-/* The statement's name, prepared on this connection if it was not; -1 failed. */
+/* The statement's name, prepared on this connection if it was not; -1
+ * failed, -2 failed with the connection (made again when that was safe). */
 static int prepared(struct vg_store *st, const char *sql, const char *fmt)
 {
     struct pg *p = st->h;
@@ -202,8 +208,9 @@ static int prepared(struct vg_store *st, const char *sql, const char *fmt)
     free(text);
     if (!ok_result(p->pq, r)) {
         note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
+        int rc = lost(p, r) ? -2 : -1;
         p->pq->clear(r);
-        return -1;
+        return rc;
     }
     p->pq->clear(r);
     p->prepared = vg_xrealloc(p->prepared, (p->nprepared + 1) * sizeof *p->prepared);
@@ -243,16 +250,19 @@ static struct vg_stmt *pg_prep(struct vg_store *st, const char *sql, const char 
             return NULL;
         }
         int k = prepared(st, sql, fmt);
+        if (k == -1) break;
+        bool again = !p->broken;
         if (k >= 0) {
             char name[24];
             snprintf(name, sizeof name, "s%d", k);
             r = p->pq->execPrepared(p->c, name, n, vals, NULL, NULL, 0);
             if (ok_result(p->pq, r)) break;
             note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
-            p->pq->clear(r);
-            r = NULL;
+            again = lost(p, r) && !p->broken;
         }
-        if (!lost(p) || p->broken) break;
+        if (r) p->pq->clear(r);
+        r = NULL;
+        if (!again) break;
     }
     pthread_mutex_unlock(&p->mu);
     if (!r) return NULL;
@@ -307,13 +317,17 @@ static int pg_exec(struct vg_store *st, const char *sql)
     if (p->broken && ends) {
         /* the transaction went with the connection: made again, nothing to end */
         p->tx = p->broken = false;
-        lost(p);
+        lost(p, NULL);
         pthread_mutex_unlock(&p->mu);
         if (!strcmp(sql, "ROLLBACK")) return 0;
         vg_store_fail(st, "the connection to PostgreSQL was lost in the transaction", false);
         return -1;
     }
     PGresult *r = p->pq->exec(p->c, sql);
+    if (!ok_result(p->pq, r) && !p->tx && lost(p, r)) {   /* made again outside a transaction: once more */
+        p->pq->clear(r);
+        r = p->pq->exec(p->c, sql);
+    }
     if (ok_result(p->pq, r)) rc = 0;
     if (rc) note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
     /* COMMIT of a transaction a statement failed in answers ROLLBACK, no error */
@@ -323,7 +337,7 @@ static int pg_exec(struct vg_store *st, const char *sql)
     }
     p->pq->clear(r);
     if (ends) p->tx = false;
-    if (rc) lost(p);
+    if (rc) lost(p, NULL);
     pthread_mutex_unlock(&p->mu);
     return rc;
 }

@@ -62,9 +62,34 @@ json_t *vg_store_open_states(struct vg_store *st)
 
 /* ---- the executor's durable state ----------------------------------------- */
 
+void vg_store_fence(struct vg_store *st, const char *holder, int64_t term)
+{
+    vg_strlcpy(st->fence_holder, holder, sizeof st->fence_holder);
+    st->fence_term = term;
+}
+
+bool vg_store_fenced(const struct vg_store *st) { return st->fenced; }
+
 int vg_store_set_plan(struct vg_store *st, int64_t incident, const char *plan, int64_t at, const char *boot,
                       int64_t boot_ms, const char *epoch)
 {
+    st->fenced = false;
+    if (st->fence_term) {
+        struct vg_stmt *s = vg_store_prep(st,
+                                          "UPDATE incidents SET state='acting', detail='', open=1, plan=?1, acted_at=?2,"
+                                          " acted_boot=?3, acted_boot_ms=?4, epoch=?5, term=?7 WHERE id=?6 AND EXISTS"
+                                          " (SELECT 1 FROM leader WHERE name='vigil' AND holder=?8 AND term=?7"
+                                          " AND expires_at > now()) RETURNING id",
+                                          "sisisiis", plan, at, boot, boot_ms, epoch, incident, st->fence_term,
+                                          st->fence_holder);
+        if (!s) return -1;
+        bool done = vg_store_row(st, s);
+        vg_store_done(st, s);
+        if (done) return 0;
+        st->fenced = true;
+        vg_store_fail(st, "fenced: this controller does not hold the lease with its term any more", false);
+        return -1;
+    }
     return vg_store_run(st, vg_store_prep(st,
                                           "UPDATE incidents SET state='acting', detail='', open=1, plan=?1, acted_at=?2,"
                                           " acted_boot=?3, acted_boot_ms=?4, epoch=?5 WHERE id=?6",
@@ -96,6 +121,20 @@ int vg_store_set_jobs_unread(struct vg_store *st, int64_t incident, int64_t out_
 int vg_store_set_epoch(struct vg_store *st, int64_t incident, const char *epoch)
 {
     return vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET epoch=?1 WHERE id=?2", "si", epoch, incident));
+}
+
+json_t *vg_store_undecided(struct vg_store *st)
+{
+    struct vg_stmt *s = vg_store_prep(st, "SELECT id, node, event FROM incidents WHERE open=1 AND state IN ('open', 'failed')"
+                                      " ORDER BY id", "");
+    json_t *arr = json_array();
+    while (vg_store_row(st, s)) {
+        json_t *ev = json_loads(vg_store_text(st, s, 2), 0, NULL);
+        json_array_append_new(arr, json_pack("{s:I, s:s, s:o}", "id", (json_int_t)vg_store_int(st, s, 0), "node",
+                                             vg_store_text(st, s, 1), "event", ev ? ev : json_null()));
+    }
+    vg_store_done(st, s);
+    return arr;
 }
 
 json_t *vg_store_work(struct vg_store *st)

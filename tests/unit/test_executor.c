@@ -85,7 +85,7 @@ static void policy(struct fx *f, const char *text)
     if (vg_policy_parse(&f->p, text, "test", err, sizeof err)) fail_msg("%s", err);
 }
 
-static void start(struct fx *f, bool act) { f->x = vg_executor_start(f->st, &f->p, f->o, act); }
+static void start(struct fx *f, bool act) { f->x = vg_executor_start(f->st, &f->p, f->o, act, NULL); }
 
 /* An incident from node's agent, which saw jobs there, accepted at `at`:
  * stored, then handed to the executor. */
