@@ -24,12 +24,14 @@ static int parse_one(const char *u, size_t len, char *out, size_t n, char *err, 
     while (len && (*u == ' ' || *u == '\t')) u++, len--;
     while (len && (u[len - 1] == ' ' || u[len - 1] == '\t')) len--;
     if (!len) return snprintf(err, errlen, "--controller: an empty URL in the list"), -1;
-    if (!(len >= 7 && !strncmp(u, "http://", 7)) && !(len >= 8 && !strncmp(u, "https://", 8)))
+    size_t scheme = len >= 7 && !strncmp(u, "http://", 7) ? 7 : len >= 8 && !strncmp(u, "https://", 8) ? 8 : 0;
+    size_t l = len;
+    while (l > scheme && u[l - 1] == '/') l--;
+    if (l >= scheme + 10 && !strncmp(u + l - 10, "/v1/events", 10))
+        for (l -= 10; l > scheme && u[l - 1] == '/';) l--;
+    if (!scheme || l == scheme)   /* no scheme, or no host after it */
         return snprintf(err, errlen, "--controller '%.*s': expected http://HOST:PORT or https://HOST:PORT", (int)len,
                         u), -1;
-    size_t l = len;
-    while (l && u[l - 1] == '/') l--;
-    if (l >= 10 && !strncmp(u + l - 10, "/v1/events", 10)) l -= 10;
     if (l >= n) return snprintf(err, errlen, "--controller '%.*s': URL longer than %zu bytes", (int)len, u, n - 1), -1;
     snprintf(out, n, "%.*s", (int)l, u);
     return 0;

@@ -788,6 +788,10 @@ static void test_controller_list(void **st)
     assert_int_equal(a.nctl, 2);
     assert_string_equal(a.ctl[0], "http://a:1");
     assert_string_equal(a.ctl[1], "https://b:2");
+    assert_int_equal(ctl_init(&a, "https://b:2//v1/events/", err, sizeof err), 0);
+    assert_string_equal(a.ctl[0], "https://b:2");
+    assert_int_equal(ctl_init(&a, "http://a:1,http:///", err, sizeof err), -1);   /* no host */
+    assert_non_null(strstr(err, "'http:///'"));
     assert_int_equal(ctl_init(&a, "http://a:1,ftp://b", err, sizeof err), -1);
     assert_non_null(strstr(err, "'ftp://b'"));
     assert_int_equal(ctl_init(&a, "http://a:1,", err, sizeof err), -1);
