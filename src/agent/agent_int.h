@@ -1,9 +1,9 @@
 /* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
  * loop and the event path), kfollow.c (the kernel log), gpuwatch.c (the GPU
  * vendors' event children), periodic.c (checks under the watchdog), sender.c
- * (spool and delivery), controllers.c (which controller it sends to), msgsplit.c (messages cut to the wire's caps) and
- * standalone.c (acting on the node through the orchestrator when there is no
- * controller). */
+ * (spool and delivery), controllers.c (which controller of the list it sends
+ * to), msgsplit.c (messages cut to the wire's caps) and standalone.c (acting
+ * on the node through the orchestrator when there is no controller). */
 #ifndef VG_AGENT_INT_H
 #define VG_AGENT_INT_H
 #include "agent/agent.h"

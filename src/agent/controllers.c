@@ -74,7 +74,7 @@ static void fail_over(struct agent *a, const char *why)
 int ctl_post(struct agent *a, const char *path, const char *body, int timeout_ms, struct ctl_result *r)
 {
     int rc = -1;
-    r->status = 0, r->resp = NULL, r->err[0] = 0, r->tries = r->unanswered = 0;
+    r->url[0] = r->err[0] = 0, r->status = 0, r->resp = NULL, r->tries = r->unanswered = 0;
     for (int i = 0; i < a->nctl; i++) {
         const char *url = r->url;
         ctl_url(a, path, r->url, sizeof r->url);
@@ -87,7 +87,8 @@ int ctl_post(struct agent *a, const char *path, const char *body, int timeout_ms
         if (a->nctl == 1) break;
         char why[320];
         size_t ul = strlen(url);   /* the client's errors start with the URL, named in the line already */
-        if (rc) snprintf(why, sizeof why, "%s", !strncmp(r->err, url, ul) && !strncmp(r->err + ul, ": ", 2) ? r->err + ul + 2 : r->err);
+        bool named = !strncmp(r->err, url, ul) && !strncmp(r->err + ul, ": ", 2);
+        if (rc) snprintf(why, sizeof why, "%s", named ? r->err + ul + 2 : r->err);
         else snprintf(why, sizeof why, "HTTP %ld: %.200s", r->status, r->resp ? r->resp : "");
         fail_over(a, why);
     }

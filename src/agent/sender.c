@@ -280,7 +280,8 @@ void snd_deliver(struct agent *a, bool once)
         bool first = m->fresh && m->attempts == 0;   /* this life spooled it and never sent it */
         vg_spool_head_tried(a->spool);
         struct ctl_result r;
-        int rc = ctl_post(a, "/v1/events", m->json, a->o->post_timeout_ms ? a->o->post_timeout_ms : POST_TIMEOUT_MS, &r);
+        int timeout = a->o->post_timeout_ms ? a->o->post_timeout_ms : POST_TIMEOUT_MS;
+        int rc = ctl_post(a, "/v1/events", m->json, timeout, &r);
         long status = r.status;
         char *resp = r.resp, *err = r.err;
         a->failed_posts += (uint64_t)(r.tries - 1);
