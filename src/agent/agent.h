@@ -10,9 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define VG_AGENT_CONTROLLERS_MAX 8   /* URLs in --controller */
+
 struct vg_agent_opts {
     const char *node;            /* this node's name */
-    const char *controller;      /* base URL (http://host:port), NULL = standalone */
+    const char *controller;      /* base URL (http://host:port), or several comma-separated (controllers
+                                  * sharing one store: one is sent to, the next on failure), NULL = standalone */
+    int post_timeout_ms;         /* a message's POST timeout; 0: 3 s */
     const char *auth_mode;       /* munge | token | none */
     const char *token_file, *munge_socket;
     const char *ca_file;         /* verify an https:// controller against this CA (PEM); NULL: the system's */

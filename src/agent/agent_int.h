@@ -1,9 +1,9 @@
 /* agent_int.h — the agent's state, shared by its parts: loop.c (the poll
  * loop and the event path), kfollow.c (the kernel log), gpuwatch.c (the GPU
  * vendors' event children), periodic.c (checks under the watchdog), sender.c
- * (spool and delivery), msgsplit.c (messages cut to the wire's caps) and
- * standalone.c (acting on the node through the orchestrator when there is no
- * controller). */
+ * (spool and delivery), controllers.c (which controller of the list it sends
+ * to), msgsplit.c (messages cut to the wire's caps) and standalone.c (acting
+ * on the node through the orchestrator when there is no controller). */
 #ifndef VG_AGENT_INT_H
 #define VG_AGENT_INT_H
 #include "agent/agent.h"
@@ -87,8 +87,9 @@ struct agent {
     struct vg_spool *spool;
     struct vg_auth auth;
     bool auth_ok;
-    char base[512];         /* the controller's URL, without a path */
-    char url[600];          /* base + /v1/events */
+    char ctl[VG_AGENT_CONTROLLERS_MAX][512];   /* the controllers' URLs, without a path (controllers.c) */
+    int nctl, cur;          /* how many; the one sent to now */
+    uint64_t failovers;     /* times the next controller became current */
     int64_t retry_at;       /* vg_mono_ms(); 0 = now */
     int backoff_ms;
     json_t *batch;          /* events of the message being assembled */
@@ -138,8 +139,6 @@ int64_t per_next_deadline(const struct agent *a);      /* the earliest deadline 
 void per_close(struct agent *a);
 /* sender.c */
 int snd_init(struct agent *a, char *err, size_t errlen);
-/* The controller's URL for path ("/v1/heartbeat"). */
-void snd_endpoint(const struct agent *a, const char *path, char *buf, size_t n);
 void snd_queue(struct agent *a, const struct vg_event *e);
 void snd_flush(struct agent *a);          /* the batch → one spooled message */
 void snd_deliver(struct agent *a, bool once);
@@ -150,6 +149,26 @@ void snd_close(struct agent *a);
 void snd_status(struct agent *a, const char *event);
 /* The spool file failed: said loudly, delivery goes on from memory. */
 void snd_spool_lost(struct agent *a);
+/* controllers.c: the list of --controller (each URL checked; err names the
+ * bad one), the first current.  0 or -1. */
+int ctl_init(struct agent *a, const char *list, char *err, size_t errlen);
+/* The current controller's URL for path ("/v1/heartbeat"). */
+void ctl_url(const struct agent *a, const char *path, char *buf, size_t n);
+/* What ctl_post got: the URL of its last try and that try's answer (status,
+ * resp: malloc'd or NULL) or why none came (err); the POSTs made and how many
+ * of them got no answer (such a message may have arrived all the same). */
+struct ctl_result {
+    char url[600];
+    long status;
+    char *resp;
+    char err[256];
+    int tries, unanswered;
+};
+/* POSTs body to path on the current controller; no answer or a 5xx makes
+ * the next one current (logged) and it is tried at once, until one answers
+ * below 500 or each was tried once.  0 when the last try got an answer, -1
+ * when it got none. */
+int ctl_post(struct agent *a, const char *path, const char *body, int timeout_ms, struct ctl_result *r);
 /* spoolcap.c: keeps the spool under --spool-max before a message of
  * `incoming` bytes is added (the oldest record-only events go first; never a
  * fault); what it drops is counted in spool_dropped and untold. */

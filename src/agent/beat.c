@@ -8,18 +8,19 @@
  * coming back on the returned node is a new incident at once, not a repeat
  * counted into the old one until the fold window ends.  The NVLink domain
  * its GPUs registered in ("domain", from their fabric info) tells the
- * controller which nodes form a rack's domain. */
+ * controller which nodes form a rack's domain.  A beat that gets no answer
+ * or a 5xx goes to the next controller of the list at once (controllers.c),
+ * and the messages follow. */
 #include "agent/agent_int.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
-#include "wire/client.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BEAT_TIMEOUT_MS 300   /* a beat never holds the loop longer */
+#define BEAT_TIMEOUT_MS 300   /* a beat never holds the loop longer per controller tried */
 
 int beat_wait_ms(const struct agent *a)
 {
@@ -49,23 +50,21 @@ void beat_due(struct agent *a)
 {
     if (beat_wait_ms(a) != 0) return;
     a->next_beat = vg_mono_ms() + a->o->heartbeat_ms;
-    char url[600], body[320], err[256], jobs[VG_EVENT_JOBS] = "", folds[32] = "", domain[96] = "";
-    snd_endpoint(a, "/v1/heartbeat", url, sizeof url);
+    char body[320], jobs[VG_EVENT_JOBS] = "", folds[32] = "", domain[96] = "";
     agent_jobs(a, jobs, sizeof jobs);
     size_t open = vg_dedup_open_count(a->dd);
     if (open) snprintf(folds, sizeof folds, ",\"folds\":%zu", open);
     if (a->fabric_domain[0]) snprintf(domain, sizeof domain, ",\"domain\":\"%s\"", a->fabric_domain);
     snprintf(body, sizeof body, "{\"node\":\"%s\"%s%s%s%s%s}", a->node, jobs[0] ? ",\"jobs\":\"" : "", jobs,
              jobs[0] ? "\"" : "", folds, domain);
-    long status = 0;
-    char *resp = NULL;
-    int rc = vg_client_post(url, &a->auth, body, BEAT_TIMEOUT_MS, &status, &resp, err, sizeof err);
-    bool ok = rc == 0 && status == 200;
-    if (ok && open) returned(a, resp);
+    struct ctl_result r;
+    int rc = ctl_post(a, "/v1/heartbeat", body, BEAT_TIMEOUT_MS, &r);
+    bool ok = rc == 0 && r.status == 200;
+    if (ok && open) returned(a, r.resp);
     a->beats += ok;
-    if (!ok && !rc) snprintf(err, sizeof err, "refused (HTTP %ld: %.180s)", status, resp ? resp : "");
-    free(resp);
-    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", url, err);
+    if (!ok && !rc) snprintf(r.err, sizeof r.err, "refused (HTTP %ld: %.180s)", r.status, r.resp ? r.resp : "");
+    free(r.resp);
+    if (!ok && !a->beat_failing) vg_warn("agent: heartbeat to %s: %s", r.url, r.err);
     else if (ok && a->beat_failing) vg_info("agent: heartbeats reach the controller again");
     a->beat_failing = !ok;
 }

@@ -170,14 +170,6 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
     if (o->node && *o->node) vg_strlcpy(a->node, o->node, sizeof a->node);
     else vg_orch_local_node(a->sched, a->node, sizeof a->node);
     if (o->jobs_from && *o->jobs_from) vg_expand_node(o->jobs_from, a->node, a->jobs_from, sizeof a->jobs_from);
-    char jobs[VG_EVENT_JOBS];
-    int jr = a->jobs_from[0] ? vg_orch_local_jobs(a->sched, a->jobs_from, a->node, jobs, sizeof jobs) : 0;
-    if (jr == -1) vg_info("agent: the %s node's jobs cannot be read at %s: events and heartbeats name no jobs",
-                          a->sched->name, a->jobs_from);
-    if (jr == -2) {
-        vg_info("agent: the %s orchestrator lists no jobs on a node: events and heartbeats name none", a->sched->name);
-        a->jobs_from[0] = 0;
-    }
     int rc = 0, sfd = -1;
     sigset_t set;
     sigemptyset(&set);
@@ -189,13 +181,29 @@ int vg_agent_run(const struct vg_agent_opts *o, char *err, size_t errlen)
         rc = -1;
         goto out;
     }
+    /* said after the options' errors, so that one of those is all a bad command line prints */
+    char jobs[VG_EVENT_JOBS];
+    int jr = a->jobs_from[0] ? vg_orch_local_jobs(a->sched, a->jobs_from, a->node, jobs, sizeof jobs) : 0;
+    if (jr == -1) vg_info("agent: the %s node's jobs cannot be read at %s: events and heartbeats name no jobs",
+                          a->sched->name, a->jobs_from);
+    if (jr == -2) {
+        vg_info("agent: the %s orchestrator lists no jobs on a node: events and heartbeats name none", a->sched->name);
+        a->jobs_from[0] = 0;
+    }
     if (!o->once) {
         sigprocmask(SIG_BLOCK, &set, NULL);
         sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
         if (o->gpu_events) gw_start_due(a);
     }
+    char to[600] = "";
+    if (o->controller) {
+        ctl_url(a, "/v1/events", to, sizeof to);
+        for (int i = 1; i < a->nctl; i++)   /* the others, in the order they are turned to */
+            snprintf(to + strlen(to), sizeof to - strlen(to), "%s%s%s", i == 1 ? " (then " : ", ", a->ctl[i],
+                     i + 1 == a->nctl ? ")" : "");
+    }
     vg_info("agent: node %s, kernel log %s, %s%s", a->node, a->kf.path, o->controller ? "controller " : "standalone",
-            o->controller ? a->url : a->orch ? " (drains through the orchestrator)" : " (log only)");
+            o->controller ? to : a->orch ? " (drains through the orchestrator)" : " (log only)");
     snd_status(a, "start");
     if (o->once) run_once(a);
     else run_loop(a, sfd);

@@ -9,7 +9,6 @@
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
-#include "wire/client.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +46,13 @@ void report_due(struct agent *a)
     json_t *msg = json_pack("{s:s, s:o}", "node", a->node, "report", rep);
     char *body = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
-    char url[600], err[256];
-    snd_endpoint(a, "/v1/inventory", url, sizeof url);
-    long status = 0;
-    char *resp = NULL;
-    int rc = body ? vg_client_post(url, &a->auth, body, POST_TIMEOUT_MS, &status, &resp, err, sizeof err) : -1;
-    if (rc || status != 200) {
-        vg_warn("agent: audit report to %s: %s", url, rc ? err : resp ? resp : "refused");
+    struct ctl_result p = { .url = "the controller", .err = "the report cannot be encoded" };
+    int rc = body ? ctl_post(a, "/v1/inventory", body, POST_TIMEOUT_MS, &p) : -1;
+    if (rc || p.status != 200) {
+        vg_warn("agent: audit report to %s: %s", p.url, rc ? p.err : p.resp ? p.resp : "refused");
         a->next_audit = vg_mono_ms() + 60000;   /* sooner than a day: the controller may be back */
     } else
         vg_info("agent: audit report sent (%zu bytes)", strlen(body));
-    free(resp);
+    free(p.resp);
     free(body);
 }

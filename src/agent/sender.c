@@ -9,7 +9,9 @@
  * the first sending of a message this life spooled means the spool was
  * rewound: a new life, and the message sent again.  A spool that cannot be
  * written turns delivery memory-only: said loudly on stderr and in the
- * --json status line, and detection goes on. */
+ * --json status line, and detection goes on.  Which controller a message
+ * goes to is controllers.c's: a failed one is followed at once by the next
+ * of the list; the backoff starts when none of them took it. */
 #include "agent/agent_int.h"
 #include "wire/client.h"
 #include "wire/limits.h"
@@ -30,9 +32,11 @@
 void snd_status(struct agent *a, const char *event)
 {
     if (!a->o->json || !a->spool) return;
+    char url[600];
+    ctl_url(a, "/v1/events", url, sizeof url);
     bool mem = vg_spool_memory_only(a->spool);
     json_t *st = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "event", event,
-                           "node", a->node, "controller", a->url, "spool", mem ? "memory-only" : "file", "spool_id",
+                           "node", a->node, "controller", url, "spool", mem ? "memory-only" : "file", "spool_id",
                            vg_spool_id(a->spool), "spool_memory_only", mem, "spool_error",
                            mem ? vg_spool_error(a->spool) : NULL, "pending", (json_int_t)vg_spool_pending(a->spool),
                            "spool_bytes", (json_int_t)vg_spool_bytes(a->spool), "incidents", (json_int_t)a->incidents,
@@ -51,24 +55,11 @@ void snd_spool_lost(struct agent *a)
     snd_status(a, "spool-memory-only");
 }
 
-void snd_endpoint(const struct agent *a, const char *path, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s%s", a->base, path);
-}
-
 int snd_init(struct agent *a, char *err, size_t errlen)
 {
     a->batch = json_array();
     if (!a->o->controller) return 0;
-    const char *c = a->o->controller;
-    if (!vg_startswith(c, "http://") && !vg_startswith(c, "https://"))
-        return snprintf(err, errlen, "--controller '%s': expected http://HOST:PORT or https://HOST:PORT", c), -1;
-    size_t l = strlen(c);
-    while (l && c[l - 1] == '/') l--;
-    if (l >= 10 && !strncmp(c + l - 10, "/v1/events", 10)) l -= 10;
-    if (l >= sizeof a->base) return snprintf(err, errlen, "--controller: URL longer than %zu bytes", sizeof a->base - 1), -1;
-    snprintf(a->base, sizeof a->base, "%.*s", (int)l, c);
-    snd_endpoint(a, "/v1/events", a->url, sizeof a->url);
+    if (ctl_init(a, a->o->controller, err, errlen)) return -1;
     struct vg_auth_conf ac = { .mode = a->o->auth_mode, .node = a->node, .token_file = a->o->token_file,
                                .munge_socket = a->o->munge_socket };
     if (vg_auth_init(&a->auth, &ac, err, errlen)) return -1;
@@ -285,12 +276,17 @@ void snd_deliver(struct agent *a, bool once)
     const struct vg_spool_msg *m;
     while ((m = vg_spool_head(a->spool))) {
         if (over_caps(m->json) && split_head(a, false) == 0) continue;
-        long status = 0;
-        char *resp = NULL, err[256] = "";
         int64_t t0 = vg_mono_ms(), seq = m->seq;
         bool first = m->fresh && m->attempts == 0;   /* this life spooled it and never sent it */
         vg_spool_head_tried(a->spool);
-        int rc = vg_client_post(a->url, &a->auth, m->json, POST_TIMEOUT_MS, &status, &resp, err, sizeof err);
+        struct ctl_result r;
+        int timeout = a->o->post_timeout_ms ? a->o->post_timeout_ms : POST_TIMEOUT_MS;
+        int rc = ctl_post(a, "/v1/events", m->json, timeout, &r);
+        long status = r.status;
+        char *resp = r.resp, *err = r.err;
+        a->failed_posts += (uint64_t)(r.tries - 1);
+        /* a controller that did not answer may have stored it: a duplicate is then no sign of a rewind */
+        first = first && !r.unanswered;
         if (rc == 0 && status == 202 && first && rewound(a, m->json, resp)) {
             free(resp);
             continue;
@@ -317,7 +313,7 @@ void snd_deliver(struct agent *a, bool once)
             pop(a);
         } else if (rc == 0 && (status == 401 || status == 403)) {
             vg_err("agent: %s by %s (HTTP %ld) for message %" PRId64 ": %s; %s; retrying in %d s",
-                   status == 401 ? "AUTHENTICATION REJECTED" : "REFUSED AS NOT THIS NODE'S", a->url, status, seq,
+                   status == 401 ? "AUTHENTICATION REJECTED" : "REFUSED AS NOT THIS NODE'S", r.url, status, seq,
                    resp ? resp : "",
                    status == 401 ? "check --auth and the key/token"
                                  : "check --node and that the scheduler lists this node at this address",

@@ -31,6 +31,8 @@
     "(slurm): slurmd's SlurmdSpoolDir (%n = NAME; default /var/spool/slurmd; \"\" = none): the jobs there\n" \
     "go with each event and heartbeat.\n"                                                                   \
     "--no-gpu-events (formerly --no-nvml-events, still read): no GPU vendor's event watcher.\n"           \
+    "--controller URL1,URL2,... (at most 8): controllers sharing one store; one at a time is sent to, and on\n" \
+    "no answer or a 5xx the next, at once (sticky: until it fails in turn).\n"                            \
     "--spool-max: the spool's cap (default 64; 0: none): past it the oldest record-only events are\n"     \
     "dropped (counted, told to the controller), never a fault.\n"                                         \
     VG_OPTS_CLIENT_HELP VG_OPTS_ORCH_HELP

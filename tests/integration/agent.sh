@@ -7,7 +7,8 @@
 # an ECC state, an XID event, a hung call (the loop keeps reading the log);
 # (e) standalone on a real lab node: drains it with a "vigil:" reason;
 # (f) a log truncated and refilled past the agent's offset before it read it
-# loses no line.
+# loses no line; (g) a --controller list whose first controller is dead: the
+# agent fails over to the live one, says so, and its status line names it.
 . "$(dirname "$0")/lib.sh"
 T=$(mktemp -d /tmp/vigil-agent-XXXXXX)
 SERVE_PID= AGENT_PID=
@@ -78,6 +79,19 @@ is "none doubled" "$(q "select count(*) from incidents where code=95 and count<>
 stop_agent
 check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/agent.log"
 
+# (g) a --controller list whose first is dead (nothing listens on port 1)
+LIVE="http://127.0.0.1:$PORT"
+start_agent --interval 0 --no-gpu-events --window 3 --json --controller "http://127.0.0.1:1,$LIVE"
+xid 61 d1 >>"$T/kmsg"
+wait_for 'test "$(q "select count(*) from incidents where code=61")" = 1'
+is "controller list, the first dead: the event reaches the live one (its API)" \
+    "$(curl -s -H "Authorization: Bearer $(cat "$T/token.read")" "$LIVE/v1/incidents" | grep -o '"pci":"0000:d1:00.0"' | head -1)" \
+    '"pci":"0000:d1:00.0"'
+check "the agent says it switched" grep -q "agent: controller http://127.0.0.1:1 failed (.*); now $LIVE\$" "$T/agent.log"
+stop_agent
+is "its last status line names the live controller" \
+    "$(grep '^{"status"' "$T/agent.out" | tail -1 | jq -r .status.controller)" "$LIVE/v1/events"
+
 # (f) the log truncated and refilled past the agent's offset before it reads
 # (the agent stopped meanwhile): the same inode, a larger size, other bytes
 : >"$T/kmsg"
@@ -130,6 +144,10 @@ exits_with "--once with a fault in the log exits 1" 1 "$VIGIL" agent --once --km
     --no-gpu-events
 printf 'plain text\n' >"$T/quiet"
 exits_with "--once on a clean log exits 0" 0 "$VIGIL" agent --once --kmsg "$T/quiet" --interval 0 --no-gpu-events
+"$VIGIL" agent --controller http://127.0.0.1:1,ftp://b --auth none --kmsg "$T/quiet" --once --no-gpu-events \
+    2>"$T/badlist.err" >/dev/null
+is "a bad URL in the --controller list is an input error" "$?" 2
+is "said in one line naming it" "$(wc -l <"$T/badlist.err") $(grep -c "'ftp://b'" "$T/badlist.err")" "1 1"
 
 # (e) standalone on a real lab node
 umask 022

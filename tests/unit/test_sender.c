@@ -8,7 +8,11 @@
  * build is far below the byte cap (fixed-size fields); the spool's cap drops
  * record-only events, never a fault, and tells the controller how many; and
  * an agent restored with its memory (fork: two futures of one state) finds
- * its reused seqs in a real controller's answer and sends its fault as new. */
+ * its reused seqs in a real controller's answer and sends its fault as new.
+ * Failover: a second server in front of the fake in the --controller list
+ * (refusing connections, answering 503, hanging past the POST timeout after
+ * storing the message, answering 401 or 403): the messages reach the fake,
+ * in order, once, and stay with it until it fails in turn. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -21,6 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "agent/agent_int.h"
 #include "controller/httpapi.h"
 #include "controller/store.h"
@@ -40,6 +47,14 @@ static struct {
     bool other_spool;         /* a message carried another spool id than `spool` */
     char spool[64];
     json_int_t told;          /* the messages' "dropped" fields, summed */
+    bool unavailable;         /* answer 503 to everything */
+    int64_t order[64];        /* the seqs of the messages accepted, in order */
+    unsigned norder;
+    /* the store the fake shares with the server in front of it: the
+     * (spool, seq) of the messages that one stored; the fake answers them as
+     * duplicates, as controllers sharing a store do */
+    struct { char spool[64]; int64_t seq; } held[16];
+    unsigned nheld;
 } ctl;
 
 struct upload {
@@ -52,6 +67,36 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const cha
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* Whether the shared store holds message m (ctl.lock held). */
+static bool held(const json_t *m)
+{
+    const char *sp = json_string_value(json_object_get(m, "spool"));
+    json_int_t seq = json_integer_value(json_object_get(m, "seq"));
+    for (unsigned i = 0; i < ctl.nheld; i++)
+        if (sp && !strcmp(ctl.held[i].spool, sp) && ctl.held[i].seq == seq) return true;
+    return false;
+}
+
+/* Each event counted as accepted, by its gpu index (ctl.lock held). */
+static void count_events(const json_t *events)
+{
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        json_int_t g = json_integer_value(json_object_get(json_array_get(events, i), "gpu"));
+        if (g >= 0 && g < (json_int_t)sizeof ctl.seen) ctl.seen[g]++;
+    }
+}
+
+/* m stored by the server in front: its events counted, its (spool, seq) in
+ * the shared store (ctl.lock held). */
+static void store(const json_t *m)
+{
+    count_events(json_object_get(m, "events"));
+    if (ctl.nheld == sizeof ctl.held / sizeof ctl.held[0]) return;
+    const char *sp = json_string_value(json_object_get(m, "spool"));
+    vg_strlcpy(ctl.held[ctl.nheld].spool, sp ? sp : "", sizeof ctl.held[0].spool);
+    ctl.held[ctl.nheld++].seq = json_integer_value(json_object_get(m, "seq"));
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -86,17 +131,21 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(msg, sizeof msg, "{\"error\":\"message: %zu events, above the limit of %zu\"}", n, ctl.max_events);
         r = answer(c, 400, msg);
         ctl.refused++;
+    } else if (ctl.unavailable) {
+        r = answer(c, 503, "{\"error\":\"stopping: the controller is shutting down; retry\"}");
     } else if (ctl.refuse_malformed || !n) {
         r = answer(c, 400, "{\"error\":\"message: events[0]: field 'kind': missing\"}");
+    } else if (held(m)) {
+        snprintf(msg, sizeof msg, "{\"duplicates\":%zu}", n);
+        r = answer(c, 202, msg);
     } else {
         const char *sp = json_string_value(json_object_get(m, "spool"));
         if (!sp || strcmp(sp, ctl.spool)) ctl.other_spool = true;
         ctl.told += json_integer_value(json_object_get(m, "dropped"));
-        for (size_t i = 0; i < n; i++) {
-            json_int_t g = json_integer_value(json_object_get(json_array_get(events, i), "gpu"));
-            if (g >= 0 && g < (json_int_t)sizeof ctl.seen) ctl.seen[g]++;
-        }
+        count_events(events);
         ctl.accepted++;
+        if (ctl.norder < sizeof ctl.order / sizeof ctl.order[0])
+            ctl.order[ctl.norder++] = json_integer_value(json_object_get(m, "seq"));
         r = answer(c, 202, "{\"duplicates\":0}");
     }
     json_decref(m);
@@ -151,6 +200,8 @@ static void reset(size_t max_body, size_t max_events)
     memset(ctl.seen, 0, sizeof ctl.seen);
     ctl.other_spool = false;
     ctl.told = 0;
+    ctl.unavailable = false;
+    ctl.norder = ctl.nheld = 0;
     pthread_mutex_unlock(&ctl.lock);
 }
 
@@ -464,6 +515,296 @@ static void test_rewound_live_restore(void **st)
     unlink(db);
 }
 
+/* The server in front of the fake in the --controller list: it answers
+ * `code` (a 202 stores the message in the store it shares with the fake);
+ * with hang it answers nothing until released. */
+static struct front {
+    struct MHD_Daemon *d;
+    char url[64];
+    unsigned code;
+    bool hang, released;
+    unsigned posts;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} fr;
+
+static enum MHD_Result front_handler(void *cls, struct MHD_Connection *c, const char *u, const char *method,
+                                     const char *version, const char *data, size_t *size, void **con_cls)
+{
+    (void)cls, (void)u, (void)method, (void)version;
+    struct upload *up = *con_cls;
+    if (!up) {
+        *con_cls = vg_xcalloc(1, sizeof *up);
+        return MHD_YES;
+    }
+    if (*size) {
+        sbuf_add(&up->body, data, *size);
+        *size = 0;
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&fr.lock);
+    fr.posts++;
+    bool hang = fr.hang;
+    unsigned code = fr.code;
+    pthread_mutex_unlock(&fr.lock);
+    json_t *m = json_loadb(up->body.s ? up->body.s : "", up->body.len, 0, NULL);
+    if (!hang && code == 202) {
+        pthread_mutex_lock(&ctl.lock);
+        store(m);
+        pthread_mutex_unlock(&ctl.lock);
+    }
+    json_decref(m);
+    if (hang) {
+        pthread_mutex_lock(&fr.lock);
+        while (!fr.released) pthread_cond_wait(&fr.cond, &fr.lock);
+        pthread_mutex_unlock(&fr.lock);
+        return MHD_NO;   /* the connection closed with no answer */
+    }
+    return answer(c, code, code == 202 ? "{\"duplicates\":0}" : code == 503 ? "{\"error\":\"busy; retry\"}"
+                                                                           : "{\"error\":\"node: refused\"}");
+}
+
+static void front_start(unsigned code, bool hang)
+{
+    fr.code = code, fr.hang = hang, fr.released = false, fr.posts = 0;
+    pthread_mutex_init(&fr.lock, NULL);
+    pthread_cond_init(&fr.cond, NULL);
+    fr.d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
+                            front_handler, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    assert_non_null(fr.d);
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(fr.d, MHD_DAEMON_INFO_BIND_PORT);
+    snprintf(fr.url, sizeof fr.url, "http://127.0.0.1:%u", i ? i->port : 0);
+}
+
+static void front_set(unsigned code)
+{
+    pthread_mutex_lock(&fr.lock);
+    fr.code = code;
+    pthread_mutex_unlock(&fr.lock);
+}
+
+static void front_stop(void)
+{
+    pthread_mutex_lock(&fr.lock);
+    fr.released = true;
+    pthread_cond_broadcast(&fr.cond);
+    pthread_mutex_unlock(&fr.lock);
+    MHD_stop_daemon(fr.d);
+    pthread_cond_destroy(&fr.cond);
+    pthread_mutex_destroy(&fr.lock);
+}
+
+/* A loopback port nothing listens on: bound, then closed. */
+static unsigned closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof sa;
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* An agent sending to first, then the fake; n messages of two events each
+ * spooled (gpu 2i and 2i+1 in message i). */
+static struct agent *agent_pair(const char *first, int n)
+{
+    static char list[160];
+    snprintf(list, sizeof list, "%s,%s", first, url);
+    unlink(spool_path);
+    struct agent *a = agent_at(list, spool_path, 0);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 2; k++) {
+            struct vg_event e;
+            make_event(&e, 2 * i + k);
+            snd_queue(a, &e);
+        }
+        snd_flush(a);
+    }
+    assert_int_equal(vg_spool_pending(a->spool), n);
+    return a;
+}
+
+/* All n messages accepted by the fake, once each, in spool order. */
+static void assert_all_on_fake(struct agent *a, int n)
+{
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    assert_int_equal(ctl.norder, n);
+    for (int i = 0; i < n; i++) assert_int_equal(ctl.order[i], i + 1);
+    assert_each_once(2 * n);
+    assert_int_equal(a->dropped, 0);
+}
+
+/* The first controller refuses connections: every message goes to the
+ * second, in order, once, and the agent stays with it (one switch). */
+static void test_failover_refused(void **st)
+{
+    (void)st;
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    char dead[64];
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u", closed_port());
+    struct agent *a = agent_pair(dead, 5);
+    snd_deliver(a, true);
+    assert_all_on_fake(a, 5);
+    assert_int_equal(a->cur, 1);
+    assert_int_equal(a->failovers, 1);
+    assert_int_equal(a->failed_posts, 1);
+    assert_int_equal(a->retry_at, 0);   /* retried at once, no backoff */
+    agent_free(a);
+}
+
+/* The first answers 503: the message goes to the second at once. */
+static void test_failover_5xx(void **st)
+{
+    (void)st;
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    front_start(503, false);
+    struct agent *a = agent_pair(fr.url, 4);
+    snd_deliver(a, true);
+    assert_all_on_fake(a, 4);
+    assert_int_equal(fr.posts, 1);   /* sticky: only the first message tried the first controller */
+    assert_int_equal(a->failovers, 1);
+    agent_free(a);
+    front_stop();
+}
+
+/* The first hangs past the POST timeout on message 1, which it had stored
+ * in the shared store all the same (a controller frozen between its commit
+ * and its answer; the store is seeded here, so no timing decides it): the
+ * message goes to the second, the same (node, spool, seq), acknowledged as
+ * a duplicate — and not taken for a rewound spool: no new life, nothing sent
+ * twice, nothing lost. */
+static void test_failover_hang(void **st)
+{
+    (void)st;
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    front_start(0, true);
+    struct agent *a = agent_pair(fr.url, 3);
+    opts.post_timeout_ms = 1000;   /* the default is 3 s */
+    char id[VG_SPOOL_ID_LEN + 1];
+    strcpy(id, vg_spool_id(a->spool));
+    vg_strlcpy(ctl.held[0].spool, id, sizeof ctl.held[0].spool);
+    ctl.held[0].seq = 1;
+    ctl.nheld = 1;
+    ctl.seen[0] = ctl.seen[1] = 1;
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    assert_int_equal(ctl.posts, 3);            /* message 1 went to the second too */
+    assert_int_equal(ctl.norder, 2);           /* 2 and 3 new to it */
+    assert_int_equal(ctl.order[0], 2);
+    assert_int_equal(ctl.order[1], 3);
+    assert_each_once(6);
+    assert_string_equal(vg_spool_id(a->spool), id);   /* no new life */
+    assert_int_equal(a->cur, 1);
+    assert_int_equal(a->failovers, 1);
+    agent_free(a);
+    front_stop();
+}
+
+/* 401 and 403 come from a live controller: no failover; the message stays
+ * spooled for the slow retry, the second controller never hears of it. */
+static void test_no_failover_on_refusal(void **st)
+{
+    (void)st;
+    unsigned codes[] = { 401, 403 };
+    for (size_t k = 0; k < 2; k++) {
+        reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+        front_start(codes[k], false);
+        struct agent *a = agent_pair(fr.url, 2);
+        snd_deliver(a, true);
+        assert_int_equal(vg_spool_pending(a->spool), 2);
+        assert_int_equal(fr.posts, 1);
+        assert_int_equal(ctl.posts, 0);
+        assert_int_equal(a->cur, 0);
+        assert_int_equal(a->failovers, 0);
+        assert_true(a->retry_at > 0);
+        agent_free(a);
+        front_stop();
+    }
+}
+
+/* Sticky: once on the second, the agent stays there when the first recovers,
+ * and goes back to the first only when the second fails in turn. */
+static void test_failover_sticky(void **st)
+{
+    (void)st;
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    front_start(503, false);
+    struct agent *a = agent_pair(fr.url, 1);
+    snd_deliver(a, true);
+    assert_int_equal(a->cur, 1);
+    front_set(202);   /* the first recovers */
+    for (int i = 2; i <= 4; i++) {
+        struct vg_event e;
+        make_event(&e, 100 + i);
+        snd_queue(a, &e);
+        snd_flush(a);
+        snd_deliver(a, true);
+    }
+    assert_int_equal(fr.posts, 1);   /* none went back to it */
+    assert_int_equal(ctl.norder, 4);
+    ctl.unavailable = true;          /* now the second fails */
+    struct vg_event e;
+    make_event(&e, 200);
+    snd_queue(a, &e);
+    snd_flush(a);
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 0);
+    assert_int_equal(a->cur, 0);
+    assert_int_equal(fr.posts, 2);
+    assert_int_equal(ctl.seen[200], 1);   /* stored by the first */
+    assert_int_equal(a->failovers, 2);
+    agent_free(a);
+    front_stop();
+}
+
+/* Both fail: one turn through the list, then the backoff. */
+static void test_failover_all_down(void **st)
+{
+    (void)st;
+    reset(VG_WIRE_MAX_BODY, VG_WIRE_MAX_EVENTS);
+    front_start(503, false);
+    ctl.unavailable = true;
+    struct agent *a = agent_pair(fr.url, 2);
+    snd_deliver(a, true);
+    assert_int_equal(vg_spool_pending(a->spool), 2);
+    assert_int_equal(fr.posts, 1);
+    assert_int_equal(ctl.posts, 1);
+    assert_int_equal(a->failed_posts, 2);
+    assert_true(a->retry_at > 0);
+    assert_int_equal(a->backoff_ms, 100);
+    agent_free(a);
+    front_stop();
+}
+
+/* The list: each URL checked, the bad one named; at most 8. */
+static void test_controller_list(void **st)
+{
+    (void)st;
+    struct agent a = { 0 };
+    char err[256];
+    assert_int_equal(ctl_init(&a, "http://a:1/, https://b:2/v1/events", err, sizeof err), 0);
+    assert_int_equal(a.nctl, 2);
+    assert_string_equal(a.ctl[0], "http://a:1");
+    assert_string_equal(a.ctl[1], "https://b:2");
+    assert_int_equal(ctl_init(&a, "https://b:2//v1/events/", err, sizeof err), 0);
+    assert_string_equal(a.ctl[0], "https://b:2");
+    assert_int_equal(ctl_init(&a, "http://a:1,http:///", err, sizeof err), -1);   /* no host */
+    assert_non_null(strstr(err, "'http:///'"));
+    assert_int_equal(ctl_init(&a, "http://a:1,ftp://b", err, sizeof err), -1);
+    assert_non_null(strstr(err, "'ftp://b'"));
+    assert_int_equal(ctl_init(&a, "http://a:1,", err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty"));
+    assert_int_equal(ctl_init(&a, "http://a:1,http://a:1/", err, sizeof err), -1);
+    assert_non_null(strstr(err, "twice"));
+    assert_int_equal(ctl_init(&a, "http://h:1,http://h:2,http://h:3,http://h:4,http://h:5,http://h:6,http://h:7,"
+                                  "http://h:8", err, sizeof err), 0);
+    assert_int_equal(ctl_init(&a, "http://h:1,http://h:2,http://h:3,http://h:4,http://h:5,http://h:6,http://h:7,"
+                                  "http://h:8,http://h:9", err, sizeof err), -1);
+    assert_non_null(strstr(err, "more than 8"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -475,6 +816,13 @@ int main(void)
         cmocka_unit_test(test_largest_event),
         cmocka_unit_test(test_spool_cap),
         cmocka_unit_test(test_rewound_live_restore),
+        cmocka_unit_test(test_failover_refused),
+        cmocka_unit_test(test_failover_5xx),
+        cmocka_unit_test(test_failover_hang),
+        cmocka_unit_test(test_no_failover_on_refusal),
+        cmocka_unit_test(test_failover_sticky),
+        cmocka_unit_test(test_failover_all_down),
+        cmocka_unit_test(test_controller_list),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
