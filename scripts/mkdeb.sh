@@ -18,8 +18,8 @@ SRC=build/deb
 ROOT=$SRC/debian/vigil
 # libraries vigil loads with dlopen (src/util/*so.c), by package: the controller's
 # HTTP server (libmicrohttpd), the agent's and the clients' HTTP (libcurl), the TLS
-# key check (GnuTLS)
-DLOPENED="libmicrohttpd12, libcurl4, libgnutls30"
+# key check (GnuTLS), a store on PostgreSQL (libpq)
+DLOPENED="libmicrohttpd12, libcurl4, libgnutls30, libpq5"
 # programs the default configuration runs: munged, which --auth munge (the units'
 # default) asks for every credential
 RUNS="munge"
