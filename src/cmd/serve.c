@@ -261,7 +261,9 @@ static void start_acting(struct serve *s)
     struct vg_executor *x = vg_executor_start(s->store, s->policy, s->orch, s->act, s->election ? &gate : NULL);
     __atomic_store_n(&s->exec, x, __ATOMIC_RELEASE);
     vg_fleetview_set_exec(s->view, x);
-    /* the monitor probes through an orchestrator of its own, from its thread */
+    /* the monitor probes through an orchestrator of its own, from its thread;
+     * elected, it watches every node (those that beat to the old leader too) */
+    s->hbo.track_all = s->election != NULL;
     char err[256];
     if (s->http && s->hbo.interval_ms > 0 && !(s->hb_orch = vg_orch_open(s->orchestrator, &s->oc, err, sizeof err)))
         vg_err("serve: no heartbeat monitor: %s", err);

@@ -259,6 +259,13 @@ struct vg_heartbeats *vg_heartbeats_start(const struct vg_heartbeat_opts *o, str
     h->index = json_object();
     pthread_mutex_init(&h->lock, NULL);
     vg_cond_init_mono(&h->cond);
+    if (h->o.track_all) {
+        char **names;
+        long n = vg_nodeset_names(h->o.nodes, &names, &h->generation);
+        for (long i = 0; i < n; i++) insert(h, names[i])->last = now_ms(h);
+        if (n > 0) vg_nodeset_names_free(names, n);
+        vg_info("heartbeat: %ld nodes the scheduler lists are watched from now, beating or not", n > 0 ? n : 0);
+    }
     if (!h->o.no_thread) h->started = pthread_create(&h->th, NULL, monitor, h) == 0;
     return h;
 }

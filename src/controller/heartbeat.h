@@ -39,6 +39,11 @@ struct vg_heartbeat_opts {
      * thread (vg_heartbeats_tick drives the monitor). */
     int64_t (*clock)(void);
     bool no_thread;
+    /* A controller taking over from another (its agents beat to the old
+     * leader): every node the scheduler lists is tracked from the start as
+     * if it had just beaten, so one that died during the takeover, and will
+     * never beat here, is found like any silent node. */
+    bool track_all;
 };
 
 struct vg_heartbeats;

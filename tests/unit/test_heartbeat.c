@@ -45,6 +45,8 @@ static void list_ages(void)
 /* n nodes n1..nN in the double; the monitor over them (interval 1 s, 2
  * missed); the node list read again miss_ms after a name it lacks was asked
  * about (0: the default), else only when the test asks (vg_nodeset_refresh). */
+static bool rig_track_all;   /* the monitor of a controller taking over */
+
 static void rig_up(struct rig *r, int n, int miss_ms)
 {
     char err[256], name[16];
@@ -59,7 +61,7 @@ static void rig_up(struct rig *r, int n, int miss_ms)
     r->nodes = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err), 3600000, miss_ms);
     assert_true(vg_nodeset_wait(r->nodes, 5000));
     struct vg_heartbeat_opts o = { .interval_ms = 1000, .missed = 2, .nodes = r->nodes, .clock = test_clock,
-                                   .no_thread = true };
+                                   .no_thread = true, .track_all = rig_track_all };
     r->probes = vg_orch_open_ops(&fake_orch_ops, &c, err, sizeof err);
     r->hb = vg_heartbeats_start(&o, r->probes, confirmed, NULL);
 }
@@ -151,6 +153,25 @@ static void test_only_scheduler_nodes(void **state)
     assert_int_equal(held(&r), 0);
     metric_is(&r, "vigil_heartbeat_refused_total 100001\n");
     metric_is(&r, "vigil_heartbeat_holds_total 0\n");
+    rig_down(&r);
+}
+
+/* A controller that takes over from another watches every node the
+ * scheduler lists from its start: n3 died during the takeover (it beat only
+ * to the old leader, never here) and is found; the others, which beat here
+ * once their agents moved over, are not. */
+static void test_takeover_tracks_all(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_track_all = true;
+    rig_up(&r, 5, 0);
+    rig_track_all = false;
+    assert_int_equal(vg_heartbeats_tracked(r.hb, NULL), 5);
+    fake_node("n3")->responding = false;
+    run(&r, 5, "n3,", 4000);
+    assert_string_equal(confirmed_log, "n3;");
+    assert_int_equal(held(&r), 0);
     rig_down(&r);
 }
 
@@ -271,7 +292,9 @@ static void test_decided_nodes_do_not_hold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_only_scheduler_nodes),       cmocka_unit_test(test_table_follows_scheduler),
+        cmocka_unit_test(test_only_scheduler_nodes),
+        cmocka_unit_test(test_takeover_tracks_all),
+        cmocka_unit_test(test_table_follows_scheduler),
         cmocka_unit_test(test_probe_backs_off),            cmocka_unit_test(test_held_node_decided_again),
         cmocka_unit_test(test_long_mass_silence_stays_held), cmocka_unit_test(test_decided_nodes_do_not_hold),
     };
