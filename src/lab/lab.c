@@ -34,7 +34,7 @@ struct lab {
     char fake_amdsmi[600];                  /* the fake libamd_smi for the AMD nodes' agents, or "" */
     char fake_verbs[600];                   /* the fake libibverbs for the agents, or "" */
     char tools[600];                        /* the burn-in stand-in tools' folder, or "" */
-    char controller[64];                    /* http://127.0.0.1:PORT of the lab's serve */
+    char controller[VG_LAB_CTL_LIST];       /* http://127.0.0.1:PORT of the lab's serve, comma-separated */
     char *err;
     size_t errlen;
 };
@@ -488,16 +488,13 @@ static int write_read_token(struct lab *l, const char *path)
     return 0;
 }
 
-/* The lab's controller: `vigil serve` on a free port, MUNGE through the
- * lab's munged, its store under DIR/serve, reads with DIR/etc/read.token;
- * the URL goes into the marker. */
-static int start_serve(struct lab *l)
+/* One controller: `vigil serve` on a free port, MUNGE through the lab's
+ * munged, its store db, reads with DIR/etc/read.token; its URL appended to
+ * l->controller's list.  k: 1, 2, … (port file run/serve.port, serve-2.port, …). */
+static int start_one_serve(struct lab *l, int k, const char *db)
 {
-    char *sdir = dpath(l->dir, "serve"), *db = dpath(l->dir, "serve/incidents.db");
-    char *pf = dpath(l->dir, "run/serve.port"), *sock = dpath(l->dir, "munge/munge.socket");
-    char *rt = dpath(l->dir, "etc/read.token");
-    int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
-    if (!rc) rc = write_read_token(l, rt);
+    char *pf = k == 1 ? dpath(l->dir, "run/serve.port") : dpath(l->dir, "run/serve-%d.port", k);
+    char *sock = dpath(l->dir, "munge/munge.socket"), *rt = dpath(l->dir, "etc/read.token");
     /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
     char *policy = dpath(l->dir, "etc/vigil-policy.conf");
     /* every agent of the lab connects from 127.0.0.1, where a real fleet's come from an address
@@ -508,9 +505,9 @@ static int start_serve(struct lab *l)
                            "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf, "--read-token-file", rt,
                            "--max-per-client", per_client,
                            access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
-    pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
+    pid_t pid = start(l, "serve", NULL, argv, NULL, NULL, NULL);
+    int rc = pid < 0 ? -1 : 0;
     char port[16] = "";
-    if (pid < 0) rc = -1;
     for (int64_t end = vg_mono_ms() + 10000; !rc && vg_mono_ms() < end; vg_sleep_ms(5)) {
         if (vg_read_line(NULL, pf, port, sizeof port) == 0 && port[0]) break;
         if (!vg_proc_alive(pid)) break;
@@ -523,7 +520,30 @@ static int start_serve(struct lab *l)
         rc = -1;
     }
     if (!rc) {
-        snprintf(l->controller, sizeof l->controller, "http://127.0.0.1:%s", port);
+        size_t len = strlen(l->controller);
+        snprintf(l->controller + len, sizeof l->controller - len, "%shttp://127.0.0.1:%s", len ? "," : "", port);
+    }
+    free(pf), free(sock), free(policy), free(rt);
+    return rc;
+}
+
+/* The lab's controllers: K of them on the private PostgreSQL server
+ * (--store postgres), else one on DIR/serve/incidents.db; their URLs go into
+ * the marker (one line, comma-separated). */
+static int start_serve(struct lab *l)
+{
+    char *sdir = dpath(l->dir, "serve"), *rt = dpath(l->dir, "etc/read.token");
+    char db[PATH_MAX + 64];
+    int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
+    if (!rc) rc = write_read_token(l, rt);
+    if (!rc && l->o->store && !strcmp(l->o->store, "postgres")) {
+        const char *env[] = { l->tag, l->vlab, NULL };
+        pid_t pid;
+        rc = vg_lab_pg_start(l->dir, env, db, sizeof db, &pid, l->err, l->errlen);
+        if (!rc) record_daemon(l, "postgres", NULL, pid);
+    } else snprintf(db, sizeof db, "%s/incidents.db", sdir);
+    for (int k = 1; !rc && k <= (l->o->controllers > 0 ? l->o->controllers : 1); k++) rc = start_one_serve(l, k, db);
+    if (!rc) {
         char *m = dpath(l->dir, VG_LAB_MARKER);
         FILE *f = fopen(m, "ae");
         if (f) {
@@ -532,7 +552,7 @@ static int start_serve(struct lab *l)
         }
         free(m);
     }
-    free(sdir), free(db), free(pf), free(sock), free(policy), free(rt);
+    free(sdir), free(rt);
     return rc;
 }
 
@@ -609,6 +629,19 @@ static int check_opts(const struct vg_lab_opts *o, const char *dir, char *err, s
     const char *g = o->gpu ? o->gpu : "nvidia";
     if (strcmp(g, "nvidia") && strcmp(g, "amd") && strcmp(g, "nvidia,amd") && strcmp(g, "amd,nvidia"))
         return snprintf(err, n, "--gpu: '%s' is not nvidia, amd or nvidia,amd", g), -2;
+    const char *store = o->store ? o->store : "sqlite";
+    if (strcmp(store, "sqlite") && strcmp(store, "postgres"))
+        return snprintf(err, n, "--store: '%s' is not sqlite or postgres", store), -2;
+    if (o->controllers < 0 || o->controllers > VG_LAB_CTL_MAX)
+        return snprintf(err, n, "--controllers: %d is not in 1..%d", o->controllers, VG_LAB_CTL_MAX), -2;
+    if (o->controllers > 1 && strcmp(store, "postgres"))
+        return snprintf(err, n, "--controllers %d: several controllers share one store: add --store postgres",
+                        o->controllers), -2;
+    if ((o->controllers > 1 || strcmp(store, "sqlite")) && o->no_vigil)
+        return snprintf(err, n, "--controllers/--store: the lab runs no controller with --no-vigil"), -2;
+    char bin[PATH_MAX];
+    if (!strcmp(store, "postgres") && vg_lab_pg_bin(bin, sizeof bin))
+        return snprintf(err, n, "--store postgres: no PostgreSQL server installed (Debian package postgresql)"), -2;
     if (dir[0] != '/' || strlen(dir) > 400 || strpbrk(dir, " \t\n=,\"'\\"))
         return snprintf(err, n, "--dir: '%s' must be an absolute path without spaces, quotes, '=' or ','", dir), -2;
     for (size_t i = 0; i < o->nconf_extra; i++)
@@ -724,6 +757,8 @@ static int write_marker(struct lab *l)
                 l->o->spares, l->o->rack_size, l->port_base, l->o->gpus, l->o->gpu ? l->o->gpu : "nvidia", l->conf);
     if (l->tools[0]) sbuf_printf(&m, "tools=%s\n", l->tools);
     if (l->o->nvl72) sbuf_puts(&m, "nvl72=1\n");
+    sbuf_printf(&m, "controllers=%d\nstore=%s\n", l->o->no_vigil ? 0 : l->o->controllers > 0 ? l->o->controllers : 1,
+                l->o->store ? l->o->store : "sqlite");
     char *p = dpath(l->dir, VG_LAB_MARKER);
     int rc = write_file(p, m.s, m.len, 0644);
     if (rc) lab_err(l, "%s: %s", p, strerror(errno));
@@ -836,6 +871,8 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
         vg_strlcpy(info->controller, l.controller, sizeof info->controller);
         vg_strlcpy(info->tools, l.tools, sizeof info->tools);
         vg_strlcpy(info->gpu, o->gpu ? o->gpu : "nvidia", sizeof info->gpu);
+        info->controllers = o->controllers > 0 ? o->controllers : 1;
+        vg_strlcpy(info->store, o->store ? o->store : "sqlite", sizeof info->store);
     }
     return 0;
 }

@@ -18,6 +18,11 @@
 /* The lab's low-priority partition for burn-in passes (same nodes as `gpu`,
  * PriorityTier 1, preempted by cancelling; docs/burnin.md). */
 #define VG_LAB_BURNIN_PARTITION "vigil-burnin"
+/* At most this many controllers (--controllers K); their URL list's room. */
+#define VG_LAB_CTL_MAX 8
+#define VG_LAB_CTL_LIST (VG_LAB_CTL_MAX * 32)
+/* The user the private PostgreSQL server of --store postgres runs as under root. */
+#define VG_LAB_PG_USER "nobody"
 
 struct vg_lab_opts {
     const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR; made canonical by vg_lab_up */
@@ -38,7 +43,9 @@ struct vg_lab_opts {
     size_t npolicy_extra;
     bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
     bool nvl72;                      /* NVL72-shaped racks (rack_size default 18): each rack's NVLink domain
-                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */
+                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */    int controllers;                 /* `vigil serve` instances on the one store; 0 = 1 (more: --store postgres) */
+    const char *store;               /* "sqlite" (NULL: the default, DIR/serve/incidents.db) or "postgres" (a
+                                      * private server under DIR/pg, lab_pg.c, all controllers on it) */
 };
 
 struct vg_lab_info {
@@ -49,7 +56,9 @@ struct vg_lab_info {
     char gpu[32];                    /* the nodes' GPU vendors, as given ("nvidia", "amd", "nvidia,amd") */
     bool nvl72;
     long up_ms;                      /* from the call to all nodes idle */
-    char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
+    char controller[VG_LAB_CTL_LIST];  /* the lab's `vigil serve` URLs, comma-separated ("" with no_vigil) */
+    int controllers;                 /* how many */
+    char store[16];                  /* "sqlite" or "postgres" */
     char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
 };
 
@@ -113,6 +122,17 @@ const char *vg_lab_node_gpu(const char *dir, const char *node);
 int vg_lab_node_hw(const char *dir, const char *node, int rack, char *err, size_t errlen);
 /* The NVLink domain the fabric of an NVL72-shaped lab's rack gives its nodes. */
 void vg_lab_rack_domain(int rack, char *buf, size_t n);
+/* lab_pg.c: the newest PostgreSQL server's bin directory into out; 0, or -1
+ * when none is installed. */
+int vg_lab_pg_bin(char *out, size_t n);
+/* Starts the lab's private PostgreSQL server under DIR/pg (initdb, pg_ctl
+ * start -w, as VG_LAB_PG_USER under root), env added to its environment (the
+ * lab's tag); conninfo gets the libpq string of its database, *pid the
+ * server's.  0, or -1 with err (the program's own words). */
+int vg_lab_pg_start(const char *dir, const char *const env[], char *conninfo, size_t n, pid_t *pid, char *err,
+                    size_t errlen);
+/* pg_ctl stop -m fast on the server of DIR/pg, if one runs; 0, or -1 (err). */
+int vg_lab_pg_stop(const char *dir, char *err, size_t errlen);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */
