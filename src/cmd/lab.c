@@ -126,7 +126,7 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         snprintf(name, sizeof name, "--%s", opts[c - O_JSON].name);
         if (opt_int(name, optarg, dst)) return VG_EXIT_INPUT;
         if (dst == &a->o.gpus && *dst > 8) return vg_input_error("lab: --gpus-per-node: %d is more than 8", *dst);
-        if (dst == &a->o.controllers && *dst < 1) return vg_input_error("lab: --controllers: 0: at least one");
+        if (dst == &a->o.controllers && *dst < 1) return vg_input_error("lab: --controllers: 0: K must be 1 or more");
     }
     int pos = optind + 1;   /* positional arguments, after the subcommand */
     if (up && pos < argc) {
@@ -183,27 +183,19 @@ static int lab_up(struct args *a)
     return 0;
 }
 
-/* A controller of the lab: its URL, the pid it runs as, what its /healthz says. */
+/* A controller of the lab and what its /healthz says. */
 struct ctl {
-    char url[64];
-    pid_t pid;
+    struct vg_lab_ctl c;
     struct vg_ctl_health h;
 };
 
-/* The lab's controllers, in the order they were started (the marker's URL
- * list, the daemons named "serve"); their number. */
-static size_t controllers(const struct vg_lab_info *info, const struct vg_lab_daemon *d, size_t nd, struct ctl *c)
+static size_t controllers(const char *dir, struct ctl *c)
 {
-    size_t n = 0, k = 0;
-    for (const char *p = info->controller; *p && n < VG_LAB_CTL_MAX; p += *p == ',') {
-        size_t len = strcspn(p, ",");
-        memset(&c[n], 0, sizeof c[n]);
-        snprintf(c[n].url, sizeof c[n].url, "%.*s", (int)len, p);
-        p += len;
-        while (k < nd && strcmp(d[k].name, "serve")) k++;
-        if (k < nd) c[n].pid = d[k++].pid;
-        vg_ctl_health(c[n].url, 2000, &c[n].h);
-        n++;
+    struct vg_lab_ctl lc[VG_LAB_CTL_MAX];
+    size_t n = vg_lab_controllers(dir, lc, VG_LAB_CTL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        c[i].c = lc[i];
+        vg_ctl_health(lc[i].url, 2000, &c[i].h);
     }
     return n;
 }
@@ -221,10 +213,14 @@ static int lab_status(struct args *a)
     size_t nn = 0;
     bool ctld_ok = vg_slurm_nodes(&s, NULL, &ns, &nn) == 0;
     bool healthy = ctld_ok;
-    for (size_t i = 0; i < nd; i++) healthy = healthy && d[i].alive;
+    for (size_t i = 0; i < nd; i++) {   /* a daemon started again (after a drill) counts by its latest record */
+        bool again = false;
+        for (size_t j = i + 1; j < nd && !again; j++) again = !strcmp(d[j].name, d[i].name) && !strcmp(d[j].node, d[i].node);
+        healthy = healthy && (d[i].alive || again);
+    }
     for (size_t i = 0; i < nn; i++) healthy = healthy && ns[i].responding;
     struct ctl c[VG_LAB_CTL_MAX];
-    size_t nc = controllers(&info, d, nd, c);
+    size_t nc = controllers(a->dir, c);
     if (a->json) {
         json_t *dj = json_array(), *nj = json_array();
         for (size_t i = 0; i < nd; i++) {
@@ -241,7 +237,7 @@ static int lab_status(struct args *a)
         }
         json_t *cj = json_array();
         for (size_t i = 0; i < nc; i++)
-            json_array_append_new(cj, json_pack("{s:s, s:i, s:s, s:o}", "url", c[i].url, "pid", (int)c[i].pid, "role",
+            json_array_append_new(cj, json_pack("{s:s, s:i, s:s, s:o}", "url", c[i].c.url, "pid", (int)c[i].c.pid, "role",
                                                 c[i].h.role, "term", c[i].h.term >= 0 ? json_integer(c[i].h.term)
                                                                                        : json_null()));
         json_t *doc = json_pack("{s:s, s:s, s:i, s:b, s:s, s:o, s:o, s:o}", "dir", a->dir, "slurm_conf", info.conf,
@@ -262,7 +258,7 @@ static int lab_status(struct args *a)
             for (size_t i = 0; i < nc; i++) {
                 char term[24] = "-";
                 if (c[i].h.term >= 0) snprintf(term, sizeof term, "%lld", c[i].h.term);
-                vg_table_rowf(t, "%s\t%d\t%s\t%s", c[i].url, (int)c[i].pid, c[i].h.role, term);
+                vg_table_rowf(t, "%s\t%d\t%s\t%s", c[i].c.url, (int)c[i].c.pid, c[i].h.role, term);
             }
             printf("\n");
             vg_table_print(t, stdout);

@@ -488,12 +488,18 @@ static int write_read_token(struct lab *l, const char *path)
     return 0;
 }
 
-/* One controller: `vigil serve` on a free port, MUNGE through the lab's
- * munged, its store db, reads with DIR/etc/read.token; its URL appended to
- * l->controller's list.  k: 1, 2, … (port file run/serve.port, serve-2.port, …). */
-static int start_one_serve(struct lab *l, int k, const char *db)
+/* Controller k (1, 2, …; the daemon "serve", of "ck" from the second on,
+ * its log log/serve.out, serve-c2.out, …, its port file run/serve.port,
+ * serve-2.port, …): `vigil serve` on port (0: a free one),
+ * MUNGE through the lab's munged, its store db, reads with
+ * DIR/etc/read.token; its URL appended to l->controller's list. */
+static int start_one_serve(struct lab *l, int k, const char *db, int port_given)
 {
     char *pf = k == 1 ? dpath(l->dir, "run/serve.port") : dpath(l->dir, "run/serve-%d.port", k);
+    char listen[32], ck[16];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port_given);
+    snprintf(ck, sizeof ck, "c%d", k);
+    unlink(pf);   /* a restart: the file its predecessor wrote is not this one's port */
     char *sock = dpath(l->dir, "munge/munge.socket"), *rt = dpath(l->dir, "etc/read.token");
     /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
     char *policy = dpath(l->dir, "etc/vigil-policy.conf");
@@ -501,11 +507,11 @@ static int start_one_serve(struct lab *l, int k, const char *db)
      * each: the per-client cap is raised to hold them all, and the drill's and the CLI's besides */
     char per_client[16];
     snprintf(per_client, sizeof per_client, "%d", 2 * l->o->nodes + 32);
-    const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
+    const char *argv[] = { l->vigil, "serve", "--listen", listen, "--db", db, "--auth", "munge",
                            "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf, "--read-token-file", rt,
                            "--max-per-client", per_client,
                            access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
-    pid_t pid = start(l, "serve", NULL, argv, NULL, NULL, NULL);
+    pid_t pid = start(l, "serve", k == 1 ? NULL : ck, argv, NULL, NULL, NULL);
     int rc = pid < 0 ? -1 : 0;
     char port[16] = "";
     for (int64_t end = vg_mono_ms() + 10000; !rc && vg_mono_ms() < end; vg_sleep_ms(5)) {
@@ -513,7 +519,7 @@ static int start_one_serve(struct lab *l, int k, const char *db)
         if (!vg_proc_alive(pid)) break;
     }
     if (!rc && !port[0]) {
-        char tail[1024], *log = dpath(l->dir, "log/serve.out");
+        char tail[1024], *log = k == 1 ? dpath(l->dir, "log/serve.out") : dpath(l->dir, "log/serve-%s.out", ck);
         log_tail(log, tail, sizeof tail);
         free(log);
         lab_err(l, "vigil serve did not start: %s", tail);
@@ -525,6 +531,14 @@ static int start_one_serve(struct lab *l, int k, const char *db)
     }
     free(pf), free(sock), free(policy), free(rt);
     return rc;
+}
+
+/* What the lab's controllers are given as --db: the private server's
+ * conninfo, or DIR/serve/incidents.db. */
+static void store_db(const char *dir, const char *store, char *db, size_t n)
+{
+    if (store && !strcmp(store, "postgres")) vg_lab_pg_conninfo(dir, db, n);
+    else snprintf(db, n, "%s/serve/incidents.db", dir);
 }
 
 /* The lab's controllers: K of them on the private PostgreSQL server
@@ -539,10 +553,11 @@ static int start_serve(struct lab *l)
     if (!rc && l->o->store && !strcmp(l->o->store, "postgres")) {
         const char *env[] = { l->tag, l->vlab, NULL };
         pid_t pid;
-        rc = vg_lab_pg_start(l->dir, env, db, sizeof db, &pid, l->err, l->errlen);
+        rc = vg_lab_pg_start(l->dir, env, &pid, l->err, l->errlen);
         if (!rc) record_daemon(l, "postgres", NULL, pid);
-    } else snprintf(db, sizeof db, "%s/incidents.db", sdir);
-    for (int k = 1; !rc && k <= (l->o->controllers > 0 ? l->o->controllers : 1); k++) rc = start_one_serve(l, k, db);
+    }
+    store_db(l->dir, l->o->store, db, sizeof db);
+    for (int k = 1; !rc && k <= (l->o->controllers > 0 ? l->o->controllers : 1); k++) rc = start_one_serve(l, k, db, 0);
     if (!rc) {
         char *m = dpath(l->dir, VG_LAB_MARKER);
         FILE *f = fopen(m, "ae");
@@ -895,4 +910,27 @@ int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errle
     int rc = start_node(&l, node, d, nd);
     free(d);
     return rc;
+}
+
+/* ---- restarting a controller (after a controller-crash drill) ------------ */
+
+int vg_lab_serve_start(const char *dir, int k, char *err, size_t errlen)
+{
+    struct vg_lab_info info;
+    struct vg_lab_ctl c[VG_LAB_CTL_MAX];
+    err[0] = 0;
+    if (vg_lab_info(dir, &info)) return snprintf(err, errlen, "%s: not a vigil lab", dir), -1;
+    size_t n = vg_lab_controllers(dir, c, VG_LAB_CTL_MAX);
+    const char *colon = k >= 1 && (size_t)k <= n ? strrchr(c[k - 1].url, ':') : NULL;
+    long port;
+    if (!colon || !vg_parse_long(colon + 1, &port) || port < 1 || port > 65535)
+        return snprintf(err, errlen, "%s: no controller %d (or no port in its URL)", dir, k), -1;
+    if (c[k - 1].alive) return 0;
+    struct vg_lab_opts o = { .dir = dir, .nodes = info.nodes, .store = info.store, .controllers = info.controllers };
+    struct lab l = { .o = &o, .dir = dir, .port_base = info.port_base, .err = err, .errlen = errlen };
+    lab_identity(&l);
+    char db[PATH_MAX + 64];
+    store_db(dir, info.store, db, sizeof db);
+    /* on its own port again: the URL every agent and the marker have */
+    return start_one_serve(&l, k, db, (int)port);
 }

@@ -85,6 +85,18 @@ struct vg_lab_daemon {
 };
 /* The daemons the lab started, with whether each still runs. */
 int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
+/* One of the lab's controllers: its URL and the pid of its `vigil serve`
+ * (0 when not recorded), alive or not. */
+struct vg_lab_ctl {
+    char url[64];
+    pid_t pid;
+    bool alive;                      /* the pid runs and carries the lab's tag */
+};
+/* The lab's controllers in the order of the marker's URL list (controller 1
+ * is the daemon "serve" of no node, controller k > 1 that of "ck"; the last
+ * one so recorded), at most max;
+ * their number. */
+size_t vg_lab_controllers(const char *dir, struct vg_lab_ctl *c, size_t max);
 /* PIDs of the lab's live processes: those carrying its tag, and its
  * slurmstepds (found by their open files under dir); not their descendants. */
 int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
@@ -100,6 +112,10 @@ const char *vg_lab_resolve_dir(const char *dir, char *buf, size_t n);
 /* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
  * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
+/* Starts the lab's controller k (1..K, as vg_lab_controllers lists them)
+ * again on its own port when it is not running, e.g. after a controller-crash
+ * drill.  0, or -1 (err set). */
+int vg_lab_serve_start(const char *dir, int k, char *err, size_t errlen);
 /* The pid of a lab node's running node daemon, 0 when none runs. */
 pid_t vg_lab_node_daemon(const char *dir, const char *node);
 /* The environment of a command run as lab node `node` (what its agent
@@ -127,10 +143,11 @@ void vg_lab_rack_domain(int rack, char *buf, size_t n);
 int vg_lab_pg_bin(char *out, size_t n);
 /* Starts the lab's private PostgreSQL server under DIR/pg (initdb, pg_ctl
  * start -w, as VG_LAB_PG_USER under root), env added to its environment (the
- * lab's tag); conninfo gets the libpq string of its database, *pid the
- * server's.  0, or -1 with err (the program's own words). */
-int vg_lab_pg_start(const char *dir, const char *const env[], char *conninfo, size_t n, pid_t *pid, char *err,
-                    size_t errlen);
+ * lab's tag); *pid gets the server's.  0, or -1 with err (the program's own
+ * words). */
+int vg_lab_pg_start(const char *dir, const char *const env[], pid_t *pid, char *err, size_t errlen);
+/* The libpq conninfo of that server's database. */
+void vg_lab_pg_conninfo(const char *dir, char *out, size_t n);
 /* pg_ctl stop -m fast on the server of DIR/pg, if one runs; 0, or -1 (err). */
 int vg_lab_pg_stop(const char *dir, char *err, size_t errlen);
 /* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and

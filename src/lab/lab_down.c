@@ -119,6 +119,27 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
     return 0;
 }
 
+size_t vg_lab_controllers(const char *dir, struct vg_lab_ctl *c, size_t max)
+{
+    struct vg_lab_info info;
+    struct vg_lab_daemon *d = NULL;
+    size_t nd = 0, n = 0;
+    if (vg_lab_info(dir, &info) || vg_lab_daemons(dir, &d, &nd)) return 0;
+    for (const char *p = info.controller; *p && n < max; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        char ck[24] = "";   /* the first is of no node ("-"), the others "c2", … */
+        memset(&c[n], 0, sizeof c[n]);
+        snprintf(c[n].url, sizeof c[n].url, "%.*s", (int)len, p);
+        if (n) snprintf(ck, sizeof ck, "c%zu", n + 1);
+        p += len;
+        for (size_t k = 0; k < nd; k++)   /* restarted: its latest record */
+            if (!strcmp(d[k].name, "serve") && !strcmp(d[k].node, ck)) c[n].pid = d[k].pid, c[n].alive = d[k].alive;
+        n++;
+    }
+    free(d);
+    return n;
+}
+
 /* A lab process: it carries the tag, or it is a slurmstepd writing to the
  * lab's logs (slurmstepd's setproctitle wipes most of its environment block,
  * tag included, from /proc/<pid>/environ). */

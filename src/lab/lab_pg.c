@@ -63,8 +63,12 @@ static int pg_run(const char *bin, const char *name, const char *const args[], c
     return rc;
 }
 
-int vg_lab_pg_start(const char *dir, const char *const env[], char *conninfo, size_t n, pid_t *pid, char *err,
-                    size_t errlen)
+void vg_lab_pg_conninfo(const char *dir, char *out, size_t n)
+{
+    snprintf(out, n, "host=%s/pg user=vigil dbname=postgres", dir);
+}
+
+int vg_lab_pg_start(const char *dir, const char *const env[], pid_t *pid, char *err, size_t errlen)
 {
     char bin[PLEN], pg[PLEN], data[PLEN], log[PLEN], opts[PLEN + 128];
     if (vg_lab_pg_bin(bin, sizeof bin))
@@ -94,7 +98,6 @@ int vg_lab_pg_start(const char *dir, const char *const env[], char *conninfo, si
     if (vg_read_line(NULL, pidfile, line, sizeof line) || !vg_parse_long(line, &p) || p <= 1)
         return snprintf(err, errlen, "%s: no server pid after pg_ctl start", pidfile), -1;
     *pid = (pid_t)p;
-    snprintf(conninfo, n, "host=%s user=vigil dbname=postgres", pg);
     return 0;
 }
 
