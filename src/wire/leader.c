@@ -22,6 +22,15 @@ int vg_ctl_health(const char *url, int timeout_ms, struct vg_ctl_health *h)
         free(body);
         return -1;
     }
+    vg_ctl_health_parse(body, h);
+    free(body);
+    return 0;
+}
+
+void vg_ctl_health_parse(char *body, struct vg_ctl_health *h)
+{
+    memset(h, 0, sizeof *h);
+    h->term = -1;
     vg_strlcpy(h->role, "single", sizeof h->role);
     char *save = NULL;
     for (char *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -34,8 +43,6 @@ int vg_ctl_health(const char *url, int timeout_ms, struct vg_ctl_health *h)
         else if (!strcmp(l, "term") && vg_parse_long(sp, &v)) h->term = v;
         else if (!strcmp(l, "leader") && strcmp(sp, "none")) vg_strlcpy(h->leader, sp, sizeof h->leader);
     }
-    free(body);
-    return 0;
 }
 
 int vg_ctl_pick_leader(const char *list, char *out, size_t n, char *err, size_t errlen)
@@ -47,12 +54,17 @@ int vg_ctl_pick_leader(const char *list, char *out, size_t n, char *err, size_t 
         return 0;
     }
     char first[512] = "", answered[512] = "";
+    for (const char *p = list;; p++) {   /* the whole list is checked before any is asked */
+        size_t len = strcspn(p, ",");
+        if (!len) return snprintf(err, errlen, "controller list '%.300s': an empty URL in it", list), -1;
+        if (len >= sizeof first || len >= n)
+            return snprintf(err, errlen, "controller list: '%.*s…' is too long", 60, p), -1;
+        p += len;
+        if (!*p) break;
+    }
     for (const char *p = list;;) {
         size_t len = strcspn(p, ",");
         char url[512];
-        if (!len) return snprintf(err, errlen, "controller list '%.300s': an empty URL in it", list), -1;
-        if (len >= sizeof url || len >= n)
-            return snprintf(err, errlen, "controller list: '%.*s…' is too long", 60, p), -1;
         memcpy(url, p, len);
         url[len] = 0;
         if (!first[0]) vg_strlcpy(first, url, sizeof first);

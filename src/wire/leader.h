@@ -17,6 +17,10 @@ struct vg_ctl_health {
  * (h->role "down"). */
 int vg_ctl_health(const char *url, int timeout_ms, struct vg_ctl_health *h);
 
+/* A /healthz body (`ok`, then `role R`, `term N`, `leader URL` lines; the
+ * body is cut up) into h: role "single" when it names none. */
+void vg_ctl_health_parse(char *body, struct vg_ctl_health *h);
+
 /* list: one URL, or URLs separated by commas.  out gets the leader's URL (a
  * single URL is copied as given, with nothing asked).  0; -1 when the list
  * holds an empty item or a URL longer than n (err says which, naming what);
