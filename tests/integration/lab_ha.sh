@@ -50,6 +50,7 @@ exits_with "report: an empty item in the list is bad input" 2 "$VIGIL" report --
 # ---- the controller-crash drill: takeover, isolate, restart ----
 "$VIGIL" drill --lab --dir "$LAB_DIR" --fault controller-crash --deadline 60 --save "$T/crash.json" >"$T/crash.txt" 2>"$T/crash.err"
 is "drill --fault controller-crash: exit 0 (recovered)" "$?" "0"
+grep 'warning' "$T/crash.err" | sed 's/^/# /'
 run='.runs[0]'
 is "the leader was the one killed" "$(jq -r "$run.takeover.killed" "$T/crash.json")" "$LEADER"
 is "the follower took over" "$(jq -r "$run.takeover.leader" "$T/crash.json")" "$FOLLOWER"
@@ -64,9 +65,15 @@ is "the job restarted on the spare" "$(jq -r "$run.restart.spare" "$T/crash.json
 is "the summary has the takeover" "$(jq .takeover.count "$T/crash.json")" "1"
 check "the text report has the takeover row" grep -q '^takeover (s after kill) ' "$T/crash.txt"
 check "… and says who took over" grep -q "^run 1 controller-crash: leader $LEADER (pid [0-9]*, term [0-9]*) killed .*; $FOLLOWER leads after [0-9.]* s$" "$T/crash.txt"
+# the drill started it again once its port file was written: it answers as a follower once it has
+# read the lease (a loaded machine may take a moment)
+role_of() { "$VIGIL" lab status --dir "$LAB_DIR" --json | jq -r ".controllers[] | select(.url == \"$1\") | .role"; }
+if wait_for '[ "$(role_of "$LEADER")" = follower ]' 10; then ok "after the drill: the killed controller runs again, as a follower"
+else
+    nok "after the drill: the killed controller runs again, as a follower (it is $(role_of "$LEADER"))"
+    grep -hv 'rejected POST' "$LAB_DIR"/log/serve*.out | tail -n 6 | sed 's/^/# /'
+fi
 "$VIGIL" lab status --dir "$LAB_DIR" --json >"$T/after.json"
-is "after the drill: the killed controller runs again, as a follower" \
-    "$(jq -r ".controllers[] | select(.url == \"$LEADER\") | .role" "$T/after.json")" "follower"
 is "… and the lab is healthy" "$(jq .healthy "$T/after.json")" "true"
 
 # ---- refusals ----
