@@ -150,7 +150,7 @@ int vg_lab_pg_start(const char *dir, const char *const env[], pid_t *pid, char *
 void vg_lab_pg_conninfo(const char *dir, char *out, size_t n);
 /* pg_ctl stop -m fast on the server of DIR/pg, if one runs; 0, or -1 (err). */
 int vg_lab_pg_stop(const char *dir, char *err, size_t errlen);
-/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
+/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL[,URL…] and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */
 char *vg_lab_env(const char *dir);
