@@ -117,7 +117,8 @@ bench:
 	@bench/run
 
 # Fuzz targets: the library once more, built by clang with coverage for libFuzzer.
-FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -MMD -MP -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Isrc -MMD -MP -fsanitize=fuzzer-no-link,address,undefined \
+               $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 FUZZ_OBJ := $(LIB_SRC:%.c=build/fuzzobj/%.o)
 build/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)

@@ -12,6 +12,7 @@
 #include "cmd/opts.h"
 #include "util/rootfs.h"
 #include "wire/client.h"
+#include "wire/leader.h"
 #include "report/audit_report.h"
 #include "util/datadir.h"
 #include "util/jsonutil.h"
@@ -151,10 +152,12 @@ static int audit_fleet(int argc, char **argv)
             return vg_input_error("audit fleet: unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    const char *url = so.controller;
     vg_client_set_ca(so.ca_file);
-    if (!url || !*url) return vg_input_error("audit fleet: --controller URL is required (or $VIGIL_CONTROLLER)");
-    char tok[256], err[512], u[700];
+    if (!so.controller || !*so.controller)
+        return vg_input_error("audit fleet: --controller URL is required (or $VIGIL_CONTROLLER)");
+    char tok[256], err[512], u[700], url[512];
+    if (vg_ctl_pick_leader(so.controller, url, sizeof url, err, sizeof err))   /* URL1,URL2,…: the leader */
+        return vg_input_error("audit fleet: --controller: %s", err);
     if (vg_opts_read_token("audit fleet", &so, tok, sizeof tok)) return VG_EXIT_INPUT;
     snprintf(u, sizeof u, "%s/v1/audit", url);
     long st = 0;

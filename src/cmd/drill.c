@@ -9,6 +9,7 @@
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
+#include "wire/leader.h"
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -26,7 +27,8 @@
     "                   [--workdir DIR [--shared-workdir]] [--poll-ms MS] [--json] [--save FILE]\n"     \
     "                   [--html FILE]\n"                                                               \
     "KIND: xid:CODE (e.g. xid:79), gpu-lost, ecc-dbe, ib-down, nvml-hang, node-crash, node-freeze,\n"   \
-    "      nic-hung, link-flap, ib-errors, fabric-degraded (the last four in a lab)\n"                  \
+    "      nic-hung, link-flap, ib-errors, fabric-degraded (the last four in a lab), controller-crash\n"\
+    "      (a lab of several controllers: the leader SIGKILLed a moment before an XID 79)\n"            \
     VG_OPTS_ORCH_HELP
 
 /* The orchestrators whose jobs take a workload kind and a volume claim, for the message. */
@@ -76,6 +78,7 @@ int cmd_drill(int argc, char **argv)
                                .via = VG_VIA_ORCH, .fault_name = "xid:79" };
     bool lab = false, json = false, resume_given = false, gpus_given = false, fault_given = false;
     const char *dir = NULL, *html = NULL, *save = NULL;
+    const struct vg_drill_fault *fault = NULL;
     enum { BLOCKS = VG_OPTS_ORCH | VG_OPTS_CONTROLLER };
     struct vg_opts_buf ob;
     const struct option *opts = vg_opts_table(own, BLOCKS, &ob);
@@ -89,11 +92,17 @@ int cmd_drill(int argc, char **argv)
         case 'p': o.partition = optarg; break;
         case 'N': rc = int_opt("--nodes", optarg, 1, 4096, &o.nodes); break;
         case 'f':
+            if ((fault = vg_drill_fault_find(optarg))) {   /* more than a node's fault */
+                o.kind = fault->kind, o.code = fault->code, o.crash_leader = fault->crash_leader;
+                o.fault_name = optarg;
+                fault_given = true;
+                break;
+            }
             if (!vg_inj_kind_parse(optarg, &o.kind, &o.code) || (o.kind == VG_INJ_XID && !strchr(optarg, ':')))
                 return vg_input_error("drill: --fault: '%s' is not xid:CODE, gpu-lost, ecc-dbe, ib-down, "
                                       "nvml-hang, node-crash, node-freeze, amd-ue, amd-bad-pages, amd-ring-timeout, "
-                                      "amd-xgmi-down, amd-init-fail, nic-hung, link-flap, ib-errors or "
-                                      "fabric-degraded", optarg);
+                                      "amd-xgmi-down, amd-init-fail, nic-hung, link-flap, ib-errors, "
+                                      "fabric-degraded or controller-crash", optarg);
             o.fault_name = optarg;
             fault_given = true;
             break;
@@ -166,10 +175,20 @@ int cmd_drill(int argc, char **argv)
         o.orch_config = info.conf;
         if (!gpus_given) o.gpus_per_node = info.gpus;   /* the lab's GPUs, one rank each */
         if (!o.controller && info.controller[0]) o.controller = info.controller; /* the lab runs vigil */
+        int live = o.crash_leader ? vg_drill_live_controllers(o.lab) : 0;
+        if (o.crash_leader && live < 2)
+            return vg_input_error("drill: --fault controller-crash: the lab in %s runs %d controller(s); it needs 2 or "
+                                  "more (vigil lab up N --controllers 2 --store postgres)", o.lab, live);
         if (!fault_given && !strcmp(info.gpu, "amd"))   /* an AMD lab: the MI300X's uncorrectable error */
             o.kind = VG_INJ_AMD_UE, o.code = -1, o.fault_name = "amd-ue";
     }
-    char err[512];
+    char err[512], leader[512];
+    if (o.crash_leader && !lab)
+        return vg_input_error("drill: --fault controller-crash: for a lab (--lab): the drill kills a controller it started");
+    /* several controllers (URL1,URL2,…): the one that leads is asked */
+    if (o.controller && vg_ctl_pick_leader(o.controller, leader, sizeof leader, err, sizeof err))
+        return vg_input_error("drill: --controller: %s", err);
+    if (o.controller) o.controller = leader;
     if (!lab) {   /* a cluster that cannot be reached as configured is bad input (no kubeconfig, …) */
         struct vg_orch_conf oc = vg_opts_orch_conf(&so, 10000);
         if (!(o.orch = vg_orch_open(o.orchestrator, &oc, err, sizeof err)))

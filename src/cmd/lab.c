@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/rootfs.h"
 #include "util/strutil.h"
+#include "wire/leader.h"
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
     "usage: vigil lab up N [--spares K] [--rack-size R] [--gpus-per-node G] [--gpu nvidia|amd|nvidia,amd]\n" \
     "                      [--cpus C] [--port-base P] [--nvl72] [--wait SECS]\n"                          \
     "                      [--conf-extra Key=Value]... [--policy-extra 'key = value']...\n"             \
-    "                      [--no-vigil] [--dir DIR] [--json]\n"
+    "                      [--controllers K] [--store sqlite|postgres] [--no-vigil] [--dir DIR] [--json]\n"
 #define STATUS_SYN "vigil lab status [--dir DIR] [--json]\n"
 #define DOWN_SYN "vigil lab down [--dir DIR]\n"
 #define ENV_SYN "vigil lab env [--dir DIR]\n"
@@ -41,9 +42,12 @@ static const struct {
             "With vigil, stderr says where the dashboard is and which file holds its read token.\n"
             "--nvl72: racks of 18 trays (or R) like GB200/GB300 NVL72, each an NVLink domain its nodes'\n"
             "GPUs register in (the fake NVML's fabric info), no domain written in the controller's policy.\n"
+            "--store postgres: a private PostgreSQL server under DIR/pg holds the controllers' store (else\n"
+            "SQLite); --controllers K: K controllers on it (one leads), each agent given all K URLs.\n"
             DIR_HELP
             "Exit 0 up, 1 it did not come up (the half-started lab is taken down), 2 bad options or DIR.\n" },
-    { "status", STATUS_USAGE "The lab's daemons (alive or not) and its nodes' states.\n" DIR_HELP
+    { "status", STATUS_USAGE "The lab's daemons (alive or not), its controllers (role and term from their\n"
+                "/healthz, \"down\" when one does not answer) and its nodes' states.\n" DIR_HELP
                 "Exit 0 everything runs and responds, 1 otherwise, 2 DIR is not a lab.\n" },
     { "down", DOWN_USAGE "Stops every process of the lab in DIR and removes DIR.\n" DIR_HELP
               "Exit 0 done, 1 something of the lab still runs from DIR (named; DIR kept), 2 DIR is not a\n"
@@ -74,7 +78,7 @@ static int opt_int(const char *name, const char *v, int *out)
 static int parse(int argc, char **argv, bool up, struct args *a, const char *usage)
 {
     enum { O_JSON = 256, O_DIR, O_NOVIGIL, O_EXTRA, O_SPARES, O_RACK, O_CPUS, O_PORT, O_WAIT, O_GPUS, O_POLICY, O_GPU,
-           O_NVL72 };
+           O_NVL72, O_CONTROLLERS, O_STORE };
     static const struct option opts[] = {
         { "json", no_argument, 0, O_JSON },           { "dir", required_argument, 0, O_DIR },
         { "no-vigil", no_argument, 0, O_NOVIGIL },    { "conf-extra", required_argument, 0, O_EXTRA },
@@ -82,7 +86,8 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         { "cpus", required_argument, 0, O_CPUS },     { "port-base", required_argument, 0, O_PORT },
         { "wait", required_argument, 0, O_WAIT },     { "gpus-per-node", required_argument, 0, O_GPUS },
         { "policy-extra", required_argument, 0, O_POLICY }, { "gpu", required_argument, 0, O_GPU },
-        { "nvl72", no_argument, 0, O_NVL72 },
+        { "nvl72", no_argument, 0, O_NVL72 },       { "controllers", required_argument, 0, O_CONTROLLERS },
+        { "store", required_argument, 0, O_STORE },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
     };
     int c, *dst;
@@ -99,6 +104,7 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         case O_NOVIGIL: a->o.no_vigil = true; continue;
         case O_GPU: a->o.gpu = optarg; continue;   /* an option of its own: never a prefix of --gpus-per-node */
         case O_NVL72: a->o.nvl72 = true; continue;
+        case O_STORE: a->o.store = optarg; continue;
         case O_EXTRA:
             a->extra = vg_xrealloc(a->extra, (a->o.nconf_extra + 1) * sizeof *a->extra);
             a->extra[a->o.nconf_extra++] = optarg;
@@ -113,12 +119,14 @@ static int parse(int argc, char **argv, bool up, struct args *a, const char *usa
         case O_PORT: dst = &a->o.port_base; break;
         case O_WAIT: dst = &a->o.wait_ms; break;
         case O_GPUS: dst = &a->o.gpus; break;
+        case O_CONTROLLERS: dst = &a->o.controllers; break;
         default: return vg_input_error("lab %s: unknown or incomplete option '%s'\n%s", argv[1], opt, usage);
         }
         char name[32];
         snprintf(name, sizeof name, "--%s", opts[c - O_JSON].name);
         if (opt_int(name, optarg, dst)) return VG_EXIT_INPUT;
         if (dst == &a->o.gpus && *dst > 8) return vg_input_error("lab: --gpus-per-node: %d is more than 8", *dst);
+        if (dst == &a->o.controllers && *dst < 1) return vg_input_error("lab: --controllers: 0: K must be 1 or more");
     }
     int pos = optind + 1;   /* positional arguments, after the subcommand */
     if (up && pos < argc) {
@@ -152,7 +160,9 @@ static int lab_up(struct args *a)
         char tok[256] = "", *tp = NULL;
         if (asprintf(&tp, "%s/etc/read.token", info.dir) < 0) tp = NULL;
         if (tp) vg_read_line(NULL, tp, tok, sizeof tok);
-        vg_notice("lab up: dashboard %s/?token=%s (the read token is in %s)", info.controller, tok, tp ? tp : "?");
+        /* any controller serves the dashboard: the first */
+        vg_notice("lab up: dashboard %.*s/?token=%s (the read token is in %s)", (int)strcspn(info.controller, ","),
+                  info.controller, tok, tp ? tp : "?");
         free(tp);
     }
     if (a->json) {
@@ -173,6 +183,23 @@ static int lab_up(struct args *a)
     return 0;
 }
 
+/* A controller of the lab and what its /healthz says. */
+struct ctl {
+    struct vg_lab_ctl c;
+    struct vg_ctl_health h;
+};
+
+static size_t controllers(const char *dir, struct ctl *c)
+{
+    struct vg_lab_ctl lc[VG_LAB_CTL_MAX];
+    size_t n = vg_lab_controllers(dir, lc, VG_LAB_CTL_MAX);
+    for (size_t i = 0; i < n; i++) {
+        c[i].c = lc[i];
+        vg_ctl_health(lc[i].url, 2000, &c[i].h);
+    }
+    return n;
+}
+
 static int lab_status(struct args *a)
 {
     struct vg_lab_info info;
@@ -186,8 +213,14 @@ static int lab_status(struct args *a)
     size_t nn = 0;
     bool ctld_ok = vg_slurm_nodes(&s, NULL, &ns, &nn) == 0;
     bool healthy = ctld_ok;
-    for (size_t i = 0; i < nd; i++) healthy = healthy && d[i].alive;
+    for (size_t i = 0; i < nd; i++) {   /* a daemon started again (after a drill) counts by its latest record */
+        bool again = false;
+        for (size_t j = i + 1; j < nd && !again; j++) again = !strcmp(d[j].name, d[i].name) && !strcmp(d[j].node, d[i].node);
+        healthy = healthy && (d[i].alive || again);
+    }
     for (size_t i = 0; i < nn; i++) healthy = healthy && ns[i].responding;
+    struct ctl c[VG_LAB_CTL_MAX];
+    size_t nc = controllers(a->dir, c);
     if (a->json) {
         json_t *dj = json_array(), *nj = json_array();
         for (size_t i = 0; i < nd; i++) {
@@ -202,8 +235,14 @@ static int lab_status(struct args *a)
             vg_json_set_str(o, "reason", ns[i].reason);
             json_array_append_new(nj, o);
         }
-        json_t *doc = json_pack("{s:s, s:s, s:i, s:b, s:o, s:o}", "dir", a->dir, "slurm_conf", info.conf,
-                                "port_base", info.port_base, "healthy", healthy, "daemons", dj, "nodes", nj);
+        json_t *cj = json_array();
+        for (size_t i = 0; i < nc; i++)
+            json_array_append_new(cj, json_pack("{s:s, s:i, s:s, s:o}", "url", c[i].c.url, "pid", (int)c[i].c.pid, "role",
+                                                c[i].h.role, "term", c[i].h.term >= 0 ? json_integer(c[i].h.term)
+                                                                                       : json_null()));
+        json_t *doc = json_pack("{s:s, s:s, s:i, s:b, s:s, s:o, s:o, s:o}", "dir", a->dir, "slurm_conf", info.conf,
+                                "port_base", info.port_base, "healthy", healthy, "store", info.store, "daemons", dj,
+                                "controllers", cj, "nodes", nj);
         vg_json_print(stdout, doc, 0);
     } else {
         static const char *const dh[] = { "DAEMON", "NODE", "PID", "ALIVE" };
@@ -213,6 +252,18 @@ static int lab_status(struct args *a)
                           d[i].alive ? "yes" : "NO");
         vg_table_print(t, stdout);
         vg_table_free(t);
+        if (nc) {
+            static const char *const ch[] = { "CONTROLLER", "PID", "ROLE", "TERM" };
+            t = vg_table_new(4, ch);
+            for (size_t i = 0; i < nc; i++) {
+                char term[24] = "-";
+                if (c[i].h.term >= 0) snprintf(term, sizeof term, "%lld", c[i].h.term);
+                vg_table_rowf(t, "%s\t%d\t%s\t%s", c[i].c.url, (int)c[i].c.pid, c[i].h.role, term);
+            }
+            printf("\n");
+            vg_table_print(t, stdout);
+            vg_table_free(t);
+        }
         static const char *const nh[] = { "NODE", "STATE", "FEATURES", "REASON" };
         t = vg_table_new(4, nh);
         for (size_t i = 0; i < nn; i++)

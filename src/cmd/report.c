@@ -17,6 +17,7 @@
 #include "report/goodput_print.h"
 #include "util/rootfs.h"
 #include "wire/client.h"
+#include "wire/leader.h"
 #include "util/jsonutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -300,7 +301,11 @@ int cmd_report(int argc, char **argv)
         }
     }
     const char *controller = so.controller;
+    char leader[512], lerr[400];
     vg_client_set_ca(so.ca_file);
+    if (controller && vg_ctl_pick_leader(controller, leader, sizeof leader, lerr, sizeof lerr))   /* URL1,URL2,… */
+        return vg_input_error("report: --controller: %s", lerr);
+    if (controller) controller = leader;
     size_t n = (size_t)(argc - optind);
     json_t *goodput = NULL;
     if (njobs && n) return vg_input_error("report: --jobs and drill reports side by side do not go together");

@@ -16,6 +16,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "wire/client.h"
+#include "wire/leader.h"
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -141,13 +142,22 @@ static void controller(struct line *l, size_t *n, const char *url)
                                         "($VIGIL_CONTROLLER); alone, `vigil agent --drain` acts on its own node");
         return;
     }
-    char u[600], err[256];
+    char u[600], err[256], leader[512];
+    /* several controllers sharing a store: the one that leads */
+    bool list = strchr(url, ',') != NULL;
+    if (vg_ctl_pick_leader(url, leader, sizeof leader, err, sizeof err)) {
+        snprintf(x->detail, sizeof x->detail, "%s", err);
+        snprintf(x->fix, sizeof x->fix, "give --controller URL1,URL2,... (or $VIGIL_CONTROLLER) without empty items");
+        return;
+    }
+    url = leader;
     snprintf(u, sizeof u, "%s/healthz", url);
     long st = 0;
     char *body = NULL;
     int rc = vg_client_get(u, NULL, 2000, &st, &body, err, sizeof err);
     x->ok = rc == 0 && st == 200;
-    snprintf(x->detail, sizeof x->detail, "%s %s", url, x->ok ? "answers" : rc ? err : "answered with an error");
+    snprintf(x->detail, sizeof x->detail, "%.200s %.60s%s", url, x->ok ? "answers" : rc ? err : "answered with an error",
+             x->ok && list && body && strstr(body, "\nrole leader\n") ? " (the leader of the list)" : "");
     if (!x->ok) snprintf(x->fix, sizeof x->fix, "is `vigil serve` running there, and its port open to this node?");
     free(body);
 }

@@ -29,6 +29,7 @@
 #define LOST_MS 5000        /* the orchestrator failing every call this long ends the run */
 #define DELETE_MS 30000     /* for the orchestrator to take the job's deletion */
 #define ENDED_GRACE_MS 10000 /* a job seen FAILED or NODE_FAIL after the fault may still be requeued */
+#define CRASH_LEAD_MS 200   /* controller-crash: from the leader's SIGKILL to the node's fault */
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
@@ -61,6 +62,8 @@ struct run {
     char lost[300];           /* why the run stopped: the orchestrator stopped answering */
     bool job_deleted;
     char left[400];           /* what the run left behind (stamped_times: the node vigil isolated) */
+    char ctl[512];            /* the controller asked: o->controller, then the one that took over */
+    struct vg_ctl_crash crash;   /* controller-crash: the leader killed, the takeover */
 };
 
 static bool node_unavailable(const struct vg_orch_node *n) { return n->down || n->drain || !n->responding; }
@@ -207,7 +210,7 @@ static void mark(struct run *r, enum vg_stage s, int64_t at, const char *by, con
 static int64_t vigil_detected(struct run *r)
 {
     char url[1200], err[256];
-    snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->o->controller, r->victim);
+    snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->ctl, r->victim);
     long status;
     char *body = NULL;
     int64_t best = 0;
@@ -269,6 +272,9 @@ static void poll_once(struct run *r)
     const struct vg_drill_opts *o = r->o;
     struct vg_orch_job js;
     bool requeued_now = false;
+    /* controller-crash: once another controller leads, it is the one asked */
+    if (o->crash_leader && !r->crash.took_at && vg_drill_takeover(o->lab, &r->crash))
+        vg_strlcpy(r->ctl, r->crash.leader, sizeof r->ctl);
     bool have_job = r->orch->ops->job_get(r->orch, r->job, &js) == 0;
     /* what this read shows was so when it returned: stamped then, never before
      * (a stamp taken before a slow read can precede the controller's own
@@ -359,6 +365,12 @@ static int inject(struct run *r, char *err, size_t errlen)
         snprintf(rec, sizeof rec, "%.1100s/injections.jsonl", r->dir);
         io.record = rec;
     }
+    if (o->crash_leader) {   /* the leader dies a moment before the node's fault */
+        if (vg_drill_crash_leader(o->lab, &r->crash, err, errlen)) return -1;
+        vg_info("drill: controller-crash: killed the leader %s (pid %d, term %lld)", r->crash.killed,
+                (int)r->crash.pid, r->crash.killed_term);
+        vg_sleep_ms(CRASH_LEAD_MS);
+    }
     if (vg_inject(&io, &r->injection, err, errlen)) return -1;
     r->t0 = vg_json_get_time(r->injection, "time");
     r->log_state.mark = r->t0;
@@ -387,7 +399,7 @@ static void controller_view(struct run *r)
     char *body = NULL;
     const char *tok = getenv("VIGIL_READ_TOKEN");
     json_t *view = json_object(), *nodes = NULL, *incs = NULL;
-    snprintf(url, sizeof url, "%s/v1/nodes", r->o->controller);
+    snprintf(url, sizeof url, "%s/v1/nodes", r->ctl);
     if (!vg_client_get(url, tok, 2000, &status, &body, err, sizeof err) && status == 200 && body)
         nodes = json_loads(body, 0, NULL);
     free(body);
@@ -415,7 +427,7 @@ static void controller_view(struct run *r)
     for (int k = -1; k < r->nalso; k++) {
         const char *v = k < 0 ? r->victim : r->also[k];
         json_decref(incs), incs = NULL, body = NULL;
-        snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->o->controller, v);
+        snprintf(url, sizeof url, "%s/v1/incidents?node=%s&limit=10", r->ctl, v);
         if (!vg_client_get(url, tok, 2000, &status, &body, err, sizeof err) && status == 200 && body)
             incs = json_loads(body, 0, NULL);
         free(body);
@@ -470,6 +482,10 @@ static void cleanup(struct run *r)
 {
     const struct vg_drill_opts *o = r->o;
     struct vg_orch_job js;
+    char cerr[512];
+    /* controller-crash: the killed controller comes back (a follower now), the lab whole for the next run */
+    if (o->crash_leader && r->crash.pid && vg_drill_crash_restart(o->lab, &r->crash, cerr, sizeof cerr))
+        vg_warn("drill: restarting the killed controller: %s", cerr);
     if (r->job[0]) {
         /* the orchestrator may be coming back from an outage: keep asking a while */
         int64_t until = vg_mono_ms() + DELETE_MS;
@@ -545,6 +561,22 @@ static json_t *stage_json(const struct run *r, enum vg_stage s)
     return j;
 }
 
+/* controller-crash: the leader killed (its URL, pid, term, when), the one
+ * that took over and after how long from the kill. */
+static json_t *takeover_json(const struct vg_ctl_crash *c)
+{
+    json_t *j = json_object();
+    vg_json_set_str(j, "killed", c->killed[0] ? c->killed : NULL);
+    json_object_set_new(j, "killed_pid", c->pid ? json_integer(c->pid) : json_null());
+    json_object_set_new(j, "killed_term", c->killed_term >= 0 && c->killed[0] ? json_integer(c->killed_term) : json_null());
+    json_object_set_new(j, "killed_at", vg_json_time(c->killed_at));
+    vg_json_set_str(j, "leader", c->leader[0] ? c->leader : NULL);
+    json_object_set_new(j, "term", c->took_at && c->term >= 0 ? json_integer(c->term) : json_null());
+    json_object_set_new(j, "at", vg_json_time(c->took_at));
+    json_object_set_new(j, "after_s", c->took_at ? json_real((double)(c->took_at - c->killed_at) / 1000.0) : json_null());
+    return j;
+}
+
 static const char *const never_words[VG_ST_COUNT] = {
     "never detected", "never isolated", "never requeued", "never restarted", "never resumed",
 };
@@ -592,12 +624,15 @@ static json_t *run_json(struct run *r, int index, const char *error)
     json_object_set_new(j, "work_lost_steps",
                         before >= 0 && from >= 0 && r->at[VG_ST_RESUME] ? json_integer(before > from ? before - from : 0)
                                                                        : json_null());
-    const char *never = NULL;
+    if (r->o->crash_leader) json_object_set_new(j, "takeover", takeover_json(&r->crash));
+    const char *never = r->o->crash_leader && r->crash.killed_at && !r->crash.took_at ? "takeover" : NULL;
     for (int s = 0; s < VG_ST_COUNT && !never; s++)
         if (!r->at[s] && !(s == VG_ST_RESUME && r->resume_unknown)) never = vg_stage_name((enum vg_stage)s);
     vg_json_set_str(j, "never", error && !never ? "detect" : never);
     struct sbuf msg = SBUF_INIT;
     if (error) sbuf_puts(&msg, error);
+    else if (never && !strcmp(never, "takeover"))
+        sbuf_printf(&msg, "no other controller took over within the %d s deadline", r->o->deadline_s);
     else if (never) {
         for (int s = 0; s < VG_ST_COUNT; s++)
             if (!r->at[s] && !(s == VG_ST_RESUME && r->resume_unknown)) {
@@ -629,6 +664,7 @@ static json_t *one_run(const struct vg_drill_opts *o, struct vg_orch *orch, cons
     snprintf(r.ckpt, sizeof r.ckpt, "%.1000s/ckpt", r.dir);
     snprintf(r.tag, sizeof r.tag, "%lld-%d", (long long)vg_now_ms(), index);
     r.resume_unknown = !vg_orch_can(orch->ops, VG_CAP_HOST_FILES) && !o->shared_workdir;
+    if (o->controller) vg_strlcpy(r.ctl, o->controller, sizeof r.ctl);
     *fatal = false;
     if (mkdir(r.dir, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "%.300s: %s", r.dir, strerror(errno));

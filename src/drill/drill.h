@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 enum vg_stage { VG_ST_DETECT = 0, VG_ST_ISOLATE, VG_ST_REQUEUE, VG_ST_RESTART, VG_ST_RESUME, VG_ST_COUNT };
 const char *vg_stage_name(enum vg_stage s);   /* "detect" … "resume" */
@@ -140,7 +141,44 @@ struct vg_drill_opts {
     const char *kmsg;            /* the node's kernel log the injection writes ("{node}": the victim's name);
                                   * NULL: /dev/kmsg */
     struct vg_orch *orch;        /* the orchestrator, already opened (the caller closes it); NULL: opened here */
+    bool crash_leader;           /* controller-crash (a lab of several controllers): the leader is killed a moment
+                                  * before the fault, the takeover timed from the kill */
 };
+
+/* ---- faults beyond a node's (ctlcrash.c) --------------------------------- */
+
+/* A drill fault that is more than a node's: the node's fault it injects
+ * (kind, code) and what it does around it. */
+struct vg_drill_fault {
+    const char *name;            /* "controller-crash" */
+    enum vg_inj_kind kind;
+    int code;
+    bool crash_leader;           /* SIGKILL the lab's leading controller a moment before the injection */
+};
+/* The fault of that name, or NULL. */
+const struct vg_drill_fault *vg_drill_fault_find(const char *name);
+
+/* A leading controller killed, and the one that took over. */
+struct vg_ctl_crash {
+    char killed[64];             /* its URL */
+    pid_t pid;
+    long long killed_term;
+    int64_t killed_at;           /* wall-clock ms of the SIGKILL */
+    char leader[64];             /* the controller that leads since, "" until one does */
+    long long term;
+    int64_t took_at;             /* wall-clock ms its /healthz was first seen saying leader; 0 until then */
+};
+/* Kills the leader among the lab's controllers (asked by /healthz) with
+ * SIGKILL; 0, or -1 with err (fewer than two controllers, none leads). */
+int vg_drill_crash_leader(const char *lab, struct vg_ctl_crash *c, char *err, size_t errlen);
+/* Whether another controller of the lab now says it leads (asked once each;
+ * c gets it the first time). */
+bool vg_drill_takeover(const char *lab, struct vg_ctl_crash *c);
+
+/* Starts the killed controller again (on its own URL); 0, or -1 with err. */
+int vg_drill_crash_restart(const char *lab, const struct vg_ctl_crash *c, char *err, size_t errlen);
+/* How many of the lab's controllers run. */
+int vg_drill_live_controllers(const char *lab);
 
 /* Runs the drill; returns the report (the --json document), or NULL with err
  * (nothing could be measured: no job, bad options). */

@@ -81,6 +81,18 @@ void vg_drill_summarize(json_t *report)
         json_object_set_new(j, "unknown", json_integer(unknown));
         json_object_set_new(report, name ? name : "work_lost_steps", j);
     }
+    /* controller-crash: the takeover, from the leader's kill */
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const json_t *tk = json_object_get(json_array_get(runs, (size_t)i), "takeover");
+        if (!tk) continue;
+        const json_t *after = json_object_get(tk, "after_s");
+        v[m++] = json_is_number(after) ? json_number_value(after) : -1;
+    }
+    if (m) {
+        vg_stat_compute(v, m, &st);
+        json_object_set_new(report, "takeover", vg_stat_json(&st));
+    }
     free(v);
 }
 
@@ -92,5 +104,6 @@ bool vg_drill_recovered(const json_t *report)
         const json_t *st = json_object_get(report, stage_names[s]);
         if (vg_json_int(st, "never", 1) != 0) return false;
     }
-    return true;
+    const json_t *tk = json_object_get(report, "takeover");
+    return !tk || vg_json_int(tk, "never", 1) == 0;
 }

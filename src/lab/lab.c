@@ -34,7 +34,7 @@ struct lab {
     char fake_amdsmi[600];                  /* the fake libamd_smi for the AMD nodes' agents, or "" */
     char fake_verbs[600];                   /* the fake libibverbs for the agents, or "" */
     char tools[600];                        /* the burn-in stand-in tools' folder, or "" */
-    char controller[64];                    /* http://127.0.0.1:PORT of the lab's serve */
+    char controller[VG_LAB_CTL_LIST];       /* http://127.0.0.1:PORT of the lab's serve, comma-separated */
     char *err;
     size_t errlen;
 };
@@ -488,42 +488,77 @@ static int write_read_token(struct lab *l, const char *path)
     return 0;
 }
 
-/* The lab's controller: `vigil serve` on a free port, MUNGE through the
- * lab's munged, its store under DIR/serve, reads with DIR/etc/read.token;
- * the URL goes into the marker. */
-static int start_serve(struct lab *l)
+/* Controller k (1, 2, …; the daemon "serve", of "ck" from the second on,
+ * its log log/serve.out, serve-c2.out, …, its port file run/serve.port,
+ * serve-2.port, …): `vigil serve` on port (0: a free one),
+ * MUNGE through the lab's munged, its store db, reads with
+ * DIR/etc/read.token; its URL appended to l->controller's list. */
+static int start_one_serve(struct lab *l, int k, const char *db, int port_given)
 {
-    char *sdir = dpath(l->dir, "serve"), *db = dpath(l->dir, "serve/incidents.db");
-    char *pf = dpath(l->dir, "run/serve.port"), *sock = dpath(l->dir, "munge/munge.socket");
-    char *rt = dpath(l->dir, "etc/read.token");
-    int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
-    if (!rc) rc = write_read_token(l, rt);
+    char *pf = k == 1 ? dpath(l->dir, "run/serve.port") : dpath(l->dir, "run/serve-%d.port", k);
+    char listen[32], ck[16];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port_given);
+    snprintf(ck, sizeof ck, "c%d", k);
+    unlink(pf);   /* a restart: the file its predecessor wrote is not this one's port */
+    char *sock = dpath(l->dir, "munge/munge.socket"), *rt = dpath(l->dir, "etc/read.token");
     /* the controller acts on the lab's Slurm, under DIR/etc/vigil-policy.conf when there is one */
     char *policy = dpath(l->dir, "etc/vigil-policy.conf");
     /* every agent of the lab connects from 127.0.0.1, where a real fleet's come from an address
      * each: the per-client cap is raised to hold them all, and the drill's and the CLI's besides */
     char per_client[16];
     snprintf(per_client, sizeof per_client, "%d", 2 * l->o->nodes + 32);
-    const char *argv[] = { l->vigil, "serve", "--listen", "127.0.0.1:0", "--db", db, "--auth", "munge",
+    const char *argv[] = { l->vigil, "serve", "--listen", listen, "--db", db, "--auth", "munge",
                            "--munge-socket", sock, "--port-file", pf, "--slurm-conf", l->conf, "--read-token-file", rt,
                            "--max-per-client", per_client,
                            access(policy, R_OK) == 0 ? "--policy" : NULL, policy, NULL };
-    pid_t pid = rc ? -1 : start(l, "serve", NULL, argv, NULL, NULL, NULL);
+    pid_t pid = start(l, "serve", k == 1 ? NULL : ck, argv, NULL, NULL, NULL);
+    int rc = pid < 0 ? -1 : 0;
     char port[16] = "";
-    if (pid < 0) rc = -1;
     for (int64_t end = vg_mono_ms() + 10000; !rc && vg_mono_ms() < end; vg_sleep_ms(5)) {
         if (vg_read_line(NULL, pf, port, sizeof port) == 0 && port[0]) break;
         if (!vg_proc_alive(pid)) break;
     }
     if (!rc && !port[0]) {
-        char tail[1024], *log = dpath(l->dir, "log/serve.out");
+        char tail[1024], *log = k == 1 ? dpath(l->dir, "log/serve.out") : dpath(l->dir, "log/serve-%s.out", ck);
         log_tail(log, tail, sizeof tail);
         free(log);
         lab_err(l, "vigil serve did not start: %s", tail);
         rc = -1;
     }
     if (!rc) {
-        snprintf(l->controller, sizeof l->controller, "http://127.0.0.1:%s", port);
+        size_t len = strlen(l->controller);
+        snprintf(l->controller + len, sizeof l->controller - len, "%shttp://127.0.0.1:%s", len ? "," : "", port);
+    }
+    free(pf), free(sock), free(policy), free(rt);
+    return rc;
+}
+
+/* What the lab's controllers are given as --db: the private server's
+ * conninfo, or DIR/serve/incidents.db. */
+static void store_db(const char *dir, const char *store, char *db, size_t n)
+{
+    if (store && !strcmp(store, "postgres")) vg_lab_pg_conninfo(dir, db, n);
+    else snprintf(db, n, "%s/serve/incidents.db", dir);
+}
+
+/* The lab's controllers: K of them on the private PostgreSQL server
+ * (--store postgres), else one on DIR/serve/incidents.db; their URLs go into
+ * the marker (one line, comma-separated). */
+static int start_serve(struct lab *l)
+{
+    char *sdir = dpath(l->dir, "serve"), *rt = dpath(l->dir, "etc/read.token");
+    char db[PATH_MAX + 64];
+    int rc = mkdir(sdir, 0755) ? (lab_err(l, "%s: %s", sdir, strerror(errno)), -1) : 0;
+    if (!rc) rc = write_read_token(l, rt);
+    if (!rc && l->o->store && !strcmp(l->o->store, "postgres")) {
+        const char *env[] = { l->tag, l->vlab, NULL };
+        pid_t pid;
+        rc = vg_lab_pg_start(l->dir, env, &pid, l->err, l->errlen);
+        if (!rc) record_daemon(l, "postgres", NULL, pid);
+    }
+    store_db(l->dir, l->o->store, db, sizeof db);
+    for (int k = 1; !rc && k <= (l->o->controllers > 0 ? l->o->controllers : 1); k++) rc = start_one_serve(l, k, db, 0);
+    if (!rc) {
         char *m = dpath(l->dir, VG_LAB_MARKER);
         FILE *f = fopen(m, "ae");
         if (f) {
@@ -532,7 +567,7 @@ static int start_serve(struct lab *l)
         }
         free(m);
     }
-    free(sdir), free(db), free(pf), free(sock), free(policy), free(rt);
+    free(sdir), free(rt);
     return rc;
 }
 
@@ -609,6 +644,19 @@ static int check_opts(const struct vg_lab_opts *o, const char *dir, char *err, s
     const char *g = o->gpu ? o->gpu : "nvidia";
     if (strcmp(g, "nvidia") && strcmp(g, "amd") && strcmp(g, "nvidia,amd") && strcmp(g, "amd,nvidia"))
         return snprintf(err, n, "--gpu: '%s' is not nvidia, amd or nvidia,amd", g), -2;
+    const char *store = o->store ? o->store : "sqlite";
+    if (strcmp(store, "sqlite") && strcmp(store, "postgres"))
+        return snprintf(err, n, "--store: '%s' is not sqlite or postgres", store), -2;
+    if (o->controllers < 0 || o->controllers > VG_LAB_CTL_MAX)
+        return snprintf(err, n, "--controllers: %d is not in 1..%d", o->controllers, VG_LAB_CTL_MAX), -2;
+    if (o->controllers > 1 && strcmp(store, "postgres"))
+        return snprintf(err, n, "--controllers %d: several controllers share one store: add --store postgres",
+                        o->controllers), -2;
+    if ((o->controllers > 1 || strcmp(store, "sqlite")) && o->no_vigil)
+        return snprintf(err, n, "--controllers/--store: the lab runs no controller with --no-vigil"), -2;
+    char bin[PATH_MAX];
+    if (!strcmp(store, "postgres") && vg_lab_pg_bin(bin, sizeof bin))
+        return snprintf(err, n, "--store postgres: no PostgreSQL server installed (Debian package postgresql)"), -2;
     if (dir[0] != '/' || strlen(dir) > 400 || strpbrk(dir, " \t\n=,\"'\\"))
         return snprintf(err, n, "--dir: '%s' must be an absolute path without spaces, quotes, '=' or ','", dir), -2;
     for (size_t i = 0; i < o->nconf_extra; i++)
@@ -724,6 +772,8 @@ static int write_marker(struct lab *l)
                 l->o->spares, l->o->rack_size, l->port_base, l->o->gpus, l->o->gpu ? l->o->gpu : "nvidia", l->conf);
     if (l->tools[0]) sbuf_printf(&m, "tools=%s\n", l->tools);
     if (l->o->nvl72) sbuf_puts(&m, "nvl72=1\n");
+    sbuf_printf(&m, "controllers=%d\nstore=%s\n", l->o->no_vigil ? 0 : l->o->controllers > 0 ? l->o->controllers : 1,
+                l->o->store ? l->o->store : "sqlite");
     char *p = dpath(l->dir, VG_LAB_MARKER);
     int rc = write_file(p, m.s, m.len, 0644);
     if (rc) lab_err(l, "%s: %s", p, strerror(errno));
@@ -836,6 +886,8 @@ int vg_lab_up(const struct vg_lab_opts *o, struct vg_lab_info *info, char *err, 
         vg_strlcpy(info->controller, l.controller, sizeof info->controller);
         vg_strlcpy(info->tools, l.tools, sizeof info->tools);
         vg_strlcpy(info->gpu, o->gpu ? o->gpu : "nvidia", sizeof info->gpu);
+        info->controllers = o->controllers > 0 ? o->controllers : 1;
+        vg_strlcpy(info->store, o->store ? o->store : "sqlite", sizeof info->store);
     }
     return 0;
 }
@@ -858,4 +910,27 @@ int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errle
     int rc = start_node(&l, node, d, nd);
     free(d);
     return rc;
+}
+
+/* ---- restarting a controller (after a controller-crash drill) ------------ */
+
+int vg_lab_serve_start(const char *dir, int k, char *err, size_t errlen)
+{
+    struct vg_lab_info info;
+    struct vg_lab_ctl c[VG_LAB_CTL_MAX];
+    err[0] = 0;
+    if (vg_lab_info(dir, &info)) return snprintf(err, errlen, "%s: not a vigil lab", dir), -1;
+    size_t n = vg_lab_controllers(dir, c, VG_LAB_CTL_MAX);
+    const char *colon = k >= 1 && (size_t)k <= n ? strrchr(c[k - 1].url, ':') : NULL;
+    long port;
+    if (!colon || !vg_parse_long(colon + 1, &port) || port < 1 || port > 65535)
+        return snprintf(err, errlen, "%s: no controller %d (or no port in its URL)", dir, k), -1;
+    if (c[k - 1].alive) return 0;
+    struct vg_lab_opts o = { .dir = dir, .nodes = info.nodes, .store = info.store, .controllers = info.controllers };
+    struct lab l = { .o = &o, .dir = dir, .port_base = info.port_base, .err = err, .errlen = errlen };
+    lab_identity(&l);
+    char db[PATH_MAX + 64];
+    store_db(dir, info.store, db, sizeof db);
+    /* on its own port again: the URL every agent and the marker have */
+    return start_one_serve(&l, k, db, (int)port);
 }

@@ -18,6 +18,11 @@
 /* The lab's low-priority partition for burn-in passes (same nodes as `gpu`,
  * PriorityTier 1, preempted by cancelling; docs/burnin.md). */
 #define VG_LAB_BURNIN_PARTITION "vigil-burnin"
+/* At most this many controllers (--controllers K); their URL list's room. */
+#define VG_LAB_CTL_MAX 8
+#define VG_LAB_CTL_LIST (VG_LAB_CTL_MAX * 32)
+/* The user the private PostgreSQL server of --store postgres runs as under root. */
+#define VG_LAB_PG_USER "nobody"
 
 struct vg_lab_opts {
     const char *dir;                 /* NULL = VG_LAB_DEFAULT_DIR; made canonical by vg_lab_up */
@@ -38,7 +43,9 @@ struct vg_lab_opts {
     size_t npolicy_extra;
     bool no_vigil;                   /* plain Slurm: no `vigil serve`, no agents */
     bool nvl72;                      /* NVL72-shaped racks (rack_size default 18): each rack's NVLink domain
-                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */
+                                      * comes from its nodes' fabric info (no `domain` lines in the policy) */    int controllers;                 /* `vigil serve` instances on the one store; 0 = 1 (more: --store postgres) */
+    const char *store;               /* "sqlite" (NULL: the default, DIR/serve/incidents.db) or "postgres" (a
+                                      * private server under DIR/pg, lab_pg.c, all controllers on it) */
 };
 
 struct vg_lab_info {
@@ -49,7 +56,9 @@ struct vg_lab_info {
     char gpu[32];                    /* the nodes' GPU vendors, as given ("nvidia", "amd", "nvidia,amd") */
     bool nvl72;
     long up_ms;                      /* from the call to all nodes idle */
-    char controller[64];             /* the lab's `vigil serve` URL, "" with no_vigil */
+    char controller[VG_LAB_CTL_LIST];  /* the lab's `vigil serve` URLs, comma-separated ("" with no_vigil) */
+    int controllers;                 /* how many */
+    char store[16];                  /* "sqlite" or "postgres" */
     char tools[600];                 /* the burn-in stand-in tools put on PATH, or "" */
 };
 
@@ -76,6 +85,18 @@ struct vg_lab_daemon {
 };
 /* The daemons the lab started, with whether each still runs. */
 int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n);
+/* One of the lab's controllers: its URL and the pid of its `vigil serve`
+ * (0 when not recorded), alive or not. */
+struct vg_lab_ctl {
+    char url[64];
+    pid_t pid;
+    bool alive;                      /* the pid runs and carries the lab's tag */
+};
+/* The lab's controllers in the order of the marker's URL list (controller 1
+ * is the daemon "serve" of no node, controller k > 1 that of "ck"; the last
+ * one so recorded), at most max;
+ * their number. */
+size_t vg_lab_controllers(const char *dir, struct vg_lab_ctl *c, size_t max);
 /* PIDs of the lab's live processes: those carrying its tag, and its
  * slurmstepds (found by their open files under dir); not their descendants. */
 int vg_lab_tagged(const char *dir, pid_t **pids, size_t *n);
@@ -91,6 +112,10 @@ const char *vg_lab_resolve_dir(const char *dir, char *buf, size_t n);
 /* Starts those of a node's daemons (node_daemons[]: slurmd, …) that are not
  * running, e.g. after a crash drill.  Returns 0, or -1 (err set). */
 int vg_lab_node_start(const char *dir, const char *node, char *err, size_t errlen);
+/* Starts the lab's controller k (1..K, as vg_lab_controllers lists them)
+ * again on its own port when it is not running, e.g. after a controller-crash
+ * drill.  0, or -1 (err set). */
+int vg_lab_serve_start(const char *dir, int k, char *err, size_t errlen);
 /* The pid of a lab node's running node daemon, 0 when none runs. */
 pid_t vg_lab_node_daemon(const char *dir, const char *node);
 /* The environment of a command run as lab node `node` (what its agent
@@ -113,7 +138,19 @@ const char *vg_lab_node_gpu(const char *dir, const char *node);
 int vg_lab_node_hw(const char *dir, const char *node, int rack, char *err, size_t errlen);
 /* The NVLink domain the fabric of an NVL72-shaped lab's rack gives its nodes. */
 void vg_lab_rack_domain(int rack, char *buf, size_t n);
-/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL and
+/* lab_pg.c: the newest PostgreSQL server's bin directory into out; 0, or -1
+ * when none is installed. */
+int vg_lab_pg_bin(char *out, size_t n);
+/* Starts the lab's private PostgreSQL server under DIR/pg (initdb, pg_ctl
+ * start -w, as VG_LAB_PG_USER under root), env added to its environment (the
+ * lab's tag); *pid gets the server's.  0, or -1 with err (the program's own
+ * words). */
+int vg_lab_pg_start(const char *dir, const char *const env[], pid_t *pid, char *err, size_t errlen);
+/* The libpq conninfo of that server's database. */
+void vg_lab_pg_conninfo(const char *dir, char *out, size_t n);
+/* pg_ctl stop -m fast on the server of DIR/pg, if one runs; 0, or -1 (err). */
+int vg_lab_pg_stop(const char *dir, char *err, size_t errlen);
+/* "export SLURM_CONF=…\nexport VIGIL_LAB=…\n" (and VIGIL_CONTROLLER=URL[,URL…] and
  * VIGIL_READ_TOKEN when the lab runs vigil; PATH with the burn-in stand-in
  * tools first when the lab found them), malloc'd. */
 char *vg_lab_env(const char *dir);

@@ -46,6 +46,7 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         if (!strcmp(l, "controller")) vg_strlcpy(info->controller, eq, sizeof info->controller);
         if (!strcmp(l, "tools")) vg_strlcpy(info->tools, eq, sizeof info->tools);
         if (!strcmp(l, "gpu")) vg_strlcpy(info->gpu, eq, sizeof info->gpu);
+        if (!strcmp(l, "store")) vg_strlcpy(info->store, eq, sizeof info->store);
         if (!vg_parse_long(eq, &v) || v < 0 || v > 1000000) continue;
         if (!strcmp(l, "nodes")) info->nodes = (int)v;
         else if (!strcmp(l, "spares")) info->spares = (int)v;
@@ -53,9 +54,12 @@ int vg_lab_info(const char *dir, struct vg_lab_info *info)
         else if (!strcmp(l, "port_base")) info->port_base = (int)v;
         else if (!strcmp(l, "gpus")) info->gpus = (int)v;
         else if (!strcmp(l, "nvl72")) info->nvl72 = v != 0;
+        else if (!strcmp(l, "controllers")) info->controllers = (int)v;
     }
     free(text);
     if (!info->gpu[0]) vg_strlcpy(info->gpu, "nvidia", sizeof info->gpu);   /* a lab from before --gpu */
+    if (!info->store[0]) vg_strlcpy(info->store, "sqlite", sizeof info->store);   /* from before --store */
+    if (!info->controllers) info->controllers = info->controller[0] ? 1 : 0;
     return info->nodes > 0 && info->conf[0] ? 0 : -1;
 }
 
@@ -113,6 +117,27 @@ int vg_lab_daemons(const char *dir, struct vg_lab_daemon **d, size_t *n)
     }
     free(text);
     return 0;
+}
+
+size_t vg_lab_controllers(const char *dir, struct vg_lab_ctl *c, size_t max)
+{
+    struct vg_lab_info info;
+    struct vg_lab_daemon *d = NULL;
+    size_t nd = 0, n = 0;
+    if (vg_lab_info(dir, &info) || vg_lab_daemons(dir, &d, &nd)) return 0;
+    for (const char *p = info.controller; *p && n < max; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        char ck[24] = "";   /* the first is of no node ("-"), the others "c2", … */
+        memset(&c[n], 0, sizeof c[n]);
+        snprintf(c[n].url, sizeof c[n].url, "%.*s", (int)len, p);
+        if (n) snprintf(ck, sizeof ck, "c%zu", n + 1);
+        p += len;
+        for (size_t k = 0; k < nd; k++)   /* restarted: its latest record */
+            if (!strcmp(d[k].name, "serve") && !strcmp(d[k].node, ck)) c[n].pid = d[k].pid, c[n].alive = d[k].alive;
+        n++;
+    }
+    free(d);
+    return n;
 }
 
 /* A lab process: it carries the tag, or it is a slurmstepd writing to the
@@ -246,6 +271,9 @@ int vg_lab_down(const char *given, char *err, size_t errlen)
     if (!vg_lab_is_lab(dir))
         return snprintf(err, errlen, "%s: not a vigil lab (no %s marker); refusing to touch it", dir,
                         VG_LAB_MARKER), -2;
+    /* its PostgreSQL server first, the way it is meant to stop (the controllers on it follow) */
+    char pgerr[512];
+    if (vg_lab_pg_stop(dir, pgerr, sizeof pgerr)) vg_warn("lab down: %s; killing it", pgerr);
     int64_t start = vg_mono_ms();
     /* the daemons it started, by pid: waited for below even once their
      * environment (the tag) can no longer be read while they exit */

@@ -109,12 +109,32 @@ void vg_drill_print(FILE *f, const json_t *rep)
     if (json_is_integer(json_object_get(rep, "ckpt_every")))
         snprintf(k, sizeof k, "<= %lld steps", vg_json_int(rep, "ckpt_every", 0));
     vg_table_rowf(t, "work lost (steps)\t%s\t%s\t%s\t%s\t-\t%s\t-", m, p, x, n, k);
+    const json_t *tk = json_object_get(rep, "takeover");
+    if (tk) {   /* controller-crash: from the leader's kill to another's /healthz saying leader */
+        char tm[16], tp[16], tx[16], tn[32];
+        stage_secs(tk, "median", tm, sizeof tm);
+        stage_secs(tk, "p90", tp, sizeof tp);
+        stage_secs(tk, "max", tx, sizeof tx);
+        snprintf(tn, sizeof tn, "%lld/%zu", vg_json_int(tk, "count", 0), json_array_size(runs));
+        vg_table_rowf(t, "takeover (s after kill)\t%s\t%s\t%s\t%s\t-\t-\t-", tm, tp, tx, tn);
+    }
     vg_table_print(t, f);
     vg_table_free(t);
     json_array_foreach(runs, i, r) {
         if (vg_json_str(json_object_get(r, "resume"), "why", NULL))
             fprintf(f, "run %lld: resume unknown: %s\n", vg_json_int(r, "run", 0), vg_json_str(json_object_get(r, "resume"), "why", ""));
         if (vg_json_str(r, "left", NULL)) fprintf(f, "run %lld left: %s\n", vg_json_int(r, "run", 0), vg_json_str(r, "left", ""));
+        const json_t *to = json_object_get(r, "takeover");
+        if (to) {
+            char after[16];
+            stage_secs(to, "after_s", after, sizeof after);
+            fprintf(f, "run %lld controller-crash: leader %s (pid %lld, term %lld) killed %s; %s%s%s%s\n",
+                    vg_json_int(r, "run", 0), vg_json_str(to, "killed", "?"), vg_json_int(to, "killed_pid", 0),
+                    vg_json_int(to, "killed_term", 0), vg_json_str(to, "killed_at", "?"),
+                    vg_json_str(to, "leader", NULL) ? vg_json_str(to, "leader", "") : "no other controller took over",
+                    vg_json_str(to, "leader", NULL) ? " leads after " : "", vg_json_str(to, "leader", NULL) ? after : "",
+                    vg_json_str(to, "leader", NULL) ? " s" : "");
+        }
         const json_t *vs = json_object_get(r, "victims"), *view = json_object_get(r, "controller_view");
         if (json_array_size(vs) > 1) {
             fprintf(f, "run %lld hit %zu nodes at once:", vg_json_int(r, "run", 0), json_array_size(vs));
