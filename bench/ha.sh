@@ -22,12 +22,14 @@
 #    second against one controller (SQLite; beats are kept in memory), the
 #    scheduler listing every node: the controller's CPU seconds per 1,000
 #    beats, its RSS, p99 acknowledgement, the nodes declared silent while all
-#    beat (must be 0), and the cores 12,500 beats/s need — next to the same
-#    controller idle for as long.
+#    beat (must be 0), and the cores 12,500 beats/s need — next to a tenth of
+#    the fleet beating just before (the controller's CPU while idle as long
+#    taken off both).
 # The scheduler is a one-node lab whose slurm.conf also lists the bench nodes.
 # Knobs: BENCH_HA_S (intake seconds, 10), BENCH_HA_TAKEOVERS (20),
 # BENCH_HA_XIDS (rounds with an XID 79, 4), BENCH_HA_BEAT_S (15),
-# BENCH_HA_NODES (12500), BENCH_HA_BEAT_CONNS (250).
+# BENCH_HA_NODES (12500), BENCH_HA_BEAT_CONNS (250); BENCH_HA_LOGS=DIR keeps
+# the controllers' logs there.
 cd "$(dirname "$0")/.." || exit 2
 S=${BENCH_HA_S:-10} N=${BENCH_HA_TAKEOVERS:-20} X=${BENCH_HA_XIDS:-4}
 BS=${BENCH_HA_BEAT_S:-15} BN=${BENCH_HA_NODES:-12500} BC=${BENCH_HA_BEAT_CONNS:-250}
@@ -71,7 +73,7 @@ AUTH="secret:$T/secret" RH="Authorization: Bearer $(cat "$T/read")"
 printf 'breaker = 100%% / 600s\n' >"$T/policy.conf"
 field() { sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1"; }
 
-# start K DB [options…] — controller K in the background: its pid in $T/pidK, its URL in $T/urlK once it listens
+# start K DB [options…] — controller K in the background: its pid in $T/pidK, its port in $T/portK once it listens
 start() {
     k=$1 db=$2; shift 2
     rm -f "$T/port$k"
@@ -158,7 +160,7 @@ r=1
 while [ $r -le "$N" ]; do
     l=$(leader) || { echo "ha: round $r: no leader"; break; }
     f=$((3 - l)) node=
-    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes")" -lt "$X" ] && node=bench$((900 - r))
+    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes")" -lt "$X" ] && node=bench$((999 - r))
     t0=$(ms)
     stop "$l"
     [ -n "$node" ] && { xid_until_acked "$f" "$node" "$r" & }
@@ -187,7 +189,7 @@ listening 3 && until_ healthy 3
 r=1
 while [ $r -le "$N" ]; do
     node=
-    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes1")" -lt "$X" ] && node=bench$((800 - r))
+    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes1")" -lt "$X" ] && node=bench$((499 - r))
     t0=$(ms)
     stop 3
     start 3 "$T/single.db"
@@ -262,7 +264,7 @@ printf '%-52s %-13s %-10s %s\n' "" "figure" "target" "baseline: $LN nodes, $((BC
 awk -v ok="$(field "$T/beats" ok)" -v req="$(field "$T/beats" requests)" -v lok="$(field "$T/beats_low" ok)" -v s="$BS" \
     -v bn="$BN" -v ln="$LN" -v hz="$HZ" -v idle=$((c1 - c0)) -v low=$((c3 - c2)) -v busy=$((c4 - c3)) \
     -v p99="$(field "$T/beats" p99_ms)" -v lp99="$(field "$T/beats_low" p99_ms)" -v rss="$rss_beat" -v ri="$rss_idle" \
-    -v sc=$(( ${sc1:-0} - ${sc0:--1} )) 'BEGIN {
+    -v sc="$([ -n "$SC" ] && echo $((sc1 - sc0)) || echo -1)" 'BEGIN {
     rate = ok / s; per = (busy - idle) / hz / (ok > 0 ? ok : 1) * 1000; lper = (low - idle) / hz / (lok > 0 ? lok : 1) * 1000
     printf "%-52s %-13.0f %-10s %.0f of %d\n", "beats acknowledged/s (offered " bn "/s)", rate, ">= " bn, lok / s, ln
     printf "%-52s %-13.3f %-10s %.3f\n", "controller CPU s per 1,000 beats (less idle)", per, "-", lper
