@@ -19,6 +19,12 @@
  *       only): every credential the run will send minted before it starts,
  *       as each agent's own munged would on its own node, so the run
  *       measures the server's side alone; "none": no credential.
+ *   httpload beat  PORT CONNS SECONDS AUTH NODES [RATE]
+ *       NODES agents' heartbeats (POST /v1/heartbeat, nodes bench0 …
+ *       benchNODES-1), each node beating RATE times a second (default 1) on
+ *       a fixed schedule, over CONNS keep-alive connections (connection i
+ *       beats for nodes i, i+CONNS, … in turn); the same figures as post
+ *       (beats answered 200 per second, p50 and p99 from when each was due).
  *   httpload flood PORT CONNS SECONDS AUTH NODE [fresh]
  *       CONNS connections posting bad messages ("{}") as NODE back to back:
  *       the nonce flood of a token holder (fresh: every request under a new
@@ -66,6 +72,7 @@ static unsigned run_id;   /* in each message's spool id: runs against one store 
 static double rate;   /* messages a second per connection; 0: back to back */
 static const char *path = "/healthz", *token, *munge_socket, *secret, *flood_node;
 static int no_auth, fresh_nonces;
+static int beat_nodes, beat_conns;    /* beat: the nodes, over this many connections */
 static int munge_pre;                 /* credentials minted before the run */
 static pthread_barrier_t minted, go;  /* with munge_pre: all minted; t_end set */
 static int64_t t_end;
@@ -221,6 +228,9 @@ static uint64_t random64(void)
     return v;
 }
 
+/* beat: how many nodes connection id beats for (nodes id, id+beat_conns, …). */
+static int beat_share(int id) { return (beat_nodes - id + beat_conns - 1) / beat_conns; }
+
 static void *load(void *arg)
 {
     struct worker *w = arg;
@@ -243,7 +253,7 @@ static void *load(void *arg)
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     int64_t start_us = (int64_t)start.tv_sec * 1000000 + start.tv_nsec / 1000,
-            step_us = rate > 0 ? (int64_t)(1e6 / rate) : 0, due_us = start_us + (step_us ? (w->id * 7919) % step_us : 0);
+            step_us = rate > 0 ? (int64_t)(1e6 / (beat_nodes ? rate * beat_share(w->id) : rate)) : 0, due_us = start_us + (step_us ? (w->id * 7919) % step_us : 0);
     while (now_ms(CLOCK_MONOTONIC) < t_end) {
         if (step_us) {
             struct timespec nw;
@@ -257,9 +267,11 @@ static void *load(void *arg)
         }
         int n;
         char node[32];
-        snprintf(node, sizeof node, "bench%d", w->id);
+        int who = beat_nodes ? w->id + (int)(seq % beat_share(w->id)) * beat_conns : w->id;
+        snprintf(node, sizeof node, "bench%d", who);
         if (token) {
-            int b = munge_pre ? 0 : message(w->id, ++seq, body, BODY_MAX);
+            int b = munge_pre ? 0 : beat_nodes ? (++seq, snprintf(body, BODY_MAX, "{\"node\":\"%s\",\"jobs\":\"\"}", node))
+                                               : message(w->id, ++seq, body, BODY_MAX);
             char *cred = NULL;
             if (munge_socket) {
                 if (munge_pre && ipre == npre) break;
@@ -270,7 +282,7 @@ static void *load(void *arg)
                     continue;
                 }
             }
-            n = post_head(req, "/v1/events", node, cred, instance, seq, (size_t)b, NULL);
+            n = post_head(req, beat_nodes ? "/v1/heartbeat" : "/v1/events", node, cred, instance, seq, (size_t)b, NULL);
             memcpy(req + n, body, (size_t)b);
             n += b;
             if (cred && !munge_pre) free(cred);   /* the minted ones are freed with pre */
@@ -636,7 +648,7 @@ static int run_bulk(int conns, char *node, const char *template_file)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: httpload post|flood|get|slow|stall|bulk PORT CONNS SECONDS|COUNT …\n");
+        fprintf(stderr, "usage: httpload post|beat|flood|get|slow|stall|bulk PORT CONNS SECONDS|COUNT …\n");
         return 2;
     }
     struct rlimit rl;
@@ -656,6 +668,17 @@ int main(int argc, char **argv)
         if (argc > 8) rate = atof(argv[8]);
         if (munge_pre && rate <= 0) {
             fprintf(stderr, "httpload: munge-pre needs a RATE (open loop)\n");
+            return 2;
+        }
+        return run_load(conns);
+    }
+    if (!strcmp(m, "beat") && argc >= 7) {
+        if (set_auth(argv[5]) || munge_socket) return 2;
+        beat_nodes = atoi(argv[6]);
+        beat_conns = conns;
+        rate = argc > 7 ? atof(argv[7]) : 1;
+        if (beat_nodes < conns || conns < 1 || rate <= 0) {
+            fprintf(stderr, "httpload: beat needs NODES >= CONNS >= 1 and a RATE > 0\n");
             return 2;
         }
         return run_load(conns);
