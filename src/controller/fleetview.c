@@ -362,7 +362,7 @@ json_t *vg_fleetview_summary(struct vg_fleetview *v)
     json_object_set_new(doc, "domain_max_unavailable", json_integer(p ? p->domain_max_unavailable : 0));
     json_t *open = vg_store_open_states(v->o.reader);
     json_object_set_new(doc, "open_incidents", json_integer((json_int_t)json_array_size(open)));
-    json_object_set_new(doc, "incidents", vg_store_incidents_page(v->o.reader, NULL, true, 0, SUMMARY_INCIDENTS));
+    json_object_set_new(doc, "incidents", vg_store_incidents(v->o.reader, NULL, true, SUMMARY_INCIDENTS));
     json_t *configured = json_array(), *pool = json_object_get(f.view, "pool");
     for (size_t i = 0; p && i < p->nspares; i++) json_array_append_new(configured, json_string(p->spares[i]));
     json_object_set_new(doc, "spares", json_pack("{s:s, s:O, s:o}", "pool", p ? p->spare_pool : "", "nodes",

@@ -35,32 +35,89 @@ static bool read_allowed(struct vg_http *h, struct MHD_Connection *c)
     return cookie && vg_auth_secret_equal(cookie, h->o.read_token);
 }
 
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+    return vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* A filter's integer argument (code, gpu): absent -1, else 0 to max; false when it is not one. */
+static bool filter_int(const char *v, long max, int *out)
+{
+    long n = -1;
+    if (v && (!vg_parse_long(v, &n) || n < 0 || n > max)) return false;
+    *out = (int)n;
+    return true;
+}
+
+/* A PCI address as the agents send it: hex digits, ':' and '.' (0000:3b:00.0). */
+static bool pci_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof ((struct vg_event *)0)->pci) return false;
+    for (; *s; s++)
+        if (!strchr("0123456789abcdefABCDEF:.", *s)) return false;
+    return true;
+}
+
+/* A kind the catalog knows (any name of an event's kind when the intake takes any kind). */
+static bool kind_ok(const struct vg_ingest *in, const char *kind)
+{
+    if (in->kinds) {
+        for (size_t k = 0; k < in->nkinds; k++)
+            if (!strcmp(in->kinds[k], kind)) return true;
+        return false;
+    }
+    size_t n = strlen(kind);
+    if (n == 0 || n >= sizeof ((struct vg_event *)0)->kind) return false;
+    for (; *kind; kind++)
+        if (!(*kind >= 'a' && *kind <= 'z') && !(*kind >= '0' && *kind <= '9') && *kind != '-') return false;
+    return true;
+}
+
+/* `&name=value` onto the next page's address when the request had it (the
+ * value passed the checks above: nothing in it needs escaping). */
+static void link_arg(struct sbuf *b, const char *name, const char *v)
+{
+    if (v) sbuf_printf(b, "&%s=%s", name, v);
+}
+
 static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
 {
-    const char *node = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-    const char *open = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "open");
-    const char *lim = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-    const char *bef = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "before");
+    const char *node = arg(c, "node"), *open = arg(c, "open"), *lim = arg(c, "limit"), *bef = arg(c, "before");
+    const char *kind = arg(c, "kind"), *code = arg(c, "code"), *pci = arg(c, "pci"), *gpu = arg(c, "gpu");
     long limit = VG_READ_LIMIT_DEFAULT, before = 0;
+    struct vg_incident_filter f = { .node = node, .kind = kind, .pci = pci };
     if (lim && (!vg_parse_long(lim, &limit) || limit < 1 || limit > VG_READ_LIMIT_MAX))
         return vg_http_error(c, 400, "limit: must be an integer from 1 to %d", VG_READ_LIMIT_MAX);
     if (bef && (!vg_parse_long(bef, &before) || before < 1))
         return vg_http_error(c, 400, "before: must be a positive incident id");
     if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
     if (open && strcmp(open, "0") && strcmp(open, "1")) return vg_http_error(c, 400, "open: must be 0 or 1");
-    bool open_only = open && !strcmp(open, "1");
-    json_t *page = vg_store_incidents_page(h->o.reader, node, open_only, before, (int)limit);
+    if (kind && !kind_ok(h->ingest, kind)) return vg_http_error(c, 400, "kind: not a kind the catalog knows");
+    if (!filter_int(code, INT32_MAX, &f.code)) return vg_http_error(c, 400, "code: must be an integer from 0");
+    if (pci && !pci_ok(pci)) return vg_http_error(c, 400, "pci: not a PCI address (0000:3b:00.0)");
+    if (!filter_int(gpu, INT32_MAX, &f.gpu)) return vg_http_error(c, 400, "gpu: must be an integer from 0");
+    f.open_only = open && !strcmp(open, "1");
+    json_t *page = vg_store_incidents_page(h->o.reader, &f, before, (int)limit);
     size_t n = json_array_size(page);
     char *body = json_dumps(page, JSON_COMPACT | JSON_ENSURE_ASCII);
     int64_t last = n ? json_integer_value(json_object_get(json_array_get(page, n - 1), "id")) : 0;
     json_decref(page);
     struct MHD_Response *r = vg_mhd->create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
     vg_mhd->add_response_header(r, "Content-Type", "application/json");
-    if (n == (size_t)limit && last > 1) { /* a full page: the cursor to the next one */
-        char link[256];
-        snprintf(link, sizeof link, "</v1/incidents?limit=%ld&before=%lld%s%s%s>; rel=\"next\"", limit,
-                 (long long)last, node ? "&node=" : "", node ? node : "", open_only ? "&open=1" : "");
-        vg_mhd->add_response_header(r, "Link", link);
+    if (n == (size_t)limit && last > 1) { /* a full page: the cursor to the next one, with the same filters */
+        struct sbuf link = SBUF_INIT;
+        sbuf_printf(&link, "</v1/incidents?limit=%ld&before=%lld", limit, (long long)last);
+        link_arg(&link, "node", node);
+        link_arg(&link, "open", f.open_only ? "1" : NULL);
+        link_arg(&link, "kind", kind);
+        if (f.code >= 0) sbuf_printf(&link, "&code=%d", f.code);
+        link_arg(&link, "pci", pci);
+        if (f.gpu >= 0) sbuf_printf(&link, "&gpu=%d", f.gpu);
+        sbuf_puts(&link, ">; rel=\"next\"");
+        char *l = sbuf_take(&link);
+        vg_mhd->add_response_header(r, "Link", l);
+        free(l);
     }
     enum MHD_Result ok = vg_mhd->queue_response(c, 200, r);
     vg_mhd->destroy_response(r);

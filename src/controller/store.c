@@ -206,15 +206,19 @@ static json_t *incident_row(struct vg_store *st, struct vg_stmt *s)
 
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit)
 {
-    return vg_store_incidents_page(st, node, open_only, 0, limit);
+    struct vg_incident_filter f = { .node = node, .code = -1, .gpu = -1, .open_only = open_only };
+    return vg_store_incidents_page(st, &f, 0, limit);
 }
 
-json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit)
+json_t *vg_store_incidents_page(struct vg_store *st, const struct vg_incident_filter *f, int64_t before, int limit)
 {
     struct vg_stmt *s = vg_store_prep(st,
                            "SELECT " INCIDENT_COLS " FROM incidents WHERE (?1 IS NULL OR node=?1)"
-                           " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) ORDER BY id DESC LIMIT ?4",
-                           "siii", node, (int64_t)open_only, before, (int64_t)(limit > 0 ? limit : INT64_MAX));
+                           " AND (?2=0 OR open=1) AND (?3<=0 OR id<?3) AND (?5 IS NULL OR kind=?5)"
+                           " AND (?6 IS NULL OR code=?6) AND (?7 IS NULL OR pci=?7) AND (?8 IS NULL OR gpu=?8)"
+                           " ORDER BY id DESC LIMIT ?4",
+                           "siiisdsd", f->node, (int64_t)f->open_only, before,
+                           (int64_t)(limit > 0 ? limit : INT64_MAX), f->kind, f->code, f->pci, f->gpu);
     json_t *arr = json_array();
     while (s && vg_store_row(st, s)) json_array_append_new(arr, incident_row(st, s));
     vg_store_done(st, s);

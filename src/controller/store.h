@@ -186,8 +186,14 @@ int vg_store_set_seen(struct vg_store *st, const char *node, const char *state, 
 json_t *vg_store_seen(struct vg_store *st);
 /* Incidents, newest first, optionally of one node / only open ones; limit <= 0: all. */
 json_t *vg_store_incidents(struct vg_store *st, const char *node, bool open_only, int limit);
-/* One page of them: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */
-json_t *vg_store_incidents_page(struct vg_store *st, const char *node, bool open_only, int64_t before, int limit);
+/* Which incidents a read selects: each field set narrows it (NULL, -1, false: any). */
+struct vg_incident_filter {
+    const char *node, *kind, *pci;
+    int code, gpu;
+    bool open_only;
+};
+/* One page of those f selects: ids below `before` (> 0; the pagination cursor; <= 0: from the newest). */
+json_t *vg_store_incidents_page(struct vg_store *st, const struct vg_incident_filter *f, int64_t before, int limit);
 json_t *vg_store_incident(struct vg_store *st, int64_t id);
 /* Per-node summary: open incidents, worst open action, last event time. */
 json_t *vg_store_nodes(struct vg_store *st);

@@ -483,6 +483,88 @@ static void test_http_api(void **state)
     vg_auth_free(&ghost_auth);
 }
 
+/* GET url with the read token: its status; *n the array's length, or the error in err. */
+static long read_incidents(unsigned port, const char *query, const char *token, size_t *n, char *errbuf, size_t len)
+{
+    char url[256], err[256], *resp = NULL;
+    long status = 0;
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/incidents?%s", port, query);
+    assert_int_equal(vg_client_get(url, token, 5000, &status, &resp, err, sizeof err), 0);
+    json_t *j = json_loads(resp, 0, NULL);
+    *n = json_is_array(j) ? json_array_size(j) : 0;
+    snprintf(errbuf, len, "%s", json_is_object(j) ? json_string_value(json_object_get(j, "error")) : "");
+    json_decref(j);
+    free(resp);
+    return status;
+}
+
+/* /v1/incidents narrowed by kind, code, pci and gpu (with node, open and the
+ * cursor); a bad filter is a 400 naming its field. */
+static void test_http_incident_filters(void **state)
+{
+    (void)state;
+    char err[256];
+    struct vg_auth server_auth, client_auth;
+    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
+                                                                        .secret_file = write_file("secret", SECRET) },
+                                  err, sizeof err), 0);
+    client_for(&client_auth, "n2", "n2");
+    fake_reset();
+    fake_add_node("n2", NULL);
+    struct vg_nodeset *ns = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err), 0, 0);
+    assert_true(vg_nodeset_wait(ns, 5000));
+    struct vg_store *st = open_store();
+    static const char *const kinds[] = { "xid", "ecc-dbe" };
+    struct vg_ingest in = { .store = st, .window_ms = 60000, .kinds = kinds, .nkinds = 2 };
+    struct vg_http_opts ho = { .listen = "127.0.0.1:0", .read_token = "read-token-read-token", .nodes = ns };
+    struct vg_http *h = vg_http_start(&ho, &server_auth, &in, err, sizeof err);
+    assert_non_null(h);
+    unsigned port = vg_http_port(h);
+    char *resp;
+    assert_int_equal(post(port, &client_auth,
+                          "{\"node\":\"n2\",\"seq\":1,\"events\":["
+                          "{\"kind\":\"xid\",\"code\":79,\"pci\":\"0000:3b:00.0\",\"gpu\":1},"
+                          "{\"kind\":\"xid\",\"code\":48,\"pci\":\"0000:5e:00.0\",\"gpu\":2},"
+                          "{\"kind\":\"ecc-dbe\",\"pci\":\"0000:5e:00.0\",\"gpu\":2}]}",
+                          &resp),
+                     202);
+    json_t *answer = json_loads(resp, 0, NULL), *ids = json_object_get(answer, "incidents");   /* one per event */
+    free(resp);
+    char below3[96], below2[96];   /* the cursor: the two at 0000:5e:00.0, one page each */
+    snprintf(below3, sizeof below3, "pci=0000:5e:00.0&limit=1&before=%lld", (long long)json_integer_value(json_array_get(ids, 2)));
+    snprintf(below2, sizeof below2, "pci=0000:5e:00.0&limit=1&before=%lld", (long long)json_integer_value(json_array_get(ids, 1)));
+    json_decref(answer);
+    const struct { const char *query; size_t n; } ok[] = {
+        { "code=79", 1 },           { "code=13", 0 },        { "kind=ecc-dbe", 1 },
+        { "kind=xid", 2 },          { "pci=0000:5e:00.0", 2 }, { "pci=0000:5E:00.0", 0 },
+        { "gpu=2&kind=xid", 1 },    { "gpu=0", 0 },          { "node=n2&open=1&code=48&gpu=2&pci=0000:5e:00.0", 1 },
+        { below3, 1 },              { below2, 0 },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        size_t n;
+        assert_int_equal(read_incidents(port, ok[i].query, ho.read_token, &n, err, sizeof err), 200);
+        if (n != ok[i].n) fail_msg("%s: %zu incidents, expected %zu", ok[i].query, n, ok[i].n);
+    }
+    static const struct { const char *query, *error; } bad[] = {
+        { "kind=boom", "kind: not a kind the catalog knows" },
+        { "code=x79", "code: must be an integer from 0" },
+        { "code=-1", "code: must be an integer from 0" },
+        { "gpu=", "gpu: must be an integer from 0" },
+        { "pci=0000:3b:00.0%27", "pci: not a PCI address (0000:3b:00.0)" },
+        { "pci=0000:3b:00.0:00.0", "pci: not a PCI address (0000:3b:00.0)" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t n;
+        assert_int_equal(read_incidents(port, bad[i].query, ho.read_token, &n, err, sizeof err), 400);
+        assert_string_equal(err, bad[i].error);
+    }
+    vg_http_stop(h);
+    vg_nodeset_stop(ns);
+    vg_store_close(st);
+    vg_auth_free(&server_auth);
+    vg_auth_free(&client_auth);
+}
+
 /* The scheduler cannot be read: nothing is taken on a guess (503, retry),
  * and a node added to the scheduler is heard once the list is read again. */
 static void test_http_scheduler_unread(void **state)
@@ -565,6 +647,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_incident_filters, setup, teardown),
         cmocka_unit_test(test_nodeset_may_name),
     };
     /* the store's contract on PostgreSQL: the same tests (a SQLite file's
@@ -578,6 +661,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_incident_filters, setup, teardown),
     };
     int failed = cmocka_run_group_tests_name("controller", tests, NULL, NULL);
     store_on_pg = true;
