@@ -42,14 +42,14 @@ t1=$(date +%s%N)
 echo "# kernel-log line -> incident stored: $(( (t1 - t0) / 1000000 )) ms"
 is "an XID 79 line becomes one incident" "$(incidents)" 1
 is "incident fields: node, kind, code, pci, action" \
-    "$(q "select node||' '||kind||' '||code||' '||pci||' '||action from incidents")" "n7 xid 79 0000:3b:00.0 reboot"
+    "$(inc '.[] | "\(.node) \(.kind) \(.code) \(.pci) \(.action)"')" "n7 xid 79 0000:3b:00.0 reboot"
 is "it arrived over the HTTP API" \
     "$(curl -s -H "Authorization: Bearer $(cat "$T/token.read")" "http://127.0.0.1:$PORT/v1/incidents" | grep -o '"pci":"0000:3b:00.0"' | head -1)" '"pci":"0000:3b:00.0"'
 for i in 1 2 3 4; do xid 79 3b >>"$T/kmsg"; done
-wait_for 'test "$(q '\''select count from incidents'\'')" = 5'
-is "four repeats fold into the incident's count" "$(q 'select count from incidents')" 5
+wait_for 'test "$(inc ".[].count")" = 5'
+is "four repeats fold into the incident's count" "$(inc '.[].count')" 5
 is "still one incident" "$(incidents)" 1
-is "the repeats took one message, not four" "$(q 'select count(distinct seq) from messages')" 2
+is "the repeats took one message, not four" "$(api_metric vigil_store_messages_total)" 2
 check "the spool is empty after the acknowledgements" grep -qxE 'vigil-spool 2 id=[0-9a-f]{32} next=3' "$T/agent.spool"
 
 # (b) controller down → spooled → delivered once, in order
@@ -61,10 +61,9 @@ is "controller down: five messages spooled" "$(grep -c '^M ' "$T/agent.spool")" 
 check "the agent says it is unreachable" grep -q 'controller unreachable' "$T/agent.log"
 start_serve "$APORT"
 wait_for 'grep -qxE '\''vigil-spool 2 id=[0-9a-f]{32} next=8'\'' "$T/agent.spool"'
-is "controller back: all five arrived" "$(q "select count(*) from incidents where code=48")" 5
-is "in order" "$(q "select group_concat(substr(pci,6,2),',') from (select pci from incidents where code=48 order by id)")" \
-    "41,42,43,44,45"
-is "exactly once" "$(q "select count(*) from messages")" 7
+is "controller back: all five arrived" "$(incidents code=48)" 5
+is "in order" "$(inc 'sort_by(.id) | map(.pci[5:7]) | join(",")' code=48)" "41,42,43,44,45"
+is "exactly once" "$(api_metric vigil_events_stored_total)" 7
 
 # (c) SIGKILL mid-storm
 ( for b in $(seq 100 159); do xid 95 "$(printf '%02x' "$b")" >>"$T/kmsg"; sleep 0.01; done ) &
@@ -73,9 +72,9 @@ sleep 0.3
 stop_serve
 wait $STORM
 start_serve "$APORT"
-wait_for 'test "$(q "select count(*) from incidents where code=95")" = 60'
-is "kill -9 mid-storm: all 60 incidents arrived" "$(q "select count(*) from incidents where code=95")" 60
-is "none doubled" "$(q "select count(*) from incidents where code=95 and count<>1")" 0
+wait_for 'test "$(incidents code=95)" = 60'
+is "kill -9 mid-storm: all 60 incidents arrived" "$(incidents code=95)" 60
+is "none doubled" "$(inc 'map(select(.count != 1)) | length' code=95)" 0
 stop_agent
 check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/agent.log"
 
@@ -83,7 +82,7 @@ check "the agent stops cleanly on SIGTERM" grep -q 'stopping on signal 15' "$T/a
 LIVE="http://127.0.0.1:$PORT"
 start_agent --interval 0 --no-gpu-events --window 3 --json --controller "http://127.0.0.1:1,$LIVE"
 xid 61 d1 >>"$T/kmsg"
-wait_for 'test "$(q "select count(*) from incidents where code=61")" = 1'
+wait_for 'test "$(incidents code=61)" = 1'
 is "controller list, the first dead: the event reaches the live one (its API)" \
     "$(curl -s -H "Authorization: Bearer $(cat "$T/token.read")" "$LIVE/v1/incidents" | grep -o '"pci":"0000:d1:00.0"' | head -1)" \
     '"pci":"0000:d1:00.0"'
@@ -97,13 +96,13 @@ is "its last status line names the live controller" \
 : >"$T/kmsg"
 start_agent --interval 0 --no-nvml-events --window 3   # the option's former name, still read
 xid 31 c0 >>"$T/kmsg"
-wait_for 'test "$(q "select count(*) from incidents where code=31")" = 1'
+wait_for 'test "$(incidents code=31)" = 1'
 kill -STOP "$AGENT_PID"
 for b in c1 c2 c3 c4 c5 c6 c7 c8 c9 ca; do xid 31 $b; done >"$T/kmsg"
 kill -CONT "$AGENT_PID"
-wait_for 'test "$(q "select count(*) from incidents where code=31")" = 11'
+wait_for 'test "$(incidents code=31)" = 11'
 is "a log truncated and refilled past the offset: all 10 new lines read, the first too" \
-    "$(q "select count(*) from incidents where code=31 and pci<>'0000:c0:00.0'")" 10
+    "$(inc 'map(select(.pci != "0000:c0:00.0")) | length' code=31)" 10
 check "the agent says the file was rewritten" grep -q 'was truncated and rewritten' "$T/agent.log"
 stop_agent
 
@@ -116,20 +115,18 @@ if [ -r "$FAKE_NVML" ]; then
     wait_for 'grep -q '\''nvidia: watching'\'' "$T/agent.log"'
     check "the NVIDIA event watcher is up" grep -q 'nvidia: watching the nvml events of 4 GPUs' "$T/agent.log"
     printf 'gpus=4\ngpu2.ecc_dbe_volatile=1\n' >"$T/nvml-state.new" && mv "$T/nvml-state.new" "$T/nvml-state"
-    wait_for 'test "$(q "select count(*) from incidents where kind='\''ecc-dbe'\'' and gpu=2")" -ge 1'
-    is "an ECC DBE in the NVML state → an ecc-dbe incident for GPU 2" \
-        "$(q "select count(*) from incidents where kind='ecc-dbe' and gpu=2")" 1
+    wait_for 'test "$(incidents "kind=ecc-dbe&gpu=2")" -ge 1'
+    is "an ECC DBE in the NVML state → an ecc-dbe incident for GPU 2" "$(incidents "kind=ecc-dbe&gpu=2")" 1
     echo 'event=79 gpu=1' >>"$T/nvml-state.events"
-    wait_for 'test "$(q "select count(*) from incidents where kind='\''xid'\'' and code=79 and gpu=1")" = 1'
+    wait_for 'test "$(incidents "kind=xid&code=79&gpu=1")" = 1'
     is "an XID from the NVML event set is delivered" \
-        "$(q "select json_extract(event,'\$.source')||' '||pci from incidents where kind='xid' and code=79 and gpu=1")" \
-        "nvml 0000:2a:00.0"
+        "$(inc '.[] | "\(.event.source) \(.pci)"' "kind=xid&code=79&gpu=1")" "nvml 0000:2a:00.0"
     printf 'gpus=4\ngpu*.hang=nvmlDeviceGetTotalEccErrors\n' >"$T/nvml-state.new" && mv "$T/nvml-state.new" "$T/nvml-state"
-    wait_for 'test "$(q "select count(*) from incidents where kind='\''probe-hung'\''")" -ge 1'
-    is "a hung NVML call → a probe-hung incident" "$(q "select count(*) from incidents where kind='probe-hung'")" 1
+    wait_for 'test "$(incidents kind=probe-hung)" -ge 1'
+    is "a hung NVML call → a probe-hung incident" "$(incidents kind=probe-hung)" 1
     xid 43 77 >>"$T/kmsg"
-    wait_for 'test "$(q "select count(*) from incidents where code=43")" = 1'
-    is "the kernel log is still read while NVML hangs" "$(q "select count(*) from incidents where code=43")" 1
+    wait_for 'test "$(incidents code=43)" = 1'
+    is "the kernel log is still read while NVML hangs" "$(incidents code=43)" 1
     stop_agent
     unset VIGIL_NVML_LIB FAKE_NVML_STATE
 else
