@@ -23,6 +23,8 @@ sched_up n7 || { nok "scheduler (lab) up"; rm -rf "$T"; exit 1; }
 trap cleanup EXIT   # after sched_up, which sets its own
 umask 077
 node_tokens "$T" n7 >/dev/null
+secret "$T/read.token" read
+READ_TOKEN="$T/read.token"
 
 # lines N CODE → N /dev/kmsg-format XID lines (xid's format), GPU i at PCI
 # domain i/256, bus i%256
@@ -41,9 +43,10 @@ flood() {
     cat "$T/flood" >>"$T/kmsg"
     kill -CONT "$AGENT_PID"
 }
-xid79() { q "select count(*) from incidents where code=79 and pci='0000:3b:00.0'"; }
-# the most events / the most bytes the controller saw in one message
-most_events() { q "select max(n) from (select count(*) n from messages group by seq)"; }
+xid79() { incidents "code=79&pci=0000:3b:00.0"; }
+# the most events the controller stored from one message: how the agent split
+# them is seen nowhere but in the store's messages (one row per event)
+most_events() { store_sql "select max(n) from (select count(*) n from messages group by seq)"; }
 
 # (a) 15,000 lines, token auth
 : >"$T/kmsg"
@@ -53,7 +56,7 @@ start_agent --interval 0 --no-gpu-events
 flood 15000
 wait_for 'test "$(xid79)" = 1' 120
 is "token auth: an XID 79 behind 15,000 lines in one loop turn arrives" "$(xid79)" 1
-is "all 15,000 lines before it arrived too" "$(q "select count(*) from incidents where code=13")" 15000
+is "all 15,000 lines before it arrived too" "$(incidents code=13)" 15000
 most=$(most_events)
 check "no message held more than 1,000 events ($most)" test -n "$most" -a "${most:-0}" -le 1000
 check "every message went through at its first try" sh -c "! grep -q 'retry in' '$T/agent.log'"
@@ -71,7 +74,7 @@ if command -v munged >/dev/null; then
     flood 3000
     wait_for 'test "$(xid79)" = 1' 120
     is "MUNGE: an XID 79 behind 3,000 lines in one loop turn arrives" "$(xid79)" 1
-    is "all 3,000 lines before it arrived too" "$(q "select count(*) from incidents where code=13")" 3000
+    is "all 3,000 lines before it arrived too" "$(incidents code=13)" 3000
     check "every message went through at its first try" sh -c "! grep -q 'retry in' '$T/agent.log'"
     stop_agent
     stop_serve
@@ -88,11 +91,11 @@ start_agent --interval 0 --no-gpu-events --window 2
 awk 'BEGIN { for (i = 0; i < 10000; i++) print "6,1,1000,-;NVRM: Xid (PCI:0000:9b:00): 95, pid=1, name=python, test" }' \
     >"$T/chunk"
 cat "$T/chunk" >>"$T/kmsg"
-wait_for 'test "$(q "select count(*) from incidents where code=95")" = 1'
-is "the storm's first event reached the controller at once" "$(q "select count from incidents where code=95")" 1
+wait_for 'test "$(incidents code=95)" = 1'
+is "the storm's first event reached the controller at once" "$(inc '.[].count' code=95)" 1
 for i in $(seq 2 20); do cat "$T/chunk" >>"$T/kmsg"; sleep 0.15; done
-wait_for 'test "$(q "select sum(count) from incidents where code=95")" = 200000' 60
-is "200,000 XID 95 lines on one GPU: one incident" "$(q "select count(*) from incidents where code=95")" 1
-is "counting all of them" "$(q "select count from incidents where code=95")" 200000
+wait_for 'test "$(inc "map(.count) | add" code=95)" = 200000' 60
+is "200,000 XID 95 lines on one GPU: one incident" "$(incidents code=95)" 1
+is "counting all of them" "$(inc '.[].count' code=95)" 200000
 stop_agent
 done_testing

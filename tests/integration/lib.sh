@@ -120,33 +120,33 @@ xid() { # CODE BUS → one /dev/kmsg-format line (the NVRM Xid format of tests/f
 # "--cacert FILE") say which controller.
 # api_get PATH [curl options…] — the body; non-zero unless answered 200.
 api_get() {
-    _ap=$1; shift
+    _ap=$1 _at=; shift
+    read -r _at <"${API_TOKEN:-$READ_TOKEN}" 2>/dev/null
     # shellcheck disable=SC2086 # API_CURL is a list of options
-    curl -sf --max-time 30 ${API_CURL:-} -H "Authorization: Bearer $(cat "${API_TOKEN:-$READ_TOKEN}" 2>/dev/null)" \
-        "$@" "${API_URL:-http://127.0.0.1:$PORT}$_ap"
+    curl -sf --max-time 30 ${API_CURL:-} -H "Authorization: Bearer $_at" "$@" "${API_URL:-http://127.0.0.1:$PORT}$_ap"
 }
 # api_metric NAME — the value of one /metrics series (NAME as printed, labels included).
 api_metric() { api_get /metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 # incidents_json [QUERY] — every incident /v1/incidents?QUERY selects (node=,
 # open=1, kind=, code=, pci=, gpu=), following each page's Link to the last,
 # as one JSON array, newest first; non-zero (nothing printed) when a page
-# fails.
-incidents_json() {
-    _ij=$(mktemp -d "${TMPDIR:-/tmp}/vigil-inc.XXXXXX") || return 1
-    _next="/v1/incidents?limit=1000${1:+&$1}" _k=10000
+# fails.  Cheap enough for a wait_for poll when the query selects a few.
+incidents_json() { inc . "$1"; }
+# inc 'JQ FILTER' [QUERY] — jq -r FILTER over that array, e.g.
+# inc 'map(select(.count > 1)) | length' code=95; empty when a read failed.
+inc() {
+    _ij=${T:-${TMPDIR:-/tmp}}/.incidents.$$
+    _next="/v1/incidents?limit=1000${2:+&$2}" _k=10000
     while [ -n "$_next" ]; do
         _k=$((_k + 1))
-        api_get "$_next" -D "$_ij/h" >"$_ij/p$_k" || { rm -rf "$_ij"; return 1; }
-        _next=$(tr -d '\r' <"$_ij/h" | sed -n 's/^[Ll]ink: <\([^>]*\)>; rel="next"$/\1/p')
+        api_get "$_next" -D "$_ij.h" >"$_ij.p$_k" || { rm -f "$_ij".*; return 1; }
+        _next=$(sed -n 's/^[Ll]ink: <\([^>]*\)>; rel="next"\r\{0,1\}$/\1/p' "$_ij.h")
     done
-    jq -cs add "$_ij"/p*
+    jq -crs "add | ($1)" "$_ij".p*
     _rc=$?
-    rm -rf "$_ij"
+    rm -f "$_ij".*
     return $_rc
 }
-# inc 'JQ FILTER' [QUERY] — jq -r over incidents_json QUERY, e.g.
-# inc 'map(select(.count > 1)) | length' code=95; empty when the read failed.
-inc() { incidents_json "$2" | jq -r "$1"; }
 # incidents [QUERY] — how many incidents the controller has (that QUERY selects).
 incidents() { inc length "$1"; }
 # store_sql SQL [DB] — sqlite3 on the store file itself (DB, default
