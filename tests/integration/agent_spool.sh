@@ -39,7 +39,7 @@ check "serve up" test -n "$PORT"
 spool_id() { sed -n '1s/^vigil-spool 2 id=\([0-9a-f]\{32\}\) next=[0-9]*$/\1/p' "$1"; }
 # sent FIELD PCI → FIELD of the message (the agent's --json lines) that carried PCI
 sent() { jq -r --arg p "$2" "select(.events) | select(any(.events[]; .pci == \$p)) | .$1" "$T/agent.out" | tail -1; }
-by_pci() { q "select count(*) from incidents where pci='$1'"; }
+by_pci() { incidents "pci=$1"; }
 
 # (a) a deleted spool is a new spool
 start_agent --interval 0 --no-gpu-events --json
@@ -99,8 +99,8 @@ is "the XID 79 spooled amid them arrived" "$(by_pci 0000:aa:00.0)" 1
 # every message delivered: the spool compacted to its header alone (a header is written at every
 # compaction, the cap's too, so it alone says nothing)
 wait_for 'grep -qxE "vigil-spool 2 id=[0-9a-f]{32} next=[0-9]+" "$T/agent.spool" && ! grep -q "^M " "$T/agent.spool"'
-arrived=$(q "select count(*) from incidents where code=43 and node='n7'")
-told=$(curl -s -H "Authorization: Bearer $(cat "$T/read.token")" "http://127.0.0.1:$PORT/metrics" | sed -n 's/^vigil_agent_spool_dropped_events_total //p')
+arrived=$(incidents "code=43&node=n7")
+told=$(api_metric vigil_agent_spool_dropped_events_total)
 check "some XID 43s were dropped ($arrived of 120 arrived)" test "$arrived" -lt 120
 is "the controller was told of every one dropped" "$((arrived + told))" 120
 stop_agent
@@ -117,7 +117,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
         "memory-only true"
     xid 79 e7 >>"$T/kmsg"
     wait_for 'test "$(by_pci 0000:e7:00.0)" = 1'
-    is "it keeps detecting: an XID 79 is delivered from memory" "$(q "select node from incidents where pci='0000:e7:00.0'")" n8
+    is "it keeps detecting: an XID 79 is delivered from memory" "$(inc '.[].node' pci=0000:e7:00.0)" n8
     check "the agent is still running" kill -0 "$AGENT_PID"
     stop_agent
     umount "$T/ro"
@@ -134,9 +134,9 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro" 2>/dev/nu
     kill -STOP "$AGENT_PID"
     for b in 62 63 64 65 66 67 68 69 6a 6b 6c 6d 6e 6f 70 71 72 73 74 75; do xid 43 $b; done >>"$T/kmsg"
     kill -CONT "$AGENT_PID"
-    wait_for 'test "$(q "select count(*) from incidents where node='\''n9'\''")" = 21'
+    wait_for 'test "$(incidents node=n9)" = 21'
     is "disk full while running: the next 20 XIDs are still delivered" \
-        "$(q "select count(*) from incidents where node='n9' and pci<>'0000:61:00.0'")" 20
+        "$(inc 'map(select(.pci != "0000:61:00.0")) | length' node=n9)" 20
     check "with a loud warning" grep -q 'SPOOL NOT WRITABLE.*rw/agent.spool.*No space left' "$T/agent.log"
     is "and a status line" "$(jq -r 'select(.status.event == "spool-memory-only") | .status.spool' "$T/agent.out")" \
         "memory-only"
