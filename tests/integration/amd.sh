@@ -93,19 +93,21 @@ fi
 sched_up n7 || { nok "a scheduler listing n7"; done_testing; }
 trap 'lab_down; rm -rf "$T"' EXIT
 node_tokens "$T" n7 >/dev/null
+secret "$T/read.token" read
+READ_TOKEN="$T/read.token"
 : >"$T/kmsg"
 printf 'gpus=4\n' >"$T/amd"
 start_serve 0
 export VIGIL_AMDSMI_LIB="$FAKE_AMDSMI" FAKE_AMDSMI_STATE="$T/amd"
 start_agent --interval 0.2 --window 0.5
 printf 'gpus=4\ngpu1.ue.umc=1\n' >"$T/amd.new" && mv "$T/amd.new" "$T/amd"
-wait_for 'test "$(q "select count(*) from incidents where kind='\''amd-ras-ue'\''")" -ge 1'
+wait_for 'test "$(incidents kind=amd-ras-ue)" -ge 1'
 sleep 2   # proving that nothing comes: ten reads of the same count, four fold windows
 is "a UE count with no log line: one incident, not one per read" \
-    "$(q "select count(*) || ' ' || sum(count) || ' ' || min(pci) from incidents where kind='amd-ras-ue'")" "1 1 0000:1c:00.0"
+    "$(inc '"\(length) \(map(.count) | add) \(map(.pci) | min)"' kind=amd-ras-ue)" "1 1 0000:1c:00.0"
 printf 'gpus=4\ngpu1.ue.umc=2\n' >"$T/amd.new" && mv "$T/amd.new" "$T/amd"
-wait_for 'test "$(q "select sum(count) from incidents where kind='\''amd-ras-ue'\''")" -ge 2'
-is "… the count rises: the fault again" "$(q "select sum(count) from incidents where kind='amd-ras-ue'")" 2
+wait_for 'test "$(inc "map(.count) | add" kind=amd-ras-ue)" -ge 2'
+is "… the count rises: the fault again" "$(inc 'map(.count) | add' kind=amd-ras-ue)" 2
 stop_agent
 stop_serve
 unset VIGIL_AMDSMI_LIB FAKE_AMDSMI_STATE
