@@ -56,6 +56,7 @@ mpost() { # node path body → HTTP status, as node's agent posts with MUNGE (th
 umask 077
 node_tokens "$T" 'n[1-4],bench[0-99],ghost1' >/dev/null
 secret "$T/read.token" read
+API_TOKEN="$T/read.token"   # lib.sh's reads (incidents) of start_serve's controller
 secret "$T/shared.token" shared
 umask 022
 
@@ -69,7 +70,7 @@ is "n1's credential with a heartbeat naming n2: 403" "$(mpost n1 /v1/heartbeat '
 is "an event for ghost1: 403" "$(mpost ghost1 /v1/events "$(msg ghost1 1)")" 403
 is "the refusals counted as identity" "$(metric 'vigil_rejected_total{reason="identity"}')" 4
 is "the heartbeat table holds n1 alone" "$(metric vigil_heartbeat_nodes)" 1
-check "ghost1 never reached the store" test "$(sqlite3 "$T/m.db" "select count(*) from incidents where node='ghost1'")" = 0
+check "ghost1 never reached the store" test "$(incidents node=ghost1)" = 0
 check "the log names why" grep -q "'ghost1' is not a node the scheduler lists" "$T/serve.log"
 
 # 2. Stalled uploads: 8 from one address announcing 4 MiB, no credential
