@@ -44,6 +44,7 @@ SERVE_PID=$!
 wait_for 'test -s "$T/port"'
 URL="https://127.0.0.1:$(cat "$T/port")"
 RH="Authorization: Bearer $(cat "$T/read.token")"
+API_URL=$URL API_TOKEN=$T/read.token API_CURL="--cacert $T/ca.pem"   # lib.sh's reads
 is "curl --cacert: /healthz over HTTPS" "$(curl -s --cacert "$T/ca.pem" "$URL/healthz")" ok
 curl -s -o /dev/null "$URL/healthz"
 is "without the CA: curl refuses the certificate (exit 60)" "$?" 60
@@ -68,8 +69,8 @@ check "/?token= sets a Secure, HttpOnly, SameSite=Strict cookie" \
 AGENT_PID=$!
 wait_for 'grep -q "agent: node n7" "$T/agent.log"'
 xid 79 3b >>"$T/kmsg"
-wait_for 'test "$(sqlite3 "$T/db" "select count(*) from incidents where node='\''n7'\''")" = 1'
-is "an agent given --ca delivers its XID 79 over HTTPS" "$(sqlite3 "$T/db" "select count(*) from incidents where node='n7'")" 1
+wait_for 'test "$(incidents node=n7)" = 1'
+is "an agent given --ca delivers its XID 79 over HTTPS" "$(incidents node=n7)" 1
 kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
 "$VIGIL" agent --node n7 --kmsg "$T/kmsg" --controller "$URL" --auth token --token-file "$T/n7.token" \
     --spool "$T/b.spool" --interval 0 --no-nvml-events --heartbeat 0 --audit-every 0 --retry-max 0.2 2>"$T/agent2.log" &
@@ -79,7 +80,7 @@ xid 79 5e >>"$T/kmsg"
 wait_for 'grep -q "controller unreachable" "$T/agent2.log"'
 check "without --ca the agent refuses the certificate, says so" grep -q 'controller unreachable.*certificate' "$T/agent2.log"
 check "… and keeps the message spooled" grep -q '^M .*0000:5e:00.0' "$T/b.spool"
-is "… nothing of it reached the controller" "$(sqlite3 "$T/db" "select count(*) from incidents where pci='0000:5e:00.0'")" 0
+is "… nothing of it reached the controller" "$(incidents pci=0000:5e:00.0)" 0
 kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=
 
 # the read clients
