@@ -101,7 +101,7 @@ is "markup is text: kept" "$(status /v1/inventory "$T/inv.json")" 200
 check "audit fleet --format markdown: the markup shown, never emitted" \
     sh -c "grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' '$T/fleet.md' && ! grep -q '<script>\|<b>' '$T/fleet.md'"
 # a report an older controller kept before these checks: shown escaped on the terminal
-sqlite3 "$T/a.db" "UPDATE audits SET report = replace(report, '\"name\":\"os\"', '\"name\":\"os\\u001b]0;owned\\u0007\"') WHERE node = 'n1'"
+store_sql "UPDATE audits SET report = replace(report, '\"name\":\"os\"', '\"name\":\"os\\u001b]0;owned\\u0007\"') WHERE node = 'n1'" "$T/a.db"
 "$VIGIL" audit fleet --controller "$URL" --read-token-file "$T/read.token" --fail-on none >"$T/fleet.txt" 2>&1
 check "audit fleet: a stored escape sequence reaches the terminal as text, never as bytes" \
     sh -c "grep -q 'os\\\\e]0;owned\\\\x07' '$T/fleet.txt' && ! grep -q \"\$(printf '\\033')\" '$T/fleet.txt'"
@@ -157,8 +157,8 @@ is "300 passes for n3: every one recorded" "$(echo "$o4" | grep -o 'answered_2xx
 mib=$(( $(cat "$T/a.db" "$T/a.db-wal" | wc -c) / 1048576 ))
 echo "# store after the flood: $mib MiB"
 check "the store stays small: the latest report per node, 100 passes per node ($mib MiB)" test "$mib" -lt 32
-is "n3 keeps its newest 100 passes" "$(sqlite3 "$T/a.db" "select count(*) from burnin where node = 'n3'")" 100
-is "one report per node the scheduler lists" "$(sqlite3 "$T/a.db" "select group_concat(node, ' ') from audits")" "n1 n2 n3 n4 n5"
+is "n3 keeps its newest 100 passes" "$(get "$URL/v1/burnin?node=n3&days=3650" | jq '.nodes[0].runs')" 100
+is "one report per node the scheduler lists" "$(get "$URL/v1/audit?raw=1&limit=1000" | jq -r '[.[].node] | join(" ")')" "n1 n2 n3 n4 n5"
 
 # --- reads: paged, answered ----------------------------------------------------
 get -D "$T/h1" "$URL/v1/audit?raw=1&limit=2" >"$T/raw1.json"
