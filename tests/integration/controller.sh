@@ -115,7 +115,7 @@ post_xid n4 79 >/dev/null
 wait_for 10 is_down n4
 kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
 scontrol update NodeName=n4 State=RESUME
-sqlite3 "$W/incidents.db" "update incidents set state='open'; delete from steps where step!='detected';"
+store_sql "update incidents set state='open'; delete from steps where step!='detected';" "$W/incidents.db"
 start_serve "breaker = 100% / 600s"
 check "restarted controller finishes the pending incident" wait_for 10 is_down n4
 

@@ -145,7 +145,7 @@ stop_serve
 # ---- 7. pages corrupted under the running controller: refused, ALERT, /healthz
 serve "$W/e.db" "$W/e.log" "breaker = 100% / 600s" --dry-run
 for n in n1 n2 n3 n4 n1 n2 n3 n4; do post_xid $n >/dev/null; done
-sqlite3 "$W/e.db" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
+store_sql "PRAGMA wal_checkpoint(TRUNCATE);" "$W/e.db" >/dev/null
 size=$(stat -c %s "$W/e.db")
 head -c $((size - 4096)) /dev/urandom | dd of="$W/e.db" bs=4096 seek=1 conv=notrunc status=none
 code=$(post_xid n2)
