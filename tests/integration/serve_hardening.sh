@@ -116,6 +116,10 @@ check "a full page carries the cursor to the next ($next)" test -n "$next"
 get "$next" >"$T/p2"
 check "the next page continues below the first" \
     test "$(jq '.[0].id' "$T/p2")" -lt "$(jq '.[-1].id' "$T/p1")"
+get '/v1/incidents?limit=1&kind=xid&code=79&open=1' -D "$T/h3" >/dev/null
+is "a filtered page's cursor keeps its filters" \
+    "$(sed -n 's/^Link: <\(.*\)>; rel="next".*/\1/p' "$T/h3" | tr -d '\r' | sed 's/before=[0-9]*/before=ID/')" \
+    "/v1/incidents?limit=1&before=ID&open=1&kind=xid&code=79"
 curl -s -D "$T/dh" -o /dev/null "$URL/?token=$(cat "$T/read.token")"
 check "/?token= sets an HttpOnly, SameSite=Strict cookie" grep -qi '^Set-Cookie: vigil_read=.*HttpOnly; SameSite=Strict' "$T/dh"
 cookie=$(sed -n 's/^Set-Cookie: \(vigil_read=[^;]*\);.*/\1/p' "$T/dh")
