@@ -386,6 +386,16 @@ static void client_for(struct vg_auth *a, const char *node, const char *as)
                                                              .token_file = write_file(name, tok) }, err, sizeof err), 0);
 }
 
+/* The server's token auth on the cluster secret, and n2's agent speaking for itself. */
+static void token_auths(struct vg_auth *server, struct vg_auth *n2)
+{
+    char err[256];
+    assert_int_equal(vg_auth_init(server, &(struct vg_auth_conf){ .mode = "token",
+                                                                  .secret_file = write_file("secret", SECRET) },
+                                  err, sizeof err), 0);
+    client_for(n2, "n2", "n2");
+}
+
 static long post(unsigned port, struct vg_auth *a, const char *json, char **resp)
 {
     char url[128], err[256];
@@ -402,10 +412,7 @@ static void test_http_api(void **state)
     (void)state;
     char err[256], url[128];
     struct vg_auth server_auth, client_auth, bad_auth, thief_auth, ghost_auth;
-    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
-                                                                        .secret_file = write_file("secret", SECRET) },
-                                  err, sizeof err), 0);
-    client_for(&client_auth, "n2", "n2");
+    token_auths(&server_auth, &client_auth);
     memcpy(&bad_auth, &client_auth, sizeof bad_auth);
     strcpy(bad_auth.token, "not-the-right-token");
     client_for(&thief_auth, "n1", "n1");   /* n1's own credential, sending n2's message */
@@ -505,10 +512,7 @@ static void test_http_incident_filters(void **state)
     (void)state;
     char err[256];
     struct vg_auth server_auth, client_auth;
-    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
-                                                                        .secret_file = write_file("secret", SECRET) },
-                                  err, sizeof err), 0);
-    client_for(&client_auth, "n2", "n2");
+    token_auths(&server_auth, &client_auth);
     fake_reset();
     fake_add_node("n2", NULL);
     struct vg_nodeset *ns = vg_nodeset_start(vg_orch_open_ops(&fake_orch_ops, NULL, err, sizeof err), 0, 0);
@@ -572,10 +576,7 @@ static void test_http_scheduler_unread(void **state)
     (void)state;
     char err[256];
     struct vg_auth server_auth, client_auth;
-    assert_int_equal(vg_auth_init(&server_auth, &(struct vg_auth_conf){ .mode = "token",
-                                                                        .secret_file = write_file("secret", SECRET) },
-                                  err, sizeof err), 0);
-    client_for(&client_auth, "n2", "n2");
+    token_auths(&server_auth, &client_auth);
     fake_reset();
     fake.down = true;
     fake_add_node("n2", NULL);
