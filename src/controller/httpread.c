@@ -40,11 +40,11 @@ static const char *arg(struct MHD_Connection *c, const char *name)
     return vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
-/* A filter's integer argument (code, gpu): absent -1, else 0 to max; false when it is not one. */
-static bool filter_int(const char *v, long max, int *out)
+/* A filter's integer argument (code, gpu): absent -1, else 0 or more; false when it is not one. */
+static bool filter_int(const char *v, int *out)
 {
     long n = -1;
-    if (v && (!vg_parse_long(v, &n) || n < 0 || n > max)) return false;
+    if (v && (!vg_parse_long(v, &n) || n < 0 || n > INT32_MAX)) return false;
     *out = (int)n;
     return true;
 }
@@ -94,9 +94,9 @@ static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
     if (node && !vg_ingest_node_ok(node)) return vg_http_error(c, 400, "node: not a node name");
     if (open && strcmp(open, "0") && strcmp(open, "1")) return vg_http_error(c, 400, "open: must be 0 or 1");
     if (kind && !kind_ok(h->ingest, kind)) return vg_http_error(c, 400, "kind: not a kind the catalog knows");
-    if (!filter_int(code, INT32_MAX, &f.code)) return vg_http_error(c, 400, "code: must be an integer from 0");
+    if (!filter_int(code, &f.code)) return vg_http_error(c, 400, "code: must be an integer from 0");
     if (pci && !pci_ok(pci)) return vg_http_error(c, 400, "pci: not a PCI address (0000:3b:00.0)");
-    if (!filter_int(gpu, INT32_MAX, &f.gpu)) return vg_http_error(c, 400, "gpu: must be an integer from 0");
+    if (!filter_int(gpu, &f.gpu)) return vg_http_error(c, 400, "gpu: must be an integer from 0");
     f.open_only = open && !strcmp(open, "1");
     json_t *page = vg_store_incidents_page(h->o.reader, &f, before, (int)limit);
     size_t n = json_array_size(page);
