@@ -87,6 +87,10 @@ build/vigil-gpu: src/burnin/cuda/vigil-gpu.cu
 build/tests/httpload: tests/tools/httpload.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lmunge -lgnutls -lpthread
+# The unix-socket forwarder that cuts a controller's database connection silently.
+build/tests/sockcut: tests/tools/sockcut.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $<
 
 
 # The Kubernetes API test double (tests/k8s/): kubectl and vigil's k8s backend run against it.
@@ -103,7 +107,7 @@ build/tests/redfish: tests/redfish/redfish.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -ljansson -lmicrohttpd -lpthread
 
 unit: $(UNIT_BIN) $(FAKE_LIBS) build/vigil build/vigil-san build/tests/kapi build/tests/redfish
-integration: build/vigil build/vigil-san $(FAKE_LIBS) build/tests/kapi build/tests/redfish build/tests/httpload
+integration: build/vigil build/vigil-san $(FAKE_LIBS) build/tests/kapi build/tests/redfish build/tests/httpload build/tests/sockcut
 
 # check, bench and demo install the Debian packages they need first (as root).
 check:

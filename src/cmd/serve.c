@@ -343,12 +343,12 @@ static unsigned raise_nofile(unsigned want)
  * and resume at the next start). */
 static void *stop_watchdog(void *arg)
 {
-    (void)arg;
+    const bool *lost = arg;
     struct timespec ts = { .tv_sec = SERVE_STOP_BOUND_S };
     while (nanosleep(&ts, &ts)) {}
     vg_err("serve: not stopped within %d s of the signal; exiting (queued incidents resume at the next start)",
            SERVE_STOP_BOUND_S);
-    _exit(0);
+    _exit(__atomic_load_n(lost, __ATOMIC_ACQUIRE) ? VG_EXIT_LOST_LEASE : 0);
     return NULL;
 }
 
@@ -615,7 +615,7 @@ int cmd_serve(int argc, char **argv)
         sigwait(&set, &sig);
         vg_info("serve: stopping on signal %d", sig);
         pthread_t wd;
-        if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
+        if (pthread_create(&wd, NULL, stop_watchdog, &sv.lost) == 0) pthread_detach(wd);
         vg_election_stop(sv.election);   /* no more elections: nothing starts acting now */
         vg_heartbeats_stop(sv.hb);   /* before the intake stops: it submits */
         sv.hb = NULL;

@@ -137,6 +137,9 @@ struct vg_election *vg_election_start(const struct vg_election_opts *o, char *er
         free(e);
         return NULL;
     }
+    /* a renewal unanswered past the trust window is given up: the leader
+     * learns it lost its lease even when the database went silent */
+    vg_store_set_deadline(e->db, e->o.lease_ms - e->o.margin_ms);
     char host[64] = "?";
     unsigned char r[4] = { 0 };
     gethostname(host, sizeof host - 1);

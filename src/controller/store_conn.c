@@ -50,6 +50,11 @@ void vg_store_close(struct vg_store *st)
     free(st);
 }
 
+void vg_store_set_deadline(struct vg_store *st, int ms)
+{
+    if (st->drv->deadline) st->drv->deadline(st, ms);
+}
+
 void vg_store_fail(struct vg_store *st, const char *why, bool corrupt)
 {
     snprintf(st->err, sizeof st->err, "%s", why && *why ? why : "unknown error");

@@ -42,6 +42,9 @@ struct vg_store_driver {
     /* Starts a write transaction: one writer at a time on the database. */
     int (*begin)(struct vg_store *st);
     int64_t (*bytes)(struct vg_store *st);
+    /* How long a request may go unanswered before the connection is dropped
+     * (NULL: the engine has no such wait). */
+    void (*deadline)(struct vg_store *st, int ms);
 };
 
 extern const struct vg_store_driver vg_store_sqlite, vg_store_pg;
@@ -71,6 +74,9 @@ void vg_store_done(struct vg_store *st, struct vg_stmt *s);
 /* Runs a statement that returns no rows and ends its use; 0, or -1 with the
  * reason noted. */
 int vg_store_run(struct vg_store *st, struct vg_stmt *s);
+/* A request of this connection unanswered for ms is given up and the
+ * connection dropped (PostgreSQL; made again at the next statement). */
+void vg_store_set_deadline(struct vg_store *st, int ms);
 /* Notes why the last call failed (corrupt: the database is); the store's
  * watch hears of a corrupt one. */
 void vg_store_fail(struct vg_store *st, const char *why, bool corrupt);

@@ -5,14 +5,22 @@
  * SQLite); a connection lost outside a transaction is made again at the next
  * statement, one lost inside fails every statement until the rollback (the
  * caller answers 503 and the agent sends again: nothing acknowledged is
- * lost).  TCP keepalives and timeouts are on unless the target sets them.
- * See store_int.h for the driver's contract. */
+ * lost).  Every request has a deadline (PG_DEADLINE_MS, or the connection's
+ * own: vg_store_set_deadline); one unanswered by then drops the connection,
+ * whether the server hangs or the network between went silent.  The server
+ * ends a session of ours left idle inside a transaction for PG_IDLE_TX_MS (a
+ * controller frozen or cut off while holding the writers' lock), so the other
+ * controllers' writes go on.  TCP keepalives and timeouts are on unless the
+ * target sets them.  See store_int.h for the driver's contract. */
 #include "controller/store_int.h"
 #include "util/pqso.h"
 #include "util/sbuf.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +30,16 @@
 #define TEXT_OID 25
 #define MAX_PARAMS 16
 #define WRITERS_LOCK "764201"   /* the advisory lock of the store's writers */
+#define PG_DEADLINE_MS 10000    /* a request unanswered this long: the connection is dropped */
+#define PG_IDLE_TX_MS "5000"    /* the server ends a session of ours idle this long in a transaction */
 
 struct pg {
     const struct vg_pq *pq;
-    PGconn *c;
+    PGconn *c;          /* NULL: dropped, made again at the next statement */
+    char *target;
+    bool reader;
+    int deadline_ms;
+    bool late;          /* the last request's deadline passed */
     pthread_mutex_t mu;
     struct { const char *sql; char fmt[MAX_PARAMS + 1]; } *prepared;   /* statement "sN" is prepared[N] */
     size_t nprepared;
@@ -94,42 +108,138 @@ static void note_text(struct vg_store *st, const char *msg)
     vg_store_fail(st, line, false);
 }
 
-static int connect_to(struct pg *p, const char *target, char *err, size_t errlen)
+static PGresult *await(struct pg *p, int sent);
+
+static bool ok_result(const struct vg_pq *pq, PGresult *r)
 {
-    /* ours first: what the target says overrides them */
-    const char *keys[] = { "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                           "keepalives_count", "tcp_user_timeout", "application_name", "dbname", NULL };
-    const char *vals[] = { "5", "1", "5", "2", "3", "10000", "vigil", target, NULL };
-    p->c = p->pq->connectdbParams(keys, vals, 1);
-    if (!p->c || p->pq->status(p->c) != CONNECTION_OK) {
-        snprintf(err, errlen, "PostgreSQL: %s", p->c ? p->pq->errorMessage(p->c) : "out of memory");
-        err[strcspn(err, "\n")] = 0;
-        return -1;
-    }
-    p->pq->setNoticeProcessor(p->c, quiet, NULL);
-    return 0;
+    ExecStatusType s = r ? pq->resultStatus(r) : PGRES_FATAL_ERROR;
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+/* Why the last request failed (r: its result, or NULL), libpq's words. */
+static const char *why(const struct pg *p, PGresult *r)
+{
+    if (r) return p->pq->resultErrorMessage(r);
+    if (p->late) return "PostgreSQL did not answer in time: connection dropped";
+    return p->c ? p->pq->errorMessage(p->c) : "no connection to PostgreSQL";
 }
 
 static int run_plain(struct pg *p, const char *sql, char *err, size_t errlen)
 {
-    PGresult *r = p->pq->exec(p->c, sql);
-    ExecStatusType s = r ? p->pq->resultStatus(r) : PGRES_FATAL_ERROR;
-    int rc = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? 0 : -1;
+    PGresult *r = await(p, p->pq->sendQuery(p->c, sql));
+    int rc = ok_result(p->pq, r) ? 0 : -1;
     if (rc) {
-        snprintf(err, errlen, "PostgreSQL: %s", r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
+        snprintf(err, errlen, "PostgreSQL: %s", why(p, r));
         err[strcspn(err, "\n")] = 0;
     }
     p->pq->clear(r);
     return rc;
 }
 
+/* A connection to the target, with the session's settings; 0, or -1 (err
+ * set, p->c NULL). */
+static int connect_to(struct pg *p, char *err, size_t errlen)
+{
+    /* ours first: what the target says overrides them; connecting within
+     * the deadline where libpq allows (its least is 2 s) */
+    char timeout[16];
+    snprintf(timeout, sizeof timeout, "%d", p->deadline_ms / 2000 > 2 ? p->deadline_ms / 2000 : 2);
+    const char *keys[] = { "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                           "keepalives_count", "tcp_user_timeout", "application_name", "dbname", NULL };
+    const char *vals[] = { timeout, "1", "5", "2", "3", "10000", "vigil", p->target, NULL };
+    p->c = p->pq->connectdbParams(keys, vals, 1);
+    if (!p->c || p->pq->status(p->c) != CONNECTION_OK) {
+        snprintf(err, errlen, "PostgreSQL: %s", p->c ? p->pq->errorMessage(p->c) : "out of memory");
+        err[strcspn(err, "\n")] = 0;
+        if (p->c) p->pq->finish(p->c);
+        p->c = NULL;
+        return -1;
+    }
+    p->pq->setNoticeProcessor(p->c, quiet, NULL);
+    if (run_plain(p, p->reader ? "SET idle_in_transaction_session_timeout = " PG_IDLE_TX_MS ";"
+                                 "SET default_transaction_read_only = on"
+                               : "SET idle_in_transaction_session_timeout = " PG_IDLE_TX_MS,
+                  err, errlen)) {
+        if (p->c) p->pq->finish(p->c);
+        p->c = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The connection closed (its prepared statements go with it); inside a
+ * transaction, every statement fails until the rollback. */
+static void drop(struct pg *p)
+{
+    if (p->c) p->pq->finish(p->c);
+    p->c = NULL;
+    p->nprepared = 0;
+    if (p->tx) p->broken = true;
+}
+
+/* The results of the request just sent (sent: what its PQsend* call
+ * answered): the last, or the first that failed; NULL when it could not be
+ * sent or its deadline passed (the connection is then dropped). */
+static PGresult *await(struct pg *p, int sent)
+{
+    p->late = false;
+    if (!sent) return NULL;
+    int64_t until = vg_mono_ms() + p->deadline_ms;
+    PGresult *keep = NULL, *r;
+    for (;;) {
+        while (p->pq->isBusy(p->c)) {
+            int64_t left = until - vg_mono_ms();
+            struct pollfd pfd = { .fd = p->pq->socket(p->c), .events = POLLIN };
+            int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) {
+                p->pq->clear(keep);
+                drop(p);
+                p->late = true;
+                return NULL;
+            }
+            if (n < 0 || !p->pq->consumeInput(p->c)) break;   /* the connection failed: its error result comes */
+        }
+        if (!(r = p->pq->getResult(p->c))) break;
+        if (!keep || ok_result(p->pq, keep)) {
+            p->pq->clear(keep);
+            keep = r;
+        } else {
+            p->pq->clear(r);
+        }
+    }
+    return keep;
+}
+
+/* A connection to send on: the one there is, or a new one outside a
+ * transaction (one dropped inside it fails the transaction). */
+static bool ready(struct vg_store *st)
+{
+    struct pg *p = st->h;
+    if (p->c) return true;
+    char err[256];
+    if (p->tx) {
+        p->broken = true;
+        vg_store_fail(st, "the connection to PostgreSQL was lost in the transaction", false);
+        return false;
+    }
+    if (connect_to(p, err, sizeof err)) {
+        vg_store_fail(st, err, false);
+        return false;
+    }
+    return true;
+}
+
 static int pg_open(struct vg_store *st, const char *target, bool reader, char *err, size_t errlen)
 {
     struct pg *p = vg_xcalloc(1, sizeof *p);
     p->pq = vg_pq_load(err, errlen);
-    if (!p->pq || connect_to(p, target, err, errlen) ||
-        run_plain(p, reader ? "SET default_transaction_read_only = on" : schema, err, errlen)) {
+    p->target = vg_xstrdup(target);
+    p->reader = reader;
+    p->deadline_ms = PG_DEADLINE_MS;
+    if (!p->pq || connect_to(p, err, errlen) || (!reader && run_plain(p, schema, err, errlen))) {
         if (p->c) p->pq->finish(p->c);
+        free(p->target);
         free(p);
         return -1;
     }
@@ -138,12 +248,21 @@ static int pg_open(struct vg_store *st, const char *target, bool reader, char *e
     return 0;
 }
 
+static void pg_deadline(struct vg_store *st, int ms)
+{
+    struct pg *p = st->h;
+    pthread_mutex_lock(&p->mu);
+    p->deadline_ms = ms;
+    pthread_mutex_unlock(&p->mu);
+}
+
 static void pg_close(struct vg_store *st)
 {
     struct pg *p = st->h;
-    p->pq->finish(p->c);
+    if (p->c) p->pq->finish(p->c);
     pthread_mutex_destroy(&p->mu);
     free(p->prepared);
+    free(p->target);
     free(p);
 }
 
@@ -166,30 +285,17 @@ static char *dollars(const char *sql)
     return sbuf_take(&b);
 }
 
-/* Whether a failure (r: its result, or NULL) is the connection's: lost, or
- * the server shutting down or starting (SQLSTATE classes 08 and 57P); made
- * again when that is safe (outside a transaction: its prepared statements
- * go with it). */
+/* Whether a failure (r: its result, or NULL) is the connection's: lost, late,
+ * or the server shutting down or starting (SQLSTATE classes 08 and 57P); the
+ * connection is then dropped, to be made again at the next statement outside
+ * a transaction. */
 static bool lost(struct pg *p, const PGresult *r)
 {
     const char *state = r ? p->pq->resultErrorField((PGresult *)r, PG_DIAG_SQLSTATE) : NULL;
-    bool trouble = !r || p->pq->status(p->c) != CONNECTION_OK || !state || !strncmp(state, "08", 2) ||
+    bool trouble = !r || !p->c || p->pq->status(p->c) != CONNECTION_OK || !state || !strncmp(state, "08", 2) ||
                    !strncmp(state, "57P", 3);
-    if (!trouble) return false;
-    if (p->tx) {
-        p->broken = true;
-        return true;
-    }
-    p->pq->reset(p->c);
-    p->nprepared = 0;
-    if (p->pq->status(p->c) == CONNECTION_OK) p->pq->setNoticeProcessor(p->c, quiet, NULL);
-    return true;
-}
-
-static bool ok_result(const struct vg_pq *pq, PGresult *r)
-{
-    ExecStatusType s = r ? pq->resultStatus(r) : PGRES_FATAL_ERROR;
-    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+    if (trouble) drop(p);
+    return trouble;
 }
 
 /* The statement's name, prepared on this connection if it was not; -1
@@ -204,10 +310,10 @@ static int prepared(struct vg_store *st, const char *sql, const char *fmt)
     for (int i = 0; i < n; i++) types[i] = fmt[i] == 's' ? TEXT_OID : INT8_OID;
     char name[24], *text = dollars(sql);
     snprintf(name, sizeof name, "s%zu", p->nprepared);
-    PGresult *r = p->pq->prepare(p->c, name, text, n, types);
+    PGresult *r = await(p, p->pq->sendPrepare(p->c, name, text, n, types));
     free(text);
     if (!ok_result(p->pq, r)) {
-        note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
+        note_text(st, why(p, r));
         int rc = lost(p, r) ? -2 : -1;
         p->pq->clear(r);
         return rc;
@@ -249,16 +355,17 @@ static struct vg_stmt *pg_prep(struct vg_store *st, const char *sql, const char 
             vg_store_fail(st, "the connection to PostgreSQL was lost in the transaction", false);
             return NULL;
         }
+        if (!ready(st)) break;
         int k = prepared(st, sql, fmt);
         if (k == -1) break;
-        bool again = !p->broken;
+        bool again = !p->broken && !p->late;   /* a deadline is the request's whole time */
         if (k >= 0) {
             char name[24];
             snprintf(name, sizeof name, "s%d", k);
-            r = p->pq->execPrepared(p->c, name, n, vals, NULL, NULL, 0);
+            r = await(p, p->pq->sendQueryPrepared(p->c, name, n, vals, NULL, NULL, 0));
             if (ok_result(p->pq, r)) break;
-            note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
-            again = lost(p, r) && !p->broken;
+            note_text(st, why(p, r));
+            again = lost(p, r) && !p->broken && !p->late;
         }
         if (r) p->pq->clear(r);
         r = NULL;
@@ -323,13 +430,13 @@ static int pg_exec(struct vg_store *st, const char *sql)
         vg_store_fail(st, "the connection to PostgreSQL was lost in the transaction", false);
         return -1;
     }
-    PGresult *r = p->pq->exec(p->c, sql);
-    if (!ok_result(p->pq, r) && !p->tx && lost(p, r)) {   /* made again outside a transaction: once more */
+    PGresult *r = ready(st) ? await(p, p->pq->sendQuery(p->c, sql)) : NULL;
+    if (!ok_result(p->pq, r) && !p->tx && !p->late && lost(p, r) && ready(st)) {   /* made again: once more */
         p->pq->clear(r);
-        r = p->pq->exec(p->c, sql);
+        r = await(p, p->pq->sendQuery(p->c, sql));
     }
     if (ok_result(p->pq, r)) rc = 0;
-    if (rc) note_text(st, r ? p->pq->resultErrorMessage(r) : p->pq->errorMessage(p->c));
+    if (rc) note_text(st, why(p, r));
     /* COMMIT of a transaction a statement failed in answers ROLLBACK, no error */
     if (!rc && !strcmp(sql, "COMMIT") && !strcmp(p->pq->cmdStatus(r), "ROLLBACK")) {
         vg_store_fail(st, "the transaction was rolled back", false);
@@ -363,5 +470,5 @@ static int64_t pg_bytes(struct vg_store *st)
 const struct vg_store_driver vg_store_pg = {
     .name = "postgresql", .claims = pg_claims, .open = pg_open, .close = pg_close, .prep = pg_prep,
     .step = pg_step, .col_int = pg_int, .col_text = pg_text, .col_null = pg_null, .done = pg_done,
-    .exec = pg_exec, .in_tx = pg_in_tx, .begin = pg_begin, .bytes = pg_bytes,
+    .exec = pg_exec, .in_tx = pg_in_tx, .begin = pg_begin, .bytes = pg_bytes, .deadline = pg_deadline,
 };

@@ -11,11 +11,7 @@ struct vg_pq {
     ConnStatusType (*status)(const PGconn *);
     char *(*errorMessage)(const PGconn *);
     void (*finish)(PGconn *);
-    void (*reset)(PGconn *);
-    PGresult *(*prepare)(PGconn *, const char *name, const char *query, int nparams, const Oid *types);
-    PGresult *(*execPrepared)(PGconn *, const char *name, int nparams, const char *const *values,
-                              const int *lengths, const int *formats, int result_format);
-    PGresult *(*exec)(PGconn *, const char *query);
+    PGresult *(*exec)(PGconn *, const char *query);   /* the tests' set-up */
     ExecStatusType (*resultStatus)(const PGresult *);
     char *(*resultErrorMessage)(const PGresult *);
     char *(*resultErrorField)(const PGresult *, int fieldcode);
@@ -26,6 +22,15 @@ struct vg_pq {
     int (*getisnull)(const PGresult *, int row, int col);
     PGTransactionStatusType (*transactionStatus)(const PGconn *);
     PQnoticeProcessor (*setNoticeProcessor)(PGconn *, PQnoticeProcessor, void *);
+    /* a request is sent, then its results awaited with a deadline */
+    int (*sendQuery)(PGconn *, const char *query);
+    int (*sendPrepare)(PGconn *, const char *name, const char *query, int nparams, const Oid *types);
+    int (*sendQueryPrepared)(PGconn *, const char *name, int nparams, const char *const *values,
+                             const int *lengths, const int *formats, int result_format);
+    PGresult *(*getResult)(PGconn *);
+    int (*consumeInput)(PGconn *);
+    int (*isBusy)(PGconn *);
+    int (*socket)(const PGconn *);
 };
 
 /* libpq's functions, loaded once (thread-safe); NULL with err set when

@@ -7,7 +7,10 @@
 # incident done twice or dropped.  A leader frozen (SIGSTOP) past its lease
 # and resumed does not act (fenced) and exits 3.  The lease row edited by
 # hand: one leader still.  PostgreSQL restarted under a stream of events:
-# every acknowledged event is in the store.
+# every acknowledged event is in the store.  The leader's own connections to
+# the database go silent just after it took the writers' lock (the others
+# keep theirs): it gives up, stops leading and exits 3; the server ends its
+# open transaction, so the next leader's writes go on, and acts.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/vigil-ha.XXXXXX")
@@ -38,7 +41,7 @@ printf 'spares = n5\nbreaker = 100%% / 600s\n' >"$W/policy.conf"
 start_ctl() {
     rm -f "$W/port$1"
     "$VIGIL" serve --orchestrator k8s --kubeconfig "$W/vigil.kc" --listen 127.0.0.1:0 --port-file "$W/port$1" \
-        --db "$DB" --auth token --secret-file "$W/secret" --read-token-file "$W/read.token" --policy "$W/policy.conf" \
+        --db "${CTL_DB:-$DB}" --auth token --secret-file "$W/secret" --read-token-file "$W/read.token" --policy "$W/policy.conf" \
         2>>"$W/ctl$1.log" &
     echo $! >"$W/pid$1"
     PIDS="$PIDS $!"
@@ -53,10 +56,10 @@ role_is() { [ "$(role_of "$1")" = "$2" ]; }   # K role
 term_is() { [ "$(term_of "$1")" = "$2" ]; }   # K term
 annotated() { node_has "$1" ".metadata.annotations[\"vigil.dev/isolated\"] | fromjson | .reason | test(\"term $2\\\\]\")"; }
 leader_of() { for k in "$@"; do [ "$(role_of "$k")" = leader ] && echo "$k"; done; }
-xid_to() { # K node → HTTP status of an XID 79 posted to controller K as the node's agent
+xid_to() { # K node [bus] → HTTP status of an XID 79 (GPU 0000:BUS:00.0, default 18) posted to controller K as the node's agent
     SEQ=$(( $(cat "$W/seq") + 1 )); echo $SEQ >"$W/seq"
     vcurl "$2" -o /dev/null -w '%{http_code}' --max-time 5 \
-        --data-binary "{\"node\":\"$2\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":79,\"pci\":\"0000:18:00.0\",\"gpu\":0,\"action\":\"drain-rma\",\"source\":\"kmsg\"}]}" \
+        --data-binary "{\"node\":\"$2\",\"seq\":$SEQ,\"events\":[{\"kind\":\"xid\",\"code\":79,\"pci\":\"0000:${3:-18}:00.0\",\"gpu\":0,\"action\":\"drain-rma\",\"source\":\"kmsg\"}]}" \
         "$(url_of "$1")/v1/events"
 }
 cordoned() { node_has "$1" '.spec.unschedulable == true'; }
@@ -170,4 +173,36 @@ is "every acknowledged event is in the store ($stored stored)" "$missing" 0
 check "after the restart one controller leads" wait_for 15 one_leader $(alive 1 2)
 is "…and acts: XID 79 on n5 accepted" "$(xid_to "$(leader_of $(alive 1 2))" n5)" 202
 check "n5 cordoned" wait_for 10 cordoned n5
+
+# ---- the leader's database connections go silent; the others keep theirs -----------
+# controller 3 reaches PostgreSQL through a forwarder that cuts its traffic
+# without closing anything (a network gone quiet), just after a transaction of
+# it took the writers' lock
+mkdir -p "$W/cut"
+build/tests/sockcut "$W/cut/.s.PGSQL.5432" "$PGD/.s.PGSQL.5432" --after "pg_advisory_xact_lock(764201)" >"$W/cut.out" &
+CUT=$!; PIDS="$PIDS $CUT"
+wait_for 10 test -S "$W/cut/.s.PGSQL.5432"
+CTL_DB="host=$W/cut user=vigil dbname=postgres" start_ctl 3
+for k in $(alive 1 2); do kill -9 "$(cat "$W/pid$k")"; wait "$(cat "$W/pid$k")" 2>/dev/null; done
+check "controller 3, through the forwarder, leads" wait_for 15 role_is 3 leader
+T3=$(term_of 3)
+start_ctl 1
+check "controller 1 follows" wait_for 10 role_is 1 follower
+# n1 back in service by hand: the next fault on it is a new one to act on
+acurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    --data-binary '{"spec":{"unschedulable":false,"taints":null},"metadata":{"annotations":{"vigil.dev/isolated":null}}}' "$API/api/v1/nodes/n1"
+kill -USR1 $CUT
+code=$(xid_to 3 n1 3b)
+check "the event that took the lock just before the cut is not acknowledged ($code)" test "$code" != 202
+check "the cut happened there" grep -qx cut "$W/cut.out"
+check "the cut-off leader stops (its renewal unanswered past its trust window)" wait_for 15 wait_exit "$(cat "$W/pid3")"
+kill -9 "$(cat "$W/pid3")" 2>/dev/null   # one that did not stop: the status below says so
+wait "$(cat "$W/pid3")" 2>/dev/null; rc=$?
+is "…with status 3" "$rc" 3
+check "…saying why" grep -q "no longer the leader (term $T3): PostgreSQL did not answer in time" "$W/ctl3.log"
+check "the other controller leads, with a later term" wait_for 10 role_is 1 leader
+check "…term $((T3 + 1))" term_is 1 $((T3 + 1))
+# its writes wait on the writers' lock the silent session holds until the server ends it
+is "XID 79 on n1 to the new leader (the lock the cut session held was freed)" "$(xid_to 1 n1 3b)" 202
+check "n1 cordoned under term $((T3 + 1))" wait_for 10 annotated n1 $((T3 + 1))
 done_testing
