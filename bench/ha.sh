@@ -9,7 +9,7 @@
 #  - takeover: two controllers on one PostgreSQL store, the leader killed
 #    (SIGKILL) TAKEOVERS times (default 20), ms until the other's /healthz says
 #    `role leader` (the killed one started again as a follower before the
-#    next round); in a few rounds an XID 79 posted to the survivor right after
+#    next round); in every round an XID 79 posted to the survivor right after
 #    the kill, ms from the kill until the scheduler shows the node out (DOWN/DRAIN)
 #    (target <= 5.5 s), and at the end each such node's incidents counted
 #    through the API (exactly one: none lost, none done twice).  Baseline: one
@@ -27,11 +27,11 @@
 #    taken off both).
 # The scheduler is a one-node lab whose slurm.conf also lists the bench nodes.
 # Knobs: BENCH_HA_S (intake seconds, 10), BENCH_HA_TAKEOVERS (20),
-# BENCH_HA_XIDS (rounds with an XID 79, 4), BENCH_HA_BEAT_S (15),
+# BENCH_HA_XIDS (rounds with an XID 79, all), BENCH_HA_BEAT_S (15),
 # BENCH_HA_NODES (12500), BENCH_HA_BEAT_CONNS (250); BENCH_HA_LOGS=DIR keeps
 # the controllers' logs there.
 cd "$(dirname "$0")/.." || exit 2
-S=${BENCH_HA_S:-10} N=${BENCH_HA_TAKEOVERS:-20} X=${BENCH_HA_XIDS:-4}
+S=${BENCH_HA_S:-10} N=${BENCH_HA_TAKEOVERS:-20} X=${BENCH_HA_XIDS:-$N}
 BS=${BENCH_HA_BEAT_S:-15} BN=${BENCH_HA_NODES:-12500} BC=${BENCH_HA_BEAT_CONNS:-250}
 T=$(mktemp -d /tmp/vigil-bench-ha-XXXXXX)
 chmod 755 "$T"   # the PostgreSQL server runs as another user under it
