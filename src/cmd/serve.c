@@ -18,6 +18,7 @@
 #include "cmd/serve_fleet.h"
 #include "catalog/catalog.h"
 #include "wire/auth.h"
+#include "controller/commit.h"
 #include "controller/election.h"
 #include "controller/executor.h"
 #include "controller/fleetview.h"
@@ -82,6 +83,7 @@
 struct serve {
     struct vg_executor *exec;
     struct vg_http *http;
+    struct vg_ingest *ingest;
     struct vg_heartbeats *hb;
     struct vg_store *reader;
     struct vg_fleetview *view;
@@ -124,7 +126,7 @@ static void incident_states(struct vg_store *reader, struct sbuf *out)
 
 /* The controller's own event for a node the heartbeat monitor confirmed down:
  * the same intake as an agent's (which gives it its verdict from the
- * catalog), under a spool id no agent has. */
+ * catalog). */
 static void node_silent(void *ctx, const char *node, const char *jobs, const char *why)
 {
     struct serve *s = ctx;
@@ -135,14 +137,9 @@ static void node_silent(void *ctx, const char *node, const char *jobs, const cha
     vg_strlcpy(e.source, "probe", sizeof e.source);
     vg_strlcpy(e.kind, "node-silent", sizeof e.kind);
     e.time_ms = e.seen_ms = e.first_ms = e.last_ms = vg_now_ms();
-    snprintf(e.raw, sizeof e.raw, "%s", why);
-    json_t *msg = json_pack("{s:s, s:s, s:I, s:[o]}", "node", node, "spool", "00000000000000000000000000000000", "seq",
-                            (json_int_t)e.seen_ms, "events", vg_event_to_json(&e));
-    char *text = json_dumps(msg, JSON_COMPACT);
+    vg_strlcpy(e.raw, why, sizeof e.raw);
     char err[256];
-    if (!text || vg_http_submit(s->http, text, err, sizeof err)) vg_err("heartbeat: %s: %s", node, text ? err : "out of memory");
-    free(text);
-    json_decref(msg);
+    if (vg_intake_event(s->ingest, &e, err, sizeof err)) vg_err("heartbeat: %s: %s", node, err);
 }
 
 /* The store's directory: every missing one down to it created (0700), as
@@ -573,7 +570,9 @@ int cmd_serve(int argc, char **argv)
                                 .on_new_incident = on_new_incident, .metrics = executor_metrics, .ctx = &sv };
     if (hbo.interval_ms > 0) hopts.on_beat = on_beat, hopts.beat_ctx = &sv;
     if (!file_store) hopts.health = health, hopts.health_ctx = &sv;
-    struct vg_http *http = sv.nodes ? vg_http_start(&hopts, &auth, &ingest, err, sizeof err) : NULL;
+    ingest.committer = vg_committer_start(&ingest);   /* agents' messages and the controller's own events */
+    sv.ingest = &ingest;
+    struct vg_http *http = sv.nodes && ingest.committer ? vg_http_start(&hopts, &auth, &ingest, err, sizeof err) : NULL;
     sv.http = http;
     sv.store = store, sv.policy = &policy, sv.orch = orch, sv.orchestrator = orchestrator, sv.oc = oc, sv.hbo = hbo;
     sv.act = act;
@@ -621,6 +620,7 @@ int cmd_serve(int argc, char **argv)
         sv.hb = NULL;
         vg_http_stop(http);
     }
+    vg_committer_stop(ingest.committer);   /* what is queued is stored first */
     vg_orch_close(sv.hb_orch);
     vg_nodeset_stop(sv.nodes);
     vg_executor_stop(sv.exec);

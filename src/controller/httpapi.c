@@ -379,7 +379,7 @@ enum MHD_Result vg_http_post_events(struct vg_http *h, struct MHD_Connection *c,
     }
     up->queued = true;
     vg_mhd->suspend_connection(c); /* before the hand-over: the writer may resume it at once */
-    vg_committer_submit(h->committer, &up->req);
+    vg_committer_submit(h->ingest->committer, &up->req);
     pthread_mutex_unlock(&h->lock);
     return MHD_YES;
 }
@@ -560,8 +560,8 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     pthread_mutex_init(&h->auth_lock, NULL);
     pthread_mutex_init(&h->conns_lock, NULL);
     vg_cond_init_mono(&h->stop_cond);
-    h->committer = vg_committer_start(ingest);
-    if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
+    if (!ingest->committer) h->own_committer = ingest->committer = vg_committer_start(ingest);
+    if (ingest->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
         h->reaper_started = true;
         /* HTTPS: the certificate and key as PEM text (libmicrohttpd keeps pointers to them) */
         struct MHD_OptionItem tls_opts[] = {
@@ -606,7 +606,9 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_lock(&h->lock);
     h->closing = true; /* no new message reaches the committer */
     pthread_mutex_unlock(&h->lock);
-    vg_committer_stop(h->committer); /* answers (resumes) every message it holds */
+    /* answers (resumes) every message it holds */
+    if (h->own_committer) vg_committer_stop(h->own_committer), h->ingest->committer = NULL;
+    else if (h->ingest->committer) vg_committer_flush(h->ingest->committer);
     if (h->reaper_started) {
         pthread_mutex_lock(&h->conns_lock);
         h->stopping = true;
@@ -621,34 +623,4 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_destroy(&h->lock);
     vg_budget_free(h->budget);
     free(h);
-}
-
-/* An internal message's end: logged when it failed, freed. */
-static void internal_done(void *arg, int code, json_t *resp)
-{
-    struct vg_commit_req *r = arg;
-    if (code != 202)
-        vg_err("controller's own event for %s not stored: %s", r->msg.node,
-               json_string_value(json_object_get(resp, "error")) ? json_string_value(json_object_get(resp, "error"))
-                                                                 : "store failure");
-    json_decref(resp);
-    vg_message_free(&r->msg);
-    free(r);
-}
-
-int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen)
-{
-    struct vg_commit_req *r = vg_xcalloc(1, sizeof *r);
-    json_t *resp = NULL;
-    r->now = vg_clock_ms();
-    if (vg_ingest_parse(h->ingest, json, r->now, &r->msg, &resp)) {
-        snprintf(err, errlen, "%s", json_string_value(json_object_get(resp, "error")));
-        json_decref(resp);
-        free(r);
-        return -1;
-    }
-    r->done = internal_done;
-    r->arg = r;
-    vg_committer_submit(h->committer, r);
-    return 0;
 }

@@ -17,7 +17,7 @@ struct vg_http {
     struct MHD_Daemon *d;
     struct vg_auth *auth;
     struct vg_ingest *ingest;
-    struct vg_committer *committer;
+    struct vg_committer *own_committer; /* the ingest had none: started here, stopped at the end */
     pthread_mutex_t lock;      /* counters, closing */
     pthread_mutex_t auth_lock; /* the token nonce windows */
     pthread_mutex_t conns_lock;/* conns, deadlines, stopping */

@@ -74,7 +74,7 @@ enum MHD_Result vg_http_get_metrics(struct vg_http *h, struct MHD_Connection *c,
     int64_t inc = 0, open = 0, msgs = 0;
     unsigned long committed = 0, commits = 0, failures = 0;
     vg_store_counts(h->o.reader, &inc, &open, &msgs);
-    vg_committer_counts(h->committer, &committed, &commits, &failures);
+    vg_committer_counts(h->ingest->committer, &committed, &commits, &failures);
     pthread_mutex_lock(&h->conns_lock);
     unsigned long deadline_closed = h->deadline_closed;
     pthread_mutex_unlock(&h->conns_lock);
