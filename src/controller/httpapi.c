@@ -311,15 +311,15 @@ enum MHD_Result vg_http_post_beat(struct vg_http *h, struct MHD_Connection *c, s
     return r;
 }
 
-/* A node's audit report or burn-in passes (nodereport.h: take), every node
+/* A node's audit report or burn-in passes (nodereport.h: record), every node
  * they name bound to the node the request's credential speaks for (none: auth
  * none, which may name any node the scheduler lists). */
 static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json,
-                                   int (*take)(struct vg_nodereports *, const char *, const char *, json_t **))
+                                   int (*record)(struct vg_nodereports *, const char *, const char *, json_t **))
 {
     json_t *resp = NULL;
     const char *sender = up->id.node[0] ? up->id.node : NULL;
-    int code = take(h->o.reports, json, sender, &resp);
+    int code = record(h->o.reports, json, sender, &resp);
     free(json);
     if (code != 200)
         note_refusal(h, up, code == 400 ? &h->rejected_input : code == 403 ? &h->rejected_identity : &h->rejected_storage,
