@@ -15,9 +15,9 @@ struct vg_committer {
     struct vg_ingest *in;
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
+    pthread_cond_t wake, idle;   /* idle: nothing queued and no batch running */
     struct vg_commit_req *head, *tail;
-    bool stopping;
+    bool stopping, running;
     unsigned long messages, commits, failures;
 };
 
@@ -86,9 +86,12 @@ static void *writer(void *arg)
         c->head = last->next;
         if (!c->head) c->tail = NULL;
         last->next = NULL;
+        c->running = true;
         pthread_mutex_unlock(&c->lock);
         run_batch(c, batch);
         pthread_mutex_lock(&c->lock);
+        c->running = false;
+        if (!c->head) pthread_cond_broadcast(&c->idle);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
@@ -100,7 +103,9 @@ struct vg_committer *vg_committer_start(struct vg_ingest *in)
     c->in = in;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
+    pthread_cond_init(&c->idle, NULL);
     if (pthread_create(&c->thread, NULL, writer, c)) {
+        pthread_cond_destroy(&c->idle);
         pthread_cond_destroy(&c->wake);
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -117,6 +122,13 @@ void vg_committer_submit(struct vg_committer *c, struct vg_commit_req *r)
     else c->head = r;
     c->tail = r;
     pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void vg_committer_flush(struct vg_committer *c)
+{
+    pthread_mutex_lock(&c->lock);
+    while (c->head || c->running) pthread_cond_wait(&c->idle, &c->lock);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -138,6 +150,7 @@ void vg_committer_stop(struct vg_committer *c)
     pthread_cond_signal(&c->wake);
     pthread_mutex_unlock(&c->lock);
     pthread_join(c->thread, NULL);
+    pthread_cond_destroy(&c->idle);
     pthread_cond_destroy(&c->wake);
     pthread_mutex_destroy(&c->lock);
     free(c);

@@ -22,6 +22,8 @@ struct vg_committer;
 struct vg_committer *vg_committer_start(struct vg_ingest *in);
 /* Queues r (the committer owns r->msg until done runs; r itself stays the caller's). */
 void vg_committer_submit(struct vg_committer *c, struct vg_commit_req *r);
+/* Returns once everything queued before the call is stored and answered. */
+void vg_committer_flush(struct vg_committer *c);
 /* Messages stored and transactions committed so far; storage failures. */
 void vg_committer_counts(struct vg_committer *c, unsigned long *messages, unsigned long *commits,
                          unsigned long *failures);

@@ -45,7 +45,7 @@ static struct item *take_all(struct queue *q, int64_t timeout_ms, bool *stopped)
     return all;
 }
 
-void vg_exec_item_free(struct item *it)
+static void item_free(struct item *it)
 {
     if (!it) return;
     free(it->plan);
@@ -56,35 +56,19 @@ static void free_items(struct item *it)
 {
     while (it) {
         struct item *next = it->next;
-        vg_exec_item_free(it);
+        item_free(it);
         it = next;
     }
 }
 
-struct item *vg_exec_copy(const struct item *it)
+/* A copy of it for another queue (the plan stays with it). */
+static struct item *item_copy(const struct item *it)
 {
     struct item *r = vg_xcalloc(1, sizeof *r);
     *r = *it;
     r->plan = NULL;
     r->next = NULL;
     return r;
-}
-
-void vg_exec_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
-{
-    char s[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    vg_store_set_state(x->store, id, state, s);
-}
-
-bool vg_in_list(char *const *v, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(v[i], s)) return true;
-    return false;
 }
 
 /* Reads the scheduler's epoch (orch.h: changes when its controller restarts
@@ -164,54 +148,6 @@ static void view_isolated(struct vg_executor *x, const struct vg_decision *d)
             else n->drain = true;
             vg_strlcpy(n->reason, d->reason, sizeof n->reason);
         }
-}
-
-/* Makes the orchestrator's pool hold x->pool; the caller holds pool_lock. */
-int vg_pool_sync(struct vg_executor *x)
-{
-    pthread_mutex_lock(&x->orch_lock);
-    int rc = x->orch->ops->pool_set(x->orch, x->policy->spare_pool, (const char *const *)x->pool, x->npool,
-                                    x->pool_exists);
-    pthread_mutex_unlock(&x->orch_lock);
-    if (!rc) x->pool_exists = x->npool > 0;
-    return rc;
-}
-
-/* At start: the pool is the orchestrator's if it has one, else the policy's
- * spares that are healthy now (and the pool is created). */
-static void pool_init(struct vg_executor *x)
-{
-    if (!x->act || !x->policy->nspares) return;
-    char **nodes;
-    size_t n;
-    int rc = x->orch->ops->pool_get(x->orch, x->policy->spare_pool, &nodes, &n);
-    if (rc < 0) {
-        vg_err("spare pool: %s", x->orch->err);
-        return;
-    }
-    if (rc == 0) {
-        x->pool = nodes;
-        x->npool = n;
-        x->pool_exists = true;
-        return;
-    }
-    struct vg_orch_node *ns;
-    size_t nn;
-    if (x->orch->ops->nodes(x->orch, NULL, 0, &ns, &nn)) {
-        vg_err("spare pool: %s", x->orch->err);
-        return;
-    }
-    for (size_t i = 0; i < x->policy->nspares; i++)
-        for (size_t j = 0; j < nn; j++)
-            if (!strcmp(ns[j].name, x->policy->spares[i]) && !ns[j].drain && !ns[j].down && ns[j].responding) {
-                x->pool = vg_xrealloc(x->pool, (x->npool + 1) * sizeof *x->pool);
-                x->pool[x->npool++] = vg_xstrdup(ns[j].name);
-            }
-    free(ns);
-    pthread_mutex_lock(&x->pool_lock);
-    if (vg_pool_sync(x)) vg_err("spare pool: %s", x->orch->err);
-    else vg_info("spare pool: %s holds %zu node(s)", x->policy->spare_pool, x->npool);
-    pthread_mutex_unlock(&x->pool_lock);
 }
 
 static void describe(const struct vg_event *e, char *buf, size_t n)
@@ -312,7 +248,7 @@ static int64_t jobs_read_retry(struct vg_executor *x, struct item *r, const char
  * answers.  Said once in the incident's steps.  it is copied; the caller keeps it. */
 static void jobs_read_later(struct vg_executor *x, const struct item *it, int64_t out_ms, const char *why)
 {
-    struct item *r = vg_exec_copy(it);
+    struct item *r = item_copy(it);
     r->attempts = 0;
     r->jobs_unread_ms = out_ms;
     vg_store_set_jobs_unread(x->store, it->incident, out_ms);   /* a restart reads them too */
@@ -522,7 +458,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
             int64_t from = it->e.time_ms ? it->e.time_ms : it->e.seen_ms;
             if (from > 0) vg_histogram_observe(&x->to_isolated, (double)(vg_now_ms() - from) / 1000.0);
             it->isolated_ms = vg_clock_ms();
-            vg_exec_state(x, it->incident, VG_INC_ISOLATED, "%s", a.d.note);
+            vg_store_set_state(x->store, it->incident, VG_INC_ISOLATED, a.d.note);
             if (a.jobs_unread) jobs_read_later(x, it, a.out_ms, a.err);
             /* later decisions (in this batch, and those the view serves until it is read again) see
              * these nodes out */
@@ -531,7 +467,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
                 else if (vg_in_list(a.d.promote, a.d.npromote, views[i].name)) views[i].spare = false;
             view_isolated(x, &a.d);
             if (x->policy->ladder.nrung || x->policy->healthcheck) {
-                struct item *r = vg_exec_copy(it);
+                struct item *r = item_copy(it);
                 r->rung = -1;
                 vg_exec_repairing(x, r->incident, true);
                 vg_exec_push(&x->repair, r);
@@ -545,7 +481,7 @@ static bool act_on(struct vg_executor *x, struct item *it, struct vg_node_view *
                  * a lease then valid), for the leader: its store watch, or its
                  * start, takes it up */
                 vg_warn("incident %lld on %s: %s: left to the leader", (long long)it->incident, it->node, a.err);
-                vg_exec_item_free(it);
+                item_free(it);
             } else {
                 retry_later(x, it, a.err);
             }
@@ -563,7 +499,7 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
     for (struct item *it = batch, *next; it; it = next) {
         next = it->next;
         if (it->jobs_unread_ms) {   /* a jobs read tried again: no decision, no cluster read */
-            if (late_jobs(x, it)) vg_exec_item_free(it);
+            if (late_jobs(x, it)) item_free(it);
         } else if (vg_policy_acts(x->policy, it->e.action)) act[nact++] = it;
         else rec[nrec++] = it;
     }
@@ -596,8 +532,8 @@ static void handle_batch(struct vg_executor *x, struct item *batch)
                    vg_action_name(rec[i]->e.action));
     x->recorded += nrec;
     states_flush(x, &st);
-    for (size_t i = 0; i < nact; i++) vg_exec_item_free(act[i]);
-    for (size_t i = 0; i < nrec; i++) vg_exec_item_free(rec[i]);
+    for (size_t i = 0; i < nact; i++) item_free(act[i]);
+    for (size_t i = 0; i < nrec; i++) item_free(rec[i]);
     free(act);
     free(rec);
 }
@@ -703,7 +639,7 @@ static bool reconcile(struct vg_executor *x)
 static void *worker_main(void *arg)
 {
     struct vg_executor *x = arg;
-    pool_init(x);
+    vg_pool_init(x);
     int64_t every = x->policy->view_max_age_ms / 2;   /* 0: no kept view */
     /* the first look: the scheduler's epoch, and another controller's nodes */
     if (every || x->act) view_read(x, true, NULL, 0);
@@ -847,10 +783,10 @@ static void resume_work(struct vg_executor *x)
             vg_warn("resuming incident %lld (%s, %s): repair%s", (long long)id, it->node, vg_inc_state_name(st),
                     it->rung < 0 ? "" : it->rung_done ? ": the health check after its last rung" : " at its last rung");
             vg_exec_repairing(x, id, true);
-            vg_exec_push(&x->repair, vg_exec_copy(it));
+            vg_exec_push(&x->repair, item_copy(it));
         }
         if (unread) {
-            struct item *r = vg_exec_copy(it);
+            struct item *r = item_copy(it);
             r->jobs_unread_ms = unread;
             vg_warn("resuming incident %lld (%s): the jobs read after the DOWN", (long long)id, it->node);
             vg_exec_push(&x->work, r);
@@ -859,7 +795,7 @@ static void resume_work(struct vg_executor *x)
             vg_warn("resuming incident %lld (%s, %s): %s", (long long)id, it->node, vg_inc_state_name(st), what);
             vg_exec_push(&x->work, it);
         } else
-            vg_exec_item_free(it);
+            item_free(it);
     }
     json_decref(work);
 }

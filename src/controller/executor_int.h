@@ -1,6 +1,7 @@
 /* executor_int.h — what the executor (executor.c: queues, threads, batches,
  * retries) shares with its remediation steps (remedy.c: one small struct of
- * function pointers per step, in one table per verdict). */
+ * function pointers per step, in one table per verdict), the spare pool
+ * both change (sparepool.c), its store watch and its views. */
 #ifndef VG_EXECUTOR_INT_H
 #define VG_EXECUTOR_INT_H
 #include "controller/executor.h"
@@ -130,15 +131,17 @@ extern const struct vg_remedy_step vg_remedy_late_jobs_steps[];
 /* After isolation: remediation command, health check, return to service. */
 void vg_remedy_repair(struct vg_executor *x, struct item *it);
 
-/* executor.c, for the steps: the pool as the orchestrator should hold it. */
-int vg_pool_sync(struct vg_executor *x);
-bool vg_in_list(char *const *v, size_t n, const char *s);
-void vg_exec_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* sparepool.c: the hot-spare pool, the executor's list and the
+ * orchestrator's kept the same.  At start: the orchestrator's pool, else the
+ * policy's spares healthy now (the pool is then made). */
+void vg_pool_init(struct vg_executor *x);
+/* nodes (promoted) leave the pool; 0, or -1 with the orchestrator's error in err. */
+int vg_pool_take(struct vg_executor *x, char *const *nodes, size_t n, char *err, size_t errlen);
+/* node (returned to service) joins it, written to the orchestrator when the
+ * policy has spares or the pool exists; 0, or -1 with err. */
+int vg_pool_give(struct vg_executor *x, const char *node, char *err, size_t errlen);
+/* executor.c, for its store watch: queues it. */
 void vg_exec_push(struct queue *q, struct item *it);
-/* A copy of it for another queue (the plan stays with it). */
-struct item *vg_exec_copy(const struct item *it);
-void vg_exec_item_free(struct item *it);
 /* executor_view.c: marks an incident as queued for or in repair (on) or done. */
 void vg_exec_repairing(struct vg_executor *x, int64_t id, bool on);
 /* The repair ladder's counters in Prometheus lines. */

@@ -33,8 +33,8 @@ struct conn {
     int64_t deadline; /* mono ms; 0: none (the server is answering) */
 };
 
-/* One request. */
-struct upload {
+/* One POST request. */
+struct vg_upload {
     struct vg_http *h;
     struct MHD_Connection *c;
     struct sbuf body;
@@ -44,11 +44,9 @@ struct upload {
     int code;             /* the answer once decided (0: not yet) */
     json_t *resp;
     bool queued;          /* handed to the committer, connection suspended */
-    enum { POST_EVENTS, POST_BEAT, POST_INVENTORY, POST_BURNIN } kind;   /* /v1/events, heartbeat, inventory, burnin */
+    const struct vg_route *route;   /* its route (httproutes.c) */
     struct vg_commit_req req;
 };
-
-static const char *const post_paths[] = { "/v1/events", "/v1/heartbeat", "/v1/inventory", "/v1/burnin" };
 
 /* Rejected requests: a few lines per window, the rest counted (an
  * unauthenticated flood must not bury the controller's own lines). */
@@ -126,19 +124,19 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 }
 
 /* A refusal: counted under counter, logged at a bounded rate. */
-static void note_refusal(struct vg_http *h, struct upload *up, unsigned long *counter, const char *why)
+static void note_refusal(struct vg_http *h, struct vg_upload *up, unsigned long *counter, const char *why)
 {
     char addr[64];
     vg_http_count(h, counter, 1);
-    vg_warn_limited(&rejected_log, "rejected POST %s from %s: %s", post_paths[up->kind], peer(up->c, addr, sizeof addr),
+    vg_warn_limited(&rejected_log, "rejected POST %s from %s: %s", up->route->path, peer(up->c, addr, sizeof addr),
                     why);
 }
 
 /* Refuses the request with code: counted under counter, logged (at a
  * bounded rate), the reason in up->resp.  Returns code. */
-static int refuse(struct vg_http *h, struct upload *up, unsigned long *counter, int code, const char *fmt, ...)
+static int refuse(struct vg_http *h, struct vg_upload *up, unsigned long *counter, int code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static int refuse(struct vg_http *h, struct upload *up, unsigned long *counter, int code, const char *fmt, ...)
+static int refuse(struct vg_http *h, struct vg_upload *up, unsigned long *counter, int code, const char *fmt, ...)
 {
     char why[320];
     va_list ap;
@@ -153,7 +151,7 @@ static int refuse(struct vg_http *h, struct upload *up, unsigned long *counter, 
 
 /* Takes n more body bytes from the budget (the client's share and the
  * whole); 0, or the refusal's status. */
-static int take(struct vg_http *h, struct upload *up, size_t n)
+static int take(struct vg_http *h, struct vg_upload *up, size_t n)
 {
     int rc = vg_budget_take(h->budget, up->key, n);
     if (rc == 0) {
@@ -167,24 +165,23 @@ static int take(struct vg_http *h, struct upload *up, size_t n)
                   vg_budget_share(h->budget), up->key);
 }
 
-static void release(struct vg_http *h, struct upload *up)
+static void release(struct vg_http *h, struct vg_upload *up)
 {
     vg_budget_give(h->budget, up->key, up->reserved);
     up->reserved = 0;
 }
 
-/* The most body bytes a POST may carry: an agent message VG_WIRE_MAX_BODY; a
- * node report (an audit report, burn-in passes) VG_NODE_REPORT_MAX_BODY, so a
- * bigger one is refused at its headers, before a byte of it is read. */
-static size_t body_limit(const struct upload *up)
+/* The most body bytes a POST may carry (its route's), so a bigger one is
+ * refused at its headers, before a byte of it is read. */
+static size_t body_limit(const struct vg_upload *up)
 {
-    return up->kind == POST_INVENTORY || up->kind == POST_BURNIN ? VG_NODE_REPORT_MAX_BODY : VG_WIRE_MAX_BODY;
+    return up->route->max_body;
 }
 
 /* May the request name node (sender: the node its credential speaks for, ""
  * none: auth none, any node the scheduler lists)?  vg_nodeset_may_name
  * decides; 0, or the refusal's status. */
-static int may_name(struct vg_http *h, struct upload *up, const char *node, const char *sender)
+static int may_name(struct vg_http *h, struct vg_upload *up, const char *node, const char *sender)
 {
     char err[320];
     int code = vg_nodeset_may_name(h->o.nodes, "node", node, sender, err, sizeof err);
@@ -196,7 +193,7 @@ static int may_name(struct vg_http *h, struct upload *up, const char *node, cons
 /* The node the credential speaks for may speak here: the scheduler lists it
  * and, with MUNGE, the credential was made at its address.  0, or the
  * refusal's status. */
-static int node_allowed(struct vg_http *h, struct upload *up)
+static int node_allowed(struct vg_http *h, struct vg_upload *up)
 {
     if (!up->id.node[0]) return 0;
     int rc = may_name(h, up, up->id.node, NULL);
@@ -214,7 +211,7 @@ static int node_allowed(struct vg_http *h, struct upload *up)
 /* Decides the answer of a POST before its body is read: the limit, the
  * credential, the node it speaks for, the nonce, the budget.  Returns 0 when
  * the body may come, else the status (up->resp set). */
-static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up)
 {
     char err[256];
     const char *cl = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -247,7 +244,7 @@ static int post_headers(struct vg_http *h, struct MHD_Connection *c, struct uplo
 
 /* Body bytes: kept within the limit and the budget.  Returns 0, or the
  * status of the answer (up->resp set). */
-static int post_data(struct vg_http *h, struct upload *up, const char *data, size_t n)
+static int post_data(struct vg_http *h, struct vg_upload *up, const char *data, size_t n)
 {
     if (up->body.len + n > body_limit(up))
         return refuse(h, up, &h->rejected_input, 413, "body: %zu bytes is over the limit of %zu", up->body.len + n,
@@ -261,7 +258,7 @@ static int post_data(struct vg_http *h, struct upload *up, const char *data, siz
 /* Writer thread: the message is committed (or failed); wake its connection. */
 static void committed(void *arg, int code, json_t *resp)
 {
-    struct upload *up = arg;
+    struct vg_upload *up = arg;
     struct vg_http *h = up->h;
     if (code == 202) vg_http_count(h, &h->accepted_events, json_array_size(json_object_get(resp, "incidents")));
     else vg_http_count(h, &h->rejected_storage, 1);
@@ -284,7 +281,7 @@ static json_t *beat_answer(struct vg_http *h, const char *node, json_int_t folds
 
 /* A heartbeat ({"node": NAME, "jobs": "12,345", "folds": N, "domain": D},
  * all but node optional): noted in memory, nothing stored. */
-static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
+enum MHD_Result vg_http_post_beat(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json)
 {
     json_t *j = json_loads(json, 0, NULL);
     free(json);
@@ -314,15 +311,15 @@ static enum MHD_Result beat(struct vg_http *h, struct MHD_Connection *c, struct 
     return r;
 }
 
-/* A node's audit report or burn-in passes (nodereport.h), every node they
- * name bound to the node the request's credential speaks for (none: auth
+/* A node's audit report or burn-in passes (nodereport.h: record), every node
+ * they name bound to the node the request's credential speaks for (none: auth
  * none, which may name any node the scheduler lists). */
-static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, struct upload *up, char *json)
+static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json,
+                                   int (*record)(struct vg_nodereports *, const char *, const char *, json_t **))
 {
     json_t *resp = NULL;
     const char *sender = up->id.node[0] ? up->id.node : NULL;
-    int code = up->kind == POST_INVENTORY ? vg_nodereports_inventory(h->o.reports, json, sender, &resp)
-                                          : vg_nodereports_burnin(h->o.reports, json, sender, &resp);
+    int code = record(h->o.reports, json, sender, &resp);
     free(json);
     if (code != 200)
         note_refusal(h, up, code == 400 ? &h->rejected_input : code == 403 ? &h->rejected_identity : &h->rejected_storage,
@@ -330,11 +327,21 @@ static enum MHD_Result node_report(struct vg_http *h, struct MHD_Connection *c, 
     return vg_http_reply_json(c, (unsigned)code, resp);
 }
 
-/* The whole body is here: check it against the credential, validate, hand
- * to the committer. */
-static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct upload *up)
+enum MHD_Result vg_http_post_inventory(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json)
 {
-    char err[256], addr[64];
+    return node_report(h, c, up, json, vg_nodereports_inventory);
+}
+
+enum MHD_Result vg_http_post_burnin(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json)
+{
+    return node_report(h, c, up, json, vg_nodereports_burnin);
+}
+
+/* The whole body is here: check it against the credential, then its route
+ * takes it. */
+static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up)
+{
+    char err[256];
     const char *body = up->body.s ? up->body.s : "";
     if (vg_auth_body(&up->id, body, up->body.len, err, sizeof err)) {
         int code = refuse(h, up, &h->rejected_auth, 401, "%s", err);
@@ -343,8 +350,14 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     char *json = vg_xstrndup(body, up->body.len);
     sbuf_free(&up->body);
     release(h, up);
-    if (up->kind == POST_BEAT) return beat(h, c, up, json);
-    if (up->kind == POST_INVENTORY || up->kind == POST_BURNIN) return node_report(h, c, up, json);
+    return up->route->post(h, c, up, json);
+}
+
+/* An agent message: validated, then handed to the committer; answered once
+ * it is committed (committed()). */
+enum MHD_Result vg_http_post_events(struct vg_http *h, struct MHD_Connection *c, struct vg_upload *up, char *json)
+{
+    char addr[64];
     json_t *resp = NULL;
     int64_t now = vg_clock_ms();   /* the detected stamp: never before an earlier one */
     int code = vg_ingest_parse(h->ingest, json, now, &up->req.msg, &resp);
@@ -366,7 +379,7 @@ static enum MHD_Result post_complete(struct vg_http *h, struct MHD_Connection *c
     }
     up->queued = true;
     vg_mhd->suspend_connection(c); /* before the hand-over: the writer may resume it at once */
-    vg_committer_submit(h->committer, &up->req);
+    vg_committer_submit(h->ingest->committer, &up->req);
     pthread_mutex_unlock(&h->lock);
     return MHD_YES;
 }
@@ -380,11 +393,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 {
     (void)version;
     struct vg_http *h = cls;
-    struct upload *up = *con_cls;
-    bool beat_url = !strcmp(url, "/v1/heartbeat") && h->o.on_beat;
-    bool inv_url = !strcmp(url, "/v1/inventory") && h->o.reports;
-    bool burnin_url = !strcmp(url, "/v1/burnin") && h->o.reports;
-    bool post = !strcmp(method, "POST") && (!strcmp(url, "/v1/events") || beat_url || inv_url || burnin_url);
+    struct vg_upload *up = *con_cls;
     if (*con_cls == &not_a_post) {
         if (!*size) {
             /* the request is in: the deadline was for its arrival; the read is bounded by its own
@@ -397,17 +406,19 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (!up) {
         vg_http_count(h, &h->requests, 1);
-        if (!post && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
+        bool post = !strcmp(method, "POST");
+        const struct vg_route *route = post ? vg_http_route(h, method, url) : NULL;
+        if (!route && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
             return vg_http_error(c, 405, "method %s not allowed on %s", method, url);
-        if (!post) {
+        if (!route) {
             *con_cls = &not_a_post;
             return MHD_YES;
         }
         up = *con_cls = vg_xcalloc(1, sizeof *up);
         up->h = h;
         up->c = c;
-        up->kind = beat_url ? POST_BEAT : inv_url ? POST_INVENTORY : burnin_url ? POST_BURNIN : POST_EVENTS;
-        const char *lost = up->kind == POST_BEAT ? NULL : vg_storeguard_lost(h->ingest->guard);
+        up->route = route;
+        const char *lost = route->stored ? vg_storeguard_lost(h->ingest->guard) : NULL;
         if (lost) {   /* nothing is acknowledged into a store that is gone: the sender keeps its data */
             vg_http_count(h, &h->rejected_storage, 1);
             up->resp = json_pack("{s:s+}", "error", "storage: the store is lost: ", lost);
@@ -418,7 +429,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (up->code) return vg_http_reply_json(c, (unsigned)up->code, json_incref(up->resp));
         return MHD_YES;
     }
-    if (!post) return MHD_NO;
     if (*size) {
         if (!up->code) up->code = post_data(h, up, data, *size);
         *size = 0;
@@ -440,7 +450,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 {
     (void)t;
     struct vg_http *h = cls;
-    struct upload *up = *con_cls;
+    struct vg_upload *up = *con_cls;
     /* The next request on this connection gets a deadline of its own. */
     set_deadline(h, c, vg_mono_ms() + h->o.deadline_ms);
     if (!up || *con_cls == (void *)&not_a_post) return;
@@ -550,8 +560,8 @@ struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth
     pthread_mutex_init(&h->auth_lock, NULL);
     pthread_mutex_init(&h->conns_lock, NULL);
     vg_cond_init_mono(&h->stop_cond);
-    h->committer = vg_committer_start(ingest);
-    if (h->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
+    if (!ingest->committer) h->own_committer = ingest->committer = vg_committer_start(ingest);
+    if (ingest->committer && pthread_create(&h->reaper, NULL, reaper, h) == 0) {
         h->reaper_started = true;
         /* HTTPS: the certificate and key as PEM text (libmicrohttpd keeps pointers to them) */
         struct MHD_OptionItem tls_opts[] = {
@@ -596,7 +606,9 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_lock(&h->lock);
     h->closing = true; /* no new message reaches the committer */
     pthread_mutex_unlock(&h->lock);
-    vg_committer_stop(h->committer); /* answers (resumes) every message it holds */
+    /* answers (resumes) every message it holds */
+    if (h->own_committer) vg_committer_stop(h->own_committer), h->ingest->committer = NULL;
+    else if (h->ingest->committer) vg_committer_flush(h->ingest->committer);
     if (h->reaper_started) {
         pthread_mutex_lock(&h->conns_lock);
         h->stopping = true;
@@ -611,34 +623,4 @@ void vg_http_stop(struct vg_http *h)
     pthread_mutex_destroy(&h->lock);
     vg_budget_free(h->budget);
     free(h);
-}
-
-/* An internal message's end: logged when it failed, freed. */
-static void internal_done(void *arg, int code, json_t *resp)
-{
-    struct vg_commit_req *r = arg;
-    if (code != 202)
-        vg_err("controller's own event for %s not stored: %s", r->msg.node,
-               json_string_value(json_object_get(resp, "error")) ? json_string_value(json_object_get(resp, "error"))
-                                                                 : "store failure");
-    json_decref(resp);
-    vg_message_free(&r->msg);
-    free(r);
-}
-
-int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen)
-{
-    struct vg_commit_req *r = vg_xcalloc(1, sizeof *r);
-    json_t *resp = NULL;
-    r->now = vg_clock_ms();
-    if (vg_ingest_parse(h->ingest, json, r->now, &r->msg, &resp)) {
-        snprintf(err, errlen, "%s", json_string_value(json_object_get(resp, "error")));
-        json_decref(resp);
-        free(r);
-        return -1;
-    }
-    r->done = internal_done;
-    r->arg = r;
-    vg_committer_submit(h->committer, r);
-    return 0;
 }

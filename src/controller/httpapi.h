@@ -92,10 +92,6 @@ struct vg_http;
 struct vg_http *vg_http_start(const struct vg_http_opts *o, struct vg_auth *auth, struct vg_ingest *ingest,
                               char *err, size_t errlen);
 unsigned vg_http_port(const struct vg_http *h);
-/* Stores an internal message (the controller's own events: a node the
- * heartbeat monitor confirmed down) through the same intake and group commit
- * as an agent's.  0, or -1 with err naming the field at fault. */
-int vg_http_submit(struct vg_http *h, const char *json, char *err, size_t errlen);
 /* Stops accepting connections, answers every message already taken, then
  * closes the rest and stops. */
 void vg_http_stop(struct vg_http *h);

@@ -1,7 +1,8 @@
 /* httpread.c — the controller's read endpoints: incidents (paginated),
- * nodes, the dashboard's summary, metrics, the dashboard page, healthz; each
- * but healthz needs the read token (see httpapi.h).  Reads go through their
- * own SQLite connection. */
+ * nodes, the dashboard's summary, metrics, the dashboard page, healthz, the
+ * fleet's audit and burn-in history (routed by httproutes.c; each but healthz
+ * and the page needs the read token, see httpapi.h).  Reads go through their
+ * own store connection. */
 #include "controller/httpapi_int.h"
 #include "controller/budget.h"
 #include "controller/burnin_hist.h"
@@ -25,8 +26,7 @@
 #define VG_READ_LIMIT_DEFAULT 100
 #define VG_READ_COOKIE "vigil_read"
 
-/* The read token from `Authorization: Bearer` or the dashboard's cookie. */
-static bool read_allowed(struct vg_http *h, struct MHD_Connection *c)
+bool vg_http_read_allowed(struct vg_http *h, struct MHD_Connection *c)
 {
     if (!h->o.read_token) return h->auth->mode == VG_AUTH_NONE;
     const char *authz = vg_mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
@@ -81,8 +81,9 @@ static void link_arg(struct sbuf *b, const char *name, const char *v)
     if (v) sbuf_printf(b, "&%s=%s", name, v);
 }
 
-static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
+enum MHD_Result vg_http_get_incidents(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
+    (void)url;
     const char *node = arg(c, "node"), *open = arg(c, "open"), *lim = arg(c, "limit"), *bef = arg(c, "before");
     const char *kind = arg(c, "kind"), *code = arg(c, "code"), *pci = arg(c, "pci"), *gpu = arg(c, "gpu");
     long limit = VG_READ_LIMIT_DEFAULT, before = 0;
@@ -124,12 +125,13 @@ static enum MHD_Result incidents(struct vg_http *h, struct MHD_Connection *c)
     return ok;
 }
 
-static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
+enum MHD_Result vg_http_get_metrics(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
+    (void)url;
     int64_t inc = 0, open = 0, msgs = 0;
     unsigned long committed = 0, commits = 0, failures = 0;
     vg_store_counts(h->o.reader, &inc, &open, &msgs);
-    vg_committer_counts(h->committer, &committed, &commits, &failures);
+    vg_committer_counts(h->ingest->committer, &committed, &commits, &failures);
     pthread_mutex_lock(&h->conns_lock);
     unsigned long deadline_closed = h->deadline_closed;
     pthread_mutex_unlock(&h->conns_lock);
@@ -174,8 +176,9 @@ static enum MHD_Result metrics(struct vg_http *h, struct MHD_Connection *c)
 
 /* `/`: the live dashboard (dashboard.h).  `/?token=T` (the read token) sets
  * the cookie and redirects to `/`, so the token leaves the address bar. */
-static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
+enum MHD_Result vg_http_get_dashboard(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
+    (void)url;
     const char *token = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (token && h->o.read_token && vg_auth_secret_equal(token, h->o.read_token)) {
         char cookie[400];
@@ -188,7 +191,7 @@ static enum MHD_Result dashboard(struct vg_http *h, struct MHD_Connection *c)
         vg_mhd->destroy_response(r);
         return ok;
     }
-    if (!read_allowed(h, c)) {
+    if (!vg_http_read_allowed(h, c)) {
         vg_http_count(h, &h->rejected_auth, 1);
         return vg_http_reply(c, 401, "text/html; charset=utf-8",
                              vg_xstrdup("<!doctype html><title>vigil</title><p>Open <code>/?token=READ-TOKEN</code> "
@@ -248,8 +251,9 @@ static enum MHD_Result reply_page(struct MHD_Connection *c, json_t *doc, const c
  * the last D days (default 7): the summary of every node, one page of nodes
  * (default and at most VG_BURNIN_PAGE_MAX), coverage against the nodes the
  * scheduler lists.  Read a row at a time: its memory is the page's. */
-static enum MHD_Result burnin_history(struct vg_http *h, struct MHD_Connection *c)
+enum MHD_Result vg_http_get_burnin(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
+    (void)url;
     const char *node = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
     const char *days_s = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "days"), *after;
     long days = 7, limit;
@@ -302,42 +306,51 @@ static enum MHD_Result audit_raw(struct vg_http *h, struct MHD_Connection *c)
     return reply_page(c, p.arr, prefix, n == (size_t)limit ? cursor : NULL);
 }
 
-enum MHD_Result vg_http_route_get(struct vg_http *h, struct MHD_Connection *c, const char *url)
+/* /healthz: "ok" and the controller's lines (several controllers: the role,
+ * the term, the leader); 503 once the store is lost. */
+enum MHD_Result vg_http_get_healthz(struct vg_http *h, struct MHD_Connection *c, const char *url)
 {
-    if (!strcmp(url, "/healthz")) {
-        const char *lost = vg_storeguard_lost(h->ingest->guard);
-        if (!lost) {
-            struct sbuf b = SBUF_INIT;
-            sbuf_puts(&b, "ok\n");
-            if (h->o.health) h->o.health(h->o.health_ctx, &b);
-            return vg_http_reply(c, 200, "text/plain", sbuf_take(&b));
-        }
-        char *body;
-        if (asprintf(&body, "store lost: %s\n", lost) < 0) body = vg_xstrdup("store lost\n");
-        return vg_http_reply(c, 503, "text/plain", body);
+    (void)url;
+    const char *lost = vg_storeguard_lost(h->ingest->guard);
+    if (!lost) {
+        struct sbuf b = SBUF_INIT;
+        sbuf_puts(&b, "ok\n");
+        if (h->o.health) h->o.health(h->o.health_ctx, &b);
+        return vg_http_reply(c, 200, "text/plain", sbuf_take(&b));
     }
-    if (!strcmp(url, "/")) return dashboard(h, c);
-    if (!read_allowed(h, c)) {
-        vg_http_count(h, &h->rejected_auth, 1);
-        return vg_http_error(c, 401, "reads need the read token (Authorization: Bearer)");
-    }
-    if (!strcmp(url, "/metrics")) return metrics(h, c);
-    if (!strcmp(url, "/v1/nodes"))
-        return vg_http_reply_json(c, 200, h->o.view ? vg_fleetview_nodes(h->o.view) : vg_store_nodes(h->o.reader));
-    if (!strcmp(url, "/v1/summary") && h->o.view) return vg_http_reply_json(c, 200, vg_fleetview_summary(h->o.view));
-    if (!strcmp(url, "/v1/audit")) {
-        const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
-        if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return audit_raw(h, c);
-        json_t *doc = h->o.fleet(h->o.fleet_ctx, h->o.reader);
-        return doc ? vg_http_reply_json(c, 200, doc) : vg_http_error(c, 503, "storage: the audit reports cannot be read");
-    }
-    if (!strcmp(url, "/v1/burnin")) return burnin_history(h, c);
-    if (!strcmp(url, "/v1/incidents")) return incidents(h, c);
-    if (vg_startswith(url, "/v1/incidents/")) {
-        long id;
-        json_t *j = vg_parse_long(url + 14, &id) ? vg_store_incident(h->o.reader, id) : NULL;
-        if (j) return vg_http_reply_json(c, 200, j);
-        return vg_http_error(c, 404, "no such incident");
-    }
-    return vg_http_reply_json(c, 404, json_pack("{s:s, s:s}", "error", "no such endpoint", "path", url));
+    char *body;
+    if (asprintf(&body, "store lost: %s\n", lost) < 0) body = vg_xstrdup("store lost\n");
+    return vg_http_reply(c, 503, "text/plain", body);
+}
+
+enum MHD_Result vg_http_get_nodes(struct vg_http *h, struct MHD_Connection *c, const char *url)
+{
+    (void)url;
+    return vg_http_reply_json(c, 200, h->o.view ? vg_fleetview_nodes(h->o.view) : vg_store_nodes(h->o.reader));
+}
+
+enum MHD_Result vg_http_get_summary(struct vg_http *h, struct MHD_Connection *c, const char *url)
+{
+    (void)url;
+    return vg_http_reply_json(c, 200, vg_fleetview_summary(h->o.view));
+}
+
+/* GET /v1/audit: the fleet's reports merged; ?raw=1 (or no merge): the
+ * reports themselves, a page at a time. */
+enum MHD_Result vg_http_get_audit(struct vg_http *h, struct MHD_Connection *c, const char *url)
+{
+    (void)url;
+    const char *raw = vg_mhd->lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "raw");
+    if ((raw && !strcmp(raw, "1")) || !h->o.fleet) return audit_raw(h, c);
+    json_t *doc = h->o.fleet(h->o.fleet_ctx, h->o.reader);
+    return doc ? vg_http_reply_json(c, 200, doc) : vg_http_error(c, 503, "storage: the audit reports cannot be read");
+}
+
+/* GET /v1/incidents/ID */
+enum MHD_Result vg_http_get_incident(struct vg_http *h, struct MHD_Connection *c, const char *url)
+{
+    long id;
+    json_t *j = vg_parse_long(url + strlen("/v1/incidents/"), &id) ? vg_store_incident(h->o.reader, id) : NULL;
+    if (j) return vg_http_reply_json(c, 200, j);
+    return vg_http_error(c, 404, "no such incident");
 }

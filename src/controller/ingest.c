@@ -49,6 +49,15 @@ static const struct { const char *name; size_t room; } string_fields[] = {
     { "last", 40 },                                     { "jobs", sizeof ((struct vg_event *)0)->jobs },
 };
 
+/* Whether an event may have kind (the catalog's vocabulary; any without one). */
+static bool kind_known(const struct vg_ingest *in, const char *kind)
+{
+    if (!in->kinds) return true;
+    for (size_t k = 0; k < in->nkinds; k++)
+        if (!strcmp(in->kinds[k], kind)) return true;
+    return false;
+}
+
 /* Checks event i's strings: printable UTF-8, within the room, known kind. */
 static int check_strings(const struct vg_ingest *in, const json_t *ev, size_t i, json_t **response)
 {
@@ -68,14 +77,25 @@ static int check_strings(const struct vg_ingest *in, const json_t *ev, size_t i,
     if (node && !vg_ingest_node_ok(node))
         return reject(response, "message: events[%zu]: field 'node': not a node name", i);
     const char *kind = json_string_value(json_object_get(ev, "kind"));
-    if (kind && in->kinds) {
-        size_t k = 0;
-        while (k < in->nkinds && strcmp(in->kinds[k], kind)) k++;
-        if (k == in->nkinds)
-            return reject(response, "message: events[%zu]: field 'kind': '%s' is not a kind the catalog knows", i,
-                          kind);
-    }
+    if (kind && !kind_known(in, kind))
+        return reject(response, "message: events[%zu]: field 'kind': '%s' is not a kind the catalog knows", i, kind);
     return 0;
+}
+
+int vg_ingest_check_event(const struct vg_ingest *in, const struct vg_event *e, char *err, size_t errlen)
+{
+    const struct { const char *name, *s; } strs[] = {
+        { "source", e->source }, { "kind", e->kind }, { "pci", e->pci },
+        { "cause", e->cause },   { "raw", e->raw },   { "jobs", e->jobs },
+    };
+    const char *why = NULL, *field = NULL;
+    for (size_t f = 0; f < sizeof strs / sizeof *strs && !why; f++)
+        if (!vg_utf8_printable(strs[f].s)) why = "not printable UTF-8", field = strs[f].name;
+    if (!why && !vg_ingest_node_ok(e->node)) why = "not a node name", field = "node";
+    if (!why && !kind_known(in, e->kind)) why = "not a kind the catalog knows", field = "kind";
+    if (!why && !vg_event_jobs_ok(e->jobs)) why = "not job ids separated by commas", field = "jobs";
+    if (why) snprintf(err, errlen, "event for %s: field '%s': %s", e->node, field, why);
+    return why ? -1 : 0;
 }
 
 void vg_message_free(struct vg_message *m)

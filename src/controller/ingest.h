@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 struct vg_storeguard;
+struct vg_committer;
 
 struct vg_ingest {
     struct vg_store *store;
@@ -40,6 +41,9 @@ struct vg_ingest {
     /* Adds Prometheus lines to GET /metrics (may be NULL). */
     void (*metrics)(void *ctx, struct sbuf *out);
     void *ctx;
+    /* The group commit (commit.h) agents' messages and the controller's own
+     * events share; NULL: vg_http_start starts one of its own (and stops it). */
+    struct vg_committer *committer;
     unsigned long spool_dropped;   /* events agents' spools dropped at their cap, as told (atomic) */
 };
 
@@ -67,6 +71,16 @@ int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, jso
 /* After the commit: on_new_incident for each incident m opened. */
 void vg_ingest_notify(struct vg_ingest *in, const struct vg_message *m, const json_t *response);
 void vg_message_free(struct vg_message *m);
+
+/* Checks an event the controller raised itself by the rules an agent's
+ * meets (printable strings, a node name, a kind the catalog knows, job ids).
+ * 0, or -1 with err naming the field. */
+int vg_ingest_check_event(const struct vg_ingest *in, const struct vg_event *e, char *err, size_t errlen);
+/* intake.c: the controller's own event e (a node the heartbeat monitor
+ * confirmed down) into in->committer, as one message of its node under a
+ * spool id no agent has, its verdict the catalog's; stored (or its failure
+ * logged) by the writer thread.  0, or -1 with err naming the field at fault. */
+int vg_intake_event(struct vg_ingest *in, const struct vg_event *e, char *err, size_t errlen);
 
 /* All of the above for one message in its own transaction.  Returns an HTTP
  * status: 202, 400 malformed, 500 store failure. */

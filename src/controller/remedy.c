@@ -18,9 +18,23 @@
 #include "util/spawn.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Sets incident id's state, its detail formatted. */
+static void set_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_state(struct vg_executor *x, int64_t id, enum vg_inc_state state, const char *fmt, ...)
+{
+    char s[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
+    vg_store_set_state(x->store, id, state, s);
+}
 
 /* Calls the orchestrator under the lock, copying its error into err. */
 #define ORCH(x, errbuf, call)                                                     \
@@ -128,17 +142,10 @@ static int step_requeue(struct vg_executor *x, struct act *a)
 static int step_promote(struct vg_executor *x, struct act *a)
 {
     if (!a->d.npromote) return 1;
-    pthread_mutex_lock(&x->pool_lock);
-    size_t keep = 0;
-    for (size_t i = 0; i < x->npool; i++) {
-        if (vg_in_list(a->d.promote, a->d.npromote, x->pool[i])) free(x->pool[i]);
-        else x->pool[keep++] = x->pool[i];
-    }
-    x->npool = keep;
-    int rc = vg_pool_sync(x);
-    pthread_mutex_unlock(&x->pool_lock);
+    char err[256];
+    int rc = vg_pool_take(x, a->d.promote, a->d.npromote, err, sizeof err);
     char *names = join(a->d.promote, a->d.npromote);
-    if (rc) vg_warn("incident %lld: promoting %s: %s", (long long)a->it->incident, names, x->orch->err);
+    if (rc) vg_warn("incident %lld: promoting %s: %s", (long long)a->it->incident, names, err);
     else vg_store_step(x->store, a->it->incident, VG_STEP_SPARE_PROMOTED, vg_clock_ms(), names);
     free(names);
     return rc ? -1 : 0;
@@ -324,7 +331,7 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
             at_rung(x, it, i, n, name, true);
         }
         if (!p->healthcheck) {
-            vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "remediated; no health check configured, node stays "
+            set_state(x, it->incident, VG_INC_UNREPAIRED, "remediated; no health check configured, node stays "
                                                               "isolated");
             json_decref(attempts);
             return;
@@ -343,15 +350,15 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
         __atomic_add_fetch(&x->rma_failed, 1, __ATOMIC_SEQ_CST);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; RMA hand-off failed: %s", (long long)it->incident,
                it->node, err);
-        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "%s; RMA hand-off failed: %s", last, err);
+        set_state(x, it->incident, VG_INC_UNREPAIRED, "%s; RMA hand-off failed: %s", last, err);
     } else if (ticket[0]) {
         __atomic_add_fetch(&x->rma_handoffs, 1, __ATOMIC_SEQ_CST);
         vg_store_step_named(x->store, it->incident, "rma", vg_clock_ms(), ticket);
         vg_err("ALERT incident %lld: %s: repair ladder exhausted; handed off for RMA: %s", (long long)it->incident,
                it->node, ticket);
-        vg_exec_state(x, it->incident, VG_INC_RMA, "handed off for RMA (%s); %s", ticket, last);
+        set_state(x, it->incident, VG_INC_RMA, "handed off for RMA (%s); %s", ticket, last);
     } else
-        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "%s", last);
+        set_state(x, it->incident, VG_INC_UNREPAIRED, "%s", last);
     json_decref(attempts);
 }
 
@@ -359,21 +366,13 @@ void vg_remedy_repair(struct vg_executor *x, struct item *it)
 static void return_node(struct vg_executor *x, struct item *it)
 {
     char err[256];
-    const struct vg_policy *p = x->policy;
     /* Back to the spare pool: into the pool first, so no job lands on it
      * between the resume and the pool update. */
-    pthread_mutex_lock(&x->pool_lock);
-    if (!vg_in_list(x->pool, x->npool, it->node)) {
-        x->pool = vg_xrealloc(x->pool, (x->npool + 1) * sizeof *x->pool);
-        x->pool[x->npool++] = vg_xstrdup(it->node);
-    }
-    int rc = p->nspares || x->pool_exists ? vg_pool_sync(x) : 0;
-    if (rc) vg_strlcpy(err, x->orch->err, sizeof err);
-    pthread_mutex_unlock(&x->pool_lock);
+    int rc = vg_pool_give(x, it->node, err, sizeof err);
     const char *node = it->node;
     if (rc) vg_warn("returning %s to the spare pool: %s", node, err);
     if (ORCH(x, err, vg_orch_resume_ours(x->orch, &node, 1)) < 0) {
-        vg_exec_state(x, it->incident, VG_INC_UNREPAIRED, "health check passed, resume failed: %s", err);
+        set_state(x, it->incident, VG_INC_UNREPAIRED, "health check passed, resume failed: %s", err);
         return;
     }
     x->returned++;

@@ -60,6 +60,13 @@ bool vg_endswith(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+bool vg_in_list(char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i], s)) return true;
+    return false;
+}
+
 size_t vg_strlcpy(char *dst, const char *src, size_t size)
 {
     size_t n = strlen(src);

@@ -14,6 +14,8 @@ char *vg_xstrndup(const char *s, size_t n);
 char *vg_trim(char *s);
 bool vg_startswith(const char *s, const char *prefix);
 bool vg_endswith(const char *s, const char *suffix);
+/* True when s is one of v[0..n). */
+bool vg_in_list(char *const *v, size_t n, const char *s);
 /* Copies at most size-1 bytes and always terminates; returns strlen(src). */
 size_t vg_strlcpy(char *dst, const char *src, size_t size);
 /* Splits s in place on any of the delimiter characters; empty fields kept.

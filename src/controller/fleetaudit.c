@@ -1,4 +1,4 @@
-/* serve_fleet.c — the controller's fleet audit (GET /v1/audit): the reports
+/* fleetaudit.c — the controller's fleet audit (GET /v1/audit): the reports
  * the agents sent (POST /v1/inventory), merged as `vigil audit merge` does,
  * with when each node reported; a report older than --audit-stale is stale,
  * and a node the scheduler lists that never sent an audit is "not
@@ -6,7 +6,7 @@
  * nodeset.h).  A scheduler that was never read leaves no coverage.  The
  * reports are read and merged one at a time: the memory is the merge's
  * (bounded: report/audit_report.h), never every report at once. */
-#include "cmd/serve_fleet.h"
+#include "controller/fleetaudit.h"
 #include "report/audit_report.h"
 #include "controller/store.h"
 #include "util/jsonutil.h"
@@ -26,9 +26,9 @@ static int add_one(void *ctx, const char *node, int64_t at, const char *text)
     return 0;
 }
 
-json_t *vg_serve_fleet(void *ctx, struct vg_store *reader)
+json_t *vg_fleetaudit(void *ctx, struct vg_store *reader)
 {
-    struct vg_serve_fleet *sf = ctx;
+    struct vg_fleetaudit *sf = ctx;
     struct vg_fleet *fl = vg_fleet_new();
     if (vg_store_audits_each(reader, NULL, 0, add_one, fl)) {
         vg_fleet_free(fl);
