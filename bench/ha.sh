@@ -249,9 +249,14 @@ until_ sh -c "$L bulk $P 1 1 /v1/heartbeat $AUTH bench0 $T/beat.tpl | grep -q an
 c2=$(cpu)
 $L beat "$P" $((BC / 10)) "$BS" "$AUTH" "$LN" 1 >"$T/beats_low"
 c3=$(cpu) sc0=$([ -n "$SC" ] && cpu_of "$SC")
-$L beat "$P" "$BC" "$BS" "$AUTH" "$BN" 1 >"$T/beats" &
+# halfway, the fleet's last node crashes (its beats stop): the time from its last beat until the
+# controller declares it silent (its probe confirmed it down, or found only the agent gone)
+HTTPLOAD_QUIET_AFTER_MS=$((BS * 500)) $L beat "$P" "$BC" "$BS" "$AUTH" "$BN" 1 >"$T/beats" 2>"$T/beats.err" &
 LP=$!
-sleep $((BS / 2)); rss_beat=$(rss)
+declared() { [ $(($(metric vigil_heartbeat_confirmed_total) + $(metric vigil_heartbeat_agent_only_total))) -gt 0 ]; }
+detect=-
+until_ grep -q last_beat_ms "$T/beats.err" && rss_beat=$(rss) && until_ declared &&
+    detect=$(($(ms) - $(sed -n 's/.*last_beat_ms=\([0-9]*\).*/\1/p' "$T/beats.err")))
 wait $LP; c4=$(cpu)
 sc1=$([ -n "$SC" ] && cpu_of "$SC")
 silent=$(metric vigil_heartbeat_silent_nodes) held=$(metric vigil_heartbeat_held_nodes)

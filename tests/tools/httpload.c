@@ -47,6 +47,10 @@
  *       the server refused at their headers, after `Expect: 100-continue`,
  *       so they were never sent).
  * HTTPLOAD_BEARER in the environment: sent with each GET as the bearer token.
+ * HTTPLOAD_QUIET_AFTER_MS (beat): the last node stops beating that long into
+ * the run, as a node that crashed; its last beat's time (ms since the epoch,
+ * when it was answered) is printed on stderr then, as "quiet NODE
+ * last_beat_ms=T".
  * SRCS: spread the connections over this many source addresses 127.0.1.1…
  * (default 1), since the server bounds connections per client address. */
 #include <arpa/inet.h>
@@ -76,6 +80,8 @@ static int beat_nodes, beat_conns;    /* beat: the nodes, over this many connect
 static int munge_pre;                 /* credentials minted before the run */
 static pthread_barrier_t minted, go;  /* with munge_pre: all minted; t_end set */
 static int64_t t_end;
+static int64_t quiet_after_us = -1;   /* beat: the last node falls silent this far into the run */
+static int64_t last_beat_ms;          /* the realtime of the last node's last answered beat */
 
 static int64_t now_ms(int clk)
 {
@@ -269,6 +275,12 @@ static void *load(void *arg)
         char node[32];
         int who = beat_nodes ? w->id + (int)(seq % beat_share(w->id)) * beat_conns : w->id;
         snprintf(node, sizeof node, "bench%d", who);
+        if (beat_nodes && who == beat_nodes - 1 && quiet_after_us >= 0 && due_us - start_us >= quiet_after_us) {
+            if (quiet_after_us != INT64_MAX)   /* its crash, once: the time it last beat */
+                fprintf(stderr, "quiet %s last_beat_ms=%lld\n", node, (long long)last_beat_ms), quiet_after_us = INT64_MAX;
+            ++seq, due_us += step_us;
+            continue;
+        }
         if (token) {
             int b = munge_pre ? 0 : beat_nodes ? (++seq, snprintf(body, BODY_MAX, "{\"node\":\"%s\",\"jobs\":\"\"}", node))
                                                : message(w->id, ++seq, body, BODY_MAX);
@@ -306,6 +318,7 @@ static void *load(void *arg)
             continue;
         }
         if (status == 200 || status == 202) w->ok++;
+        if (beat_nodes && who == beat_nodes - 1 && status == 200) last_beat_ms = now_ms(CLOCK_REALTIME);
         w->status[status / 100 == 2 ? 0 : status == 400 ? 1 : status == 401 ? 2 : status == 403 ? 3 : status == 503 ? 4 : 5]++;
         if (w->nlat == w->cap) w->lat = realloc(w->lat, (w->cap = w->cap ? w->cap * 2 : 1024) * sizeof *w->lat);
         w->lat[w->nlat++] = (int)((z.tv_sec - a.tv_sec) * 1000000 + (z.tv_nsec - a.tv_nsec) / 1000);
@@ -675,6 +688,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "beat") && argc >= 7) {
         if (set_auth(argv[5]) || munge_socket) return 2;
         beat_nodes = atoi(argv[6]);
+        if (getenv("HTTPLOAD_QUIET_AFTER_MS")) quiet_after_us = atoll(getenv("HTTPLOAD_QUIET_AFTER_MS")) * 1000;
         beat_conns = conns;
         rate = argc > 7 ? atof(argv[7]) : 1;
         if (beat_nodes < conns || conns < 1 || rate <= 0) {
