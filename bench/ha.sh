@@ -284,3 +284,4 @@ awk -v ok="$(field "$T/beats" ok)" -v req="$(field "$T/beats" requests)" -v lok=
 printf '%-52s %-13s %-10s\n' "nodes tracked / silent / held at the end" "$tracked / $silent / $held" "$BN / 0 / 0"
 printf '%-52s %-13s %-10s\n' "declared silent (confirmed, agent-only, holds)" "$confirmed, $agent_only, $holds" "0, 0, 0"
 printf '%-52s %-13s %-10s\n' "incidents opened" "$nincidents" "0"
+printf '%-52s %-13s %-10s\n' "ms from a node's last beat until it is declared silent" "$detect" "<= 3000"
