@@ -169,12 +169,8 @@ int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, jso
     free(m->fresh);
     m->fresh = vg_xcalloc(m->n, sizeof *m->fresh);
     m->nfresh = 0;
-    if (vg_store_savepoint(in->store, "message", 0)) goto fail;
-    if (vg_store_accept_message(in->store, m->node, m->spool, m->seq, m->events, m->n, now, in->window_ms, got)) {
-        vg_store_savepoint(in->store, "message", -1);
+    if (vg_store_accept_message(in->store, m->node, m->spool, m->seq, m->events, m->n, now, in->window_ms, got))
         goto fail;
-    }
-    if (vg_store_savepoint(in->store, "message", 1)) goto fail;
     json_t *ids = json_array(), *fresh = json_array();
     int dups = 0;
     for (size_t i = 0; i < m->n; i++) {
@@ -210,15 +206,12 @@ int vg_ingest_message(struct vg_ingest *in, const char *json, int64_t now, json_
     if (vg_store_begin(in->store)) {
         *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
         code = 500;
-    } else {
-        code = vg_ingest_store(in, &m, now, response);
-        if (code == 202 && vg_store_commit(in->store)) {
-            json_decref(*response);
-            *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
-            code = 500;
-        } else if (code != 202) {
-            vg_store_commit(in->store); /* the message's savepoint is already rolled back */
-        }
+    } else if ((code = vg_ingest_store(in, &m, now, response)) != 202) {
+        vg_store_rollback(in->store);   /* written in part */
+    } else if (vg_store_commit(in->store)) {
+        json_decref(*response);
+        *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
+        code = 500;
     }
     if (code == 202) vg_ingest_notify(in, &m, *response);
     vg_message_free(&m);
