@@ -55,6 +55,7 @@ int64_t vg_store_last_return(struct vg_store *st, const char *node)
  * on a guess).  An id 0: none. */
 struct fold_target {
     char key[128];
+    bool open_read, closed_read;   /* what is known yet */
     int64_t open_id, open_last;
     int64_t closed_id, closed_last, returned_at;
 };
@@ -64,11 +65,36 @@ struct fold_write {
     int64_t id, count, last;
 };
 
-/* One statement (one round trip on a server) reads what the message's first
- * key needs and the message's rows already stored (rows tagged 0: idx and
+/* The usual event — one more of a fault whose incident is open — in one
+ * statement: it joins the newest open incident of its node and key when it
+ * began within the window of that incident's last event, and nothing of its
+ * message was stored before (else a redelivery: it joins nothing).  1 and
+ * the incident's id and new last time, 0 it did not join, -1 failed. */
+static int fold_into_open(struct vg_store *st, const char *node, const char *spool, int64_t seq, const char *key,
+                          const struct vg_event *e, int64_t start, int64_t when, int64_t window_ms,
+                          int64_t *id, int64_t *last)
+{
+    struct vg_stmt *s = vg_store_prep(st,
+                                      "UPDATE incidents SET count=count+?1, last=CASE WHEN last > ?2 THEN last ELSE ?2 END"
+                                      " WHERE id = (SELECT id FROM incidents WHERE node=?3 AND key=?4 AND open=1"
+                                      " ORDER BY id DESC LIMIT 1) AND ?5 - last <= ?6"
+                                      " AND NOT EXISTS (SELECT 1 FROM messages WHERE node=?3 AND spool=?7 AND seq=?8)"
+                                      " RETURNING id, last",
+                                      "iissiisi", (int64_t)e->count, when, node, key, start, window_ms, spool, seq);
+    if (!s) return -1;
+    int rc = vg_store_row(st, s);
+    if (rc) {
+        *id = vg_store_int(st, s, 0);
+        *last = vg_store_int(st, s, 1);
+    }
+    vg_store_done(st, s);
+    return rc;
+}
+
+/* One statement (one round trip on a server) reads a key's fold targets
+ * and, ?5 = 1, the message's rows already stored (rows tagged 0: idx and
  * incident of a stored event, the message a redelivery; 1: the open
- * incident; 2: the closed one with its step's time); ?5 = 0 leaves the
- * message's rows out (the next keys). */
+ * incident; 2: the closed one with its step's time). */
 static const char lookup_sql[] =
     "SELECT 0, idx, incident, 0 FROM messages WHERE ?5 = 1 AND node=?1 AND spool=?2 AND seq=?3"
     " UNION ALL SELECT 1, id, last, 0 FROM (SELECT id, last FROM incidents WHERE node=?1 AND key=?4 AND open=1"
@@ -77,22 +103,21 @@ static const char lookup_sql[] =
     " ON r.incident = i.id AND r.step = 'returned' WHERE i.node=?1 AND i.key=?4 AND i.open=0"
     " ORDER BY i.id DESC LIMIT 1) AS c";
 
-/* Reads key's fold target into t; with stored (not NULL), the message's
- * events already stored too: stored[i] true for event idx0+i of n, its
- * incident in out[i]. */
-static int look_up(struct vg_store *st, const char *node, const char *spool, int64_t seq, const char *key,
-                   struct fold_target *t, int idx0, size_t n, bool *stored, struct vg_accepted *out)
+/* Reads t's fold targets (the open one only if not known yet: the
+ * message's own folds may have moved it on); with stored (not NULL), the
+ * message's events already stored too: stored[i] true for event idx0+i of
+ * n, its incident in out[i]. */
+static int look_up(struct vg_store *st, const char *node, const char *spool, int64_t seq, struct fold_target *t,
+                   int idx0, size_t n, bool *stored, struct vg_accepted *out)
 {
-    struct vg_stmt *s = vg_store_prep(st, lookup_sql, "ssisi", node, spool, seq, key, (int64_t)(stored != NULL));
+    struct vg_stmt *s = vg_store_prep(st, lookup_sql, "ssisi", node, spool, seq, t->key, (int64_t)(stored != NULL));
     if (!s) return -1;
-    memset(t, 0, sizeof *t);
-    vg_strlcpy(t->key, key, sizeof t->key);
     while (vg_store_row(st, s)) {
         int64_t tag = vg_store_int(st, s, 0), a = vg_store_int(st, s, 1), b = vg_store_int(st, s, 2);
         if (tag == 0 && a >= idx0 && a - idx0 < (int64_t)n) {
             stored[a - idx0] = true;
             out[a - idx0].incident = b;
-        } else if (tag == 1) {
+        } else if (tag == 1 && !t->open_read) {
             t->open_id = a;
             t->open_last = b;
         } else if (tag == 2) {
@@ -102,6 +127,7 @@ static int look_up(struct vg_store *st, const char *node, const char *spool, int
         }
     }
     vg_store_done(st, s);
+    t->open_read = t->closed_read = true;
     return 0;
 }
 
@@ -130,46 +156,64 @@ static int64_t open_incident(struct vg_store *st, const char *node, const char *
 
 /* The events idx0 … idx0+n-1 of a message: the fold decided in order as
  * event by event (each sees what the ones before it did), the reads once per
- * key, then each incident folded into updated once and the message's rows
- * written a run of consecutive events with one incident at a time.  Inside
- * the caller's transaction; a failure leaves it partly written. */
+ * key (the first event of a key that joins the open incident read and
+ * written at once), then each incident folded into updated once more and the
+ * message's rows written a run of consecutive events with one incident at a
+ * time.  Inside the caller's transaction; a failure leaves it partly
+ * written. */
 static int accept_events(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx0,
                          const struct vg_event *ev, size_t n, int64_t now, int64_t window_ms,
                          struct vg_accepted *out)
 {
     int rc = -1;
-    bool *stored = vg_xcalloc(n, sizeof *stored);
+    bool *stored = vg_xcalloc(n, sizeof *stored), known = false;   /* known: stored[] is read */
     struct fold_target *targets = vg_xcalloc(n, sizeof *targets);
     struct fold_write *writes = vg_xcalloc(n, sizeof *writes);
     size_t ntargets = 0, nwrites = 0;
     memset(out, 0, n * sizeof *out);
     for (size_t i = 0; i < n; i++) {
         const struct vg_event *e = &ev[i];
+        if (known && stored[i]) {
+            out[i].duplicate = true;
+            continue;
+        }
         char key[sizeof targets->key];
         vg_event_key(e, key, sizeof key);
         struct fold_target *t = targets;
         while (t < targets + ntargets && strcmp(t->key, key)) t++;
-        if (t == targets + ntargets) {
-            if (look_up(st, node, spool, seq, key, t, idx0, n, ntargets ? NULL : stored, out)) goto out;
-            ntargets++;
-        }
-        if (stored[i]) {
-            out[i].duplicate = true;
-            continue;
-        }
+        if (t == targets + ntargets) vg_strlcpy(targets[ntargets++].key, key, sizeof t->key);
         int64_t when = e->last_ms ? e->last_ms : e->time_ms ? e->time_ms : now;
         /* An event folds into the open incident when it began within the
          * window of the incident's last event: an agent's folded repeats
          * (first = the incident's first event) join it however long the
          * storm went on. */
         int64_t start = e->first_ms && e->first_ms < when ? e->first_ms : when;
+        if (!t->open_read) {
+            int folded = fold_into_open(st, node, spool, seq, key, e, start, when, window_ms, &t->open_id,
+                                        &t->open_last);
+            if (folded < 0) goto out;
+            if (folded) {   /* nothing of the message was stored */
+                known = t->open_read = true;
+                out[i].incident = t->open_id;
+                continue;
+            }
+            if (look_up(st, node, spool, seq, t, idx0, n, known ? NULL : stored, out)) goto out;
+            known = true;
+            if (stored[i]) {
+                out[i].duplicate = true;
+                continue;
+            }
+        }
         int64_t *last = NULL;
         if (t->open_id && start - t->open_last <= window_ms) {
             out[i].incident = t->open_id;
             last = &t->open_last;
-        } else if (t->closed_id && when + RETURN_UNSEEN_MS <= t->returned_at && start - t->closed_last <= window_ms) {
-            out[i].incident = t->closed_id;
-            last = &t->closed_last;
+        } else {
+            if (!t->closed_read && look_up(st, node, spool, seq, t, idx0, n, NULL, out)) goto out;
+            if (t->closed_id && when + RETURN_UNSEEN_MS <= t->returned_at && start - t->closed_last <= window_ms) {
+                out[i].incident = t->closed_id;
+                last = &t->closed_last;
+            }
         }
         if (last) {
             if (when > *last) *last = when;
