@@ -165,23 +165,6 @@ static void test_store_repeats_before_return(void **state)
     vg_store_close(st);
 }
 
-/* n2's closed incident of an XID 79 (a `returned` step at T + 30 s) on node. */
-static int64_t closed_xid(struct vg_store *st, const char *node, int64_t T)
-{
-    struct vg_event e;
-    vg_event_init(&e);
-    strcpy(e.kind, "xid");
-    e.code = 79;
-    strcpy(e.pci, "0000:18:00.0");
-    e.time_ms = T;
-    int64_t id;
-    bool is_new, dup;
-    assert_int_equal(vg_store_accept(st, node, "", 1, 0, &e, T + 100, 60000, &id, &is_new, &dup), 0);
-    assert_int_equal(vg_store_step(st, id, VG_STEP_RETURNED, T + 30000, "back in service"), 0);
-    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, ""), 0);
-    return id;
-}
-
 struct xid_spec {
     int gpu;
     int64_t first, last;
@@ -201,6 +184,19 @@ static void xid_events(struct vg_event *ev, const struct xid_spec *spec, int n)
         ev[i].last_ms = spec[i].last;
         ev[i].count = spec[i].count;
     }
+}
+
+/* A closed incident of an XID 79 on node (its `returned` step at T + 30 s). */
+static int64_t closed_xid(struct vg_store *st, const char *node, int64_t T)
+{
+    struct vg_event e;
+    xid_events(&e, &(struct xid_spec){ 0, T, T, 1 }, 1);
+    int64_t id;
+    bool is_new, dup;
+    assert_int_equal(vg_store_accept(st, node, "", 1, 0, &e, T + 100, 60000, &id, &is_new, &dup), 0);
+    assert_int_equal(vg_store_step(st, id, VG_STEP_RETURNED, T + 30000, "back in service"), 0);
+    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, ""), 0);
+    return id;
 }
 
 /* The n events as one message (seq) of node m, got[] what became of each,
