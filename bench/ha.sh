@@ -117,21 +117,24 @@ cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, in ti
 
 # ---- 1. intake: SQLite, then PostgreSQL ----------------------------------------------
 if part intake; then
+    children_cpu() { awk '{ print $16 + $17 }' /proc/$$/stat; }   # cutime + cstime of this shell
     pg_cpu() { cat /proc/[0-9]*/stat 2>/dev/null | awk '$2 == "(postgres)" { t += $14 + $15 } END { print t + 0 }'; }
     HZ=$(getconf CLK_TCK)
     # intake NAME DB — the closed-loop load on a controller on DB: $T/intake_NAME holds httpload's figures,
-    # then mpc= (messages per commit), ctl= and pg= (CPU ms per 1,000 events: the controller's, PostgreSQL's)
+    # then mpc= (messages per commit), ctl=, pg= and load= (CPU ms per 1,000 events: the controller's, PostgreSQL's,
+    # the load client's: this shell's waited-for children, read just before and after it)
     intake() {
         start 1 "$2" --dry-run
         listening 1 && until_ healthy 1
         case "$2" in host=*) until_ role_is 1 leader ;; esac   # on PostgreSQL: once elected
-        c0=$(cpu_of "$(pid_of 1)") g0=$(pg_cpu)
+        c0=$(cpu_of "$(pid_of 1)") g0=$(pg_cpu) l0=$(children_cpu)
         $L post "$(cat "$T/port1")" 200 "$S" 1 "$AUTH" 20 >"$T/intake_$1"
-        c1=$(cpu_of "$(pid_of 1)") g1=$(pg_cpu)
+        l1=$(children_cpu) c1=$(cpu_of "$(pid_of 1)") g1=$(pg_cpu)
         awk -v m="$(metric_of 1 vigil_store_messages_total)" -v c="$(metric_of 1 vigil_store_commits_total)" \
-            -v ok="$(field "$T/intake_$1" ok)" -v ctl=$((c1 - c0)) -v pg=$((g1 - g0)) -v hz="$HZ" 'BEGIN {
+            -v ok="$(field "$T/intake_$1" ok)" -v ctl=$((c1 - c0)) -v pg=$((g1 - g0)) -v load=$((l1 - l0)) -v hz="$HZ" 'BEGIN {
             k = (ok > 0 ? ok : 1) / 1000
-            printf " mpc=%.1f ctl=%.0f pg=%.0f\n", (c > 0 ? m / c : 0), ctl * 1000 / hz / k, pg * 1000 / hz / k }' >>"$T/intake_$1"
+            printf " mpc=%.1f ctl=%.0f pg=%.0f load=%.0f\n", (c > 0 ? m / c : 0), ctl * 1000 / hz / k, pg * 1000 / hz / k,
+                load * 1000 / hz / k }' >>"$T/intake_$1"
         stop 1
     }
     intake sqlite "$T/intake.db"
@@ -146,12 +149,12 @@ if part intake; then
         "baseline: SQLite, same load"
     row() {
         printf '%-44s %-8s %-7s %-14s %-9s %-13s %s\n' "$1" "$(field "$T/intake_$2" events_per_s)" "$(field "$T/intake_$2" p99_ms)" \
-            "$3" "$(field "$T/intake_$2" mpc)" "$(field "$T/intake_$2" ctl)+$(field "$T/intake_$2" pg)" "$4"
+            "$3" "$(field "$T/intake_$2" mpc)" "$(field "$T/intake_$2" ctl)+$(field "$T/intake_$2" pg)+$(field "$T/intake_$2" load)" "$4"
     }
     row "PostgreSQL: events acknowledged/s" pg ">= 5000, < 50" "$(field "$T/intake_sqlite" events_per_s)/s, p99 $(field "$T/intake_sqlite" p99_ms) ms"
     row "PostgreSQL, fsync off: events acknowledged/s" nosync "-" ""
     row "SQLite (the baseline): events acknowledged/s" sqlite "-" ""
-    echo "  (CPU: the controller's + PostgreSQL's, per 1,000 events acknowledged; all on the same cores as the load client)"
+    echo "  (CPU: the controller's + PostgreSQL's + the load client's, per 1,000 events acknowledged, all on the same cores)"
     awk -v p="$(field "$T/intake_pg" events_per_s)" -v s="$(field "$T/intake_sqlite" events_per_s)" -v pp="$(field "$T/intake_pg" p99_ms)" \
         -v sp="$(field "$T/intake_sqlite" p99_ms)" -v n="$(field "$T/intake_nosync" events_per_s)" 'BEGIN {
         printf "ratio: PostgreSQL / SQLite acknowledged events/s = %.2f; p99 = %.2f; PostgreSQL fsync off / SQLite = %.2f\n",
