@@ -114,12 +114,12 @@ stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) printf "%d %d", v[int
 
 metric_of() { curl -s -H "$RH" "$(url_of "$1")/metrics" | sed -n "s/^$2 //p"; }
 cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, in ticks
+HZ=$(getconf CLK_TCK)
 
 # ---- 1. intake: SQLite, then PostgreSQL ----------------------------------------------
 if part intake; then
     children_cpu() { awk '{ print $16 + $17 }' /proc/$$/stat; }   # cutime + cstime of this shell
     pg_cpu() { cat /proc/[0-9]*/stat 2>/dev/null | awk '$2 == "(postgres)" { t += $14 + $15 } END { print t + 0 }'; }
-    HZ=$(getconf CLK_TCK)
     # intake NAME DB — the closed-loop load on a controller on DB: $T/intake_NAME holds httpload's figures,
     # then mpc= (messages per commit), ctl=, pg= and load= (CPU ms per 1,000 events: the controller's, PostgreSQL's,
     # the load client's: this shell's waited-for children, read just before and after it)
