@@ -58,8 +58,9 @@ int vg_store_open(const char *path, struct vg_store **st, char *err, size_t errl
 int vg_store_open_reader(const char *path, struct vg_store **st, char *err, size_t errlen);
 void vg_store_close(struct vg_store *st);
 
-/* A write transaction around several vg_store_accept calls (group commit:
- * one fsync for all of them).  Return 0 or -1 (vg_store_error says why). */
+/* A write transaction around several messages (vg_store_accept_message;
+ * group commit: one fsync for all of them).  Return 0 or -1
+ * (vg_store_error says why). */
 int vg_store_begin(struct vg_store *st);
 int vg_store_commit(struct vg_store *st);
 void vg_store_rollback(struct vg_store *st);
