@@ -29,10 +29,16 @@
 # Knobs: BENCH_HA_S (intake seconds, 10), BENCH_HA_TAKEOVERS (20),
 # BENCH_HA_XIDS (rounds with an XID 79, all), BENCH_HA_BEAT_S (15),
 # BENCH_HA_NODES (12500), BENCH_HA_BEAT_CONNS (250); BENCH_HA_LOGS=DIR keeps
-# the controllers' logs there.
+# the controllers' logs there; BENCH_HA_PARTS: the parts to run, of
+# "intake takeover beats" (all by default).
 cd "$(dirname "$0")/.." || exit 2
 S=${BENCH_HA_S:-10} N=${BENCH_HA_TAKEOVERS:-20} X=${BENCH_HA_XIDS:-$N}
 BS=${BENCH_HA_BEAT_S:-15} BN=${BENCH_HA_NODES:-12500} BC=${BENCH_HA_BEAT_CONNS:-250}
+PARTS=${BENCH_HA_PARTS:-intake takeover beats}
+for p in $PARTS; do
+    case $p in intake | takeover | beats) ;; *) echo "ha: BENCH_HA_PARTS: '$p' is not a part (intake, takeover, beats)"; exit 2 ;; esac
+done
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 T=$(mktemp -d /tmp/vigil-bench-ha-XXXXXX)
 chmod 755 "$T"   # the PostgreSQL server runs as another user under it
 V=build/vigil L=build/tests/httpload
@@ -63,8 +69,10 @@ lab() {
         { echo "ha: the lab (the scheduler) did not come up"; exit 1; }
     eval "$env"
 }
-lab 1000
-DB=$(tests/pg.sh start "$T/pg") || { echo "ha: the private PostgreSQL did not start"; exit 1; }
+if part intake || part takeover; then
+    lab 1000
+    DB=$(tests/pg.sh start "$T/pg") || { echo "ha: the private PostgreSQL did not start"; exit 1; }
+fi
 umask 077
 $V token --new-secret "$T/secret" || exit 1
 echo "read-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$T/read"
@@ -104,133 +112,142 @@ stop() { kill -9 "$(pid_of "$1")" 2>/dev/null; wait "$(pid_of "$1")" 2>/dev/null
 # stats FILE — the median and the max of the numbers in FILE
 stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) printf "%d %d", v[int((NR + 1) / 2)], v[NR]; else printf "- -" }'; }
 
-# ---- 1. intake: SQLite, then PostgreSQL ----------------------------------------------
 metric_of() { curl -s -H "$RH" "$(url_of "$1")/metrics" | sed -n "s/^$2 //p"; }
 cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }   # utime + stime, in ticks
-pg_cpu() { cat /proc/[0-9]*/stat 2>/dev/null | awk '$2 == "(postgres)" { t += $14 + $15 } END { print t + 0 }'; }
 HZ=$(getconf CLK_TCK)
-# intake NAME DB — the closed-loop load on a controller on DB: $T/intake_NAME holds httpload's figures,
-# then mpc= (messages per commit), ctl= and pg= (CPU ms per 1,000 events: the controller's, PostgreSQL's)
-intake() {
-    start 1 "$2" --dry-run
-    listening 1 && until_ healthy 1
-    case "$2" in host=*) until_ role_is 1 leader ;; esac   # on PostgreSQL: once elected
-    c0=$(cpu_of "$(pid_of 1)") g0=$(pg_cpu)
-    $L post "$(cat "$T/port1")" 200 "$S" 1 "$AUTH" 20 >"$T/intake_$1"
-    c1=$(cpu_of "$(pid_of 1)") g1=$(pg_cpu)
-    awk -v m="$(metric_of 1 vigil_store_messages_total)" -v c="$(metric_of 1 vigil_store_commits_total)" \
-        -v ok="$(field "$T/intake_$1" ok)" -v ctl=$((c1 - c0)) -v pg=$((g1 - g0)) -v hz="$HZ" 'BEGIN {
-        k = (ok > 0 ? ok : 1) / 1000
-        printf " mpc=%.1f ctl=%.0f pg=%.0f\n", (c > 0 ? m / c : 0), ctl * 1000 / hz / k, pg * 1000 / hz / k }' >>"$T/intake_$1"
-    stop 1
-}
-intake sqlite "$T/intake.db"
-psql "$DB" -qAtc 'CREATE DATABASE intake' && psql "$DB" -qAtc 'CREATE DATABASE intake2' &&
-    psql "$DB" -qAtc 'CREATE DATABASE ha' || exit 1
-intake pg "$(echo "$DB" | sed 's/dbname=postgres/dbname=intake/')"
-# the same server without fsync (as the tests run it): what the disk costs, apart from the rest
-PG_DURABLE=0 tests/pg.sh restart "$T/pg" && intake nosync "$(echo "$DB" | sed 's/dbname=postgres/dbname=intake2/')"
-tests/pg.sh restart "$T/pg" || exit 1
-printf 'ha: intake, %s s per run, 200 connections, token auth, durable 202s (PostgreSQL with fsync on); load average before: %s\n' \
-    "$S" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-44s %-8s %-7s %-14s %-9s %-13s %s\n' "" "figure" "p99 ms" "target" "msg/commit" "CPU ms/1000 ev" \
-    "baseline: SQLite, same load"
-row() {
-    printf '%-44s %-8s %-7s %-14s %-9s %-13s %s\n' "$1" "$(field "$T/intake_$2" events_per_s)" "$(field "$T/intake_$2" p99_ms)" \
-        "$3" "$(field "$T/intake_$2" mpc)" "$(field "$T/intake_$2" ctl)+$(field "$T/intake_$2" pg)" "$4"
-}
-row "PostgreSQL: events acknowledged/s" pg ">= 5000, < 50" "$(field "$T/intake_sqlite" events_per_s)/s, p99 $(field "$T/intake_sqlite" p99_ms) ms"
-row "PostgreSQL, fsync off: events acknowledged/s" nosync "-" ""
-row "SQLite (the baseline): events acknowledged/s" sqlite "-" ""
-echo "  (CPU: the controller's + PostgreSQL's, per 1,000 events acknowledged; all on the same cores as the load client)"
-awk -v p="$(field "$T/intake_pg" events_per_s)" -v s="$(field "$T/intake_sqlite" events_per_s)" -v pp="$(field "$T/intake_pg" p99_ms)" \
-    -v sp="$(field "$T/intake_sqlite" p99_ms)" -v n="$(field "$T/intake_nosync" events_per_s)" 'BEGIN {
-    printf "ratio: PostgreSQL / SQLite acknowledged events/s = %.2f; p99 = %.2f; PostgreSQL fsync off / SQLite = %.2f\n",
-        (s > 0 ? p / s : 0), (sp > 0 ? pp / sp : 0), (s > 0 ? n / s : 0) }'
+
+# ---- 1. intake: SQLite, then PostgreSQL ----------------------------------------------
+if part intake; then
+    children_cpu() { awk '{ print $16 + $17 }' /proc/$$/stat; }   # cutime + cstime of this shell
+    pg_cpu() { cat /proc/[0-9]*/stat 2>/dev/null | awk '$2 == "(postgres)" { t += $14 + $15 } END { print t + 0 }'; }
+    # intake NAME DB — the closed-loop load on a controller on DB: $T/intake_NAME holds httpload's figures,
+    # then mpc= (messages per commit), ctl=, pg= and load= (CPU ms per 1,000 events: the controller's, PostgreSQL's,
+    # the load client's: this shell's waited-for children, read just before and after it)
+    intake() {
+        start 1 "$2" --dry-run
+        listening 1 && until_ healthy 1
+        case "$2" in host=*) until_ role_is 1 leader ;; esac   # on PostgreSQL: once elected
+        c0=$(cpu_of "$(pid_of 1)") g0=$(pg_cpu) l0=$(children_cpu)
+        $L post "$(cat "$T/port1")" 200 "$S" 1 "$AUTH" 20 >"$T/intake_$1"
+        l1=$(children_cpu) c1=$(cpu_of "$(pid_of 1)") g1=$(pg_cpu)
+        awk -v m="$(metric_of 1 vigil_store_messages_total)" -v c="$(metric_of 1 vigil_store_commits_total)" \
+            -v ok="$(field "$T/intake_$1" ok)" -v ctl=$((c1 - c0)) -v pg=$((g1 - g0)) -v load=$((l1 - l0)) -v hz="$HZ" 'BEGIN {
+            k = (ok > 0 ? ok : 1) / 1000
+            printf " mpc=%.1f ctl=%.0f pg=%.0f load=%.0f\n", (c > 0 ? m / c : 0), ctl * 1000 / hz / k, pg * 1000 / hz / k,
+                load * 1000 / hz / k }' >>"$T/intake_$1"
+        stop 1
+    }
+    intake sqlite "$T/intake.db"
+    psql "$DB" -qAtc 'CREATE DATABASE intake' && psql "$DB" -qAtc 'CREATE DATABASE intake2' || exit 1
+    intake pg "$(echo "$DB" | sed 's/dbname=postgres/dbname=intake/')"
+    # the same server without fsync (as the tests run it): what the disk costs, apart from the rest
+    PG_DURABLE=0 tests/pg.sh restart "$T/pg" && intake nosync "$(echo "$DB" | sed 's/dbname=postgres/dbname=intake2/')"
+    tests/pg.sh restart "$T/pg" || exit 1
+    printf 'ha: intake, %s s per run, 200 connections, token auth, durable 202s (PostgreSQL with fsync on); load average before: %s\n' \
+        "$S" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-44s %-8s %-7s %-14s %-9s %-13s %s\n' "" "figure" "p99 ms" "target" "msg/commit" "CPU ms/1000 ev" \
+        "baseline: SQLite, same load"
+    row() {
+        printf '%-44s %-8s %-7s %-14s %-9s %-13s %s\n' "$1" "$(field "$T/intake_$2" events_per_s)" "$(field "$T/intake_$2" p99_ms)" \
+            "$3" "$(field "$T/intake_$2" mpc)" "$(field "$T/intake_$2" ctl)+$(field "$T/intake_$2" pg)+$(field "$T/intake_$2" load)" "$4"
+    }
+    row "PostgreSQL: events acknowledged/s" pg ">= 5000, < 50" "$(field "$T/intake_sqlite" events_per_s)/s, p99 $(field "$T/intake_sqlite" p99_ms) ms"
+    row "PostgreSQL, fsync off: events acknowledged/s" nosync "-" ""
+    row "SQLite (the baseline): events acknowledged/s" sqlite "-" ""
+    echo "  (CPU: the controller's + PostgreSQL's + the load client's, per 1,000 events acknowledged, all on the same cores)"
+    awk -v p="$(field "$T/intake_pg" events_per_s)" -v s="$(field "$T/intake_sqlite" events_per_s)" -v pp="$(field "$T/intake_pg" p99_ms)" \
+        -v sp="$(field "$T/intake_sqlite" p99_ms)" -v n="$(field "$T/intake_nosync" events_per_s)" 'BEGIN {
+        printf "ratio: PostgreSQL / SQLite acknowledged events/s = %.2f; p99 = %.2f; PostgreSQL fsync off / SQLite = %.2f\n",
+            (s > 0 ? p / s : 0), (sp > 0 ? pp / sp : 0), (s > 0 ? n / s : 0) }'
+fi
 
 # ---- 2. takeover: two controllers on PostgreSQL; baseline one on SQLite restarted -----
-HA=$(echo "$DB" | sed 's/dbname=postgres/dbname=ha/')
-start 1 "$HA"; start 2 "$HA"
-listening 1 && listening 2 || { echo "ha: the controllers did not start"; exit 1; }
-leader() { for k in 1 2; do role_is $k leader && echo $k && return 0; done; return 1; }
-until_ leader >/dev/null || { echo "ha: no controller leads"; tail -3 "$T/ctl1.log" "$T/ctl2.log"; exit 1; }
-: >"$T/takeover" && : >"$T/act" && : >"$T/xnodes"
-every=$(( N / (X > 0 ? X : 1) )); [ "$every" -lt 1 ] && every=1
-r=1
-while [ $r -le "$N" ]; do
-    l=$(leader) || { echo "ha: round $r: no leader"; break; }
-    f=$((3 - l)) node=
-    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes")" -lt "$X" ] && node=bench$((999 - r))
-    t0=$(ms)
-    stop "$l"
-    [ -n "$node" ] && { xid_until_acked "$f" "$node" "$r" & }
-    until_ role_is "$f" leader || { echo "ha: round $r: the survivor did not take over in 20 s"; break; }
-    echo $(($(ms) - t0)) >>"$T/takeover"
-    if [ -n "$node" ]; then
-        if until_ isolated "$node"; then echo $(($(ms) - t0)) >>"$T/act"; else echo "ha: round $r: $node not isolated in 20 s"; fi
-        echo "$node" >>"$T/xnodes"
-    fi
-    start "$l" "$HA"
-    listening "$l" && until_ role_is "$l" follower || { echo "ha: round $r: the restarted controller does not follow"; break; }
-    r=$((r + 1))
-done
-lost=0 twice=0
-for n in $(cat "$T/xnodes"); do
-    c=$(incidents "$(leader)" "$n")
-    [ "${c:-0}" -lt 1 ] && lost=$((lost + 1)); [ "${c:-0}" -gt 1 ] && twice=$((twice + 1))
-done
-stop 1; stop 2
-# the baseline: one controller on SQLite, SIGKILL and started again at once; the nodes out returned to
-# service first (carrying the reasons of the controllers above, they would rightly be taken for theirs)
-[ -s "$T/xnodes" ] && scontrol update NodeName="$(paste -sd, "$T/xnodes")" State=RESUME
-start 3 "$T/single.db"
-listening 3 && until_ healthy 3
-: >"$T/restart" && : >"$T/act1" && : >"$T/xnodes1"
-r=1
-while [ $r -le "$N" ]; do
-    node=
-    [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes1")" -lt "$X" ] && node=bench$((499 - r))
-    t0=$(ms)
-    stop 3
+if part takeover; then
+    psql "$DB" -qAtc 'CREATE DATABASE ha' || exit 1
+    HA=$(echo "$DB" | sed 's/dbname=postgres/dbname=ha/')
+    start 1 "$HA"; start 2 "$HA"
+    listening 1 && listening 2 || { echo "ha: the controllers did not start"; exit 1; }
+    leader() { for k in 1 2; do role_is $k leader && echo $k && return 0; done; return 1; }
+    until_ leader >/dev/null || { echo "ha: no controller leads"; tail -3 "$T/ctl1.log" "$T/ctl2.log"; exit 1; }
+    : >"$T/takeover" && : >"$T/act" && : >"$T/xnodes"
+    every=$(( N / (X > 0 ? X : 1) )); [ "$every" -lt 1 ] && every=1
+    r=1
+    while [ $r -le "$N" ]; do
+        l=$(leader) || { echo "ha: round $r: no leader"; break; }
+        f=$((3 - l)) node=
+        [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes")" -lt "$X" ] && node=bench$((999 - r))
+        t0=$(ms)
+        stop "$l"
+        [ -n "$node" ] && { xid_until_acked "$f" "$node" "$r" & }
+        until_ role_is "$f" leader || { echo "ha: round $r: the survivor did not take over in 20 s"; break; }
+        echo $(($(ms) - t0)) >>"$T/takeover"
+        if [ -n "$node" ]; then
+            if until_ isolated "$node"; then echo $(($(ms) - t0)) >>"$T/act"; else echo "ha: round $r: $node not isolated in 20 s"; fi
+            echo "$node" >>"$T/xnodes"
+        fi
+        start "$l" "$HA"
+        listening "$l" && until_ role_is "$l" follower || { echo "ha: round $r: the restarted controller does not follow"; break; }
+        r=$((r + 1))
+    done
+    lost=0 twice=0
+    for n in $(cat "$T/xnodes"); do
+        c=$(incidents "$(leader)" "$n")
+        [ "${c:-0}" -lt 1 ] && lost=$((lost + 1)); [ "${c:-0}" -gt 1 ] && twice=$((twice + 1))
+    done
+    stop 1; stop 2
+    # the baseline: one controller on SQLite, SIGKILL and started again at once; the nodes out returned to
+    # service first (carrying the reasons of the controllers above, they would rightly be taken for theirs)
+    [ -s "$T/xnodes" ] && scontrol update NodeName="$(paste -sd, "$T/xnodes")" State=RESUME
     start 3 "$T/single.db"
-    [ -n "$node" ] && { listening 3 && xid_until_acked 3 "$node" "$r" & }
-    listening 3 && until_ healthy 3 || { echo "ha: round $r: the restarted controller does not answer"; break; }
-    echo $(($(ms) - t0)) >>"$T/restart"
-    if [ -n "$node" ]; then
-        if until_ isolated "$node"; then echo $(($(ms) - t0)) >>"$T/act1"; else echo "ha: round $r: $node not isolated in 20 s"; fi
-        echo "$node" >>"$T/xnodes1"
-    fi
-    r=$((r + 1))
-done
-lost1=0 twice1=0
-for n in $(cat "$T/xnodes1"); do
-    c=$(incidents 3 "$n")
-    [ "${c:-0}" -lt 1 ] && lost1=$((lost1 + 1)); [ "${c:-0}" -gt 1 ] && twice1=$((twice1 + 1))
-done
-stop 3
-set -- $(stats "$T/takeover"); tk_med=$1 tk_max=$2
-set -- $(stats "$T/act"); ac_med=$1 ac_max=$2
-set -- $(stats "$T/restart"); rs_med=$1 rs_max=$2
-set -- $(stats "$T/act1"); a1_med=$1 a1_max=$2
-printf 'ha: takeover, %s rounds (SIGKILL of the leader), %s with an XID 79 posted right after the kill\n' \
-    "$(wc -l <"$T/takeover")" "$(wc -l <"$T/act")"
-printf '%-52s %-16s %-10s %s\n' "" "median / max" "target" "baseline: one controller on SQLite restarted at once"
-printf '%-52s %-16s %-10s %s / %s ms (until /healthz answers)\n' "ms from SIGKILL until the other says role leader" \
-    "$tk_med / $tk_max" "-" "$rs_med" "$rs_max"
-printf '%-52s %-16s %-10s %s / %s ms\n' "ms from SIGKILL until the XID 79's node is out (DOWN)" "$ac_med / $ac_max" "<= 5500" \
-    "$a1_med" "$a1_max"
-printf '%-52s %-16s %-10s %s lost, %s done twice of %s\n' "XID 79 nodes: incidents lost, done twice" \
-    "$lost, $twice of $(wc -l <"$T/xnodes")" "0, 0" "$lost1" "$twice1" "$(wc -l <"$T/xnodes1")"
-awk -v a="$tk_med" -v b="$rs_med" -v c="$ac_med" -v d="$a1_med" 'BEGIN {
-    printf "ratio: takeover / restart (median) = %.2f; kill to node out, HA / restart = %.2f\n", (b > 0 ? a / b : 0), (d > 0 ? c / d : 0) }'
-# the reference figures, constants from the documents named
-echo "reference: Kubernetes (kube-controller-manager --leader-elect-lease-duration, default 15s): \"the duration that non-leader"
-echo "  candidates will wait after observing a leadership renewal until attempting to acquire leadership\": 15000 ms"
-echo "reference: Slurm (slurm.conf(5), SlurmctldTimeout): \"the interval, in seconds, that the backup controller waits for the"
-echo "  primary controller to respond before assuming control. The default value is 120 seconds\": 120000 ms"
-awk -v a="$tk_med" 'BEGIN { if (a > 0) printf "ratio: takeover (median) / Kubernetes lease = %.2f; / Slurm SlurmctldTimeout = %.3f\n", a / 15000, a / 120000 }'
+    listening 3 && until_ healthy 3
+    : >"$T/restart" && : >"$T/act1" && : >"$T/xnodes1"
+    r=1
+    while [ $r -le "$N" ]; do
+        node=
+        [ $((r % every)) = 0 ] && [ "$(wc -l <"$T/xnodes1")" -lt "$X" ] && node=bench$((499 - r))
+        t0=$(ms)
+        stop 3
+        start 3 "$T/single.db"
+        [ -n "$node" ] && { listening 3 && xid_until_acked 3 "$node" "$r" & }
+        listening 3 && until_ healthy 3 || { echo "ha: round $r: the restarted controller does not answer"; break; }
+        echo $(($(ms) - t0)) >>"$T/restart"
+        if [ -n "$node" ]; then
+            if until_ isolated "$node"; then echo $(($(ms) - t0)) >>"$T/act1"; else echo "ha: round $r: $node not isolated in 20 s"; fi
+            echo "$node" >>"$T/xnodes1"
+        fi
+        r=$((r + 1))
+    done
+    lost1=0 twice1=0
+    for n in $(cat "$T/xnodes1"); do
+        c=$(incidents 3 "$n")
+        [ "${c:-0}" -lt 1 ] && lost1=$((lost1 + 1)); [ "${c:-0}" -gt 1 ] && twice1=$((twice1 + 1))
+    done
+    stop 3
+    set -- $(stats "$T/takeover"); tk_med=$1 tk_max=$2
+    set -- $(stats "$T/act"); ac_med=$1 ac_max=$2
+    set -- $(stats "$T/restart"); rs_med=$1 rs_max=$2
+    set -- $(stats "$T/act1"); a1_med=$1 a1_max=$2
+    printf 'ha: takeover, %s rounds (SIGKILL of the leader), %s with an XID 79 posted right after the kill\n' \
+        "$(wc -l <"$T/takeover")" "$(wc -l <"$T/act")"
+    printf '%-52s %-16s %-10s %s\n' "" "median / max" "target" "baseline: one controller on SQLite restarted at once"
+    printf '%-52s %-16s %-10s %s / %s ms (until /healthz answers)\n' "ms from SIGKILL until the other says role leader" \
+        "$tk_med / $tk_max" "-" "$rs_med" "$rs_max"
+    printf '%-52s %-16s %-10s %s / %s ms\n' "ms from SIGKILL until the XID 79's node is out (DOWN)" "$ac_med / $ac_max" "<= 5500" \
+        "$a1_med" "$a1_max"
+    printf '%-52s %-16s %-10s %s lost, %s done twice of %s\n' "XID 79 nodes: incidents lost, done twice" \
+        "$lost, $twice of $(wc -l <"$T/xnodes")" "0, 0" "$lost1" "$twice1" "$(wc -l <"$T/xnodes1")"
+    awk -v a="$tk_med" -v b="$rs_med" -v c="$ac_med" -v d="$a1_med" 'BEGIN {
+        printf "ratio: takeover / restart (median) = %.2f; kill to node out, HA / restart = %.2f\n", (b > 0 ? a / b : 0), (d > 0 ? c / d : 0) }'
+    # the reference figures, constants from the documents named
+    echo "reference: Kubernetes (kube-controller-manager --leader-elect-lease-duration, default 15s): \"the duration that non-leader"
+    echo "  candidates will wait after observing a leadership renewal until attempting to acquire leadership\": 15000 ms"
+    echo "reference: Slurm (slurm.conf(5), SlurmctldTimeout): \"the interval, in seconds, that the backup controller waits for the"
+    echo "  primary controller to respond before assuming control. The default value is 120 seconds\": 120000 ms"
+    awk -v a="$tk_med" 'BEGIN { if (a > 0) printf "ratio: takeover (median) / Kubernetes lease = %.2f; / Slurm SlurmctldTimeout = %.3f\n", a / 15000, a / 120000 }'
+fi
 
 # ---- 3. the heartbeats of a fleet ----------------------------------------------------
+part beats || exit 0
 lab "$BN"
 SC=$(pgrep -f "slurmctld -D -f $T/lab/") || SC=
 start 4 "$T/beat.db" --dry-run --max-per-client $((BC + 50)) --max-connections $((BC + 100))

@@ -185,39 +185,27 @@ static void spool_drops(struct vg_ingest *in, const struct vg_message *m)
 
 int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, json_t **response)
 {
-    if (vg_store_savepoint(in->store, "message", 0)) goto fail;
-    json_t *ids = json_array(), *fresh = json_array();
-    int dups = 0;
+    struct vg_accepted *got = vg_xcalloc(m->n, sizeof *got);
     free(m->fresh);
     m->fresh = vg_xcalloc(m->n, sizeof *m->fresh);
     m->nfresh = 0;
+    if (vg_store_accept_message(in->store, m->node, m->spool, m->seq, m->events, m->n, now, in->window_ms, got))
+        goto fail;
+    json_t *ids = json_array(), *fresh = json_array();
+    int dups = 0;
     for (size_t i = 0; i < m->n; i++) {
-        int64_t id;
-        bool is_new, dup;
-        if (vg_store_accept(in->store, m->node, m->spool, m->seq, (int)i, &m->events[i], now, in->window_ms, &id,
-                            &is_new, &dup)) {
-            json_decref(ids);
-            json_decref(fresh);
-            vg_store_savepoint(in->store, "message", -1);
-            m->nfresh = 0;
-            goto fail;
-        }
-        json_array_append_new(ids, json_integer(id));
-        if (dup) dups++;
-        if (is_new) {
-            json_array_append_new(fresh, json_integer(id));
+        json_array_append_new(ids, json_integer(got[i].incident));
+        dups += got[i].duplicate;
+        if (got[i].is_new) {
+            json_array_append_new(fresh, json_integer(got[i].incident));
             m->fresh[m->nfresh++] = i;
         }
     }
-    if (vg_store_savepoint(in->store, "message", 1)) {
-        json_decref(ids);
-        json_decref(fresh);
-        m->nfresh = 0;
-        goto fail;
-    }
+    free(got);
     *response = json_pack("{s:o, s:o, s:i}", "incidents", ids, "new", fresh, "duplicates", dups);
     return 202;
 fail:
+    free(got);
     *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
     return 500;
 }
@@ -238,15 +226,12 @@ int vg_ingest_message(struct vg_ingest *in, const char *json, int64_t now, json_
     if (vg_store_begin(in->store)) {
         *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
         code = 500;
-    } else {
-        code = vg_ingest_store(in, &m, now, response);
-        if (code == 202 && vg_store_commit(in->store)) {
-            json_decref(*response);
-            *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
-            code = 500;
-        } else if (code != 202) {
-            vg_store_commit(in->store); /* the message's savepoint is already rolled back */
-        }
+    } else if ((code = vg_ingest_store(in, &m, now, response)) != 202) {
+        vg_store_rollback(in->store);   /* written in part */
+    } else if (vg_store_commit(in->store)) {
+        json_decref(*response);
+        *response = json_pack("{s:s}", "error", "storage: the event could not be recorded");
+        code = 500;
     }
     if (code == 202) vg_ingest_notify(in, &m, *response);
     vg_message_free(&m);

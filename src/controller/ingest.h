@@ -64,9 +64,10 @@ bool vg_ingest_node_ok(const char *name);
  * naming the field (m is then empty). */
 int vg_ingest_parse(const struct vg_ingest *in, const char *json, int64_t now, struct vg_message *m,
                     json_t **response);
-/* Stores m, all or nothing, inside the caller's transaction (vg_store_begin)
- * or in one of its own.  Returns 202 with *response {"incidents":[ids],
- * "new":[ids], "duplicates":N}, or 500 with {"error"} (vg_store_error says why). */
+/* Stores m inside the caller's transaction (vg_store_begin).  Returns 202
+ * with *response {"incidents":[ids], "new":[ids], "duplicates":N}, or 500
+ * with {"error"} (vg_store_error says why) having written part of m: the
+ * caller rolls the transaction back (a message is all or nothing). */
 int vg_ingest_store(struct vg_ingest *in, struct vg_message *m, int64_t now, json_t **response);
 /* After the commit: on_new_incident for each incident m opened. */
 void vg_ingest_notify(struct vg_ingest *in, const struct vg_message *m, const json_t *response);

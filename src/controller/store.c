@@ -19,30 +19,6 @@ const char *vg_step_name(enum vg_step s) { return s < VG_STEP_COUNT ? step_names
  * while a node vigil isolated is out), so the step can be that late. */
 #define RETURN_UNSEEN_MS 3000
 
-/* The incident an event belongs to though it is closed: repeats that all
- * happened before the node was returned to service (an agent's folded
- * repeats, sent when it learns of the return or when its window closes) join
- * the incident that was open then, the newest of that node and key, instead
- * of opening a new one on a node just back in service.  A repeat in the last
- * RETURN_UNSEEN_MS before the step may have come after an unseen resume: it
- * opens an incident (a fault is never dropped on a guess).  *id 0: none. */
-static int returned_before(struct vg_store *st, const char *node, const char *key, int64_t start, int64_t when,
-                           int64_t window_ms, int64_t *id)
-{
-    struct vg_stmt *s = vg_store_prep(st,
-                           "SELECT i.id, i.last, r.at FROM incidents i JOIN steps r ON r.incident = i.id"
-                           " AND r.step = 'returned' WHERE i.node=?1 AND i.key=?2 AND i.open=0"
-                           " ORDER BY i.id DESC LIMIT 1",
-                           "ss", node, key);
-    if (!s) return -1;
-    *id = 0;
-    if (vg_store_row(st, s) && when + RETURN_UNSEEN_MS <= vg_store_int(st, s, 2) &&
-        start - vg_store_int(st, s, 1) <= window_ms)
-        *id = vg_store_int(st, s, 0);
-    vg_store_done(st, s);
-    return 0;
-}
-
 int64_t vg_store_first_record(struct vg_store *st)
 {
     /* a store only ever opened read-only since it was written has no meta row */
@@ -67,75 +43,238 @@ int64_t vg_store_last_return(struct vg_store *st, const char *node)
     return at;
 }
 
+/* What a message's events of one key may join (read once per key, then
+ * kept as the message's own events change it): the newest open incident of
+ * the node and key, and the newest closed one with a `returned` step — the
+ * incident an event belongs to though it is closed: repeats that all happened
+ * before the node was returned to service (an agent's folded repeats, sent
+ * when it learns of the return or when its window closes) join the incident
+ * that was open then instead of opening a new one on a node just back in
+ * service.  A repeat in the last RETURN_UNSEEN_MS before the step may have
+ * come after an unseen resume: it opens an incident (a fault is never dropped
+ * on a guess).  An id 0: none. */
+struct fold_target {
+    char key[128];
+    bool open_read, closed_read;   /* what is known yet */
+    int64_t open_id, open_last;
+    int64_t closed_id, closed_last, returned_at;
+};
+
+/* An incident the message's events folded into: what its row gets added. */
+struct fold_write {
+    int64_t id, count, last;
+};
+
+/* The usual event — one more of a fault whose incident is open — in one
+ * statement: it joins the newest open incident of its node and key when it
+ * began within the window of that incident's last event, and nothing of its
+ * message was stored before (else a redelivery: it joins nothing).  1 and
+ * the incident's id and new last time, 0 it did not join, -1 failed. */
+static int fold_into_open(struct vg_store *st, const char *node, const char *spool, int64_t seq, const char *key,
+                          const struct vg_event *e, int64_t start, int64_t when, int64_t window_ms,
+                          int64_t *id, int64_t *last)
+{
+    struct vg_stmt *s = vg_store_prep(st,
+                                      "UPDATE incidents SET count=count+?1, last=CASE WHEN last > ?2 THEN last ELSE ?2 END"
+                                      " WHERE id = (SELECT id FROM incidents WHERE node=?3 AND key=?4 AND open=1"
+                                      " ORDER BY id DESC LIMIT 1) AND ?5 - last <= ?6"
+                                      " AND NOT EXISTS (SELECT 1 FROM messages WHERE node=?3 AND spool=?7 AND seq=?8)"
+                                      " RETURNING id, last",
+                                      "iissiisi", (int64_t)e->count, when, node, key, start, window_ms, spool, seq);
+    if (!s) return -1;
+    int rc = vg_store_row(st, s);
+    if (rc) {
+        *id = vg_store_int(st, s, 0);
+        *last = vg_store_int(st, s, 1);
+    }
+    vg_store_done(st, s);
+    return rc;
+}
+
+/* One statement (one round trip on a server) reads a key's fold targets
+ * and, ?5 = 1, the message's rows already stored (rows tagged 0: idx and
+ * incident of a stored event, the message a redelivery; 1: the open
+ * incident; 2: the closed one with its step's time). */
+static const char lookup_sql[] =
+    "SELECT 0, idx, incident, 0 FROM messages WHERE ?5 = 1 AND node=?1 AND spool=?2 AND seq=?3"
+    " UNION ALL SELECT 1, id, last, 0 FROM (SELECT id, last FROM incidents WHERE node=?1 AND key=?4 AND open=1"
+    " ORDER BY id DESC LIMIT 1) AS o"
+    " UNION ALL SELECT 2, id, last, at FROM (SELECT i.id, i.last, r.at FROM incidents i JOIN steps r"
+    " ON r.incident = i.id AND r.step = 'returned' WHERE i.node=?1 AND i.key=?4 AND i.open=0"
+    " ORDER BY i.id DESC LIMIT 1) AS c";
+
+/* Reads t's fold targets (the open one only if not known yet: the
+ * message's own folds may have moved it on); with stored (not NULL), the
+ * message's events already stored too: stored[i] true for event idx0+i of
+ * n, its incident in out[i]. */
+static int look_up(struct vg_store *st, const char *node, const char *spool, int64_t seq, struct fold_target *t,
+                   int idx0, size_t n, bool *stored, struct vg_accepted *out)
+{
+    struct vg_stmt *s = vg_store_prep(st, lookup_sql, "ssisi", node, spool, seq, t->key, (int64_t)(stored != NULL));
+    if (!s) return -1;
+    while (vg_store_row(st, s)) {
+        int64_t tag = vg_store_int(st, s, 0), a = vg_store_int(st, s, 1), b = vg_store_int(st, s, 2);
+        if (tag == 0 && a >= idx0 && a - idx0 < (int64_t)n) {
+            stored[a - idx0] = true;
+            out[a - idx0].incident = b;
+        } else if (tag == 1 && !t->open_read) {
+            t->open_id = a;
+            t->open_last = b;
+        } else if (tag == 2) {
+            t->closed_id = a;
+            t->closed_last = b;
+            t->returned_at = vg_store_int(st, s, 3);
+        }
+    }
+    vg_store_done(st, s);
+    t->open_read = t->closed_read = true;
+    return 0;
+}
+
+/* Opens an incident for e (and its `detected` step): its id, 0 failed. */
+static int64_t open_incident(struct vg_store *st, const char *node, const char *key, const struct vg_event *e,
+                             int64_t when, int64_t now)
+{
+    json_t *j = vg_event_to_json(e);
+    json_object_set_new(j, "node", json_string(node));
+    char *ev = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    int64_t first = e->first_ms ? e->first_ms : when;
+    struct vg_stmt *s = vg_store_prep(st,
+                                      "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
+                                      " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open') RETURNING id",
+                                      "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
+                                      vg_action_name(e->action), (int64_t)e->count, first, when, ev);
+    free(ev);
+    int64_t id = vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
+    vg_store_done(st, s);
+    if (id && vg_store_run(st, vg_store_prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)",
+                                            "iis", id, now, e->source[0] ? e->source : NULL)))
+        return 0;
+    return id;
+}
+
+/* The events idx0 … idx0+n-1 of a message: the fold decided in order as
+ * event by event (each sees what the ones before it did), the reads once per
+ * key (the first event of a key that joins the open incident read and
+ * written at once), then each incident folded into updated once more and the
+ * message's rows written a run of consecutive events with one incident at a
+ * time.  Inside the caller's transaction; a failure leaves it partly
+ * written. */
+static int accept_events(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx0,
+                         const struct vg_event *ev, size_t n, int64_t now, int64_t window_ms,
+                         struct vg_accepted *out)
+{
+    int rc = -1;
+    bool *stored = vg_xcalloc(n, sizeof *stored), known = false;   /* known: stored[] is read */
+    struct fold_target *targets = vg_xcalloc(n, sizeof *targets);
+    struct fold_write *writes = vg_xcalloc(n, sizeof *writes);
+    size_t ntargets = 0, nwrites = 0;
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        const struct vg_event *e = &ev[i];
+        if (known && stored[i]) {
+            out[i].duplicate = true;
+            continue;
+        }
+        char key[sizeof targets->key];
+        vg_event_key(e, key, sizeof key);
+        struct fold_target *t = targets;
+        while (t < targets + ntargets && strcmp(t->key, key)) t++;
+        if (t == targets + ntargets) vg_strlcpy(targets[ntargets++].key, key, sizeof t->key);
+        int64_t when = e->last_ms ? e->last_ms : e->time_ms ? e->time_ms : now;
+        /* An event folds into the open incident when it began within the
+         * window of the incident's last event: an agent's folded repeats
+         * (first = the incident's first event) join it however long the
+         * storm went on. */
+        int64_t start = e->first_ms && e->first_ms < when ? e->first_ms : when;
+        if (!t->open_read) {
+            int folded = fold_into_open(st, node, spool, seq, key, e, start, when, window_ms, &t->open_id,
+                                        &t->open_last);
+            if (folded < 0) goto out;
+            if (folded) {   /* nothing of the message was stored */
+                known = t->open_read = true;
+                out[i].incident = t->open_id;
+                continue;
+            }
+            if (look_up(st, node, spool, seq, t, idx0, n, known ? NULL : stored, out)) goto out;
+            known = true;
+            if (stored[i]) {
+                out[i].duplicate = true;
+                continue;
+            }
+        }
+        int64_t *last = NULL;
+        if (t->open_id && start - t->open_last <= window_ms) {
+            out[i].incident = t->open_id;
+            last = &t->open_last;
+        } else {
+            if (!t->closed_read && look_up(st, node, spool, seq, t, idx0, n, NULL, out)) goto out;
+            if (t->closed_id && when + RETURN_UNSEEN_MS <= t->returned_at && start - t->closed_last <= window_ms) {
+                out[i].incident = t->closed_id;
+                last = &t->closed_last;
+            }
+        }
+        if (last) {
+            if (when > *last) *last = when;
+            struct fold_write *w = writes;
+            while (w < writes + nwrites && w->id != out[i].incident) w++;
+            if (w == writes + nwrites) *w = (struct fold_write){ .id = out[i].incident, .last = when }, nwrites++;
+            w->count += e->count;
+            if (when > w->last) w->last = when;
+        } else {
+            if (!(out[i].incident = open_incident(st, node, key, e, when, now))) goto out;
+            out[i].is_new = true;
+            t->open_id = out[i].incident;
+            t->open_last = when;
+        }
+    }
+    for (size_t k = 0; k < nwrites; k++)
+        if (vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET count=count+?1,"
+                                               " last=CASE WHEN last > ?2 THEN last ELSE ?2 END WHERE id=?3",
+                                           "iii", writes[k].count, writes[k].last, writes[k].id)))
+            goto out;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && !stored[i] && !stored[j] && out[j].incident == out[i].incident; j++) {}
+        if (stored[i]) continue;
+        if (vg_store_run(st, vg_store_prep(st, "WITH RECURSIVE k(i) AS (SELECT ?4 UNION ALL SELECT i + 1 FROM k WHERE i < ?5)"
+                                               " INSERT INTO messages(node, spool, seq, idx, received, incident)"
+                                               " SELECT ?1, ?2, ?3, i, ?6, ?7 FROM k",
+                                           "ssiiiii", node, spool, seq, (int64_t)(idx0 + (int)i),
+                                           (int64_t)(idx0 + (int)j - 1), now, out[i].incident)))
+            goto out;
+    }
+    rc = 0;
+out:
+    free(stored);
+    free(targets);
+    free(writes);
+    return rc;
+}
+
+int vg_store_accept_message(struct vg_store *st, const char *node, const char *spool, int64_t seq,
+                            const struct vg_event *ev, size_t n, int64_t now, int64_t window_ms,
+                            struct vg_accepted *out)
+{
+    return accept_events(st, node, spool, seq, 0, ev, n, now, window_ms, out);
+}
+
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate)
 {
-    *duplicate = false;
-    *is_new = false;
+    struct vg_accepted a = { 0 };
     *incident = 0;
+    *is_new = *duplicate = false;
     if (vg_store_savepoint(st, "accept", 0)) return -1;
-    struct vg_stmt *s = vg_store_prep(st, "SELECT incident FROM messages WHERE node=?1 AND spool=?2 AND seq=?3 AND idx=?4",
-                           "ssid", node, spool, seq, idx);
-    if (!s) goto fail;
-    if (vg_store_row(st, s)) {
-        *duplicate = true;
-        *incident = vg_store_int(st, s, 0);
-        vg_store_done(st, s);
+    if (accept_events(st, node, spool, seq, idx, e, 1, now, window_ms, &a) || vg_store_savepoint(st, "accept", 1)) {
         vg_store_savepoint(st, "accept", -1);
-        return 0;
+        return -1;
     }
-    vg_store_done(st, s);
-
-    char key[128];
-    vg_event_key(e, key, sizeof key);
-    int64_t when = e->last_ms ? e->last_ms : e->time_ms ? e->time_ms : now;
-    /* An event folds into the open incident when it began within the window
-     * of the incident's last event: an agent's folded repeats (first = the
-     * incident's first event) join it however long the storm went on. */
-    int64_t start = e->first_ms && e->first_ms < when ? e->first_ms : when;
-    s = vg_store_prep(st, "SELECT id, last FROM incidents WHERE node=?1 AND key=?2 AND open=1 ORDER BY id DESC LIMIT 1",
-             "ss", node, key);
-    if (!s) goto fail;
-    int64_t id = 0;
-    if (vg_store_row(st, s) && start - vg_store_int(st, s, 1) <= window_ms)
-        id = vg_store_int(st, s, 0);
-    vg_store_done(st, s);
-    if (!id && returned_before(st, node, key, start, when, window_ms, &id)) goto fail;
-
-    if (id) {
-        if (vg_store_run(st, vg_store_prep(st, "UPDATE incidents SET count=count+?1, last=CASE WHEN last > ?2 THEN last ELSE ?2 END WHERE id=?3", "iii",
-                     (int64_t)e->count, when, id)))
-            goto fail;
-    } else {
-        json_t *j = vg_event_to_json(e);
-        json_object_set_new(j, "node", json_string(node));
-        char *ev = json_dumps(j, JSON_COMPACT);
-        json_decref(j);
-        int64_t first = e->first_ms ? e->first_ms : when;
-        s = vg_store_prep(st,
-                          "INSERT INTO incidents(node, key, kind, code, pci, gpu, action, count, first, last,"
-                          " event, state) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,'open') RETURNING id",
-                          "sssdsdsiiis", node, key, e->kind, e->code, e->pci[0] ? e->pci : NULL, e->gpu,
-                          vg_action_name(e->action), (int64_t)e->count, first, when, ev);
-        free(ev);
-        id = vg_store_row(st, s) ? vg_store_int(st, s, 0) : 0;
-        vg_store_done(st, s);
-        if (!id) goto fail;
-        *is_new = true;
-        if (vg_store_run(st, vg_store_prep(st, "INSERT INTO steps(incident, step, at, detail) VALUES(?1,'detected',?2,?3)", "iis", id,
-                     now, e->source[0] ? e->source : NULL)))
-            goto fail;
-    }
-    if (vg_store_run(st, vg_store_prep(st, "INSERT INTO messages(node, spool, seq, idx, received, incident) VALUES(?1,?2,?3,?4,?5,?6)",
-                 "ssidii", node, spool, seq, idx, now, id)))
-        goto fail;
-    if (vg_store_savepoint(st, "accept", 1)) goto fail;
-    *incident = id;
+    *incident = a.incident;
+    *is_new = a.is_new;
+    *duplicate = a.duplicate;
     return 0;
-fail:
-    vg_store_savepoint(st, "accept", -1);
-    return -1;
 }
 
 int vg_store_step(struct vg_store *st, int64_t incident, enum vg_step step, int64_t at, const char *detail)

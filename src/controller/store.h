@@ -58,8 +58,9 @@ int vg_store_open(const char *path, struct vg_store **st, char *err, size_t errl
 int vg_store_open_reader(const char *path, struct vg_store **st, char *err, size_t errlen);
 void vg_store_close(struct vg_store *st);
 
-/* A write transaction around several vg_store_accept calls (group commit:
- * one fsync for all of them).  Return 0 or -1 (vg_store_error says why). */
+/* A write transaction around several messages (vg_store_accept_message;
+ * group commit: one fsync for all of them).  Return 0 or -1
+ * (vg_store_error says why). */
 int vg_store_begin(struct vg_store *st);
 int vg_store_commit(struct vg_store *st);
 void vg_store_rollback(struct vg_store *st);
@@ -71,19 +72,34 @@ int vg_store_savepoint(struct vg_store *st, const char *name, int what);
 /* The database's reason for the last failure of begin/commit/savepoint/accept. */
 const char *vg_store_error(const struct vg_store *st);
 
-/* Accepts one event from an agent message (node, spool, seq) received at
- * `now`.  An event whose (node, spool, seq, index) is already stored is a
- * duplicate: nothing changes and *duplicate is set (deliveries from a spool
- * are idempotent; a new spool id is new data even when seq restarts).  Otherwise the
- * event joins the open incident of the same node and event key when the last
- * one was seen within window_ms (count and last updated), or opens a new
- * incident with `detected` = now — unless it happened while the node was
- * still out (its last time 3 s or more before the `returned` step of the
- * newest closed incident of that key — the step of a resume outside vigil
- * can be that late —, its start within window_ms of that incident's last
- * event): then it joins that closed incident, which stays closed.  *incident gets its id, *is_new whether it
- * was opened by this event.  A savepoint inside the caller's transaction
- * (vg_store_begin), or a transaction of its own.  Returns 0 or -1. */
+/* What became of one event of a message: the incident it joined or opened
+ * (is_new), or it was stored before (duplicate: nothing changed). */
+struct vg_accepted {
+    int64_t incident;
+    bool is_new, duplicate;
+};
+/* Accepts the n events of an agent message (node, spool, seq; event i has
+ * index i) received at `now`, out[i] what became of event i.  An event whose
+ * (node, spool, seq, index) is already stored is a duplicate: nothing
+ * changes (deliveries from a spool are idempotent; a new spool id is new
+ * data even when seq restarts).  Otherwise, in order, each event joins the
+ * open incident of the same node and event key when the last one was seen
+ * within window_ms (count and last updated), or opens a new incident with
+ * `detected` = now — unless it happened while the node was still out (its
+ * last time 3 s or more before the `returned` step of the newest closed
+ * incident of that key — the step of a resume outside vigil can be that
+ * late —, its start within window_ms of that incident's last event): then it
+ * joins that closed incident, which stays closed.  Runs in the caller's
+ * transaction (vg_store_begin) and returns 0, or -1 having written part of
+ * the message: the caller rolls the transaction back (the message is all
+ * or nothing). */
+int vg_store_accept_message(struct vg_store *st, const char *node, const char *spool, int64_t seq,
+                            const struct vg_event *ev, size_t n, int64_t now, int64_t window_ms,
+                            struct vg_accepted *out);
+/* One event of a message, event idx, as vg_store_accept_message does it, all
+ * or nothing: a savepoint inside the caller's transaction, or a transaction
+ * of its own.  *incident gets its id, *is_new whether it was opened by this
+ * event.  Returns 0 or -1. */
 int vg_store_accept(struct vg_store *st, const char *node, const char *spool, int64_t seq, int idx,
                     const struct vg_event *e, int64_t now, int64_t window_ms,
                     int64_t *incident, bool *is_new, bool *duplicate);

@@ -93,13 +93,6 @@ void vg_store_rollback(struct vg_store *st)
 
 bool vg_store_in_tx(struct vg_store *st) { return st->drv->in_tx(st); }
 
-/* The savepoints the intake uses, as statements prepared once (run for every
- * event); another name's are built. */
-static const char *const savepoint_sql[][4] = {
-    { "accept", "SAVEPOINT accept", "RELEASE accept", "ROLLBACK TO accept" },
-    { "message", "SAVEPOINT message", "RELEASE message", "ROLLBACK TO message" },
-};
-
 int vg_store_savepoint(struct vg_store *st, const char *name, int what)
 {
     /* outside a transaction, one of its own (PostgreSQL has savepoints only
@@ -112,14 +105,6 @@ int vg_store_savepoint(struct vg_store *st, const char *name, int what)
         if (what > 0) return vg_store_commit(st);
         vg_store_rollback(st);
         return 0;
-    }
-    for (size_t i = 0; i < sizeof savepoint_sql / sizeof savepoint_sql[0]; i++) {
-        if (strcmp(savepoint_sql[i][0], name)) continue;
-        if (what == 0) return vg_store_run(st, vg_store_prep(st, savepoint_sql[i][1], ""));
-        if (what > 0) return vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], ""));
-        return vg_store_run(st, vg_store_prep(st, savepoint_sql[i][3], "")) ||
-                       vg_store_run(st, vg_store_prep(st, savepoint_sql[i][2], ""))
-                   ? -1 : 0;
     }
     char sql[160];
     if (what == 0) snprintf(sql, sizeof sql, "SAVEPOINT \"%s\"", name);

@@ -20,6 +20,7 @@
 #include "controller/ingest.h"
 #include "controller/nodeset.h"
 #include "controller/store.h"
+#include "controller/store_int.h"
 #include "helpers/fake_orch.h"
 #include "helpers/store_target.h"
 #include "util/sbuf.h"
@@ -161,6 +162,157 @@ static void test_store_repeats_before_return(void **state)
     /* and the next repeat joins that open one */
     assert_int_equal(accept_xid(st, 5, T + 32000, T + 32000, 1, &is_new), id3);
     assert_false(is_new);
+    vg_store_close(st);
+}
+
+struct xid_spec {
+    int gpu;
+    int64_t first, last;
+    int count;
+};
+
+/* XID 79 events of these GPUs, times and counts (GPU 0 by its PCI address). */
+static void xid_events(struct vg_event *ev, const struct xid_spec *spec, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vg_event_init(&ev[i]);
+        strcpy(ev[i].kind, "xid");
+        ev[i].code = 79;
+        if (!spec[i].gpu) strcpy(ev[i].pci, "0000:18:00.0");
+        ev[i].gpu = spec[i].gpu;
+        ev[i].time_ms = ev[i].first_ms = spec[i].first;
+        ev[i].last_ms = spec[i].last;
+        ev[i].count = spec[i].count;
+    }
+}
+
+/* A closed incident of an XID 79 on node (its `returned` step at T + 30 s). */
+static int64_t closed_xid(struct vg_store *st, const char *node, int64_t T)
+{
+    struct vg_event e;
+    xid_events(&e, &(struct xid_spec){ 0, T, T, 1 }, 1);
+    int64_t id;
+    bool is_new, dup;
+    assert_int_equal(vg_store_accept(st, node, "", 1, 0, &e, T + 100, 60000, &id, &is_new, &dup), 0);
+    assert_int_equal(vg_store_step(st, id, VG_STEP_RETURNED, T + 30000, "back in service"), 0);
+    assert_int_equal(vg_store_set_state(st, id, VG_INC_CLOSED, ""), 0);
+    return id;
+}
+
+/* The n events as one message (seq) of node m, got[] what became of each,
+ * and one by one of node e, whose store is the same so far: each event
+ * fares alike, and afterwards every incident of the two nodes is alike. */
+static void message_as_one_by_one(struct vg_store *st, const char *m, const char *e, int64_t seq,
+                                  const struct vg_event *ev, int n, int64_t now, struct vg_accepted *got)
+{
+    assert_int_equal(vg_store_begin(st), 0);
+    assert_int_equal(vg_store_accept_message(st, m, "", seq, ev, (size_t)n, now, 60000, got), 0);
+    assert_int_equal(vg_store_commit(st), 0);
+    int64_t ids[16];
+    assert_true(n <= 16);
+    for (int i = 0; i < n; i++) {
+        bool is_new, dup;
+        assert_int_equal(vg_store_accept(st, e, "", seq, i, &ev[i], now, 60000, &ids[i], &is_new, &dup), 0);
+        assert_false(dup);
+        assert_false(got[i].duplicate);
+        assert_int_equal(got[i].is_new, is_new);
+        for (int k = 0; k < i; k++) assert_int_equal(got[i].incident == got[k].incident, ids[i] == ids[k]);
+    }
+    json_t *mi = vg_store_incidents(st, m, false, 0), *ei = vg_store_incidents(st, e, false, 0);
+    assert_int_equal(json_array_size(mi), json_array_size(ei));
+    static const char *const fields[] = { "count", "first", "last", "state" };
+    for (size_t i = 0; i < json_array_size(mi); i++)
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
+            assert_true(json_equal(json_object_get(json_array_get(mi, i), fields[f]),
+                                   json_object_get(json_array_get(ei, i), fields[f])));
+    json_decref(mi);
+    json_decref(ei);
+}
+
+/* A message's events, read once per key and written once per incident,
+ * fold exactly as the same events accepted one by one: each sees what the
+ * ones before it did (an incident one opened is joined by the next; a
+ * repeat from before the node's return joins the closed incident), and the
+ * message delivered again is all duplicates. */
+static void test_store_message_folds_in_order(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store();
+    const int64_t T = 1795000000000LL;
+    static const struct xid_spec spec[] = {
+        { 0, T, T + 5000, 2 },            /* before the return: joins the closed incident */
+        { 0, T + 31000, T + 31000, 1 },   /* after it: opens one */
+        { 1, T + 31000, T + 31000, 1 },   /* another GPU: its own */
+        { 0, T + 32000, T + 32000, 1 },   /* joins event 1's */
+        { 1, T + 200000, T + 200000, 1 }, /* past the window of event 2's: a new one */
+        { 0, T + 33000, T + 33000, 3 },   /* joins event 1's again */
+        { 0, T + 1000, T + 6000, 1 },     /* from before the return, but one is open: joins that */
+        { 1, T + 250000, T + 250000, 1 }, /* within the window of event 4's: joins it */
+        { 1, T + 300000, T + 300000, 1 }, /* within the window of event 7, its last now: joins it */
+    };
+    enum { N = sizeof spec / sizeof *spec };
+    struct vg_event ev[N];
+    xid_events(ev, spec, N);
+    int64_t closed = closed_xid(st, "m1", T);
+    closed_xid(st, "e1", T);
+    struct vg_accepted got[N], again[N];
+    message_as_one_by_one(st, "m1", "e1", 2, ev, N, T + 400000, got);
+    assert_int_equal(got[0].incident, closed);
+    assert_true(got[1].is_new && got[2].is_new && got[4].is_new);
+    assert_int_equal(got[3].incident, got[1].incident);
+    assert_int_equal(got[5].incident, got[1].incident);
+    assert_int_equal(got[6].incident, got[1].incident);
+    assert_true(got[4].incident != got[2].incident);
+    assert_int_equal(got[7].incident, got[4].incident);
+    assert_int_equal(got[8].incident, got[4].incident);
+    json_t *m = vg_store_incidents(st, "m1", false, 0);
+    assert_int_equal(json_array_size(m), 4);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(m, 3), "count")), 1 + 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(m, 2), "count")), 1 + 1 + 3 + 1);
+    json_decref(m);
+    /* delivered again: all duplicates, the same incidents, nothing changed */
+    int64_t total, open, msgs, total2, open2, msgs2;
+    assert_int_equal(vg_store_counts(st, &total, &open, &msgs), 0);
+    assert_int_equal(vg_store_begin(st), 0);
+    assert_int_equal(vg_store_accept_message(st, "m1", "", 2, ev, N, T + 500000, 60000, again), 0);
+    assert_int_equal(vg_store_commit(st), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(again[i].duplicate);
+        assert_false(again[i].is_new);
+        assert_int_equal(again[i].incident, got[i].incident);
+    }
+    assert_int_equal(vg_store_counts(st, &total2, &open2, &msgs2), 0);
+    assert_int_equal(total2, total);
+    assert_int_equal(msgs2, msgs);
+    assert_int_equal(msgs, 2 + 2 * N);
+    /* an open incident older than the closed one: the first event joins the
+     * open one, the next, too late for it, the closed one (read only then) */
+    static const struct xid_spec before[] = {
+        { 0, T, T, 1 },                   /* opens A */
+        { 0, T + 100000, T + 100000, 1 }, /* past A's window: opens B, closed below */
+    };
+    static const struct xid_spec then[] = {
+        { 0, T + 10000, T + 10000, 1 },   /* joins A, the newest open one */
+        { 0, T + 120000, T + 120000, 1 }, /* past A's window, within B's before its return: joins B */
+    };
+    struct vg_event ev2[2];
+    const char *nodes[] = { "m2", "e2" };
+    int64_t b[2];
+    xid_events(ev2, before, 2);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 2; i++) {
+            bool is_new, dup;
+            assert_int_equal(vg_store_accept(st, nodes[k], "", 1, i, &ev2[i], T, 60000, &b[k], &is_new, &dup), 0);
+            assert_true(is_new);
+        }
+        assert_int_equal(vg_store_step(st, b[k], VG_STEP_RETURNED, T + 200000, "back in service"), 0);
+        assert_int_equal(vg_store_set_state(st, b[k], VG_INC_CLOSED, ""), 0);
+    }
+    xid_events(ev2, then, 2);
+    message_as_one_by_one(st, "m2", "e2", 2, ev2, 2, T + 300000, got);
+    assert_false(got[0].is_new || got[1].is_new);
+    assert_true(got[0].incident != b[0]);
+    assert_int_equal(got[1].incident, b[0]);
     vg_store_close(st);
 }
 
@@ -357,6 +509,59 @@ static void test_group_commit(void **state)
     assert_int_equal(stored, N);
     vg_committer_stop(c);
     vg_store_close(reader);
+    vg_store_close(other);
+    vg_store_close(st);
+}
+
+/* A message the database refuses (a trigger here) is answered 503 with
+ * nothing of it stored, its first incident included; the others of its
+ * batch are committed and acknowledged. */
+static void test_group_commit_refused_message(void **state)
+{
+    (void)state;
+    struct vg_store *st = open_store(), *other = open_store();
+    assert_int_equal(st->drv->exec(st, store_on_pg
+        ? "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.node = 'bad' THEN"
+          " RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$;"
+          " CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()"
+        : "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.node = 'bad'"
+          " BEGIN SELECT RAISE(ABORT, 'refused'); END"), 0);
+    struct vg_ingest in = { .store = st, .window_ms = 60000 };
+    struct vg_committer *c = vg_committer_start(&in);
+    struct answers a = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+    enum { N = 20, BAD = 7 };
+    static struct vg_commit_req reqs[N];
+    assert_int_equal(vg_store_begin(other), 0); /* all of them wait: one batch */
+    for (int i = 0; i < N; i++) {
+        char m[256], node[16];
+        json_t *resp = NULL;
+        if (i == BAD) strcpy(node, "bad");
+        else snprintf(node, sizeof node, "g%d", i % 5);
+        snprintf(m, sizeof m, "{\"node\":\"%s\",\"seq\":%d,\"events\":[{\"kind\":\"xid\",\"code\":79},"
+                 "{\"kind\":\"xid\",\"code\":48}]}", node, i);
+        assert_int_equal(vg_ingest_parse(&in, m, vg_now_ms(), &reqs[i].msg, &resp), 0);
+        reqs[i].now = vg_now_ms();
+        reqs[i].done = answered;
+        reqs[i].arg = &a;
+        vg_committer_submit(c, &reqs[i]);
+    }
+    assert_int_equal(vg_store_commit(other), 0);
+    pthread_mutex_lock(&a.lock);
+    while (a.n < N) pthread_cond_wait(&a.cond, &a.lock);
+    pthread_mutex_unlock(&a.lock);
+    assert_int_equal(a.accepted, N - 1);
+    unsigned long msgs, commits, failures;
+    vg_committer_counts(c, &msgs, &commits, &failures);
+    assert_int_equal(msgs, N - 1);
+    assert_int_equal(failures, 1);
+    vg_committer_stop(c);
+    int64_t total, open, stored;
+    assert_int_equal(vg_store_counts(st, &total, &open, &stored), 0);
+    assert_int_equal(stored, 2 * (N - 1));
+    assert_int_equal(total, 5 * 2);   /* g0 … g4, two faults each */
+    json_t *bad = vg_store_incidents(st, "bad", false, 0);
+    assert_int_equal(json_array_size(bad), 0);
+    json_decref(bad);
     vg_store_close(other);
     vg_store_close(st);
 }
@@ -641,11 +846,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_repeats_before_return, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_message_folds_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_refused_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_incident_filters, setup, teardown),
@@ -656,10 +863,12 @@ int main(void)
     const struct CMUnitTest on_pg[] = {
         cmocka_unit_test_setup_teardown(test_store_fold_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_repeats_before_return, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_message_folds_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_rejects_bad_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_validates_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_refused_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_scheduler_unread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_incident_filters, setup, teardown),
