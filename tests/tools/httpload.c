@@ -82,6 +82,7 @@ static pthread_barrier_t minted, go;  /* with munge_pre: all minted; t_end set *
 static int64_t t_end;
 static int64_t quiet_after_us = -1;   /* beat: the last node falls silent this far into the run */
 static int64_t last_beat_ms;          /* the realtime of the last node's last answered beat */
+static bool quiet_said;
 
 static int64_t now_ms(int clk)
 {
@@ -276,8 +277,8 @@ static void *load(void *arg)
         int who = beat_nodes ? w->id + (int)(seq % beat_share(w->id)) * beat_conns : w->id;
         snprintf(node, sizeof node, "bench%d", who);
         if (beat_nodes && who == beat_nodes - 1 && quiet_after_us >= 0 && due_us - start_us >= quiet_after_us) {
-            if (quiet_after_us != INT64_MAX)   /* its crash, once: the time it last beat */
-                fprintf(stderr, "quiet %s last_beat_ms=%lld\n", node, (long long)last_beat_ms), quiet_after_us = INT64_MAX;
+            if (!quiet_said)   /* its crash, once: the time it last beat */
+                fprintf(stderr, "quiet %s last_beat_ms=%lld\n", node, (long long)last_beat_ms), quiet_said = true;
             ++seq, due_us += step_us;
             continue;
         }
