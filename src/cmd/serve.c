@@ -10,7 +10,7 @@
 #include "cmd/opts.h"
 #include "cmd/serve_auth.h"
 #include "controller/controller.h"
-#include "controller/fleetaudit.h"
+#include "cmd/serve_fleet.h"
 #include "controller/nodereport.h"
 #include "controller/store.h"
 #include "wire/auth.h"
@@ -92,10 +92,11 @@ int cmd_serve(int argc, char **argv)
     const char *mode = "munge", *port_file = NULL, *tls_cert = NULL, *tls_key = NULL;
     bool allow_shared = false;
     struct vg_shared_opts so = { 0 };   /* the orchestrator, the agents' credentials, the read token */
+    long audit_stale_s = VG_AUDIT_STALE_DEFAULT_S;
     struct vg_controller_opts co = {
         .listen = "0.0.0.0:8470", .db = "/var/lib/vigil/incidents.db", .act = true, .window_s = 60,
-        .heartbeat = { .interval_ms = 1000, .missed = 2 }, .audit_stale_s = VG_AUDIT_STALE_DEFAULT_S,
-        .alarm_mb = VG_STORE_ALARM_DEFAULT_MB };
+        .heartbeat = { .interval_ms = 1000, .missed = 2 }, .alarm_mb = VG_STORE_ALARM_DEFAULT_MB,
+        .fleet = vg_serve_fleet, .fleet_ctx = &audit_stale_s };
     static const struct option own[] = {
         { "listen", required_argument, 0, 'l' }, { "db", required_argument, 0, 'd' },
         { "window", required_argument, 0, 'w' },
@@ -149,7 +150,7 @@ int cmd_serve(int argc, char **argv)
             break;
         }
         case 'A':
-            if (!vg_parse_long(optarg, &co.audit_stale_s) || co.audit_stale_s < 1 || co.audit_stale_s > 365L * 86400)
+            if (!vg_parse_long(optarg, &audit_stale_s) || audit_stale_s < 1 || audit_stale_s > 365L * 86400)
                 return vg_input_error("--audit-stale: '%s' is not seconds from 1 to 31536000", optarg);
             break;
         case 'K': co.catalog_file = optarg; break;

@@ -110,6 +110,13 @@ static int open_store(struct vg_controller *c, char *err, size_t errlen)
 
 /* Everything that reads or takes what the nodes send, then the HTTP server
  * and acting.  0, or -1 with err. */
+/* GET /v1/audit: the command's merge, over the scheduler's nodes. */
+static json_t *fleet(void *ctx, struct vg_store *reader)
+{
+    struct vg_controller *c = ctx;
+    return c->o.fleet(c->o.fleet_ctx, reader, c->nodes);
+}
+
 static int open_service(struct vg_controller *c, char *err, size_t errlen)
 {
     char why[400];
@@ -130,7 +137,6 @@ static int open_service(struct vg_controller *c, char *err, size_t errlen)
     c->hbo.nodes = c->nodes;
     c->reports = vg_nodereports_new(&(struct vg_nodereports_opts){
         .store = c->astore, .nodes = c->nodes, .alarm_bytes = (int64_t)c->o.alarm_mb << 20 });
-    c->fleet = (struct vg_fleetaudit){ .stale_after_ms = c->o.audit_stale_s * 1000, .nodes = c->nodes };
     /* the dashboard reads the node list through a handle of its own, with a
      * short timeout, so it never waits behind (or delays) an action */
     struct vg_orch_conf voc = c->o.orch_conf;
@@ -145,8 +151,8 @@ static int open_service(struct vg_controller *c, char *err, size_t errlen)
     c->ingest.committer = vg_committer_start(&c->ingest);
     c->hopts = (struct vg_http_opts){
         .listen = c->o.listen, .read_token = c->o.read_token, .reader = c->reader, .nodes = c->nodes,
-        .tls_cert = c->o.tls_cert, .tls_key = c->o.tls_key, .reports = c->reports, .fleet = vg_fleetaudit,
-        .fleet_ctx = &c->fleet, .view = c->view, .max_per_client = c->o.max_per_client,
+        .tls_cert = c->o.tls_cert, .tls_key = c->o.tls_key, .reports = c->reports, .fleet = c->o.fleet ? fleet : NULL,
+        .fleet_ctx = c, .view = c->view, .max_per_client = c->o.max_per_client,
         .max_connections = raise_nofile(c->o.max_connections ? c->o.max_connections : 1024) };
     if (c->hbo.interval_ms > 0) c->hopts.on_beat = vg_controller_on_beat, c->hopts.beat_ctx = c;
     if (!c->file_store) c->hopts.health = vg_controller_health, c->hopts.health_ctx = c;

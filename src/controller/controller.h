@@ -10,6 +10,7 @@
 #define VG_CONTROLLER_H
 #include "controller/heartbeat.h"
 #include "controller/ingest.h"
+#include "controller/nodeset.h"
 #include "orch/orch.h"
 #include "wire/auth.h"
 #include <stdbool.h>
@@ -30,7 +31,10 @@ struct vg_controller_opts {
     struct vg_orch_conf orch_conf;
     struct vg_heartbeat_opts heartbeat; /* interval_ms 0: no monitor; its nodes are the controller's */
     long window_s;                    /* identical events fold into one incident within this */
-    long audit_stale_s;               /* an audit report older than this is stale (fleetaudit.h) */
+    /* GET /v1/audit: the nodes' reports merged, given the scheduler's nodes
+     * (NULL when never read); NULL: no fleet audit */
+    json_t *(*fleet)(void *ctx, struct vg_store *reader, struct vg_nodeset *nodes);
+    void *fleet_ctx;
     long alarm_mb;                    /* the store's size alarm (nodereport.h); 0: none */
     const char *advertise;            /* shared store: this controller's URL as the others name it; NULL: its own */
     bool act;                         /* false: a dry run, decisions recorded, nothing done */

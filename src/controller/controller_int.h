@@ -4,7 +4,6 @@
 #ifndef VG_CONTROLLER_INT_H
 #define VG_CONTROLLER_INT_H
 #include "controller/controller.h"
-#include "controller/fleetaudit.h"
 #include "controller/httpapi.h"
 #include "controller/policy.h"
 #include "util/sbuf.h"
@@ -26,7 +25,6 @@ struct vg_controller {
     struct vg_domains *domains;   /* the NVLink domains the nodes report with their beats */
     struct vg_nodeset *nodes;     /* the nodes the scheduler lists */
     struct vg_nodereports *reports;
-    struct vg_fleetaudit fleet;
     struct vg_fleetview *view;
     struct vg_ingest ingest;
     struct vg_http_opts hopts;

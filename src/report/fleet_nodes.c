@@ -4,7 +4,7 @@
  * agents beat) that never sent one (not reporting).  A fleet audit that
  * misses nodes is not a clean one: `vigil audit fleet` exits 1 on either.
  * Rendering and the read-back of the controller's document; the controller
- * decides (src/controller/fleetaudit.c). */
+ * decides (src/cmd/serve_fleet.c). */
 #include "report/fleet_int.h"
 #include "report/table.h"
 #include "util/jsonutil.h"

@@ -53,7 +53,7 @@ static int teardown(void **state)
 static struct vg_controller_opts opts(void)
 {
     return (struct vg_controller_opts){ .listen = "127.0.0.1:0", .db = db, .auth = &none, .orch_ops = &fake_orch_ops,
-                                        .window_s = 60, .act = false, .audit_stale_s = 3600 };
+                                        .window_s = 60, .act = false };
 }
 
 /* GET path on c: the status, the body parsed (NULL when it is not JSON). */
