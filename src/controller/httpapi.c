@@ -408,6 +408,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         vg_http_count(h, &h->requests, 1);
         bool post = !strcmp(method, "POST");
         const struct vg_route *route = post ? vg_http_route(h, method, url) : NULL;
+        /* the upload pipeline below is the agents': a credential from the headers, then the body */
+        if (route && route->need != VG_NEED_AGENT) route = NULL;
         if (!route && strcmp(method, "GET") && strcmp(method, "HEAD")) /* at once: no body is read */
             return vg_http_error(c, 405, "method %s not allowed on %s", method, url);
         if (!route) {
